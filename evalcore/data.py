@@ -1,0 +1,401 @@
+"""The data model: graded judgments (:class:`Qrels`) and ranked lists (:class:`Run`).
+
+String ids live at the edges only. Both classes store flat numpy columns, one
+row per (query, document), with the query as a dense integer index into
+``query_ids``; documents are turned into dense integer codes once per
+evaluation (see :mod:`evalcore.evaluate`), never per metric.
+
+Both are immutable: constructors copy what they keep, no method writes into
+arrays the caller passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
+
+__all__ = ["Qrels", "Run"]
+
+
+def _as_str_array(values: Any) -> np.ndarray:
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    out = arr.copy()
+    if pd.api.types.infer_dtype(out, skipna=False) == "string":
+        return out
+    # ids are strings at the edges; numbers given as ids are turned into their text
+    mask = np.fromiter((not isinstance(v, str) for v in out), dtype=bool, count=len(out))
+    if mask.any():
+        out[mask] = [str(v) for v in out[mask]]
+    return out
+
+
+def _factorize_queries(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(qids, sort=False)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def _check_unique_pairs(
+    q: np.ndarray, docs: np.ndarray, query_ids: np.ndarray, *, source: str | None, what: str,
+    lines: np.ndarray | None = None,
+) -> None:
+    """Raise DuplicateIdError naming the first (query, doc) pair listed twice."""
+    if len(q) == 0:
+        return
+    dcodes, _ = pd.factorize(docs, sort=False)
+    key = q.astype(np.int64) * (int(dcodes.max()) + 1) + dcodes
+    dup = pd.Index(key).duplicated()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        line = int(lines[i]) if lines is not None else None
+        raise DuplicateIdError(
+            f"document {docs[i]!r} is listed twice for query {query_ids[q[i]]!r} in the {what}",
+            file=source, line=line, query=str(query_ids[q[i]]), item=str(docs[i]),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Qrels:
+    """Graded relevance judgments.
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+        Unique query ids, in first-appearance order.
+    q : ndarray of int64, shape (n_rows,)
+        Index into ``query_ids`` of each judgment row.
+    doc_ids : ndarray of str, shape (n_rows,)
+    grades : ndarray of int64, shape (n_rows,)
+        Integer grades; ``grade >= rel_threshold`` (default 1) means relevant,
+        0 and negative grades are never relevant.
+    domains : ndarray of str, shape (n_queries,), or None
+        Optional domain of each query ("" where unknown).
+    source : str or None
+        File the judgments came from, for messages.
+    """
+
+    query_ids: np.ndarray
+    q: np.ndarray
+    doc_ids: np.ndarray
+    grades: np.ndarray
+    domains: np.ndarray | None = None
+    source: str | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_records(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        grades: Sequence[Any] | np.ndarray,
+        *,
+        domains: Mapping[str, str] | None = None,
+        source: str | None = None,
+        lines: np.ndarray | None = None,
+        extra_queries: Sequence[str] = (),
+    ) -> Qrels:
+        """Build from three parallel columns; validates types and duplicates.
+
+        ``lines`` (1-based file line numbers of the rows) only improves messages.
+        ``extra_queries`` adds queries with no judgment rows (they then count
+        as queries with no relevant document).
+        """
+        qs = _as_str_array(query_ids)
+        ds = _as_str_array(doc_ids)
+        g = np.asarray(grades)
+        if not (len(qs) == len(ds) == len(g)):
+            raise ValueTypeError(
+                f"query, document and grade columns differ in length ({len(qs)}, {len(ds)}, {len(g)})",
+                file=source,
+            )
+        if len(qs) == 0 and not extra_queries:
+            raise EmptyInputError("no judgments", file=source)
+        g = _integer_grades(g, source=source, lines=lines)
+        if len(extra_queries):
+            extra = np.asarray([str(x) for x in extra_queries if str(x) not in set(qs.tolist())], dtype=object)
+            qs_all = np.concatenate([qs, extra])
+        else:
+            qs_all = qs
+        codes, uniq = _factorize_queries(qs_all)
+        codes = codes[: len(qs)]
+        _check_unique_pairs(codes, ds, uniq, source=source, what="judgments", lines=lines)
+        order = np.argsort(codes, kind="stable")
+        dom = None
+        if domains is not None:
+            dom = np.asarray([str(domains.get(x, "")) for x in uniq], dtype=object)
+        return cls(uniq, codes[order], ds[order], g[order], dom, source)
+
+    @classmethod
+    def from_dict(
+        cls, judgments: Mapping[str, Mapping[str, int]], *, domains: Mapping[str, str] | None = None,
+        source: str | None = None,
+    ) -> Qrels:
+        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
+        qs: list[str] = []
+        ds: list[str] = []
+        gs: list[Any] = []
+        empty: list[str] = []
+        for qid, docs in judgments.items():
+            if not docs:
+                empty.append(str(qid))
+            for did, grade in docs.items():
+                qs.append(qid)
+                ds.append(did)
+                gs.append(grade)
+        return cls.from_records(qs, ds, gs, domains=domains, source=source, extra_queries=empty)
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, *, query: str = "query_id", doc: str = "doc_id", grade: str = "relevance",
+        domain: str | None = None, source: str | None = None,
+    ) -> Qrels:
+        """Build from a long DataFrame; an optional domain column gives each query its domain."""
+        doms = None
+        if domain is not None and domain in frame.columns:
+            sub = frame[[query, domain]].dropna().astype(str).drop_duplicates(query)
+            doms = dict(zip(sub[query], sub[domain]))
+        return cls.from_records(frame[query].to_numpy(), frame[doc].to_numpy(), frame[grade].to_numpy(),
+                                domains=doms, source=source)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    def with_domains(self, domains: Mapping[str, str]) -> Qrels:
+        """A copy whose query domains come from ``domains`` (missing → "")."""
+        dom = np.asarray([str(domains.get(x, "")) for x in self.query_ids], dtype=object)
+        return Qrels(self.query_ids, self.q, self.doc_ids, self.grades, dom, self.source)
+
+    def domain_of(self) -> np.ndarray:
+        """Domain per query (``""`` everywhere when none was given)."""
+        if self.domains is None:
+            return np.full(self.n_queries, "", dtype=object)
+        return self.domains
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long table ``query_id, doc_id, relevance[, domain]``."""
+        df = pd.DataFrame({
+            "query_id": self.query_ids[self.q], "doc_id": self.doc_ids, "relevance": self.grades,
+        })
+        if self.domains is not None:
+            df["domain"] = self.domains[self.q]
+        return df
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {str(x): {} for x in self.query_ids}
+        for qi, d, g in zip(self.q.tolist(), self.doc_ids.tolist(), self.grades.tolist()):
+            out[self.query_ids[qi]][d] = int(g)
+        return out
+
+    def n_relevant(self, rel_threshold: int = 1) -> np.ndarray:
+        """R per query: number of judged documents with grade >= rel_threshold."""
+        return np.bincount(self.q[self.grades >= rel_threshold], minlength=self.n_queries)
+
+
+def _integer_grades(g: np.ndarray, *, source: str | None, lines: np.ndarray | None) -> np.ndarray:
+    if g.dtype.kind in "iub":
+        return g.astype(np.int64)
+    try:
+        f = np.asarray(g, dtype=np.float64)
+    except (TypeError, ValueError):
+        f = None
+    if f is None or not np.all(np.isfinite(f)) or not np.all(f == np.round(f)):
+        # find the first culprit for the message
+        for i, v in enumerate(g.tolist()):
+            try:
+                fv = float(v)
+                ok = np.isfinite(fv) and fv == round(fv)
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                line = int(lines[i]) if lines is not None else None
+                where = f" (row {i + 1})" if line is None else ""
+                raise ValueTypeError(f"grade {v!r} is not an integer{where}", file=source, line=line)
+    return f.astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """Ranked lists: per query, documents with scores (any depth).
+
+    Attributes
+    ----------
+    query_ids : ndarray of str, shape (n_queries,)
+    q : ndarray of int64, shape (n_rows,)
+        Index into ``query_ids`` of each row.
+    doc_vocab : ndarray of str, shape (n_docs,)
+        Unique document ids of the run.
+    d : ndarray of int64, shape (n_rows,)
+        Index into ``doc_vocab`` of each row.
+    scores : ndarray of float64, shape (n_rows,)
+        Higher is better. Order is decided by score, ties by the tie rule chosen
+        at evaluation time (see :func:`evalcore.ranking.rank_order`); the rank
+        column of a TREC file is ignored, as trec_eval does.
+    name : str
+    source : str or None
+    """
+
+    query_ids: np.ndarray
+    q: np.ndarray
+    doc_vocab: np.ndarray
+    d: np.ndarray
+    scores: np.ndarray
+    name: str = "run"
+    source: str | None = None
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_codes(
+        cls, query_ids: np.ndarray, q: np.ndarray, doc_vocab: np.ndarray, d: np.ndarray, scores: np.ndarray,
+        *, name: str = "run", source: str | None = None, lines: np.ndarray | None = None,
+        check_duplicates: bool = True,
+    ) -> Run:
+        """Build from integer codes (the readers' fast path); validates scores and duplicates."""
+        s = np.asarray(scores, dtype=np.float64)
+        if len(q) == 0:
+            raise EmptyInputError("run has no ranked documents", file=source)
+        if not (len(q) == len(d) == len(s)):
+            raise ValueTypeError(
+                f"query, document and score columns differ in length ({len(q)}, {len(d)}, {len(s)})", file=source)
+        bad = ~np.isfinite(s)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            line = int(lines[i]) if lines is not None else None
+            raise NonFiniteValueError(
+                f"score {s[i]!r} of document {doc_vocab[d[i]]!r} for query {query_ids[q[i]]!r} is not finite "
+                f"({int(bad.sum())} such scores)", file=source, line=line, query=str(query_ids[q[i]]),
+                item=str(doc_vocab[d[i]]),
+            )
+        q = np.asarray(q, dtype=np.int64)
+        d = np.asarray(d, dtype=np.int64)
+        if check_duplicates:
+            key = q * max(len(doc_vocab), 1) + d
+            dup = pd.Index(key).duplicated()
+            if dup.any():
+                i = int(np.flatnonzero(dup)[0])
+                line = int(lines[i]) if lines is not None else None
+                raise DuplicateIdError(
+                    f"document {doc_vocab[d[i]]!r} is listed twice for query {query_ids[q[i]]!r} in run {name!r}",
+                    file=source, line=line, query=str(query_ids[q[i]]), item=str(doc_vocab[d[i]]),
+                )
+        return cls(np.asarray(query_ids, dtype=object), q, np.asarray(doc_vocab, dtype=object), d, s, name, source)
+
+    @classmethod
+    def from_records(
+        cls,
+        query_ids: Sequence[Any] | np.ndarray,
+        doc_ids: Sequence[Any] | np.ndarray,
+        scores: Sequence[Any] | np.ndarray,
+        *,
+        name: str = "run",
+        source: str | None = None,
+        lines: np.ndarray | None = None,
+        check_duplicates: bool = True,
+    ) -> Run:
+        """Build from parallel columns; validates scores and (query, doc) uniqueness."""
+        qs = _as_str_array(query_ids)
+        ds = _as_str_array(doc_ids)
+        try:
+            s = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            for i, v in enumerate(list(scores)):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    line = int(lines[i]) if lines is not None else None
+                    raise ValueTypeError(f"score {v!r} is not a number", file=source, line=line) from None
+            raise
+        if not (len(qs) == len(ds) == len(s)):
+            raise ValueTypeError(
+                f"query, document and score columns differ in length ({len(qs)}, {len(ds)}, {len(s)})",
+                file=source,
+            )
+        qc, qu = _factorize_queries(qs)
+        dc, du = _factorize_queries(ds)
+        return cls.from_codes(qu, qc, du, dc, s, name=name, source=source, lines=lines,
+                              check_duplicates=check_duplicates)
+
+    @property
+    def doc_ids(self) -> np.ndarray:
+        """Document id of each row (materialised once)."""
+        hit = self._cache.get("doc_ids")
+        if hit is None:
+            hit = self.doc_vocab[self.d]
+            self._cache["doc_ids"] = hit
+        return hit
+
+    @classmethod
+    def from_dict(cls, results: Mapping[str, Mapping[str, float]], *, name: str = "run",
+                  source: str | None = None) -> Run:
+        """Build from ``{query_id: {doc_id: score}}``."""
+        qs: list[str] = []
+        ds: list[str] = []
+        ss: list[float] = []
+        for qid, docs in results.items():
+            for did, sc in docs.items():
+                qs.append(qid)
+                ds.append(did)
+                ss.append(sc)
+        return cls.from_records(qs, ds, ss, name=name, source=source)
+
+    @classmethod
+    def from_ranked_lists(cls, lists: Mapping[str, Sequence[str]], *, name: str = "run") -> Run:
+        """Build from ``{query_id: [doc_1, doc_2, ...]}`` (best first); score = depth − position."""
+        qs: list[str] = []
+        ds: list[str] = []
+        ss: list[float] = []
+        for qid, docs in lists.items():
+            n = len(docs)
+            for i, d in enumerate(docs):
+                qs.append(qid)
+                ds.append(d)
+                ss.append(float(n - i))
+        return cls.from_records(qs, ds, ss, name=name)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    def renamed(self, name: str) -> Run:
+        """Same lists under another name (arrays shared, they are never written)."""
+        r = Run(self.query_ids, self.q, self.doc_vocab, self.d, self.scores, name, self.source)
+        r._cache.update(self._cache)
+        return r
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"query_id": self.query_ids[self.q], "doc_id": self.doc_ids, "score": self.scores})
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {str(x): {} for x in self.query_ids}
+        for qi, d, s in zip(self.q.tolist(), self.doc_ids.tolist(), self.scores.tolist()):
+            out[self.query_ids[qi]][d] = s
+        return out
+
+    def ranked_lists(self, *, ties: str = "trec", depth: int | None = None) -> dict[str, list[tuple[str, float]]]:
+        """``{query: [(doc, score), ...]}`` in evaluation order (see :func:`evalcore.ranking.rank_order`)."""
+        from .ranking import rank_order
+
+        order, pos = rank_order(self, ties=ties)
+        out: dict[str, list[tuple[str, float]]] = {str(x): [] for x in self.query_ids}
+        q = self.q[order]
+        keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
+        docs = self.doc_vocab[self.d[order][keep]]
+        for qi, d, s in zip(q[keep].tolist(), docs.tolist(), self.scores[order][keep].tolist()):
+            out[self.query_ids[qi]].append((d, s))
+        return out
+

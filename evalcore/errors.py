@@ -1,0 +1,101 @@
+"""Error and warning types of evalcore.
+
+Every problem with user input raises a subclass of :class:`EvalcoreError` whose
+message names the file (when there is one), the line, query or id at fault, and
+what is wrong, in one line, so that the CLI can print it as is and the dashboard
+can show it next to the file it concerns.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+
+class EvalcoreError(Exception):
+    """Base class of every error evalcore raises for bad input or bad options."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        query: str | None = None,
+        item: str | None = None,
+    ) -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.query = query
+        self.item = item
+        super().__init__(self._compose())
+
+    def _compose(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(str(self.file))
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class InputFormatError(EvalcoreError):
+    """A file cannot be parsed: wrong column count, unreadable, binary, empty..."""
+
+
+class EmptyInputError(InputFormatError):
+    """A file or input holds no usable record."""
+
+
+class BinaryFileError(InputFormatError):
+    """A text file was expected but the content is binary or not decodable."""
+
+
+class ColumnCountError(InputFormatError):
+    """A line has fewer columns than the format requires."""
+
+
+class ValueTypeError(InputFormatError):
+    """A grade, score or rank is not a number of the expected kind."""
+
+
+class NonFiniteValueError(InputFormatError):
+    """A score or vector component is NaN or infinite."""
+
+
+class DuplicateIdError(InputFormatError):
+    """An id appears twice where it must be unique (a document twice for one query...)."""
+
+
+class ConstraintError(InputFormatError):
+    """A rule of a ground-truth schema is broken (e.g. seed 001 §1.3)."""
+
+
+class ShapeMismatchError(InputFormatError):
+    """Arrays disagree in size: ids vs rows, corpus vs query dimension..."""
+
+
+class UnsafeFileError(InputFormatError):
+    """A file would need unpickling (object arrays) or is a truncated archive."""
+
+
+class MissingIdsError(EvalcoreError):
+    """Ids required by the ground truth are absent from a run or embedding file."""
+
+
+class UnknownMeasureError(EvalcoreError, ValueError):
+    """A metric name that evalcore does not know; the message lists what is supported."""
+
+
+class OptionError(EvalcoreError, ValueError):
+    """An invalid option value (unknown tie rule, k <= 0, ...)."""
+
+
+class EvalcoreWarning(UserWarning):
+    """Partial coverage that still allows evaluation (missing queries, zero vectors...)."""
+
+
+def warn(message: str) -> None:
+    """Emit an :class:`EvalcoreWarning` attributed to the caller of the library."""
+    warnings.warn(message, EvalcoreWarning, stacklevel=3)

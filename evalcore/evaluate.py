@@ -1,0 +1,354 @@
+"""Evaluation: runs × qrels → one long per-query table.
+
+:func:`evaluate` is the engine's central call. It returns an
+:class:`Evaluation` whose ``table`` has one row per run × qrels query ×
+metric × k with columns ``run, query_id, domain, metric, k, value``. Every
+aggregate (means, CIs, per-domain views, comparisons) is computed from that
+table (:mod:`evalcore.aggregate`, :mod:`evalcore.stats`).
+
+Missing data (counted per run in ``Evaluation.coverage``):
+
+* a qrels query absent from a run is scored 0 for that run on every metric and
+  counted in ``n_missing`` (trec_eval ``-c``); ``first_rel_rank`` is NaN there;
+* a run query absent from the qrels is ignored and counted in ``n_ignored``;
+* a qrels query with no relevant document (no grade >= θ) follows
+  ``no_relevant``: ``"zero"`` (default, trec_eval) keeps it — each metric then
+  takes its formula's value, 0 for all binary ones — and ``"skip"`` drops it
+  from the table; either way it is counted in ``n_no_relevant``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .data import Qrels, Run
+from .errors import OptionError
+from .measures import Measure, expand_measures
+from .metrics import METRICS, Judged
+from .ranking import canonical_ties, rank_order
+
+__all__ = ["Evaluation", "evaluate", "DEFAULT_METRICS"]
+
+DEFAULT_METRICS = ("ndcg", "recall", "mrr", "map")
+NO_RELEVANT_POLICIES = ("zero", "skip")
+TABLE_COLUMNS = ["run", "query_id", "domain", "metric", "k", "value"]
+_CHUNK_CELLS = 8_000_000  # grade-matrix cells per block of queries (bounded memory)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Result of :func:`evaluate`.
+
+    Attributes
+    ----------
+    table : DataFrame
+        Long per-query table ``run, query_id, domain, metric, k, value``
+        (``k`` is 0 for metrics without a cutoff). ``run``, ``query_id``,
+        ``domain`` and ``metric`` are categoricals.
+    coverage : DataFrame
+        One row per run: ``n_qrels_queries, n_evaluated, n_missing, n_ignored,
+        n_no_relevant, n_skipped``.
+    settings : dict
+        Options used (ties, rel_threshold, no_relevant, measures).
+    """
+
+    table: pd.DataFrame
+    coverage: pd.DataFrame
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def runs(self) -> list[str]:
+        return list(self.table["run"].cat.categories)
+
+    def summary(self, **kwargs: Any) -> pd.DataFrame:
+        """Mean, std, sem and 95% CI per run × metric × k (see :func:`evalcore.aggregate.summarize`)."""
+        from .aggregate import summarize
+
+        return summarize(self.table, **kwargs)
+
+
+def _as_run_map(runs: Run | Mapping[str, Run] | Sequence[Run]) -> dict[str, Run]:
+    if isinstance(runs, Run):
+        return {runs.name: runs}
+    if isinstance(runs, Mapping):
+        return {str(n): (r if r.name == n else r.renamed(str(n))) for n, r in runs.items()}
+    out: dict[str, Run] = {}
+    for r in runs:
+        if r.name in out:
+            raise OptionError(f"two runs are named {r.name!r}; give each run a distinct name")
+        out[r.name] = r
+    return out
+
+
+def _qrels_index(qrels: Qrels) -> dict[str, Any]:
+    """Dense integer view of the qrels, computed once per Qrels object."""
+    hit = qrels._cache.get("index")
+    if hit is not None:
+        return hit
+    codes, vocab = pd.factorize(qrels.doc_ids, sort=False)
+    v = max(len(vocab), 1)
+    keys = qrels.q.astype(np.int64) * v + codes
+    order = np.argsort(keys, kind="stable")
+    # ideal: positive grades sorted descending inside each query
+    pos_mask = qrels.grades > 0
+    pq = qrels.q[pos_mask]
+    pg = qrels.grades[pos_mask]
+    io = np.lexsort((-pg, pq))
+    pq, pg = pq[io], pg[io]
+    from .ranking import _group_positions
+
+    ipos = _group_positions(pq)
+    hit = {
+        "vocab": pd.Index(vocab),
+        "n_vocab": v,
+        "keys": keys[order],
+        "key_grades": qrels.grades[order],
+        "ideal_q": pq,
+        "ideal_g": pg,
+        "ideal_pos": ipos,
+        "query_index": pd.Index(qrels.query_ids),
+    }
+    qrels._cache["index"] = hit
+    return hit
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """One run aligned with the qrels: ranked rows grouped by qrels query."""
+
+    qi: np.ndarray  # qrels query index per kept row, sorted ascending
+    pos: np.ndarray  # 0-based rank per kept row
+    grade: np.ndarray  # grade per kept row (0 unjudged)
+    n_ret: np.ndarray  # (nQ,)
+    n_ignored: int
+
+
+def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
+    key = ("prepared", ties)
+    hit = run._cache.get(key)
+    if hit is not None and hit[0] is qrels:
+        return hit[1]
+    idx = _qrels_index(qrels)
+    order, pos = rank_order(run, ties=ties)
+    qmap = idx["query_index"].get_indexer(run.query_ids)
+    n_ignored = int((qmap < 0).sum())
+    qi = qmap[run.q[order]]
+    keep = qi >= 0
+    qi = qi[keep]
+    pos = pos[keep]
+    rows = order[keep]
+    codes = idx["vocab"].get_indexer(run.doc_vocab)[run.d[rows]]
+    grade = np.zeros(len(rows), dtype=np.int64)
+    judged = codes >= 0
+    if judged.any():
+        k = qi[judged].astype(np.int64) * idx["n_vocab"] + codes[judged]
+        loc = np.searchsorted(idx["keys"], k)
+        loc = np.minimum(loc, len(idx["keys"]) - 1)
+        found = idx["keys"][loc] == k
+        g = np.where(found, idx["key_grades"][loc], 0)
+        grade[judged] = g
+    # group rows by qrels query (runs may list queries in any order)
+    so = np.argsort(qi, kind="stable")
+    qi, pos, grade = qi[so], pos[so], grade[so]
+    n_ret = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
+    prep = _Prepared(qi, pos, grade, n_ret, n_ignored)
+    run._cache[key] = (qrels, prep)
+    return prep
+
+
+def _first_rel(prep: _Prepared, nq: int, theta: int) -> np.ndarray:
+    rel = prep.grade >= theta
+    out = np.zeros(nq, dtype=np.int64)
+    if rel.any():
+        qr = prep.qi[rel]
+        pr = prep.pos[rel]
+        # rows are grouped by query and ranked within; the first relevant row per query is the min rank
+        firsts = np.full(nq, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(firsts, qr, pr)
+        has = firsts < np.iinfo(np.int64).max
+        out[has] = firsts[has] + 1
+    return out
+
+
+def _judged_blocks(
+    qrels: Qrels, prep: _Prepared, *, width: int, ideal_width: int, theta: int, n_rel: np.ndarray,
+) -> Iterable[tuple[int, int, Judged]]:
+    """Yield (lo, hi, Judged) for blocks of qrels queries with bounded memory."""
+    nq = qrels.n_queries
+    idx = _qrels_index(qrels)
+    first = _first_rel(prep, nq, theta)
+    step = max(1, _CHUNK_CELLS // max(width, ideal_width, 1))
+    in_w = prep.pos < width
+    qi_w, pos_w, g_w = prep.qi[in_w], prep.pos[in_w], prep.grade[in_w]
+    iq, ig, ip = idx["ideal_q"], idx["ideal_g"], idx["ideal_pos"]
+    in_iw = ip < ideal_width
+    iq, ig, ip = iq[in_iw], ig[in_iw], ip[in_iw]
+    for lo in range(0, nq, step):
+        hi = min(nq, lo + step)
+        a, b = np.searchsorted(qi_w, [lo, hi])
+        grades = np.zeros((hi - lo, width), dtype=np.int64)
+        grades[qi_w[a:b] - lo, pos_w[a:b]] = g_w[a:b]
+        c, d = np.searchsorted(iq, [lo, hi])
+        ideal = np.zeros((hi - lo, ideal_width), dtype=np.int64)
+        ideal[iq[c:d] - lo, ip[c:d]] = ig[c:d]
+        yield lo, hi, Judged(grades, prep.n_ret[lo:hi], n_rel[lo:hi], ideal, first[lo:hi], theta)
+
+
+def _group_measures(measures: Sequence[Measure], theta: int) -> dict[tuple[str, int], list[Measure]]:
+    groups: dict[tuple[str, int], list[Measure]] = {}
+    for m in measures:
+        t = theta if m.rel is None else m.rel
+        groups.setdefault((m.name, t), []).append(m)
+    return groups
+
+
+def evaluate(
+    qrels: Qrels,
+    runs: Run | Mapping[str, Run] | Sequence[Run],
+    *,
+    metrics: Iterable[str] | Iterable[Measure] = DEFAULT_METRICS,
+    k: Iterable[int] | int = (10,),
+    ties: str = "trec",
+    rel_threshold: int = 1,
+    no_relevant: str = "zero",
+    progress: Callable[[int, int], None] | None = None,
+) -> Evaluation:
+    """Evaluate one or many runs against graded judgments.
+
+    Parameters
+    ----------
+    qrels : Qrels
+    runs : Run, sequence of Run, or mapping name -> Run
+    metrics : iterable of str or Measure
+        Names as accepted by :func:`evalcore.measures.parse_measure` (``"ndcg"``,
+        ``"recall(rel=2)"``, ``"P@5"``...). Names without ``@k`` get every k in ``k``.
+    k : int or iterable of int
+        Cutoffs, each >= 1.
+    ties : {"trec", "docid_asc", "input"}
+        Tie rule for equal scores (see :mod:`evalcore.ranking`).
+    rel_threshold : int
+        θ, default 1: a document is relevant for binary metrics when grade >= θ.
+        Per-measure ``(rel=N)`` overrides it. nDCG ignores it (raw grades).
+    no_relevant : {"zero", "skip"}
+        Policy for qrels queries with no relevant document (see module docstring).
+    progress : callable(done, total), optional
+        Called after each run.
+
+    Returns
+    -------
+    Evaluation
+        ``table`` has exactly one row per run × evaluated query × metric × k.
+
+    Examples
+    --------
+    >>> q = Qrels.from_dict({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}})
+    >>> r = Run.from_dict({"q1": {"d1": 0.9, "d4": 0.5}}, name="bm25")
+    >>> ev = evaluate(q, r, metrics=["recall", "mrr"], k=[1, 10])
+    >>> ev.table.groupby(["metric", "k"], observed=True)["value"].mean().round(3).tolist()
+    [0.5, 0.5, 0.5, 0.5]
+    >>> int(ev.coverage.loc[0, "n_missing"])   # q2 is absent from the run: scored 0
+    1
+    """
+    ks = [k] if isinstance(k, (int, np.integer)) else [int(x) for x in k]
+    if not ks:
+        raise OptionError("give at least one cutoff k")
+    if any(x < 1 for x in ks):
+        raise OptionError(f"cutoffs must be >= 1, got {sorted(set(ks))}")
+    ks = sorted(set(ks))
+    ties = canonical_ties(ties)
+    if no_relevant not in NO_RELEVANT_POLICIES:
+        raise OptionError(f"unknown no_relevant policy {no_relevant!r}; supported: {', '.join(NO_RELEVANT_POLICIES)}")
+    if int(rel_threshold) != rel_threshold or rel_threshold < 1:
+        raise OptionError(f"rel_threshold must be an integer >= 1, got {rel_threshold!r}")
+    theta = int(rel_threshold)
+    if isinstance(metrics, (str, Measure)):
+        metrics = [metrics]
+    measures = expand_measures([str(m) for m in metrics], ks)
+    if not measures:
+        raise OptionError("give at least one metric")
+    run_map = _as_run_map(runs)
+    if not run_map:
+        raise OptionError("give at least one run")
+
+    nq = qrels.n_queries
+    groups = _group_measures(measures, theta)
+    domains = qrels.domain_of()
+    base_rel = qrels.n_relevant(theta)
+    no_rel_mask = base_rel == 0
+    keep_q = ~no_rel_mask if no_relevant == "skip" else np.ones(nq, dtype=bool)
+    keep_idx = np.flatnonzero(keep_q)
+    max_positives = int(_qrels_index(qrels)["ideal_pos"].max(initial=-1)) + 1
+
+    values: list[np.ndarray] = []
+    metric_codes: list[np.ndarray] = []
+    k_vals: list[np.ndarray] = []
+    run_codes: list[np.ndarray] = []
+    q_codes: list[np.ndarray] = []
+    metric_names: list[str] = []
+    cov_rows = []
+    for ri, (name, run) in enumerate(run_map.items()):
+        prep = _prepare(qrels, run, ties=ties)
+        depth = int(prep.n_ret.max(initial=0))
+        for (mname, t), ms in groups.items():
+            n_rel = qrels.n_relevant(t) if t != theta else base_rel
+            mks = sorted({0 if m.k is None else m.k for m in ms})
+            eval_ks = np.array([x if x > 0 else 1 for x in mks], dtype=np.int64)
+            need = max(eval_ks)
+            if mname == "rprec":
+                need = max(need, int(n_rel.max(initial=0)))
+            if mname == "first_rel_rank":
+                need = 1
+            width = min(need, depth)
+            ideal_width = min(need, max_positives)
+            out = np.empty((nq, len(eval_ks)), dtype=np.float64)
+            for lo, hi, j in _judged_blocks(qrels, prep, width=width, ideal_width=ideal_width, theta=t, n_rel=n_rel):
+                out[lo:hi] = METRICS[mname](j, eval_ks)
+            base = ms[0].base
+            if base not in metric_names:
+                metric_names.append(base)
+            mcode = metric_names.index(base)
+            sel = out[keep_idx]
+            for ci, kk in enumerate(mks):
+                values.append(sel[:, ci])
+                metric_codes.append(np.full(len(keep_idx), mcode, dtype=np.int16))
+                k_vals.append(np.full(len(keep_idx), kk, dtype=np.int32))
+                run_codes.append(np.full(len(keep_idx), ri, dtype=np.int16))
+                q_codes.append(keep_idx)
+        missing = int((prep.n_ret == 0).sum())
+        cov_rows.append({
+            "run": name,
+            "n_qrels_queries": nq,
+            "n_evaluated": int(len(keep_idx)),
+            "n_missing": missing,
+            "n_ignored": prep.n_ignored,
+            "n_no_relevant": int(no_rel_mask.sum()),
+            "n_skipped": int(nq - len(keep_idx)),
+            "depth": depth,
+        })
+        if progress is not None:
+            progress(ri + 1, len(run_map))
+
+    qcodes = np.concatenate(q_codes)
+    dom_cat = pd.Categorical(domains)
+    table = pd.DataFrame({
+        "run": pd.Categorical.from_codes(np.concatenate(run_codes), categories=list(run_map)),
+        "query_id": pd.Categorical.from_codes(qcodes, categories=pd.Index(qrels.query_ids.astype(str))),
+        "domain": pd.Categorical.from_codes(dom_cat.codes[qcodes], categories=dom_cat.categories),
+        "metric": pd.Categorical.from_codes(np.concatenate(metric_codes), categories=metric_names),
+        "k": np.concatenate(k_vals),
+        "value": np.concatenate(values),
+    })
+    settings = {
+        "ties": ties,
+        "rel_threshold": theta,
+        "no_relevant": no_relevant,
+        "measures": [str(m) for m in measures],
+        "k": ks,
+        "qrels": qrels.source,
+    }
+    return Evaluation(table, pd.DataFrame(cov_rows), settings)

@@ -1,0 +1,372 @@
+"""Readers and writers for TREC qrels, TREC runs and BEIR qrels TSV.
+
+Tolerance (everything trec_eval's own test files contain): lines starting with
+``#`` are comments (a ``#`` inside an id is part of the id), blank lines are
+skipped, columns are separated by any run of spaces/tabs, extra trailing
+columns are ignored. The rank column of a run is ignored (order comes from the
+scores, as in trec_eval).
+
+Fast path: pyarrow's multithreaded CSV reader on single-space/tab separated
+files; anything irregular falls back to pandas' C parser; any error is then
+diagnosed line by line so the message names the file and the line.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pandas as pd
+
+from .data import Qrels, Run
+from .errors import (
+    BinaryFileError,
+    ColumnCountError,
+    DuplicateIdError,
+    EmptyInputError,
+    InputFormatError,
+    NonFiniteValueError,
+    ValueTypeError,
+)
+
+__all__ = [
+    "read_trec_qrels", "read_trec_run", "read_beir_qrels",
+    "write_trec_qrels", "write_trec_run", "write_beir_qrels", "read_bytes",
+]
+
+PathOrBytes = str | os.PathLike | bytes | IO[bytes]
+
+
+def read_bytes(src: PathOrBytes, *, name: str | None = None) -> tuple[bytes, str]:
+    """Return (content, display name); raise clear errors for unreadable, empty or binary input."""
+    if isinstance(src, bytes):
+        data, label = src, name or "<bytes>"
+    elif hasattr(src, "read"):
+        data = src.read()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        label = name or getattr(src, "name", "<stream>")
+    else:
+        label = name or str(src)
+        try:
+            data = Path(src).read_bytes()
+        except FileNotFoundError:
+            raise InputFormatError("file not found", file=label) from None
+        except IsADirectoryError:
+            raise InputFormatError("is a directory, expected a file", file=label) from None
+        except OSError as e:
+            raise InputFormatError(f"cannot read file ({e.strerror or e})", file=label) from None
+    if not data.strip():
+        raise EmptyInputError("file is empty", file=label)
+    if b"\x00" in data[:65536]:
+        raise BinaryFileError("binary content (NUL bytes), expected a text file", file=label)
+    return data, label
+
+
+def _decode_check(data: bytes, label: str) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise BinaryFileError(f"not valid UTF-8 text (byte {e.start})", file=label, line=line) from None
+
+
+def _strip_comments(data: bytes) -> bytes:
+    if data.startswith(b"#") or b"\n#" in data:
+        return b"\n".join(ln for ln in data.split(b"\n") if not ln.startswith(b"#"))
+    return data
+
+
+def _iter_lines(data: bytes):
+    for i, raw in enumerate(data.split(b"\n"), start=1):
+        ln = raw.strip()
+        if not ln or raw.startswith(b"#"):
+            continue
+        yield i, ln.decode("utf-8", errors="replace").split()
+
+
+def _diagnose(data: bytes, label: str, *, ncols: int, layout: str, numeric: dict[int, str]) -> None:
+    """Walk the lines and raise the first specific error (slow path, only after a failure)."""
+    _decode_check(data, label)
+    for lineno, parts in _iter_lines(data):
+        if len(parts) < ncols:
+            raise ColumnCountError(
+                f"expected {ncols} columns ({layout}), found {len(parts)}: {' '.join(parts)[:80]!r}",
+                file=label, line=lineno)
+        for col, kind in numeric.items():
+            v = parts[col]
+            if kind == "int":
+                try:
+                    int(v)
+                except ValueError:
+                    try:
+                        f = float(v)
+                        if not f.is_integer():
+                            raise ValueError
+                    except ValueError:
+                        raise ValueTypeError(f"grade {v!r} is not an integer", file=label, line=lineno) from None
+            else:
+                try:
+                    f = float(v)
+                except ValueError:
+                    raise ValueTypeError(f"score {v!r} is not a number", file=label, line=lineno) from None
+                if not np.isfinite(f):
+                    raise NonFiniteValueError(f"score {v!r} is not finite", file=label, line=lineno)
+
+
+def _find_pair_line(data: bytes, qcol: int, dcol: int, query: str, doc: str, nth: int = 2) -> int | None:
+    seen = 0
+    for lineno, parts in _iter_lines(data):
+        if len(parts) > max(qcol, dcol) and parts[qcol] == query and parts[dcol] == doc:
+            seen += 1
+            if seen == nth:
+                return lineno
+    return None
+
+
+def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, str]):
+    """Fast parse with pyarrow; returns None when the file is not in the simple layout."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a requirement
+        return None
+    head = data[:4096]
+    if b"\t" in head and b" " in head.replace(b"\r", b""):
+        return None  # mixed separators: let pandas' whitespace parser handle it
+    delim = "\t" if b"\t" in head else " "
+    names = [f"c{i}" for i in range(ncols)]
+    typemap = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
+    try:
+        return pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[names[i] for i in usecols],
+                column_types={names[i]: typemap[t] for i, t in types.items()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+        return None
+
+
+def _codes(col) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(col)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.unify_dictionaries() if hasattr(enc, "unify_dictionaries") else enc
+        chunks = enc.chunks
+        if len(chunks) == 1:
+            arr = chunks[0]
+            return arr.indices.to_numpy(zero_copy_only=False).astype(np.int64), np.asarray(
+                arr.dictionary.to_pylist(), dtype=object)
+        # dictionaries may differ per chunk: fall back to pandas factorize on the values
+        vals = col.to_numpy(zero_copy_only=False)
+        c, u = pd.factorize(vals, sort=False)
+        return c.astype(np.int64), np.asarray(u, dtype=object)
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), np.asarray(
+        enc.dictionary.to_pylist(), dtype=object)
+
+
+def _pandas_table(data: bytes, ncols: int, usecols: list[int], label: str, layout: str,
+                  numeric: dict[int, str]) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(
+            io.BytesIO(data), sep=r"\s+", header=None, names=list(range(ncols)), usecols=usecols,
+            dtype=str, na_filter=False, engine="c", skip_blank_lines=True, quoting=3,
+        )
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as e:
+        _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
+        raise InputFormatError(f"cannot parse ({e})", file=label) from None
+    if len(df) == 0:
+        raise EmptyInputError("no records (only comments or blank lines)", file=label)
+    if (df[usecols[-1]] == "").any() or any((df[c] == "").any() for c in usecols):
+        _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
+    return df
+
+
+def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | None = None) -> Run:
+    """Read a TREC run ``qid Q0 docid rank score tag``.
+
+    The run is named ``name``, else by the tag of its first line, else by the file stem.
+    A document listed twice for one query is an error naming the query, the document and the line.
+    """
+    data, label = read_bytes(src, name=label)
+    layout = "qid Q0 docid rank score tag"
+    body = _strip_comments(data)
+    if not body.strip():
+        raise EmptyInputError("no records (only comments or blank lines)", file=label)
+    numeric = {4: "float"}
+    tbl = _arrow_table(body, 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
+    if tbl is not None and tbl.num_rows > 0:
+        qc, qu = _codes(tbl.column("c0"))
+        dc, du = _codes(tbl.column("c2"))
+        scores = tbl.column("c4").to_numpy()
+        tag = tbl.column("c5")[0].as_py() if tbl.num_rows else None
+    else:
+        df = _pandas_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
+        qc, qu = pd.factorize(df[0].to_numpy(dtype=object))
+        dc, du = pd.factorize(df[2].to_numpy(dtype=object))
+        try:
+            scores = df[4].to_numpy(dtype=np.float64)
+        except ValueError:
+            _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
+            raise
+        tag = str(df[5].iloc[0])
+        qu, du = np.asarray(qu, dtype=object), np.asarray(du, dtype=object)
+    run_name = name or tag or Path(label).stem
+    if not np.all(np.isfinite(scores)):
+        _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
+    try:
+        return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
+    except DuplicateIdError as e:
+        line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
+        raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
+
+
+def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
+    """Read TREC qrels ``qid iter docid grade`` (grade an integer; 0 and negatives mean not relevant)."""
+    data, label = read_bytes(src, name=label)
+    layout = "qid iter docid grade"
+    body = _strip_comments(data)
+    if not body.strip():
+        raise EmptyInputError("no records (only comments or blank lines)", file=label)
+    numeric = {3: "int"}
+    tbl = _arrow_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
+    if tbl is not None and tbl.num_rows > 0:
+        qs = tbl.column("c0").to_numpy(zero_copy_only=False).astype(object)
+        ds = tbl.column("c2").to_numpy(zero_copy_only=False).astype(object)
+        gs = tbl.column("c3").to_numpy()
+    else:
+        df = _pandas_table(body, 4, [0, 2, 3], label, layout, numeric)
+        qs, ds = df[0].to_numpy(dtype=object), df[2].to_numpy(dtype=object)
+        try:
+            gs = df[3].astype(np.int64).to_numpy()
+        except ValueError:
+            _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
+            raise
+    try:
+        return Qrels.from_records(qs, ds, gs, source=label)
+    except DuplicateIdError as e:
+        line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
+        raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
+
+
+def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
+    """Read BEIR qrels TSV with header ``query-id corpus-id score``."""
+    data, label = read_bytes(src, name=label)
+    _decode_check(data, label)
+    text = data.decode("utf-8")
+    first = text.split("\n", 1)[0].strip().split("\t")
+    if [c.strip().lower() for c in first[:3]] != ["query-id", "corpus-id", "score"]:
+        raise ColumnCountError(
+            f"expected a BEIR header 'query-id<TAB>corpus-id<TAB>score', found {first!r}", file=label, line=1)
+    try:
+        df = pd.read_csv(io.StringIO(text), sep="\t", dtype=str, na_filter=False, quoting=3)
+    except (pd.errors.ParserError, ValueError) as e:
+        raise InputFormatError(f"cannot parse TSV ({e})", file=label) from None
+    if len(df) == 0:
+        raise EmptyInputError("no judgments after the header", file=label)
+    cols = list(df.columns)
+    empty = (df[cols[0]] == "") | (df[cols[1]] == "") | (df[cols[2]] == "")
+    if empty.any():
+        i = int(np.flatnonzero(empty.to_numpy())[0])
+        raise ColumnCountError("expected 3 tab-separated columns (query-id, corpus-id, score)",
+                               file=label, line=_data_line(text, i))
+    grades = pd.to_numeric(df[cols[2]], errors="coerce")
+    bad = grades.isna() | (grades != np.round(grades))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise ValueTypeError(f"score {df[cols[2]].iloc[i]!r} is not an integer grade", file=label,
+                             line=_data_line(text, i))
+    try:
+        return Qrels.from_records(df[cols[0]].to_numpy(object), df[cols[1]].to_numpy(object),
+                                  grades.to_numpy().astype(np.int64), source=label)
+    except DuplicateIdError as e:
+        for lineno, ln in enumerate(text.split("\n"), start=1):
+            parts = ln.rstrip("\r").split("\t")
+            if lineno > 1 and len(parts) >= 2 and parts[0] == e.query and parts[1] == e.item:
+                line = lineno
+        raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
+
+
+def _data_line(text: str, row: int) -> int:
+    """File line of the row-th data row of a headed TSV (blank lines skipped)."""
+    n = -1
+    for lineno, ln in enumerate(text.split("\n"), start=1):
+        if lineno == 1 or not ln.strip():
+            continue
+        n += 1
+        if n == row:
+            return lineno
+    return row + 2
+
+
+# ---------------------------------------------------------------------------- writers
+_SAFE_ID = re.compile(r"^\S+$")
+
+
+def _check_ids(values: np.ndarray, what: str) -> None:
+    for v in np.unique(values.astype(str)):
+        if not _SAFE_ID.match(v):
+            raise InputFormatError(f"{what} {v!r} contains white space and cannot be written to a TREC file")
+
+
+def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | None = None,
+                   ties: str = "trec", depth: int | None = None) -> None:
+    """Write ``qid Q0 docid rank score tag`` lines in evaluation order (ranks from 1).
+
+    Scores are written with 17 significant digits so reading back gives the same floats.
+    """
+    from .ranking import rank_order
+
+    order, pos = rank_order(run, ties=ties)
+    keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
+    order, pos = order[keep], pos[keep]
+    qs = run.query_ids[run.q[order]].astype(str)
+    ds = run.doc_vocab[run.d[order]].astype(str)
+    _check_ids(run.query_ids, "query id")
+    _check_ids(run.doc_vocab, "document id")
+    t = tag or run.name
+    if not _SAFE_ID.match(t):
+        t = re.sub(r"\s+", "_", t)
+    sc = np.char.mod("%.17g", run.scores[order])
+    lines = np.char.add(np.char.add(np.char.add(np.char.add(qs, " Q0 "), ds), " "),
+                        np.char.add(np.char.add((pos + 1).astype(str), " "), sc))
+    lines = np.char.add(lines, f" {t}")
+    text = "\n".join(lines.tolist()) + ("\n" if len(lines) else "")
+    _write_text(dest, text)
+
+
+def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
+    """Write ``qid 0 docid grade`` lines."""
+    _check_ids(qrels.query_ids, "query id")
+    _check_ids(qrels.doc_ids, "document id")
+    qs = qrels.query_ids[qrels.q].astype(str)
+    lines = [f"{q} 0 {d} {int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
+    _write_text(dest, "\n".join(lines) + ("\n" if lines else ""))
+
+
+def write_beir_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
+    """Write BEIR qrels TSV with header ``query-id corpus-id score``."""
+    qs = qrels.query_ids[qrels.q].astype(str)
+    lines = ["query-id\tcorpus-id\tscore"] + [
+        f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
+    _write_text(dest, "\n".join(lines) + "\n")
+
+
+def _write_text(dest: str | os.PathLike | IO[str], text: str) -> None:
+    if hasattr(dest, "write"):
+        dest.write(text)
+    else:
+        Path(dest).write_text(text, encoding="utf-8")

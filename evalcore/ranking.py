@@ -1,0 +1,129 @@
+"""Ranking order of a run: score descending, ties broken by a named rule.
+
+Tie rules (option ``ties``):
+
+``"trec"`` (default)
+    Equal scores are ordered by document id *descending* (byte/code-point string
+    order), exactly as trec_eval (and pytrec_eval) sort a run. Use it so numbers
+    match trec_eval out of the box.
+``"docid_asc"`` (alias ``"seed"``)
+    Equal scores are ordered by document id ascending (seed 001 §3, "tie-breaker:
+    d ascending (string compare) for determinism"), as :mod:`evalcore.retrieval` does.
+``"input"``
+    Equal scores keep the order in which they were listed in the input.
+
+The order never depends on hashing, dict order or platform.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from .errors import OptionError
+
+if TYPE_CHECKING:
+    from .data import Run
+
+TIE_RULES: dict[str, str] = {
+    "trec": "score descending, then document id descending (trec_eval)",
+    "docid_asc": "score descending, then document id ascending (seed 001 §3)",
+    "input": "score descending, then the order of the input",
+}
+_ALIASES = {"seed": "docid_asc", "seeds": "docid_asc", "trec_eval": "trec"}
+
+
+def canonical_ties(ties: str) -> str:
+    """Return the canonical tie-rule name or raise :class:`OptionError` listing the rules."""
+    t = _ALIASES.get(ties, ties)
+    if t not in TIE_RULES:
+        raise OptionError(
+            f"unknown tie rule {ties!r}; supported: "
+            + ", ".join(f"{k} ({v})" for k, v in TIE_RULES.items())
+            + "; alias seed = docid_asc"
+        )
+    return t
+
+
+def _group_positions(q_sorted: np.ndarray) -> np.ndarray:
+    """0-based position of each row inside its (contiguous) query group."""
+    n = len(q_sorted)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, q_sorted[1:] != q_sorted[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, lengths)
+
+
+def order_rows(
+    q: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray, doc_vocab: np.ndarray, *, ties: str = "trec",
+) -> np.ndarray:
+    """Row order grouping rows by ``q`` (ascending) and ranking inside each group.
+
+    Parameters
+    ----------
+    q : int array (n,)
+        Group (query) index of each row.
+    scores : float array (n,)
+    doc_codes : int array (n,)
+        Index of each row's document in ``doc_vocab``.
+    doc_vocab : str array
+        Document ids.
+    ties : str
+        See the module docstring.
+
+    Returns
+    -------
+    order : int64 array (n,)
+        Permutation of the rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> q = np.array([0, 0, 0]); s = np.array([1.0, 2.0, 1.0]); v = np.array(["a", "b", "c"], dtype=object)
+    >>> order_rows(q, s, np.arange(3), v, ties="trec").tolist()      # tie a/c: c before a
+    [1, 2, 0]
+    >>> order_rows(q, s, np.arange(3), v, ties="docid_asc").tolist()
+    [1, 0, 2]
+    """
+    ties = canonical_ties(ties)
+    neg = -np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((neg, q))  # stable: input order among ties
+    if ties == "input" or len(order) < 2:
+        return order
+    qs = q[order]
+    ss = neg[order]
+    same = (qs[1:] == qs[:-1]) & (ss[1:] == ss[:-1])
+    if not same.any():
+        return order
+    # only rows inside tie groups need the (expensive) string order
+    tied = np.zeros(len(order), dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    rows = order[tied]
+    codes, _ = pd.factorize(np.asarray(doc_vocab, dtype=object)[np.asarray(doc_codes)[rows]], sort=True)
+    key = np.zeros(len(q), dtype=np.int64)
+    key[rows] = -codes if ties == "trec" else codes
+    return np.lexsort((key, neg, q))
+
+
+def rank_order(run: Run, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]:
+    """Evaluation order of a run, cached on the run (it is immutable).
+
+    Returns
+    -------
+    order : int64 array (n_rows,)
+        Rows sorted by query index, then rank.
+    positions : int64 array (n_rows,)
+        0-based rank of ``order[i]`` inside its query.
+    """
+    ties = canonical_ties(ties)
+    key = ("rank_order", ties)
+    hit = run._cache.get(key)
+    if hit is None:
+        order = order_rows(run.q, run.scores, run.d, run.doc_vocab, ties=ties)
+        hit = (order, _group_positions(run.q[order]))
+        run._cache[key] = hit
+    return hit
