@@ -184,6 +184,21 @@ class Qrels:
             return np.full(self.n_queries, "", dtype=object)
         return self.domains
 
+    def subset(self, query_ids: Sequence[str]) -> Qrels:
+        """Judgments of the given queries only (order of ``query_ids`` kept; unknown ids are an error)."""
+        pos = pd.Index(self.query_ids).get_indexer(np.asarray(list(query_ids), dtype=object))
+        if (pos < 0).any():
+            bad = np.asarray(list(query_ids), dtype=object)[pos < 0]
+            raise ValueTypeError(f"{len(bad)} query ids are not in the qrels, e.g. {list(bad[:3])}", file=self.source)
+        remap = np.full(self.n_queries, -1, dtype=np.int64)
+        remap[pos] = np.arange(len(pos))
+        newq = remap[self.q]
+        keep = newq >= 0
+        order = np.argsort(newq[keep], kind="stable")
+        dom = None if self.domains is None else self.domains[pos]
+        return Qrels(self.query_ids[pos], newq[keep][order], self.doc_ids[keep][order], self.grades[keep][order],
+                     dom, self.source)
+
     def to_frame(self) -> pd.DataFrame:
         """Long table ``query_id, doc_id, relevance[, domain]``."""
         df = pd.DataFrame({

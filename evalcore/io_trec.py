@@ -135,10 +135,7 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
         import pyarrow.csv as pacsv
     except ImportError:  # pragma: no cover - pyarrow is a requirement
         return None
-    head = data[:4096]
-    if b"\t" in head and b" " in head.replace(b"\r", b""):
-        return None  # mixed separators: let pandas' whitespace parser handle it
-    delim = "\t" if b"\t" in head else " "
+    delim = " "
     names = [f"c{i}" for i in range(ncols)]
     typemap = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
     try:
@@ -178,21 +175,43 @@ def _codes(col) -> tuple[np.ndarray, np.ndarray]:
         enc.dictionary.to_pylist(), dtype=object)
 
 
-def _pandas_table(data: bytes, ncols: int, usecols: list[int], label: str, layout: str,
-                  numeric: dict[int, str]) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(
-            io.BytesIO(data), sep=r"\s+", header=None, names=list(range(ncols)), usecols=usecols,
-            dtype=str, na_filter=False, engine="c", skip_blank_lines=True, quoting=3,
-        )
-    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as e:
-        _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
-        raise InputFormatError(f"cannot parse ({e})", file=label) from None
-    if len(df) == 0:
+_WS = re.compile(rb"[ \t\r\f\v]+")
+_EDGE = re.compile(rb"(?m)^ +| +$")
+
+
+def _normalize_ws(data: bytes) -> bytes:
+    """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file."""
+    if b"\t" in data or b"  " in data or b"\r" in data or b"\n " in data or data.startswith(b" "):
+        data = _EDGE.sub(b"", _WS.sub(b" ", data))
+    if b"\n\n" in data:
+        data = re.sub(rb"\n{2,}", b"\n", data)
+    return data.strip(b"\n") + b"\n"
+
+
+def _python_table(data: bytes, ncols: int, usecols: list[int], label: str, layout: str,
+                  numeric: dict[int, str]) -> list[list[str]]:
+    """Line-by-line parse (irregular files: extra trailing columns...); errors name the line."""
+    _decode_check(data, label)
+    cols: list[list[str]] = [[] for _ in usecols]
+    for lineno, parts in _iter_lines(data):
+        if len(parts) < ncols:
+            raise ColumnCountError(
+                f"expected {ncols} columns ({layout}), found {len(parts)}: {' '.join(parts)[:80]!r}",
+                file=label, line=lineno)
+        for out, c in zip(cols, usecols):
+            out.append(parts[c])
+    if not cols[0]:
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
-    if (df[usecols[-1]] == "").any() or any((df[c] == "").any() for c in usecols):
-        _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
-    return df
+    for col, kind in numeric.items():
+        values = cols[usecols.index(col)]
+        try:
+            arr = np.asarray(values, dtype=np.float64)
+        except ValueError:
+            _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
+            raise
+        if kind == "int" and not np.all(arr == np.round(arr)):
+            _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
+    return cols
 
 
 def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | None = None) -> Run:
@@ -207,22 +226,18 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     if not body.strip():
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
-    tbl = _arrow_table(body, 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
+    tbl = _arrow_table(_normalize_ws(body), 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
     if tbl is not None and tbl.num_rows > 0:
         qc, qu = _codes(tbl.column("c0"))
         dc, du = _codes(tbl.column("c2"))
         scores = tbl.column("c4").to_numpy()
         tag = tbl.column("c5")[0].as_py() if tbl.num_rows else None
     else:
-        df = _pandas_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
-        qc, qu = pd.factorize(df[0].to_numpy(dtype=object))
-        dc, du = pd.factorize(df[2].to_numpy(dtype=object))
-        try:
-            scores = df[4].to_numpy(dtype=np.float64)
-        except ValueError:
-            _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
-            raise
-        tag = str(df[5].iloc[0])
+        c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
+        qc, qu = pd.factorize(np.asarray(c0, dtype=object))
+        dc, du = pd.factorize(np.asarray(c2, dtype=object))
+        scores = np.asarray(c4, dtype=np.float64)
+        tag = c5[0]
         qu, du = np.asarray(qu, dtype=object), np.asarray(du, dtype=object)
     run_name = name or tag or Path(label).stem
     if not np.all(np.isfinite(scores)):
@@ -242,19 +257,15 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     if not body.strip():
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {3: "int"}
-    tbl = _arrow_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
+    tbl = _arrow_table(_normalize_ws(body), 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
     if tbl is not None and tbl.num_rows > 0:
         qs = tbl.column("c0").to_numpy(zero_copy_only=False).astype(object)
         ds = tbl.column("c2").to_numpy(zero_copy_only=False).astype(object)
         gs = tbl.column("c3").to_numpy()
     else:
-        df = _pandas_table(body, 4, [0, 2, 3], label, layout, numeric)
-        qs, ds = df[0].to_numpy(dtype=object), df[2].to_numpy(dtype=object)
-        try:
-            gs = df[3].astype(np.int64).to_numpy()
-        except ValueError:
-            _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
-            raise
+        c0, c2, c3 = _python_table(body, 4, [0, 2, 3], label, layout, numeric)
+        qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)
+        gs = np.asarray(c3, dtype=np.float64).astype(np.int64)
     try:
         return Qrels.from_records(qs, ds, gs, source=label)
     except DuplicateIdError as e:

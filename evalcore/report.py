@@ -1,0 +1,139 @@
+"""Report artifacts: ``report.json`` (seed 001 §8), ``per_query.csv``, ``{run}_results.csv`` (seed 000)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .data import Run
+from .evaluate import Evaluation
+
+__all__ = ["build_report", "write_outputs", "write_per_query_csv", "results_by_k"]
+
+
+def _label(metric: str, k: int) -> str:
+    return metric if int(k) == 0 else f"{metric}@{int(k)}"
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def results_by_k(evaluation: Evaluation, run: str) -> pd.DataFrame:
+    """Seed 000's ``{model}_results.csv``: one row per k, mean and std of each metric.
+
+    Columns: ``k, <metric>_mean, <metric>_std, ...`` (std: sample, ddof=1).
+    Metrics without a cutoff are left out (they have no k).
+    """
+    t = evaluation.table
+    t = t[(t["run"] == run) & (t["k"] > 0)]
+    g = t.groupby(["k", "metric"], observed=True)["value"]
+    agg = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1).fillna(0.0)}).reset_index()
+    wide = agg.pivot(index="k", columns="metric", values=["mean", "std"])
+    wide.columns = [f"{m}_{s}" for s, m in wide.columns]
+    metrics = list(dict.fromkeys(agg["metric"].astype(str)))
+    cols = [c for m in metrics for c in (f"{m}_mean", f"{m}_std")]
+    return wide[cols].reset_index()
+
+
+def build_report(
+    evaluation: Evaluation,
+    runs: Mapping[str, Run] | None = None,
+    *,
+    top_k: int = 10,
+    metadata: Mapping[str, Any] | None = None,
+    include_per_query: bool = True,
+) -> dict[str, Any]:
+    """Report following seed 001 §8, generalised to any runs, metrics and k.
+
+    Layout::
+
+        {"metadata": {k, metrics, ties, rel_threshold, timestamp, runs, ...},
+         "coverage": {run: {n_missing, n_ignored, ...}},
+         "aggregates": {run: {"ndcg@10": {"mean", "std", "sem", "ci_low", "ci_high", "n"}, ...}},
+         "per_query": {query_id: {run: {"ndcg@10": value, ..., "topK": [doc ids]}}}}
+    """
+    from .aggregate import summarize
+
+    table = evaluation.table
+    summ = summarize(table)
+    aggregates: dict[str, dict[str, Any]] = {}
+    for row in summ.itertuples(index=False):
+        aggregates.setdefault(str(row.run), {})[_label(str(row.metric), int(row.k))] = {
+            "mean": _num(row.mean), "std": _num(row.std), "sem": _num(row.sem),
+            "ci_low": _num(row.ci_low), "ci_high": _num(row.ci_high), "n": int(row.n),
+        }
+    meta = {
+        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "K": max(evaluation.settings.get("k", [0]) or [0]),
+        **evaluation.settings,
+        "runs": evaluation.runs,
+        "tool": "evalcore",
+    }
+    if metadata:
+        meta.update(dict(metadata))
+    report: dict[str, Any] = {
+        "metadata": meta,
+        "coverage": {str(r["run"]): {k: (int(v) if isinstance(v, (int, np.integer)) else v)
+                                     for k, v in r.items() if k != "run"}
+                     for r in evaluation.coverage.to_dict("records")},
+        "aggregates": aggregates,
+    }
+    if include_per_query:
+        per_query: dict[str, dict[str, dict[str, Any]]] = {}
+        lab = [_label(m, k) for m, k in zip(table["metric"].astype(str), table["k"])]
+        for run_name, qid, label, value in zip(table["run"].astype(str), table["query_id"].astype(str), lab,
+                                               table["value"].to_numpy()):
+            per_query.setdefault(qid, {}).setdefault(run_name, {})[label] = _num(value)
+        if runs:
+            for run_name, run in runs.items():
+                lists = run.ranked_lists(ties=evaluation.settings.get("ties", "trec"), depth=top_k)
+                for qid, entry in per_query.items():
+                    if run_name in entry:
+                        entry[run_name]["topK"] = [d for d, _ in lists.get(qid, [])]
+        report["per_query"] = per_query
+    return report
+
+
+def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None:
+    """Write the long table ``run, query_id, domain, metric, k, value`` (floats written exactly, shortest round-trip form)."""
+    evaluation.table.to_csv(path, index=False)
+
+
+def _safe_filename(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "run"
+
+
+def write_outputs(
+    evaluation: Evaluation,
+    out_dir: str | os.PathLike,
+    *,
+    runs: Mapping[str, Run] | None = None,
+    top_k: int = 10,
+    metadata: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """Write ``per_query.csv``, ``report.json`` and ``{run}_results.csv`` into ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    p = out / "per_query.csv"
+    write_per_query_csv(evaluation, p)
+    written.append(p)
+    rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata)
+    p = out / "report.json"
+    p.write_text(json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+    written.append(p)
+    for run_name in evaluation.runs:
+        p = out / f"{_safe_filename(run_name)}_results.csv"
+        results_by_k(evaluation, run_name).to_csv(p, index=False)
+        written.append(p)
+    return written
