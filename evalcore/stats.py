@@ -1,0 +1,789 @@
+r"""Paired statistics between runs, paired by query id.
+
+Two runs evaluated on the same queries give paired per-query values
+:math:`a_i` (run A) and :math:`b_i` (run B).  Everything here works on the
+paired differences :math:`d_i = b_i - a_i`, so a positive difference means B is
+better than A for a higher-is-better metric.
+
+* :func:`paired_test` tests one pair of aligned arrays and returns a
+  :class:`PairedTestResult` (means, mean difference with a paired bootstrap
+  confidence interval, Cohen's :math:`d_z`, test statistic and p-value,
+  wins/ties/losses).
+* :func:`compare`, :func:`compare_many` and :func:`compare_by_domain` take the
+  long per-query table (see :mod:`evalcore.aggregate`), pair the runs by
+  ``query_id`` and correct the p-values for multiple comparisons
+  (:func:`adjust_pvalues`: Holm, Bonferroni, Benjamini-Hochberg).
+
+Reproducibility: every random procedure (bootstrap, permutation test) draws
+from ``numpy.random.default_rng(seed)``, so equal inputs and seed give equal
+outputs.
+
+Degenerate inputs never raise nor return an unexplained NaN; see
+:func:`paired_test` for the exact rules.  Invalid options or non-finite input
+values raise :class:`~evalcore.errors.OptionError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sps
+
+from .aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
+from .errors import OptionError
+
+__all__ = [
+    "TESTS",
+    "CORRECTIONS",
+    "NOTE_TOO_FEW",
+    "NOTE_TOO_SMALL",
+    "PairedTestResult",
+    "paired_test",
+    "win_tie_loss",
+    "adjust_pvalues",
+    "compare",
+    "compare_many",
+    "compare_by_domain",
+]
+
+#: Supported paired tests.
+TESTS: tuple[str, ...] = ("t", "wilcoxon", "permutation")
+#: Supported multiple-comparison corrections.
+CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
+#: Note of a pair with fewer than 2 paired queries.
+NOTE_TOO_FEW = "not testable: fewer than 2 queries"
+#: Note (prefix) of a domain with fewer than ``min_queries`` paired queries.
+NOTE_TOO_SMALL = "too small to test"
+
+_ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+_CI_METHODS = ("BCa", "percentile", "basic")
+#: Relative spread below which the paired differences count as constant: a
+#: difference computed in floating point (e.g. ``(x + 0.25) - x``) varies by a few
+#: ulps, which would otherwise give ``t ~ 1e16`` with a meaningless p-value.
+_CONSTANT_RTOL = 1e-12
+#: Memory budget (number of float64) of one batch of bootstrap/permutation resamples.
+_BATCH_BUDGET = 4_000_000
+
+COMPARE_COLUMNS: tuple[str, ...] = (
+    "run_a", "run_b", "metric", "k", "n", "n_unpaired", "mean_a", "mean_b", "diff",
+    "ci_low", "ci_high", "effect_size", "statistic", "p_value", "p_adjusted", "significant",
+    "wins", "ties", "losses", "test", "correction", "note",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairedTestResult:
+    r"""Result of :func:`paired_test` on paired values :math:`a_i, b_i`, :math:`d_i=b_i-a_i`.
+
+    Attributes
+    ----------
+    n : int
+        Number of pairs.
+    mean_a, mean_b : float
+        :math:`\bar a`, :math:`\bar b` (NaN when ``n == 0``).
+    diff : float
+        Mean difference :math:`\bar d = \frac1n\sum_i (b_i - a_i)`.
+    ci_low, ci_high : float
+        Paired bootstrap confidence interval of :math:`\bar d`.
+    effect_size : float
+        Cohen's :math:`d_z = \bar d / s_d` with :math:`s_d` the sample standard
+        deviation (``ddof=1``) of the differences.
+    statistic : float
+        Test statistic: t of ``ttest_rel(b, a)``; Wilcoxon's statistic as
+        returned by ``scipy.stats.wilcoxon`` (smaller of the signed-rank sums,
+        two-sided); :math:`\bar d` for the permutation test.
+    p_value : float
+        Two-sided p-value.
+    wins, ties, losses : int
+        Number of queries where B beats, ties, loses to A (see :func:`win_tie_loss`).
+    test : str
+        ``"t"``, ``"wilcoxon"`` or ``"permutation"``.
+    note : str
+        ``""`` normally; otherwise explains a degenerate case or a NaN.
+    """
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    effect_size: float
+    statistic: float
+    p_value: float
+    wins: int
+    ties: int
+    losses: int
+    test: str
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (for a DataFrame row or JSON)."""
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- option checks
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise OptionError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def _check_int(name: str, value: Any, *, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise OptionError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_prob(name: str, value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"{name} must be a number in (0, 1), got {value!r}") from None
+    if isinstance(value, bool) or not (0.0 < v < 1.0):
+        raise OptionError(f"{name} must be in (0, 1), got {value!r}")
+    return v
+
+
+def _check_tolerance(value: Any) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise OptionError(f"tie_tolerance must be a number >= 0, got {value!r}") from None
+    if not (math.isfinite(v) and v >= 0.0):
+        raise OptionError(f"tie_tolerance must be a finite number >= 0, got {value!r}")
+    return v
+
+
+def _as_float_1d(x: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise OptionError(f"{name} must be a 1-D sequence of numbers") from None
+    if arr.ndim != 1:
+        raise OptionError(f"{name} must be 1-D, got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise OptionError(
+            f"{name} holds {int(bad.sum())} non-finite value(s); first {arr[i]!r} at position {i}"
+        )
+    return arr.copy()
+
+
+def _paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Two aligned float arrays; two pandas Series are aligned on their index."""
+    if isinstance(a, pd.Series) and isinstance(b, pd.Series):
+        if not (a.index.is_unique and b.index.is_unique):
+            raise OptionError("a and b are Series with duplicated index labels; cannot pair them")
+        if len(a) != len(b) or not a.index.isin(b.index).all():
+            raise OptionError(
+                f"a and b are Series whose indexes (query ids) differ "
+                f"({len(a)} vs {len(b)} labels); pair them first"
+            )
+        b = b.reindex(a.index)
+    x = _as_float_1d(a, "a")
+    y = _as_float_1d(b, "b")
+    if len(x) != len(y):
+        raise OptionError(f"a and b must have the same length (paired), got {len(x)} and {len(y)}")
+    return x, y
+
+
+def _rng_kwargs(func: Callable[..., Any], seed: int) -> dict[str, Any]:
+    """Seeded generator keyword: ``rng`` (SciPy >= 1.15) or ``random_state`` (older)."""
+    gen = np.random.default_rng(seed)
+    params = inspect.signature(func).parameters
+    return {"rng": gen} if "rng" in params else {"random_state": gen}
+
+
+def _batch(n: int, n_resamples: int) -> int:
+    return int(max(1, min(n_resamples, _BATCH_BUDGET // max(n, 1))))
+
+
+def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(y - x, axis=axis)
+
+
+# --------------------------------------------------------------------------- one pair
+
+
+def win_tie_loss(a: Any, b: Any, *, tolerance: float = 0.0) -> tuple[int, int, int]:
+    r"""Count the queries where B wins, ties with, or loses to A.
+
+    With :math:`d_i = b_i - a_i` and tolerance :math:`\tau \ge 0`:
+    win :math:`d_i > \tau`, tie :math:`|d_i| \le \tau`, loss :math:`d_i < -\tau`.
+    The default :math:`\tau = 0` counts only exactly equal values as ties.
+
+    Parameters
+    ----------
+    a, b : array-like of float
+        Paired values (same length; two Series are aligned on their index).
+    tolerance : float, default 0.0
+        Absolute tie tolerance :math:`\tau`.
+
+    Returns
+    -------
+    (wins, ties, losses) : tuple of int
+    """
+    x, y = _paired_arrays(a, b)
+    tol = _check_tolerance(tolerance)
+    d = y - x
+    wins = int(np.count_nonzero(d > tol))
+    losses = int(np.count_nonzero(d < -tol))
+    return wins, len(d) - wins - losses, losses
+
+
+def paired_test(
+    a: Any,
+    b: Any,
+    *,
+    test: str = "t",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> PairedTestResult:
+    r"""Paired two-sided test of run B against run A on aligned per-query values.
+
+    With :math:`d_i = b_i - a_i`, :math:`i = 1..n`:
+
+    * ``diff`` :math:`\bar d = \frac1n \sum_i d_i`
+    * ``effect_size`` Cohen's :math:`d_z = \bar d / s_d`,
+      :math:`s_d = \sqrt{\frac{1}{n-1}\sum_i (d_i - \bar d)^2}`
+    * ``ci_low``/``ci_high``: ``scipy.stats.bootstrap((a, b), mean(b - a),
+      paired=True, method=ci_method, confidence_level=confidence,
+      n_resamples=n_resamples)`` with ``rng = numpy.random.default_rng(seed)``
+      (resampling whole pairs).
+    * ``test="t"``: ``scipy.stats.ttest_rel(b, a)``,
+      :math:`t = \bar d / (s_d/\sqrt n)` with :math:`n-1` degrees of freedom.
+    * ``test="wilcoxon"``: ``scipy.stats.wilcoxon(b, a, zero_method=zero_method)``
+      (signed-rank test; the default ``"wilcox"`` drops zero differences before
+      ranking, ``"zsplit"`` splits their ranks between the two signs,
+      ``"pratt"`` ranks them then drops them; ``method="auto"``: exact
+      distribution for small samples without ties, normal approximation else).
+    * ``test="permutation"``: ``scipy.stats.permutation_test((a, b), mean(b - a),
+      permutation_type="samples", n_resamples=n_resamples)`` with the same
+      seeded generator: the null distribution flips the sign of each
+      :math:`d_i` independently (exact when :math:`2^n \le` ``n_resamples``);
+      the statistic is :math:`\bar d`.
+
+    Degenerate cases (``note`` says which applied):
+
+    * :math:`n < 2` (including :math:`n = 0`): not testable.  ``statistic``,
+      ``p_value``, CI and ``effect_size`` are NaN with note
+      ``"not testable: fewer than 2 queries"``; means and ``diff`` are given
+      when :math:`n = 1` (NaN when :math:`n = 0`).
+    * every :math:`d_i = 0` (identical runs; in practice :math:`|d_i| \le
+      10^{-12}\max(1, \max|d|)` so that floating-point noise counts as zero):
+      ``statistic = 0``, ``p_value = 1.0``, ``effect_size = 0``,
+      CI = ``[diff, diff]`` (``[0, 0]`` for exactly equal values).
+    * constant non-zero difference (:math:`s_d = 0`, again up to a relative
+      :math:`10^{-12}`): ``effect_size`` = :math:`\pm\infty` (sign of
+      :math:`\bar d`), CI = ``[diff, diff]`` (every bootstrap resample has the
+      same mean); for the t-test ``statistic`` = :math:`\pm\infty` and
+      ``p_value = 0.0`` (the limit of the t-test as :math:`s_d \to 0`); the
+      Wilcoxon and permutation tests are computed by SciPy as usual.
+    * if the BCa interval is undefined (too few distinct bootstrap means), the
+      percentile interval is used and the note says so.
+
+    Parameters
+    ----------
+    a, b : array-like of float
+        Per-query values of run A and run B, aligned (element ``i`` of both
+        belongs to the same query).  Two pandas Series are aligned on their
+        index (query ids), which must hold the same labels.  Not modified.
+    test : {"t", "wilcoxon", "permutation"}, default "t"
+    n_resamples : int, default 10000
+        Resamples of the bootstrap CI and of the permutation test.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng`` for the bootstrap and permutation test.
+    confidence : float, default 0.95
+        Confidence level of the bootstrap interval.
+    zero_method : {"wilcox", "pratt", "zsplit"}, default "wilcox"
+        Treatment of zero differences by the Wilcoxon test.
+    tie_tolerance : float, default 0.0
+        Tie tolerance of wins/ties/losses (:func:`win_tie_loss`).
+    ci_method : {"BCa", "percentile", "basic"}, default "BCa"
+        Bootstrap interval method.
+
+    Returns
+    -------
+    PairedTestResult
+
+    Raises
+    ------
+    OptionError
+        Different lengths, non-finite or non-numeric values, invalid options.
+    """
+    _check_choice("test", test, TESTS)
+    n_resamples = _check_int("n_resamples", n_resamples, minimum=1)
+    seed = _check_int("seed", seed, minimum=0)
+    confidence = _check_prob("confidence", confidence)
+    _check_choice("zero_method", zero_method, _ZERO_METHODS)
+    _check_choice("ci_method", ci_method, _CI_METHODS)
+    x, y = _paired_arrays(a, b)
+    wins, ties, losses = win_tie_loss(x, y, tolerance=tie_tolerance)
+    n = len(x)
+    nan = float("nan")
+
+    def result(**kw: Any) -> PairedTestResult:
+        base: dict[str, Any] = dict(
+            n=n, mean_a=nan, mean_b=nan, diff=nan, ci_low=nan, ci_high=nan, effect_size=nan,
+            statistic=nan, p_value=nan, wins=wins, ties=ties, losses=losses, test=test, note="",
+        )  # fmt: skip
+        base.update(kw)
+        for key in ("mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
+                    "statistic", "p_value"):  # fmt: skip
+            base[key] = float(base[key])
+        return PairedTestResult(**base)
+
+    if n == 0:
+        return result(note=NOTE_TOO_FEW)
+    d = y - x
+    mean_a, mean_b, diff = float(np.mean(x)), float(np.mean(y)), float(np.mean(d))
+    common = dict(mean_a=mean_a, mean_b=mean_b, diff=diff)
+    if n < 2:
+        return result(**common, note=NOTE_TOO_FEW)
+
+    scale = max(1.0, float(np.max(np.abs(d))))
+    if float(np.max(np.abs(d))) <= _CONSTANT_RTOL:
+        return result(
+            **common, ci_low=diff, ci_high=diff, effect_size=0.0, statistic=0.0, p_value=1.0,
+            note="all paired differences are zero (identical values, up to floating-point "
+            "noise): statistic 0, p-value 1, effect size 0 by definition",
+        )
+    constant = float(np.ptp(d)) <= _CONSTANT_RTOL * scale
+    notes: list[str] = []
+    batch = _batch(n, n_resamples)
+
+    # -- confidence interval and effect size
+    if constant:
+        ci_low = ci_high = diff
+        effect = math.copysign(math.inf, diff)
+        notes.append(
+            "constant non-zero difference (sd of differences is 0): effect size "
+            f"{'+' if diff > 0 else '-'}inf, CI reduced to the mean difference"
+        )
+    else:
+        effect = diff / float(np.std(d, ddof=1))
+        ci_low, ci_high = _bootstrap_ci(x, y, n_resamples, seed, confidence, ci_method, batch)
+        if not (math.isfinite(ci_low) and math.isfinite(ci_high)) and ci_method == "BCa":
+            ci_low, ci_high = _bootstrap_ci(x, y, n_resamples, seed, confidence, "percentile", batch)
+            notes.append("BCa interval undefined for these data; percentile interval used")
+
+    # -- test
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if test == "t":
+            if constant:
+                statistic, p_value = math.copysign(math.inf, diff), 0.0
+                notes.append("t statistic is inf with p-value 0 (limit as sd -> 0)")
+            else:
+                res = _sps.ttest_rel(y, x)
+                statistic, p_value = float(res.statistic), float(res.pvalue)
+        elif test == "wilcoxon":
+            res = _sps.wilcoxon(y, x, zero_method=zero_method)
+            statistic, p_value = float(res.statistic), float(res.pvalue)
+        else:
+            res = _sps.permutation_test(
+                (x, y), _mean_diff, permutation_type="samples", vectorized=True,
+                n_resamples=n_resamples, batch=batch, alternative="two-sided",
+                **_rng_kwargs(_sps.permutation_test, seed),
+            )  # fmt: skip
+            statistic, p_value = float(res.statistic), float(res.pvalue)
+    if not math.isfinite(p_value):
+        notes.append(f"scipy could not compute the {test} test on these data (p-value NaN)")
+    return result(
+        **common, ci_low=ci_low, ci_high=ci_high, effect_size=effect, statistic=statistic,
+        p_value=min(max(p_value, 0.0), 1.0) if math.isfinite(p_value) else p_value,
+        note="; ".join(notes),
+    )  # fmt: skip
+
+
+def _bootstrap_ci(
+    x: np.ndarray, y: np.ndarray, n_resamples: int, seed: int, confidence: float, method: str,
+    batch: int,
+) -> tuple[float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = _sps.bootstrap(
+            (x, y), _mean_diff, paired=True, vectorized=True, n_resamples=n_resamples,
+            confidence_level=confidence, method=method, batch=batch,
+            **_rng_kwargs(_sps.bootstrap, seed),
+        )  # fmt: skip
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+def adjust_pvalues(p_values: Any, *, method: str = "holm") -> np.ndarray:
+    r"""Adjust p-values for multiple comparisons; NaN entries stay NaN and do not count.
+
+    Let :math:`p_{(1)} \le \dots \le p_{(m)}` be the :math:`m` finite p-values
+    sorted increasingly.
+
+    * ``"bonferroni"``: :math:`\tilde p_i = \min(1, m\,p_i)`.
+    * ``"holm"`` (step-down, controls the family-wise error rate):
+      :math:`\tilde p_{(i)} = \min\bigl(1, \max_{j \le i} (m - j + 1)\,p_{(j)}\bigr)`.
+    * ``"bh"`` (Benjamini-Hochberg, controls the false discovery rate):
+      ``scipy.stats.false_discovery_control(p, method="bh")``, i.e.
+      :math:`\tilde p_{(i)} = \min\bigl(1, \min_{j \ge i} \frac{m}{j} p_{(j)}\bigr)`.
+    * ``"none"``: unchanged.
+
+    Parameters
+    ----------
+    p_values : array-like of float
+        p-values in [0, 1] or NaN (untestable comparisons).
+    method : {"holm", "bonferroni", "bh", "none"}, default "holm"
+
+    Returns
+    -------
+    ndarray of float
+        Adjusted p-values, same order and length as the input.
+    """
+    _check_choice("correction", method, CORRECTIONS)
+    try:
+        p = np.array(p_values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise OptionError("p_values must be numbers") from None
+    ok = ~np.isnan(p)
+    if np.any((p[ok] < 0) | (p[ok] > 1)):
+        raise OptionError("p-values must lie in [0, 1]")
+    out = p.copy()
+    q = p[ok]
+    m = len(q)
+    if m == 0 or method == "none":
+        return out
+    if method == "bonferroni":
+        adj = np.minimum(1.0, m * q)
+    elif method == "holm":
+        order = np.argsort(q, kind="mergesort")
+        stepped = np.maximum.accumulate((m - np.arange(m)) * q[order])
+        adj = np.empty(m)
+        adj[order] = np.minimum(1.0, stepped)
+    else:
+        adj = np.asarray(_sps.false_discovery_control(q, method="bh"), dtype=float)
+    out[ok] = adj
+    return out
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _check_runs(runs: Sequence[str] | None) -> list[str] | None:
+    if runs is None:
+        return None
+    runs = [runs] if isinstance(runs, str) else [str(r) for r in runs]
+    if len(set(runs)) != len(runs):
+        raise OptionError(f"runs lists a run twice: {runs}")
+    return runs
+
+
+def _wide(sel: pd.DataFrame) -> pd.DataFrame:
+    """query_id x run values of one metric@k (NaN where a run lacks the query)."""
+    return sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
+        index="query_id", columns="run", values="value"
+    )
+
+
+def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    if baseline is None:
+        return list(itertools.combinations(runs, 2))
+    return [(baseline, r) for r in runs if r != baseline]
+
+
+def _test_pair(
+    wide: pd.DataFrame, run_a: str, run_b: str, *, min_queries: int | None, kw: dict[str, Any]
+) -> tuple[PairedTestResult, int]:
+    """Test one pair of columns of ``wide``; return the result and n_unpaired.
+
+    Queries present for only one of the runs are dropped (and counted).  The
+    pairs are put in a canonical order (sorted by value of A, then B) before
+    testing, so that the results, random resamples included, depend only on
+    the multiset of pairs, not on query ids or row order.
+    """
+    va = wide[run_a].to_numpy(dtype=float) if run_a in wide else np.full(len(wide), np.nan)
+    vb = wide[run_b].to_numpy(dtype=float) if run_b in wide else np.full(len(wide), np.nan)
+    has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
+    both = has_a & has_b
+    n_unpaired = int(np.count_nonzero(has_a ^ has_b))
+    xa, xb = va[both], vb[both]
+    order = np.lexsort((xb, xa))
+    xa, xb = xa[order], xb[order]
+    if min_queries is not None and len(xa) < min_queries:
+        w, t, lo = win_tie_loss(xa, xb, tolerance=kw["tie_tolerance"])
+        nan = float("nan")
+        n = len(xa)
+        res = PairedTestResult(
+            n=n, mean_a=float(np.mean(xa)) if n else nan, mean_b=float(np.mean(xb)) if n else nan,
+            diff=float(np.mean(xb - xa)) if n else nan, ci_low=nan, ci_high=nan, effect_size=nan,
+            statistic=nan, p_value=nan, wins=w, ties=t, losses=lo, test=kw["test"],
+            note=f"{NOTE_TOO_SMALL}: {n} paired queries < min_queries={min_queries}",
+        )  # fmt: skip
+        return res, n_unpaired
+    return paired_test(xa, xb, **kw), n_unpaired
+
+
+def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str, alpha: float) -> pd.DataFrame:
+    out = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_adjusted", "significant", "correction")])
+    p = out["p_value"].to_numpy(dtype=float) if len(out) else np.array([], dtype=float)
+    adj = adjust_pvalues(p, method=correction)
+    pos = list(out.columns).index("p_value") + 1
+    out.insert(pos, "p_adjusted", adj)
+    out.insert(pos + 1, "significant", np.where(np.isnan(adj), False, adj < alpha).astype(bool))
+    out.insert(list(out.columns).index("test") + 1, "correction", correction)
+    for col in ("n", "n_unpaired", "wins", "ties", "losses", "k"):
+        out[col] = out[col].astype(np.int64)
+    return out[list(columns)].reset_index(drop=True)
+
+
+def _common_options(
+    test: str, correction: str, alpha: float, n_resamples: int, seed: int, confidence: float,
+    zero_method: str, tie_tolerance: float, ci_method: str,
+) -> tuple[dict[str, Any], float]:
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    alpha = _check_prob("alpha", alpha)
+    kw = dict(
+        test=test, n_resamples=_check_int("n_resamples", n_resamples, minimum=1),
+        seed=_check_int("seed", seed, minimum=0), confidence=_check_prob("confidence", confidence),
+        zero_method=_check_choice("zero_method", zero_method, _ZERO_METHODS),
+        tie_tolerance=_check_tolerance(tie_tolerance),
+        ci_method=_check_choice("ci_method", ci_method, _CI_METHODS),
+    )  # fmt: skip
+    return kw, alpha
+
+
+def compare_many(
+    table: pd.DataFrame,
+    *,
+    metrics_k: Sequence[tuple[str, int]] | None = None,
+    runs: Sequence[str] | None = None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    r"""Paired comparisons of runs over several metric@k, corrected jointly.
+
+    For every metric@k of ``metrics_k`` and every pair of runs (all pairs
+    ``(A, B)`` with A before B in ``runs``, or ``(baseline, B)`` for every
+    other run B), the per-query values are paired by ``query_id`` and tested
+    with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
+    comparison ``correction`` (:func:`adjust_pvalues`) is applied once across
+    ALL rows (all pairs × metric@k); untestable rows (p-value NaN) are left out
+    of it and keep ``p_adjusted`` NaN, ``significant`` False and their note.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table (:mod:`evalcore.aggregate`).  Not modified.
+    metrics_k : sequence of (metric, k), optional
+        Metric@k to compare; default every (metric, k) of the table, sorted.
+    runs : sequence of str, optional
+        Runs compared, in this order; default every run having values for the
+        metric@k, sorted by name.  A listed run without values for a metric@k
+        raises :class:`OptionError`.
+    baseline : str, optional
+        Compare every run against this one only (``run_a`` = baseline).
+    test : {"t", "wilcoxon", "permutation"}, default "t"
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+    alpha : float, default 0.05
+        ``significant`` is ``p_adjusted < alpha``.
+    n_resamples, seed, confidence, zero_method, tie_tolerance, ci_method
+        Passed to :func:`paired_test`.  Each pair uses ``seed`` itself, so a
+        pair's result does not depend on which other pairs are compared.
+
+    Returns
+    -------
+    DataFrame
+        One row per (metric@k, pair) with columns ``run_a, run_b, metric, k, n,
+        n_unpaired, mean_a, mean_b, diff, ci_low, ci_high, effect_size,
+        statistic, p_value, p_adjusted, significant, wins, ties, losses, test,
+        correction, note``.  ``n`` counts the paired queries, ``n_unpaired``
+        the queries that only one of the two runs has (dropped).
+    """
+    kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
+                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+    _validate_table(table)
+    runs = _check_runs(runs)
+    if baseline is not None:
+        baseline = str(baseline)
+        if runs is not None and baseline not in runs:
+            runs = [baseline, *runs]
+    if metrics_k is None:
+        mk = table[["metric", "k"]].drop_duplicates()
+        metrics_k = sorted((str(m), int(kv)) for m, kv in mk.itertuples(index=False))
+    else:
+        metrics_k = [(str(m), 0 if kv is None else kv) for m, kv in metrics_k]
+        if len(set(metrics_k)) != len(metrics_k):
+            raise OptionError(f"metrics_k lists a metric@k twice: {metrics_k}")
+    rows: list[dict[str, Any]] = []
+    for metric, k in metrics_k:
+        sel = _select_metric_k(table, metric, k)
+        present = sorted(set(sel["run"].astype(str)))
+        use = present if runs is None else runs
+        missing = [r for r in use if r not in present]
+        if baseline is not None and baseline not in present:
+            missing = sorted({*missing, baseline})
+        if missing:
+            raise OptionError(
+                f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; "
+                f"available: {present}"
+            )
+        wide = _wide(sel[sel["run"].astype(str).isin(use)])
+        for run_a, run_b in _pairs(use, baseline):
+            res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
+            rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
+                         "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    return _finish(rows, COMPARE_COLUMNS, correction, alpha)
+
+
+def compare(
+    table: pd.DataFrame,
+    *,
+    metric: str,
+    k: int | None,
+    runs: Sequence[str] | None = None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
+
+    Every pair of runs (or every run against ``baseline``) is paired by
+    ``query_id`` (queries missing for one side are dropped and counted in
+    ``n_unpaired``), tested with :func:`paired_test`, and the p-values of the
+    pairs are corrected with ``correction``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table.  Not modified.
+    metric : str
+        Canonical metric name.
+    k : int or None
+        Cutoff (``0``/``None`` = no cutoff).
+    runs, baseline, test, correction, alpha, n_resamples, seed, confidence, \
+zero_method, tie_tolerance, ci_method
+        As in :func:`compare_many`.
+
+    Returns
+    -------
+    DataFrame
+        Same columns as :func:`compare_many`, one row per pair.
+    """
+    return compare_many(
+        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, test=test,
+        correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
+        confidence=confidence, zero_method=zero_method, tie_tolerance=tie_tolerance,
+        ci_method=ci_method,
+    )  # fmt: skip
+
+
+def compare_by_domain(
+    table: pd.DataFrame,
+    *,
+    metric: str,
+    k: int | None,
+    baseline: str,
+    runs: Sequence[str] | None = None,
+    test: str = "t",
+    min_queries: int = 5,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    """Per-domain paired comparison of every run against a baseline.
+
+    The queries are split by their domain (the ``domain`` column; ``""`` =
+    unknown forms its own group, a query with two different non-empty domains
+    raises :class:`OptionError`).  In each domain, each run is paired with the
+    baseline by ``query_id`` and tested with :func:`paired_test`.  A domain
+    with fewer than ``min_queries`` paired queries is not tested: its row keeps
+    the descriptive columns (n, means, diff, wins/ties/losses) but
+    ``statistic``, ``p_value``, CI and ``effect_size`` are NaN and ``note``
+    starts with ``"too small to test"``.  The correction is applied across all
+    tested domain × run rows.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table.  Not modified.
+    metric, k : str, int or None
+        The metric@k compared.
+    baseline : str
+        Run every other run is compared with (``run_a``).
+    runs : sequence of str, optional
+        Runs compared to the baseline; default all runs with values.
+    min_queries : int, default 5
+        Minimum number of paired queries for a domain to be tested (>= 2).
+    test, correction, alpha, n_resamples, seed, confidence, zero_method, \
+tie_tolerance, ci_method
+        As in :func:`compare_many`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``domain`` then those of :func:`compare_many`; rows sorted by
+        domain, then run in ``runs`` order.
+    """
+    kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
+                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+    min_queries = _check_int("min_queries", min_queries, minimum=2)
+    _validate_table(table)
+    sel = _select_metric_k(table, metric, k)
+    k = 0 if k is None else int(k)
+    present = sorted(set(sel["run"].astype(str)))
+    baseline = str(baseline)
+    checked = _check_runs(runs)
+    use = present if checked is None else checked
+    if baseline not in use:
+        use = [baseline, *use]
+    missing = [r for r in use if r not in present]
+    if missing:
+        raise OptionError(
+            f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; available: {present}"
+        )
+    sel = sel[sel["run"].astype(str).isin(use)]
+    domains = _query_domains(sel)
+    wide = _wide(sel)
+    rows: list[dict[str, Any]] = []
+    for dom in sorted(set(domains)):
+        sub = wide.loc[domains.index[domains.to_numpy() == dom]]
+        for run_a, run_b in _pairs(use, baseline):
+            res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw)
+            rows.append({"domain": dom, "run_a": run_a, "run_b": run_b, "metric": metric,
+                         "k": k, "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    return _finish(rows, ("domain", *COMPARE_COLUMNS), correction, alpha)
