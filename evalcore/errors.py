@@ -99,3 +99,36 @@ class EvalcoreWarning(UserWarning):
 def warn(message: str) -> None:
     """Emit an :class:`EvalcoreWarning` attributed to the caller of the library."""
     warnings.warn(message, EvalcoreWarning, stacklevel=3)
+
+
+# --------------------------------------------------------------------------- loaders (files and validation)
+class UnreadableFileError(InputFormatError):
+    """A file cannot be opened: missing, a directory, no permission..."""
+
+
+class InvalidJsonError(InputFormatError):
+    """A JSON/JSONL file does not parse; the message gives line and column."""
+
+
+class JsonShapeError(InputFormatError):
+    """Valid JSON of the wrong shape; the message names the path (e.g. ``[3].relevance_judgments``)."""
+
+
+class MissingColumnError(InputFormatError):
+    """A table lacks a required column; the message lists the columns it has."""
+
+
+class MissingValueError(InputFormatError):
+    """A required cell or field is empty or null (an empty query id, a null score...)."""
+
+
+class ConflictingValueError(InputFormatError):
+    """One key is given two different values (a query with two domains...)."""
+
+
+class DuplicateListIdError(ConstraintError, DuplicateIdError):
+    """Seed 001 §1.3: an id twice in one ordered list, or two entries for one id."""
+
+
+class AspectError(OptionError):
+    """No, an unknown or an ambiguous ordered-list field (aspect); the message lists the aspects."""
