@@ -297,9 +297,9 @@ class Run:
         d = np.asarray(d, dtype=np.int64)
         if check_duplicates:
             key = q * max(len(doc_vocab), 1) + d
-            dup = pd.Index(key).duplicated()
-            if dup.any():
-                i = int(np.flatnonzero(dup)[0])
+            sk = np.sort(key)
+            if bool((sk[1:] == sk[:-1]).any()):
+                i = int(np.flatnonzero(pd.Index(key).duplicated())[0])
                 line = int(lines[i]) if lines is not None else None
                 raise DuplicateIdError(
                     f"document {doc_vocab[d[i]]!r} is listed twice for query {query_ids[q[i]]!r} in run {name!r}",

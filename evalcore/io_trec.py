@@ -154,25 +154,17 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
         return None
 
 
-def _codes(col) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object)."""
+def _codes(col, *, keep_arrow: bool = False):
+    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object[, arrow dict])."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
     enc = pc.dictionary_encode(col)
-    if isinstance(enc, pa.ChunkedArray):
-        enc = enc.unify_dictionaries() if hasattr(enc, "unify_dictionaries") else enc
-        chunks = enc.chunks
-        if len(chunks) == 1:
-            arr = chunks[0]
-            return arr.indices.to_numpy(zero_copy_only=False).astype(np.int64), np.asarray(
-                arr.dictionary.to_pylist(), dtype=object)
-        # dictionaries may differ per chunk: fall back to pandas factorize on the values
-        vals = col.to_numpy(zero_copy_only=False)
-        c, u = pd.factorize(vals, sort=False)
-        return c.astype(np.int64), np.asarray(u, dtype=object)
-    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), np.asarray(
-        enc.dictionary.to_pylist(), dtype=object)
+    out = (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+           enc.dictionary.to_numpy(zero_copy_only=False).astype(object))
+    return (*out, enc.dictionary) if keep_arrow else out
 
 
 _WS = re.compile(rb"[ \t\r\f\v]+")
@@ -180,12 +172,15 @@ _EDGE = re.compile(rb"(?m)^ +| +$")
 
 
 def _normalize_ws(data: bytes) -> bytes:
-    """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file."""
-    if b"\t" in data or b"  " in data or b"\r" in data or b"\n " in data or data.startswith(b" "):
+    """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file.
+
+    Files already single-space separated (the common case) are returned as they are after one scan.
+    """
+    irregular = (b"\t" in data or b"  " in data or b"\r" in data or b"\n " in data or b" \n" in data
+                 or data[:1] == b" " or b"\f" in data or b"\v" in data)
+    if irregular:
         data = _EDGE.sub(b"", _WS.sub(b" ", data))
-    if b"\n\n" in data:
-        data = re.sub(rb"\n{2,}", b"\n", data)
-    return data.strip(b"\n") + b"\n"
+    return data
 
 
 def _python_table(data: bytes, ncols: int, usecols: list[int], label: str, layout: str,
@@ -226,10 +221,11 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     if not body.strip():
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
+    arrow_vocab = None
     tbl = _arrow_table(_normalize_ws(body), 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
     if tbl is not None and tbl.num_rows > 0:
         qc, qu = _codes(tbl.column("c0"))
-        dc, du = _codes(tbl.column("c2"))
+        dc, du, arrow_vocab = _codes(tbl.column("c2"), keep_arrow=True)
         scores = tbl.column("c4").to_numpy()
         tag = tbl.column("c5")[0].as_py() if tbl.num_rows else None
     else:
@@ -243,7 +239,10 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     if not np.all(np.isfinite(scores)):
         _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
     try:
-        return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
+        run = Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
+        if arrow_vocab is not None:
+            run._cache["arrow_vocab"] = arrow_vocab  # lets evaluation map documents with arrow's hash join
+        return run
     except DuplicateIdError as e:
         line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None

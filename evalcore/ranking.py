@@ -90,7 +90,15 @@ def order_rows(
     """
     ties = canonical_ties(ties)
     neg = -np.asarray(scores, dtype=np.float64)
-    order = np.lexsort((neg, q))  # stable: input order among ties
+    q = np.asarray(q)
+    if len(q) > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(
+            np.all((neg[1:] >= neg[:-1]) | (q[1:] != q[:-1]))):
+        # fast path: the input is already grouped by query and ranked (the common case of run files)
+        order = np.arange(len(q), dtype=np.int64)
+    else:
+        # two stable passes (score, then query) = lexsort((neg, q)), much faster on large arrays
+        by_score = np.argsort(neg, kind="stable")
+        order = by_score[np.argsort(q[by_score], kind="stable")]
     if ties == "input" or len(order) < 2:
         return order
     qs = q[order]
@@ -106,7 +114,12 @@ def order_rows(
     codes, _ = pd.factorize(np.asarray(doc_vocab, dtype=object)[np.asarray(doc_codes)[rows]], sort=True)
     key = np.zeros(len(q), dtype=np.int64)
     key[rows] = -codes if ties == "trec" else codes
-    return np.lexsort((key, neg, q))
+    tied_rows = order[tied]
+    # re-rank only inside tie groups: sort the tied positions by (query, -score, key)
+    sub = np.lexsort((key[tied_rows], neg[tied_rows], q[tied_rows]))
+    order = order.copy()
+    order[np.flatnonzero(tied)] = tied_rows[sub]
+    return order
 
 
 def rank_order(run: Run, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]:

@@ -89,19 +89,40 @@ def build_report(
         "aggregates": aggregates,
     }
     if include_per_query:
-        per_query: dict[str, dict[str, dict[str, Any]]] = {}
-        lab = [_label(m, k) for m, k in zip(table["metric"].astype(str), table["k"])]
-        for run_name, qid, label, value in zip(table["run"].astype(str), table["query_id"].astype(str), lab,
-                                               table["value"].to_numpy()):
-            per_query.setdefault(qid, {}).setdefault(run_name, {})[label] = _num(value)
-        if runs:
-            for run_name, run in runs.items():
-                lists = run.ranked_lists(ties=evaluation.settings.get("ties", "trec"), depth=top_k)
-                for qid, entry in per_query.items():
-                    if run_name in entry:
-                        entry[run_name]["topK"] = [d for d, _ in lists.get(qid, [])]
-        report["per_query"] = per_query
+        report["per_query"] = _per_query(evaluation, runs, top_k=top_k)
     return report
+
+
+def _per_query(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k: int) -> dict[str, Any]:
+    """``{query: {run: {"ndcg@10": v, ..., "topK": [...]}}}`` built column-wise (no per-row Python work)."""
+    from .ranking import rank_order
+
+    table = evaluation.table
+    labels = [_label(str(m), int(k)) for m, k in
+              table[["metric", "k"]].drop_duplicates().itertuples(index=False)]
+    lab = table["metric"].astype(str) + np.where(table["k"].to_numpy() > 0, "@" + table["k"].astype(str), "")
+    wide = pd.DataFrame({"query_id": table["query_id"].astype(str), "run": table["run"].astype(str),
+                         "label": lab, "value": table["value"]})
+    wide = wide.pivot(index=["query_id", "run"], columns="label", values="value")[labels]
+    wide = wide.astype(object).where(wide.notna(), None)
+    per_query: dict[str, dict[str, dict[str, Any]]] = {}
+    for (qid, run_name), values in zip(wide.index.tolist(), wide.to_dict("records")):
+        per_query.setdefault(qid, {})[run_name] = values
+    if runs:
+        ties = evaluation.settings.get("ties", "trec")
+        for run_name, run in runs.items():
+            if run_name not in evaluation.runs:
+                continue
+            order, pos = rank_order(run, ties=ties)
+            keep = order[pos < top_k]
+            qidx = run.q[keep]
+            docs = run.doc_vocab[run.d[keep]]
+            bounds = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
+            for qi, chunk in zip(qidx[bounds].tolist(), np.split(docs, bounds[1:])):
+                entry = per_query.get(str(run.query_ids[qi]))
+                if entry is not None and run_name in entry:
+                    entry[run_name]["topK"] = chunk.tolist()
+    return per_query
 
 
 def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None:
@@ -130,7 +151,8 @@ def write_outputs(
     written.append(p)
     rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata)
     p = out / "report.json"
-    p.write_text(json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+    indent = 1 if len(evaluation.table) <= 50_000 else None  # the C encoder (no indent) for big reports
+    p.write_text(json.dumps(rep, indent=indent, ensure_ascii=False, allow_nan=False), encoding="utf-8")
     written.append(p)
     for run_name in evaluation.runs:
         p = out / f"{_safe_filename(run_name)}_results.csv"

@@ -1,0 +1,165 @@
+"""Benchmark: TREC files -> per-query metrics, whole processes, evalcore vs pytrec_eval vs ranx.
+
+Usage::
+
+    python benchmarks/bench_core.py --queries 20000 --depth 100 --repeats 3
+    python benchmarks/bench_core.py --queries 1000000 --depth 100 --repeats 1 --peers none
+
+Each contender runs as its own process on the same files, in alternating order,
+after one warm-up round (file cache, numba's on-disk cache for ranx):
+
+* evalcore: ``python -m evalcore evaluate ... --out DIR`` (parse, evaluate,
+  print the summary, write per_query.csv + report.json + per-run CSVs);
+* pytrec_eval: parse with ``pytrec_eval.parse_qrel/parse_run`` + ``RelevanceEvaluator.evaluate``;
+* ranx: ``Qrels.from_file``/``Run.from_file`` + ``evaluate(..., return_mean=False)``.
+
+Metrics: nDCG, MAP, recall at 10 and 100, and MRR (recip_rank / mrr@100).
+Reports wall time (best and median), peak RSS (ru_maxrss of the child) and the
+ratio evalcore / fastest peer. Data goes to a scratch directory (default
+/tmp/evalcore_bench), never into the repository.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PYTREC = r"""
+import sys, pytrec_eval
+with open(sys.argv[1]) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f: run = pytrec_eval.parse_run(f)
+ev = pytrec_eval.RelevanceEvaluator(qrels, {'ndcg_cut.10,100', 'map_cut.10,100', 'recall.10,100', 'recip_rank'})
+res = ev.evaluate(run)
+print(len(res), sum(v['ndcg_cut_10'] for v in res.values()) / len(res))
+"""
+
+RANX = r"""
+import sys
+from ranx import Qrels, Run, evaluate
+qrels = Qrels.from_file(sys.argv[1], kind='trec')
+run = Run.from_file(sys.argv[2], kind='trec')
+res = evaluate(qrels, run, ['ndcg@10', 'ndcg@100', 'map@10', 'map@100', 'recall@10', 'recall@100', 'mrr@100'],
+               return_mean=False, make_comparable=True)
+print(len(res['ndcg@10']), res['ndcg@10'].mean())
+"""
+
+
+def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int) -> tuple[Path, Path]:
+    """Write qrels (n_rel graded relevant docs per query) and a run (depth docs per query)."""
+    out.mkdir(parents=True, exist_ok=True)
+    qp, rp = out / "qrels.txt", out / "run.trec"
+    if qp.exists() and rp.exists():
+        return qp, rp
+    rng = np.random.default_rng(seed)
+    n_docs = max(1_000_000, n_queries * 10)
+    with open(qp, "w") as fq, open(rp, "w") as fr:
+        step = 50_000
+        for lo in range(0, n_queries, step):
+            hi = min(n_queries, lo + step)
+            m = hi - lo
+            qids = np.char.add("q", np.arange(lo, hi).astype(str))
+            # candidate docs per query: depth retrieved, the relevant ones partly among them
+            width = depth + n_rel
+            base = rng.integers(0, n_docs, size=m)
+            stride = rng.integers(1, n_docs // width, size=m)
+            docs = (base[:, None] + np.arange(width)[None, :] * stride[:, None]) % n_docs  # unique per row
+            docs = np.take_along_axis(docs, np.argsort(rng.random((m, width)), axis=1), axis=1)
+            rel_docs = docs[:, :n_rel]
+            grades = rng.integers(1, 4, size=(m, n_rel))
+            # the run: retrieve depth docs, some relevant among them
+            retrieved = docs[:, n_rel // 2 : n_rel // 2 + depth]
+            scores = np.round(rng.random((m, depth)) * 10, 4)  # 4 decimals: realistic ties
+            qcol = np.repeat(qids, n_rel)
+            lines = np.char.add(np.char.add(qcol, " 0 D"), rel_docs.ravel().astype(str))
+            lines = np.char.add(np.char.add(lines, " "), grades.ravel().astype(str))
+            fq.write("\n".join(lines.tolist()) + "\n")
+            order = np.argsort(-scores, axis=1, kind="stable")
+            retrieved = np.take_along_axis(retrieved, order, axis=1)
+            scores = np.take_along_axis(scores, order, axis=1)
+            ranks = np.tile(np.arange(1, depth + 1), m)
+            qcol = np.repeat(qids, depth)
+            lines = np.char.add(np.char.add(qcol, " Q0 D"), retrieved.ravel().astype(str))
+            lines = np.char.add(np.char.add(lines, " "), ranks.astype(str))
+            lines = np.char.add(np.char.add(lines, " "), np.char.mod("%.4f", scores.ravel()))
+            lines = np.char.add(lines, " bench")
+            fr.write("\n".join(lines.tolist()) + "\n")
+    return qp, rp
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+    """Like run_process but measuring peak RSS with wait4."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.stdout.read(), proc.stderr.read()  # reap below with wait4 for rusage
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return wall, ru.ru_maxrss / 1024.0, (out.decode().strip().splitlines() or [""])[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--queries", type=int, default=20_000)
+    ap.add_argument("--depth", type=int, default=100)
+    ap.add_argument("--n-rel", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--scratch", default="/tmp/evalcore_bench")
+    ap.add_argument("--peers", default="pytrec_eval,ranx", help="comma list, or 'none'")
+    args = ap.parse_args(argv)
+
+    data = Path(args.scratch) / f"core_{args.queries}x{args.depth}"
+    t0 = time.perf_counter()
+    qp, rp = generate(data, args.queries, args.depth, args.n_rel, args.seed)
+    print(f"data: {qp} ({qp.stat().st_size / 2**20:.1f} MiB), {rp} ({rp.stat().st_size / 2**20:.1f} MiB) "
+          f"[{time.perf_counter() - t0:.1f}s]")
+    outdir = data / "evalcore_out"
+    cmds = {
+        "evalcore": [sys.executable, "-m", "evalcore", "evaluate", "--qrels", str(qp), "--run", f"bench={rp}",
+                     "--metrics", "ndcg", "map", "recall", "mrr", "--k", "10", "100", "--out", str(outdir)],
+    }
+    peers = [] if args.peers == "none" else [p.strip() for p in args.peers.split(",") if p.strip()]
+    if "pytrec_eval" in peers:
+        cmds["pytrec_eval"] = [sys.executable, "-c", PYTREC, str(qp), str(rp)]
+    if "ranx" in peers:
+        cmds["ranx"] = [sys.executable, "-c", RANX, str(qp), str(rp)]
+
+    # warm-up (file cache, numba cache) — not timed
+    for name, cmd in cmds.items():
+        timed(cmd, ROOT)
+    results: dict[str, list[tuple[float, float]]] = {n: [] for n in cmds}
+    names = list(cmds)
+    for rep in range(args.repeats):
+        order = names if rep % 2 == 0 else names[::-1]
+        for name in order:
+            wall, rss, tail = timed(cmds[name], ROOT)
+            results[name].append((wall, rss))
+            print(f"  {name:<12} run {rep + 1}: {wall:7.2f} s  peak RSS {rss:8.0f} MiB   ({tail[:60]})", flush=True)
+
+    print(f"\n| {args.queries:,} queries x {args.depth} | best (s) | median (s) | peak RSS (MiB) | vs evalcore |")
+    print("|---|---|---|---|---|")
+    best_ec = min(w for w, _ in results["evalcore"])
+    for name in names:
+        walls = [w for w, _ in results[name]]
+        rss = max(r for _, r in results[name])
+        print(f"| {name} | {min(walls):.2f} | {statistics.median(walls):.2f} | {rss:.0f} | "
+              f"{min(walls) / best_ec:.2f}x |")
+    if len(names) > 1:
+        fastest_peer = min(min(w for w, _ in results[n]) for n in names if n != "evalcore")
+        print(f"\nevalcore / fastest peer = {best_ec / fastest_peer:.3f} (target <= 0.5)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
