@@ -76,8 +76,9 @@ def _decode_check(data: bytes, label: str) -> None:
 
 
 def _strip_comments(data: bytes) -> bytes:
+    """Blank out comment lines; keeping them as empty lines keeps error line numbers right."""
     if data.startswith(b"#") or b"\n#" in data:
-        return b"\n".join(ln for ln in data.split(b"\n") if not ln.startswith(b"#"))
+        return b"\n".join(b"" if ln.startswith(b"#") else ln for ln in data.split(b"\n"))
     return data
 
 

@@ -178,9 +178,10 @@ def _ndcg(j: Judged, ks: np.ndarray, gain: Callable[[np.ndarray], np.ndarray]) -
 
 
 def _linear_gain(g: np.ndarray) -> np.ndarray:
-    # trec_eval: the gain of a document is its grade; negative grades are kept
-    # as (negative) gains in the DCG, the ideal only takes positive grades.
-    return g.astype(np.float64)
+    # trec_eval (m_ndcg_cut.c): the gain of a document is its grade when > 0; a
+    # negative grade is read as "unjudged in pool" (form_res_rels.c) and adds
+    # nothing, like 0. Checked against trec_eval's out.test.aql (qrels.rel_level).
+    return np.maximum(g, 0).astype(np.float64)
 
 
 def _exp_gain(g: np.ndarray) -> np.ndarray:
@@ -193,8 +194,7 @@ def ndcg(j: Judged, ks: np.ndarray) -> np.ndarray:
     ``DCG@k = Σ_{i<=k} g_i / log2(i+1)``; ``IDCG@k`` is the DCG of the judged
     positive grades sorted descending, cut at k; ``nDCG@k = DCG@k / IDCG@k``
     (0 when IDCG = 0). Grades are used raw (θ does not apply). As in trec_eval,
-    a negative grade contributes its (negative) gain to the DCG and never to the
-    ideal.
+    a negative grade gains nothing (like 0), in the DCG and in the ideal.
     """
     return _ndcg(j, ks, _linear_gain)
 
