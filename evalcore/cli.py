@@ -79,7 +79,8 @@ def _ground_truth_and_runs(args: argparse.Namespace):
 
 
 def _add_eval_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--qrels", required=True, help="ground truth file (TREC qrels, BEIR TSV, ...)")
+    p.add_argument("--qrels", default=None,
+                   help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
     p.add_argument("--qrels-format", default="auto", help="override format detection")
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
@@ -93,15 +94,34 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
 
 
+def _evaluate_from_args(args: argparse.Namespace, *, metrics, k):
+    """(Evaluation, runs, ground-truth label) from the options.
+
+    With :mod:`evalcore.embeddings_cli` present, it handles everything
+    (``--emb``, ``--aspect``, ``--reference-emb`` instead of ``--qrels``, ``--fuse``).
+    """
+    from .evaluate import evaluate
+
+    try:
+        from .embeddings_cli import evaluate_from_args
+    except ImportError:
+        evaluate_from_args = None
+    if evaluate_from_args is not None:
+        return evaluate_from_args(args, metrics=metrics, k=k, load_runs=_load_runs, progress=_progress_bar("ranking"))
+    if not args.qrels:
+        raise OptionError("give --qrels FILE")
+    qrels, runs = _ground_truth_and_runs(args)
+    ev = evaluate(qrels, runs, metrics=metrics, k=k, ties=args.ties, rel_threshold=args.rel_threshold,
+                  no_relevant=args.no_relevant)
+    return ev, runs, qrels.source
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .aggregate import mean_pm_std_text
-    from .evaluate import evaluate
     from .report import write_outputs
 
-    qrels, runs = _ground_truth_and_runs(args)
-    ev = evaluate(qrels, runs, metrics=args.metrics, k=args.k, ties=args.ties, rel_threshold=args.rel_threshold,
-                  no_relevant=args.no_relevant)
-    print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({qrels.source})"))
+    ev, runs, gt_label = _evaluate_from_args(args, metrics=args.metrics, k=args.k)
+    print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
     for row in ev.coverage.itertuples(index=False):
         notes = []
         if row.n_missing:
@@ -130,14 +150,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise OptionError(f"{args.per_query}: needs columns {sorted(needed)}, has {list(table.columns)}")
         table["domain"] = table.get("domain", pd.Series("", index=table.index)).fillna("")
     else:
-        if not args.qrels:
+        if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
-        from .evaluate import evaluate
-
-        qrels, runs = _ground_truth_and_runs(args)
         ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k is not None}) or [10]
-        table = evaluate(qrels, runs, metrics=args.metric, k=ks, ties=args.ties,
-                         rel_threshold=args.rel_threshold, no_relevant=args.no_relevant).table
+        table = _evaluate_from_args(args, metrics=args.metric, k=ks)[0].table
     mk = []
     for text in args.metric:
         m = parse_measure(text)

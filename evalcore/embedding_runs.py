@@ -1,0 +1,589 @@
+"""Embeddings as runs and as ground truth (seeds 000 and 001), plus diversity of embedding runs.
+
+* :func:`embedding_run` — exact cosine top-k (:func:`evalcore.retrieval.exact_topk`)
+  turned into a :class:`~evalcore.data.Run`: item-to-item from one file
+  (seeds 000/001: each query's own item excluded) or queries against a corpus.
+* :func:`reference_qrels` / :func:`evaluate_against_reference` — a reference
+  model's top lists as the ground truth (seed 000, "Ada-002 as reference").
+* :func:`reference_agreement` — seed 000's training metrics (Spearman of
+  sampled pair similarities, MAE).
+* :func:`diversity_table` — ILD and α-nDCG (seed 002) in the long-table schema.
+* :func:`concat_evaluations` / :func:`evaluate_per_ground_truth` — one
+  :class:`~evalcore.evaluate.Evaluation` from runs evaluated against different
+  ground truths (seed 001: each space against its own aspect).
+
+Ties: the retrieval orders equal cosines by document id ascending (seed 001
+§3). A run built here is therefore evaluated as it was ranked with
+``ties="docid_asc"``; under the default ``"trec"`` rule, equal scores would be
+re-ordered by id descending. The seeds use ``docid_asc``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .data import Qrels, Run
+from .embeddings import Embeddings
+from .errors import EmptyInputError, MissingIdsError, OptionError, ShapeMismatchError, warn
+from .evaluate import DEFAULT_METRICS, Evaluation, evaluate
+
+__all__ = [
+    "embedding_run",
+    "reference_qrels",
+    "evaluate_against_reference",
+    "reference_ground_truth",
+    "evaluate_reference_runs",
+    "ReferenceGroundTruth",
+    "reference_agreement",
+    "diversity_table",
+    "concat_evaluations",
+    "concat_tables",
+    "with_diversity",
+    "evaluate_per_ground_truth",
+    "REFERENCE_MODES",
+    "DEFAULT_BLOCK_BYTES",
+]
+
+DEFAULT_BLOCK_BYTES = 256 * 2**20
+REFERENCE_MODES = ("tied", "fixed")
+_ZERO_WARNING = r".*vector\(s\) are all zeros.*"  # already reported by load_embeddings
+
+
+def _first(ids: Iterable[Any], n: int = 5) -> list[str]:
+    out = []
+    for x in ids:
+        out.append(str(x))
+        if len(out) >= n:
+            break
+    return out
+
+
+def _topk(queries: np.ndarray, corpus: Embeddings, k: int, *, query_ids: np.ndarray, exclude_self: bool,
+          block_bytes: int, progress: Callable[[int, int], None] | None):
+    from .retrieval import exact_topk
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_ZERO_WARNING)
+        return exact_topk(queries, corpus.vectors, k, corpus_ids=corpus.ids, query_ids=query_ids,
+                          exclude_self=exclude_self, block_bytes=block_bytes, progress=progress)
+
+
+def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(query ids, rows in ``source``) of the wanted ids found there; warn/raise on missing ones."""
+    if wanted is None:
+        return source.ids, np.arange(len(source.ids))
+    wanted = np.asarray([str(x) for x in wanted], dtype=object)
+    rows = source.rows_of(wanted)
+    found = rows >= 0
+    n_missing = int((~found).sum())
+    if n_missing == len(wanted):
+        raise MissingIdsError(
+            f"run {name!r}: none of the {len(wanted)} {what} is in the embeddings "
+            f"(e.g. {_first(wanted)}; the file has ids like {_first(source.ids, 3)})", file=source.source)
+    if n_missing:
+        warn(f"run {name!r}: {n_missing} of {len(wanted)} {what} are not in {source.label} "
+             f"(e.g. {_first(wanted[~found])}); they are scored 0 (partial coverage)")
+    return wanted[found], rows[found]
+
+
+def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray, *, name: str) -> None:
+    """Warn when relevant documents of the evaluated queries are absent from the corpus; raise when all are."""
+    rel = qrels.grades > 0
+    qmask = np.isin(qrels.query_ids[qrels.q], query_ids)
+    docs = pd.unique(qrels.doc_ids[rel & qmask])
+    if len(docs) == 0:
+        return
+    missing = docs[corpus.rows_of(docs) < 0]
+    if len(missing) == len(docs):
+        raise MissingIdsError(
+            f"run {name!r}: none of the {len(docs)} relevant documents of the ground truth is in the corpus "
+            f"{corpus.label} (e.g. {_first(missing)}); nothing can be found", file=corpus.source)
+    if len(missing):
+        warn(f"run {name!r}: {len(missing)} of {len(docs)} relevant documents are not in the corpus "
+             f"{corpus.label} (e.g. {_first(missing)}); they can never be retrieved")
+
+
+def embedding_run(
+    docs: Embeddings,
+    queries: Embeddings | None = None,
+    *,
+    qrels: Qrels | None = None,
+    k: int = 100,
+    name: str = "emb",
+    exclude_self: bool | None = None,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+) -> Run:
+    """Rank by exact cosine similarity and return the top ``k`` of each query as a :class:`Run`.
+
+    Two set-ups:
+
+    * **item-to-item** (``queries`` is None; seeds 000 and 001): the queries
+      are items of ``docs`` — the ground-truth query ids found among its ids
+      (``query_ids`` if given, else ``qrels.query_ids``, else every item) —
+      and each query's own item is excluded (``exclude_self`` defaults to True);
+    * **queries against a corpus**: ``queries`` holds the query vectors (only
+      the ground-truth queries found there are ranked when ``qrels`` or
+      ``query_ids`` is given); ``exclude_self`` defaults to False.
+
+    Scores are float32 cosines ``u/(‖u‖+ε)·v/(‖v‖+ε)`` (seed 001 §2.3) stored as
+    float64; equal scores were ranked by document id ascending, so evaluate
+    the run with ``ties="docid_asc"`` to keep that order.
+
+    Coverage: ground-truth queries missing from the embeddings and relevant
+    documents missing from the corpus are counted in a warning (the queries
+    then score 0); :class:`MissingIdsError` is raised only when nothing can be
+    evaluated (no query found, or no relevant document in the corpus).
+
+    Raises
+    ------
+    ShapeMismatchError
+        Corpus and queries differ in dimension (both dimensions and files named).
+    MissingIdsError
+        No ground-truth query (or no relevant document) is in the embeddings.
+    OptionError
+        ``k`` < 1.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise OptionError(f"run {name!r}: depth k must be an integer >= 1, got {k!r}")
+    wanted = None
+    what = "queries"
+    if query_ids is not None:
+        wanted = np.asarray(list(query_ids), dtype=object)
+    elif qrels is not None:
+        wanted = qrels.query_ids
+        what = "ground-truth queries"
+    if queries is None:
+        qids, rows = _select_queries(docs, wanted, what=what, name=name)
+        qv = _gather(docs.vectors, rows)
+        excl = True if exclude_self is None else bool(exclude_self)
+    else:
+        if queries.dim != docs.dim:
+            raise ShapeMismatchError(
+                f"run {name!r}: dimension mismatch: corpus {docs.label} has {docs.dim} dimensions but "
+                f"queries {queries.label} have {queries.dim}", file=queries.source)
+        qids, rows = _select_queries(queries, wanted, what=what, name=name)
+        qv = _gather(queries.vectors, rows)
+        excl = False if exclude_self is None else bool(exclude_self)
+    if qrels is not None:
+        _check_relevant_docs(qrels, docs, qids, name=name)
+    top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress)
+    return _run_from_topk(top, docs, qids, name=name,
+                          source=docs.label if queries is None else f"{queries.label} vs {docs.label}")
+
+
+def _gather(vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``vectors[rows]`` in memory, read in ascending row order (sequential on a memmap)."""
+    order = np.argsort(rows, kind="stable")
+    out = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
+    out[order] = vectors[rows[order]]
+    return out
+
+
+def _run_from_topk(top: Any, docs: Embeddings, qids: np.ndarray, *, name: str, source: str) -> Run:
+    idx = top.indices
+    mask = idx >= 0
+    if not mask.any():
+        raise EmptyInputError(f"run {name!r}: no document can be ranked (the corpus has {len(docs)} items)",
+                              file=source)
+    q = np.repeat(np.arange(idx.shape[0], dtype=np.int64), idx.shape[1])[mask.ravel()]
+    return Run.from_codes(np.asarray(qids, dtype=object), q, docs.ids, idx[mask].astype(np.int64),
+                          top.scores[mask].astype(np.float64), name=name, source=source, check_duplicates=False)
+
+
+# ------------------------------------------------------------------ reference model as ground truth
+def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] | np.ndarray | None, *,
+                   block_bytes: int, progress: Callable[[int, int], None] | None) -> tuple[Any, np.ndarray]:
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
+    wanted = None if query_ids is None else np.asarray(list(query_ids), dtype=object)
+    qids, rows = _select_queries(reference, wanted, what="queries", name="reference")
+    qv = _gather(reference.vectors, rows)
+    top = _topk(qv, reference, int(depth), query_ids=qids, exclude_self=True, block_bytes=block_bytes,
+                progress=progress)
+    if top.indices.shape[1] == 0:
+        raise EmptyInputError(f"the reference {reference.label} has {len(reference)} item(s): no neighbour to rank",
+                              file=reference.source)
+    return top, qids
+
+
+def _qrels_from_top(top: Any, reference: Embeddings, qids: np.ndarray, depth: int, *, graded: bool) -> Qrels:
+    idx = top.indices[:, :depth]
+    n = idx.shape[1]
+    mask = idx >= 0
+    q = np.repeat(np.arange(idx.shape[0], dtype=np.int64), n)[mask.ravel()]
+    pos = np.tile(np.arange(1, n + 1, dtype=np.int64), idx.shape[0])[mask.ravel()]
+    grades = (n + 1 - pos) if graded else np.ones(len(pos), dtype=np.int64)
+    docs = np.asarray(reference.ids, dtype=object)[idx[mask]]
+    label = f"reference {reference.label} top-{n}" + (" graded" if graded else "")
+    return Qrels(np.asarray(qids, dtype=object), q, docs, grades.astype(np.int64), None, label)
+
+
+def reference_qrels(
+    reference: Embeddings,
+    *,
+    depth: int,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    graded: bool = True,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> Qrels:
+    """Ground truth from a reference model (seed 000): each query's top-``depth`` neighbours.
+
+    Relevant documents of query ``q`` (an item of ``reference``; default every
+    item, else the ``query_ids`` found there) are the ``depth`` items most
+    cosine-similar to it, itself excluded, ties by id ascending. With
+    ``graded`` the item at position ``pos`` (1-based) gets grade
+    ``n + 1 − pos`` (``n`` = depth, capped at the number of other items), so
+    the first is the most relevant; otherwise every one gets grade 1.
+    """
+    top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress)
+    return _qrels_from_top(top, reference, qids, int(depth), graded=graded)
+
+
+def _sampled_ids(ids: np.ndarray, n_samples: int | None, seed: int) -> np.ndarray:
+    if n_samples is None:
+        return ids
+    from .retrieval import sample_queries
+
+    return ids[sample_queries(ids, n_samples, seed=seed)]
+
+
+@dataclass(frozen=True)
+class ReferenceGroundTruth:
+    """The ground truth(s) a reference model gives (see :func:`reference_ground_truth`).
+
+    ``by_k`` maps each cutoff to its binary top-k qrels (mode ``"tied"``);
+    ``fixed`` is the one graded qrels of mode ``"fixed"``. ``deepest`` is the
+    deepest of them (for coverage checks and item-to-item query ids).
+    """
+
+    mode: str
+    ks: list[int]
+    query_ids: np.ndarray
+    deepest: Qrels
+    by_k: dict[int, Qrels]
+    fixed: Qrels | None
+    settings: dict[str, Any]
+
+
+def reference_ground_truth(
+    reference: Embeddings,
+    *,
+    k: Iterable[int] | int,
+    mode: str = "tied",
+    depth: int | None = None,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    n_samples: int | None = None,
+    seed: int = 42,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> ReferenceGroundTruth:
+    """Reference neighbours as ground truth for every cutoff (one exact top-k pass).
+
+    See :func:`evaluate_against_reference` for the modes and the query sampling.
+    """
+    if mode not in REFERENCE_MODES:
+        raise OptionError(f"unknown reference mode {mode!r}; supported: {', '.join(REFERENCE_MODES)}")
+    ks = [int(k)] if isinstance(k, (int, np.integer)) else sorted({int(x) for x in k})
+    if not ks or min(ks) < 1:
+        raise OptionError(f"cutoffs must be integers >= 1, got {ks}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
+    base = reference.ids if query_ids is None else np.asarray(list(query_ids), dtype=object)
+    qids = _sampled_ids(base, n_samples, seed)
+    gt_depth = max(ks) if (mode == "tied" or depth is None) else int(depth)
+    top, qids = _reference_top(reference, max(gt_depth, max(ks)), qids, block_bytes=block_bytes,
+                               progress=progress)
+    settings = {"file": reference.source, "mode": mode, "depth": gt_depth if mode == "fixed" else "k",
+                "n_samples": n_samples, "seed": seed, "n_queries": int(len(qids))}
+    if mode == "fixed":
+        fixed = _qrels_from_top(top, reference, qids, gt_depth, graded=True)
+        return ReferenceGroundTruth(mode, ks, qids, fixed, {}, fixed, settings)
+    by_k = {kk: _qrels_from_top(top, reference, qids, kk, graded=False) for kk in ks}
+    return ReferenceGroundTruth(mode, ks, qids, by_k[max(ks)], by_k, None, settings)
+
+
+def evaluate_reference_runs(
+    ground_truth: ReferenceGroundTruth,
+    runs: Mapping[str, Run],
+    *,
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    ties: str = "docid_asc",
+    rel_threshold: int = 1,
+    no_relevant: str = "zero",
+) -> Evaluation:
+    """Evaluate runs against a :class:`ReferenceGroundTruth` at its cutoffs, as one Evaluation."""
+    gt = ground_truth
+    opts = dict(metrics=list(metrics), ties=ties, rel_threshold=rel_threshold, no_relevant=no_relevant)
+    extra = {"reference": dict(gt.settings)}
+    if gt.mode == "fixed":
+        assert gt.fixed is not None
+        ev = evaluate(gt.fixed, runs, k=gt.ks, **opts)
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, **extra})
+    parts = [evaluate(gt.by_k[kk], runs, k=[kk], **opts) for kk in gt.ks]
+    label = f"reference {gt.settings['file']} top-k at each k (tied)"
+    return concat_evaluations(parts, settings={"qrels": label, **extra})
+
+
+def evaluate_against_reference(
+    reference: Embeddings,
+    models: Mapping[str, Embeddings | Run],
+    *,
+    metrics: Iterable[str] = DEFAULT_METRICS,
+    k: Iterable[int] | int = (1, 3, 5, 10),
+    mode: str = "tied",
+    depth: int | None = None,
+    n_samples: int | None = None,
+    seed: int = 42,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    ties: str = "docid_asc",
+    rel_threshold: int = 1,
+    no_relevant: str = "zero",
+    run_depth: int | None = None,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> Evaluation:
+    """Evaluate models against a reference model's neighbours (seed 000).
+
+    Queries: every item of ``reference`` (or ``query_ids``); with
+    ``n_samples``, the ones drawn as seed 000 step 3 does
+    (``np.random.seed(seed); np.random.choice(n, n_samples, replace=False)``,
+    :func:`evalcore.retrieval.sample_queries`).
+
+    Modes:
+
+    ``"tied"`` (seed 000)
+        At each cutoff k, relevant = the reference's top-k (binary), and the
+        model's top-k is compared with it; so R = k and at k = 1 recall, nDCG,
+        MRR and MAP are the same number. Implemented as one evaluation per k
+        against its own ground truth, concatenated into one table.
+    ``"fixed"``
+        One ground truth: the reference's top-``depth`` (default max k),
+        graded by position (``depth + 1 − pos``), used at every k.
+
+    ``models`` maps run names to embeddings (ranked item-to-item, own item
+    excluded, to depth ``run_depth``, default max k) or to ready runs.
+    Seed 000's MAP@k (mean precision over the hits found) is the metric
+    ``map_found``; ``map`` divides by R (trec_eval).
+
+    Returns one :class:`Evaluation`; ``settings["reference"]`` records the
+    file, mode, depth, sample size and seed.
+    """
+    if not models:
+        raise OptionError("give at least one model to evaluate against the reference")
+    gt = reference_ground_truth(reference, k=k, mode=mode, depth=depth, query_ids=query_ids, n_samples=n_samples,
+                                seed=seed, block_bytes=block_bytes, progress=progress)
+    runs: dict[str, Run] = {}
+    rd = int(run_depth) if run_depth is not None else max(gt.ks)
+    for name, model in models.items():
+        if isinstance(model, Run):
+            runs[name] = model if model.name == name else model.renamed(name)
+        else:
+            runs[name] = embedding_run(model, qrels=gt.deepest, k=rd, name=name, block_bytes=block_bytes,
+                                       progress=progress)
+    return evaluate_reference_runs(gt, runs, metrics=metrics, ties=ties, rel_threshold=rel_threshold,
+                                   no_relevant=no_relevant)
+
+
+def reference_agreement(
+    reference: Embeddings,
+    models: Mapping[str, Embeddings],
+    *,
+    n_pairs: int = 10_000,
+    seed: int = 42,
+) -> pd.DataFrame:
+    """Seed 000's training metrics per model: Spearman ρ and MAE of cosine similarities on sampled pairs.
+
+    Items are matched by id (models may list them in another order or hold
+    more); pairs are drawn among the ids common to all with
+    :func:`evalcore.retrieval.similarity_agreement` (same pairs for every
+    model given the seed). Columns: ``model, spearman, mae, n_pairs, n_items``.
+    """
+    from .retrieval import similarity_agreement
+
+    common = reference.ids
+    for m in models.values():
+        common = common[m.rows_of(common) >= 0]
+    if len(common) < 2:
+        raise MissingIdsError(f"fewer than 2 ids are shared by the reference {reference.label} and the models",
+                              file=reference.source)
+    if len(common) < len(reference):
+        warn(f"similarity agreement uses the {len(common)} of {len(reference)} reference ids present in every model")
+    ref_v = np.asarray(reference.vectors[reference.rows_of(common)])
+    rows = []
+    for name, m in models.items():
+        res = similarity_agreement(ref_v, np.asarray(m.vectors[m.rows_of(common)]), n_pairs=n_pairs, seed=seed,
+                                   ids=common)
+        rows.append({"model": name, "spearman": res["spearman"], "mae": res["mae"], "n_pairs": res["n_pairs"],
+                     "n_items": int(len(common))})
+    return pd.DataFrame(rows, columns=["model", "spearman", "mae", "n_pairs", "n_items"])
+
+
+# ------------------------------------------------------------------ combining evaluations
+def _union_cat(parts: list[pd.Series]) -> pd.Categorical:
+    from pandas.api.types import union_categoricals
+
+    cats = [p if isinstance(p.dtype, pd.CategoricalDtype) else p.astype("category") for p in parts]
+    return union_categoricals(cats, ignore_order=True)
+
+
+def concat_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack long per-query tables (``run, query_id, domain, metric, k, value``), uniting the categories.
+
+    A (run, query, metric, k) appearing twice is an :class:`OptionError`.
+    """
+    tables = list(tables)
+    cols = {c: _union_cat([t[c] for t in tables]) for c in ("run", "query_id", "domain", "metric")}
+    table = pd.DataFrame({
+        **cols,
+        "k": np.concatenate([t["k"].to_numpy().astype(np.int32) for t in tables]),
+        "value": np.concatenate([t["value"].to_numpy(dtype=np.float64) for t in tables]),
+    })
+    dup = table.duplicated(["run", "query_id", "metric", "k"])
+    if dup.any():
+        r = table[dup].iloc[0]
+        raise OptionError(f"run {r['run']!r} has two values for {r['metric']}@{r['k']} on query {r['query_id']!r}; "
+                          "give the evaluations distinct run names")
+    return table
+
+
+def concat_evaluations(evaluations: Sequence[Evaluation], *, settings: Mapping[str, Any] | None = None) -> Evaluation:
+    """One :class:`Evaluation` from several (different runs, ground truths or cutoffs).
+
+    Tables are stacked (categories united, first-seen order kept); coverage
+    keeps one row per run (the first; repeated runs — one evaluation per k in
+    the tied reference mode — take the maximum of each count). Settings: those
+    of the first, ``k`` and ``measures`` united, then ``settings`` on top.
+    A (run, query, metric, k) appearing twice is an error.
+    """
+    evs = list(evaluations)
+    if not evs:
+        raise OptionError("nothing to concatenate")
+    if len(evs) == 1 and not settings:
+        return evs[0]
+    table = concat_tables([e.table for e in evs])
+    cov = pd.concat([e.coverage for e in evs], ignore_index=True)
+    if cov["run"].duplicated().any():
+        num = [c for c in cov.columns if c != "run" and pd.api.types.is_numeric_dtype(cov[c])]
+        order = list(dict.fromkeys(cov["run"]))
+        cov = cov.groupby("run", sort=False)[num].max().reindex(order).reset_index()
+    merged = dict(evs[0].settings)
+    merged["k"] = sorted({int(x) for e in evs for x in e.settings.get("k", [])})
+    merged["measures"] = list(dict.fromkeys(m for e in evs for m in e.settings.get("measures", [])))
+    if settings:
+        merged.update(dict(settings))
+    return Evaluation(table, cov, merged)
+
+
+def evaluate_per_ground_truth(
+    ground_truth: Mapping[str, Qrels],
+    runs: Mapping[str, Run],
+    **options: Any,
+) -> Evaluation:
+    """Evaluate each run against its own ground truth (``ground_truth[run name]``), as one Evaluation.
+
+    Runs sharing a :class:`Qrels` object are evaluated together. Seed 001:
+    each embedding space against its aspect, the fused run against
+    ``overall``. ``options`` go to :func:`evalcore.evaluate.evaluate`;
+    ``settings["ground_truth"]`` maps each run to its ground truth's source.
+    """
+    missing = [n for n in runs if n not in ground_truth]
+    if missing:
+        raise OptionError(f"no ground truth given for runs {missing}")
+    groups: dict[int, tuple[Qrels, dict[str, Run]]] = {}
+    for name, run in runs.items():
+        q = ground_truth[name]
+        groups.setdefault(id(q), (q, {}))[1][name] = run
+    parts = [evaluate(q, rs, **options) for q, rs in groups.values()]
+    gt = {name: ground_truth[name].source for name in runs}
+    sources = list(dict.fromkeys(str(s) for s in gt.values()))
+    return concat_evaluations(parts, settings={"ground_truth": gt, "qrels": "; ".join(sources)})
+
+
+# ------------------------------------------------------------------ diversity
+def diversity_table(
+    run: Run,
+    embeddings: Embeddings,
+    *,
+    k_values: Iterable[int],
+    alpha: float = 0.5,
+    qrels: Qrels | None = None,
+    ties: str = "docid_asc",
+    domains: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """ILD@k and α-nDCG@k (seed 002) of a run, in the long-table schema of :class:`Evaluation`.
+
+    These metrics need the documents' vectors, so they exist only for runs
+    whose documents have embeddings (embedding runs, or any run over an
+    embedded corpus). Rows: ``run, query_id, domain, metric, k, value`` with
+    metric ``ild`` (mean pairwise ``1 − cos`` of the top k, seed 002 §6) and,
+    when ``qrels`` is given, ``alpha_ndcg(alpha=0.5)`` (§7; relevant = grade
+    > 0). Queries are the run's (restricted to the qrels' when given); the
+    frame can be concatenated to ``Evaluation.table``
+    (:func:`pandas.concat`, then re-categorise, or
+    ``concat_evaluations``-style with :func:`with_diversity`).
+    Documents of the run absent from ``embeddings`` are left out of the lists.
+    """
+    from .diversity import alpha_ndcg, intra_list_diversity
+
+    ks = sorted({int(x) for x in k_values})
+    if not ks or ks[0] < 1:
+        raise OptionError(f"k values must be integers >= 1, got {ks}")
+    lists = run.ranked_lists(ties=ties, depth=max(ks))
+    rel: dict[str, set[str]] | None = None
+    if qrels is not None:
+        rel = {str(x): set() for x in qrels.query_ids}
+        for qi, d, g in zip(qrels.q.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True):
+            if g > 0:
+                rel[str(qrels.query_ids[qi])].add(d)
+        if domains is None and qrels.domains is not None:
+            domains = dict(zip(qrels.query_ids.tolist(), qrels.domains.tolist(), strict=True))
+    label_a = f"alpha_ndcg(alpha={alpha:g})"
+    vec_of = embeddings.rows_of
+    rows_q: list[str] = []
+    rows_m: list[str] = []
+    rows_k: list[int] = []
+    rows_v: list[float] = []
+    qorder = list(lists) if rel is None else [q for q in rel if q in lists] + [q for q in rel if q not in lists]
+    for qid in qorder:
+        docs = [d for d, _ in lists.get(qid, [])]
+        pos = vec_of(np.asarray(docs, dtype=object)) if docs else np.zeros(0, dtype=np.int64)
+        docs = [d for d, p in zip(docs, pos.tolist(), strict=True) if p >= 0]
+        emb = {d: np.asarray(embeddings.vectors[p]) for d, p in zip(docs, pos[pos >= 0].tolist(), strict=True)}
+        for kk in ks:
+            top = docs[:kk]
+            rows_q.append(qid)
+            rows_m.append("ild")
+            rows_k.append(kk)
+            rows_v.append(float(intra_list_diversity(top, emb)))
+            if rel is not None:
+                rows_q.append(qid)
+                rows_m.append(label_a)
+                rows_k.append(kk)
+                rows_v.append(float(alpha_ndcg(top, rel.get(qid, set()), emb, k=kk, alpha=alpha)))
+    dom = domains or {}
+    return pd.DataFrame({
+        "run": pd.Categorical([run.name] * len(rows_q)),
+        "query_id": pd.Categorical(rows_q),
+        "domain": pd.Categorical([str(dom.get(q, "")) for q in rows_q]),
+        "metric": pd.Categorical(rows_m, categories=list(dict.fromkeys(rows_m)) or ["ild"]),
+        "k": np.asarray(rows_k, dtype=np.int32),
+        "value": np.asarray(rows_v, dtype=np.float64),
+    })
+
+
+def with_diversity(evaluation: Evaluation, tables: Sequence[pd.DataFrame]) -> Evaluation:
+    """``evaluation`` with diversity rows (from :func:`diversity_table`) appended to its table."""
+    if not tables:
+        return evaluation
+    settings = dict(evaluation.settings)
+    settings["diversity"] = list(dict.fromkeys(str(m) for t in tables for m in t["metric"].unique()))
+    return Evaluation(concat_tables([evaluation.table, *tables]), evaluation.coverage, settings)

@@ -1,0 +1,466 @@
+"""CLI options for embeddings as runs, aspects, a reference model as ground truth and fusion.
+
+Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
+
+``--emb NAME=DOCS[,QUERIES]`` (repeatable)
+    Rank by exact cosine top-k. One file: item-to-item (the ground-truth
+    queries found among its ids, each query's own item excluded; seeds
+    000/001). Two files: the queries file against the corpus file. Any layout
+    :func:`evalcore.embeddings.load_embeddings` reads (``.npy`` files are
+    memory-mapped).
+``--emb-ids NAME=IDS[,QUERY_IDS]``
+    Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
+    beside them.
+``--emb-depth N``
+    Ranked depth of embedding runs (default: max(max k, 100)).
+``--aspect [NAME=]ASPECT`` (repeatable)
+    Ordered-list ground truth (seed 001 JSON): the aspect a run is evaluated
+    against (``--aspect anchor=overall --aspect content=content``...); a bare
+    ASPECT applies to every run without one.
+``--reference-emb FILE`` (+ ``--reference-ids``, ``--reference-mode tied|fixed``,
+``--reference-depth N``, ``--agreement-pairs N``)
+    A reference model's neighbours as the ground truth instead of ``--qrels``
+    (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
+    per item-to-item model to the report's metadata.
+``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
+    A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
+    before it (files, embedding runs or earlier fusions).
+``--diversity``
+    ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
+``--block-mb MB``
+    Working-set bound of the exact top-k (default 256).
+
+So seed 001 — three spaces, each against its aspect, plus their weighted RRF
+against ``overall`` — is one command::
+
+    evalcore evaluate --qrels gt.json --ties docid_asc --k 5 \\
+        --metrics recall mrr ndcg_exp \\
+        --emb anchor=anchor.json --emb content=content.json --emb vibe=vibe.json \\
+        --aspect anchor=overall --aspect content=content --aspect vibe=vibes \\
+        --fuse combined=anchor:0.5,content:0.3,vibe:0.2 --aspect combined=overall --out out/
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .data import Qrels, Run
+from .embedding_runs import (
+    DEFAULT_BLOCK_BYTES,
+    REFERENCE_MODES,
+    embedding_run,
+    evaluate_per_ground_truth,
+    evaluate_reference_runs,
+    reference_agreement,
+    reference_ground_truth,
+)
+from .embeddings import Embeddings, load_embeddings
+from .errors import OptionError, warn
+from .evaluate import Evaluation
+
+__all__ = [
+    "add_embedding_options",
+    "runs_from_embeddings",
+    "fuse_runs",
+    "evaluate_from_args",
+    "parse_emb_spec",
+    "parse_fuse_spec",
+    "EmbSpec",
+]
+
+ProgressFn = Callable[[int, int], None]
+
+
+def add_embedding_options(parser: argparse.ArgumentParser) -> None:
+    """Add the embedding, aspect, reference and fusion options to a sub-command's parser."""
+    g = parser.add_argument_group("embeddings, aspects, reference model, fusion")
+    g.add_argument("--emb", action="append", metavar="NAME=DOCS[,QUERIES]",
+                   help="embedding run by exact cosine top-k: one file = item-to-item (own item excluded), "
+                        "two = queries against a corpus (repeatable)")
+    g.add_argument("--emb-ids", action="append", metavar="NAME=IDS[,QUERY_IDS]",
+                   help="id files (one id per line) of .npy embeddings not named X_ids.txt / X.ids.txt")
+    g.add_argument("--emb-depth", type=int, default=None, metavar="N",
+                   help="ranked depth of embedding runs (default max(max k, 100))")
+    g.add_argument("--aspect", action="append", metavar="[NAME=]ASPECT",
+                   help="ordered-list ground truth (seed 001): aspect a run is evaluated against; "
+                        "a bare ASPECT applies to all other runs")
+    g.add_argument("--reference-emb", default=None, metavar="FILE",
+                   help="reference embeddings whose neighbours are the ground truth (seed 000), instead of --qrels")
+    g.add_argument("--reference-ids", default=None, metavar="IDS", help="ids file of a .npy --reference-emb")
+    g.add_argument("--reference-mode", default="tied", choices=list(REFERENCE_MODES),
+                   help="tied: at each k relevant = reference top-k (seed 000, default); "
+                        "fixed: one top-DEPTH graded by position")
+    g.add_argument("--reference-depth", type=int, default=None, metavar="N",
+                   help="depth of the fixed reference ground truth (default max k)")
+    g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
+                   help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model")
+    g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
+                   help="add a weighted RRF of runs named before (repeatable)")
+    g.add_argument("--rrf-c", type=float, default=60.0, help="RRF constant c (default 60)")
+    g.add_argument("--rrf-top-n", type=int, default=None, metavar="N",
+                   help="fuse only the top N of each list (absent = contribution 0)")
+    g.add_argument("--rrf-ties", default="docid_asc",
+                   help="tie rule giving the input ranks of --fuse (default docid_asc, as embedding runs rank)")
+    g.add_argument("--diversity", action="store_true",
+                   help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
+    g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
+                   help="working-set bound of the exact top-k in MiB (default 256)")
+
+
+# ---------------------------------------------------------------------------- specs
+@dataclass(frozen=True)
+class EmbSpec:
+    name: str
+    docs: str
+    queries: str | None = None
+    docs_ids: str | None = None
+    queries_ids: str | None = None
+
+
+def _split(spec: str, flag: str, what: str = "NAME=FILE") -> tuple[str, str]:
+    if "=" not in spec:
+        raise OptionError(f"{flag} expects {what}, got {spec!r}")
+    name, value = (x.strip() for x in spec.split("=", 1))
+    if not name or not value:
+        raise OptionError(f"{flag} expects {what}, got {spec!r}")
+    return name, value
+
+
+def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:
+    """``NAME=DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec`."""
+    name, value = _split(spec, "--emb", "NAME=DOCS_FILE[,QUERIES_FILE]")
+    parts = [p.strip() for p in value.split(",")]
+    if len(parts) > 2 or not all(parts):
+        raise OptionError(f"--emb expects NAME=DOCS_FILE[,QUERIES_FILE], got {spec!r}")
+    id_parts: list[str | None] = [None, None]
+    if ids and name in ids:
+        got = [p.strip() or None for p in ids[name].split(",")]
+        if len(got) > 2:
+            raise OptionError(f"--emb-ids expects NAME=IDS[,QUERY_IDS], got {name}={ids[name]}")
+        id_parts[: len(got)] = got
+    return EmbSpec(name, parts[0], parts[1] if len(parts) == 2 else None, id_parts[0], id_parts[1])
+
+
+def parse_fuse_spec(spec: str) -> tuple[str, dict[str, float]]:
+    """``NAME=RUN1:W1,RUN2:W2`` -> (NAME, {RUN: W}); a run without ``:W`` has weight 1."""
+    name, value = _split(spec, "--fuse", "NAME=RUN1:W1,RUN2:W2,...")
+    weights: dict[str, float] = {}
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            raise OptionError(f"--fuse {spec!r}: empty run in the list")
+        run, _, w = part.rpartition(":") if ":" in part else (part, "", "1")
+        run = run.strip()
+        try:
+            weight = float(w)
+        except ValueError:
+            raise OptionError(f"--fuse {spec!r}: weight {w!r} of run {run!r} is not a number") from None
+        if run in weights:
+            raise OptionError(f"--fuse {spec!r}: run {run!r} listed twice")
+        weights[run] = weight
+    return name, weights
+
+
+def _parse_aspects(specs: Sequence[str] | None) -> tuple[dict[str, str], str | None]:
+    per_run: dict[str, str] = {}
+    default = None
+    for spec in specs or []:
+        if "=" in spec:
+            name, aspect = _split(spec, "--aspect", "NAME=ASPECT or ASPECT")
+            per_run[name] = aspect
+        else:
+            if default is not None and default != spec.strip():
+                raise OptionError(f"two default aspects given ({default!r}, {spec.strip()!r}); name the runs")
+            default = spec.strip()
+    return per_run, default
+
+
+# ---------------------------------------------------------------------------- loading
+class _EmbCache:
+    """Load each embedding file once per command."""
+
+    def __init__(self) -> None:
+        self._hit: dict[tuple[str, str | None], Embeddings] = {}
+
+    def get(self, path: str, ids: str | None = None) -> Embeddings:
+        key = (str(Path(path)), ids)
+        if key not in self._hit:
+            self._hit[key] = load_embeddings(path, ids_src=ids, mmap=True)
+        return self._hit[key]
+
+
+def _depth(args: argparse.Namespace, ks: Sequence[int]) -> int:
+    d = getattr(args, "emb_depth", None)
+    if d is None:
+        return max(100, max(ks) if ks else 0)
+    if d < 1:
+        raise OptionError(f"--emb-depth must be >= 1, got {d}")
+    if ks and d < max(ks):
+        warn(f"--emb-depth {d} is below the largest cutoff {max(ks)}: metrics at larger k see only {d} documents")
+    return int(d)
+
+
+def _block_bytes(args: argparse.Namespace) -> int:
+    mb = getattr(args, "block_mb", None) or DEFAULT_BLOCK_BYTES // 2**20
+    if mb < 1:
+        raise OptionError(f"--block-mb must be >= 1, got {mb}")
+    return int(mb) * 2**20
+
+
+def _ks(args: argparse.Namespace) -> list[int]:
+    k = getattr(args, "k", None)
+    if k is None:
+        return []
+    return [int(k)] if isinstance(k, int) else [int(x) for x in k]
+
+
+def runs_from_embeddings(
+    specs: Sequence[str],
+    *,
+    qrels: Qrels | Mapping[str, Qrels] | None,
+    args: argparse.Namespace,
+    progress: ProgressFn | None = None,
+    ks: Sequence[int] | None = None,
+    cache: _EmbCache | None = None,
+    info: dict[str, Any] | None = None,
+) -> dict[str, Run]:
+    """One :class:`Run` per ``--emb NAME=DOCS[,QUERIES]`` spec.
+
+    ``qrels`` (one for all, or one per run name) gives the queries to rank;
+    without it every item (or query) is ranked. Depth is ``--emb-depth``
+    (default max(max k, 100)). ``info`` (optional) receives, per run, the
+    files, sizes, dimension and depth (for the report's metadata).
+    """
+    cache = cache or _EmbCache()
+    ids_map: dict[str, str] = {}
+    for s in getattr(args, "emb_ids", None) or []:
+        n, v = _split(s, "--emb-ids", "NAME=IDS_FILE[,QUERY_IDS_FILE]")
+        ids_map[n] = v
+    parsed = [parse_emb_spec(s, ids_map) for s in specs]
+    unknown = set(ids_map) - {p.name for p in parsed}
+    if unknown:
+        raise OptionError(f"--emb-ids names {sorted(unknown)} match no --emb")
+    depth = _depth(args, list(ks) if ks is not None else _ks(args))
+    block = _block_bytes(args)
+    runs: dict[str, Run] = {}
+    for sp in parsed:
+        if sp.name in runs:
+            raise OptionError(f"two --emb runs are named {sp.name!r}")
+        docs = cache.get(sp.docs, sp.docs_ids)
+        queries = cache.get(sp.queries, sp.queries_ids) if sp.queries else None
+        gt = qrels.get(sp.name) if isinstance(qrels, Mapping) else qrels
+        runs[sp.name] = embedding_run(docs, queries, qrels=gt, k=depth, name=sp.name, progress=progress,
+                                      block_bytes=block)
+        if info is not None:
+            info[sp.name] = {"docs": docs.source, "queries": None if queries is None else queries.source,
+                             "n_docs": len(docs), "dim": docs.dim, "depth": depth,
+                             "item_to_item": queries is None}
+    return runs
+
+
+def fuse_runs(
+    specs: Sequence[str],
+    runs: Mapping[str, Run],
+    *,
+    c: float = 60.0,
+    top_n: int | None = None,
+    ties: str = "docid_asc",
+    info: dict[str, Any] | None = None,
+) -> dict[str, Run]:
+    """Weighted RRF runs from ``--fuse NAME=RUN1:W1,...`` specs, in order (a fusion may use earlier ones)."""
+    from .fusion import weighted_rrf
+
+    pool = dict(runs)
+    out: dict[str, Run] = {}
+    for spec in specs:
+        name, weights = parse_fuse_spec(spec)
+        if name in pool:
+            raise OptionError(f"--fuse {spec!r}: a run is already named {name!r}")
+        missing = [r for r in weights if r not in pool]
+        if missing:
+            raise OptionError(f"--fuse {spec!r}: unknown runs {missing}; runs are {list(pool)}")
+        members = [pool[r] for r in weights]
+        fused = weighted_rrf(members, weights=weights, c=c, top_n=top_n, ties=ties, name=name)
+        pool[name] = fused
+        out[name] = fused
+        if info is not None:
+            info[name] = {"runs": weights, "c": c, "top_n": top_n, "ties": ties}
+    return out
+
+
+def _has_ties(run: Run) -> bool:
+    order = np.lexsort((run.scores, run.q))
+    q, s = run.q[order], run.scores[order]
+    return bool(np.any((q[1:] == q[:-1]) & (s[1:] == s[:-1])))
+
+
+# ---------------------------------------------------------------------------- the whole command
+def _load_ground_truth(args: argparse.Namespace, aspect: str | None) -> Qrels:
+    from .loaders import load_qrels
+
+    fmt = getattr(args, "qrels_format", "auto") or "auto"
+    if aspect is None:
+        return load_qrels(args.qrels, format=fmt)
+    try:
+        return load_qrels(args.qrels, format=fmt, aspect=aspect)
+    except TypeError as e:
+        if "aspect" not in str(e):
+            raise
+        raise OptionError("--aspect needs a ground-truth loader with aspects (ordered-list JSON, seed 001); "
+                          "this version of evalcore.loaders has none") from None
+
+
+def evaluate_from_args(
+    args: argparse.Namespace,
+    *,
+    metrics: Sequence[str],
+    k: Sequence[int] | int,
+    load_runs: Callable[[Sequence[str]], dict[str, Run]],
+    progress: ProgressFn | None = None,
+) -> tuple[Evaluation, dict[str, Run], str]:
+    """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
+
+    Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
+    ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
+    ``--n-samples``/``--seed`` and ``--diversity``. Returns the evaluation,
+    every run by name, and a label of the ground truth.
+    """
+    from .evaluate import evaluate
+
+    ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
+    ties = getattr(args, "ties", "trec")
+    opts = dict(metrics=list(metrics), ties=ties, rel_threshold=getattr(args, "rel_threshold", 1),
+                no_relevant=getattr(args, "no_relevant", "zero"))
+    block = _block_bytes(args)
+    cache = _EmbCache()
+    n_samples = getattr(args, "n_samples", None)
+    seed = getattr(args, "seed", 42)
+    emb_specs = getattr(args, "emb", None) or []
+    fuse_specs = getattr(args, "fuse", None) or []
+    ref_path = getattr(args, "reference_emb", None)
+    qrels_path = getattr(args, "qrels", None)
+    per_run_aspect, default_aspect = _parse_aspects(getattr(args, "aspect", None))
+    extra: dict[str, Any] = {}
+
+    if ref_path and qrels_path:
+        raise OptionError("give either --qrels or --reference-emb, not both")
+    if not ref_path and not qrels_path:
+        raise OptionError("give the ground truth: --qrels FILE, or --reference-emb FILE (reference model)")
+    if ref_path and (per_run_aspect or default_aspect):
+        raise OptionError("--aspect applies to ordered-list ground truth (--qrels), not to --reference-emb")
+
+    runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
+    emb_info: dict[str, Any] = {}
+    if ref_path:
+        reference = cache.get(ref_path, getattr(args, "reference_ids", None))
+        gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
+                                    depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=seed,
+                                    block_bytes=block, progress=progress)
+        qrels_for: Qrels | dict[str, Qrels] = gt.deepest
+        label = f"reference {reference.source}, {gt.mode}"
+    else:
+        gt = None
+        cached: dict[str | None, Qrels] = {}
+
+        def gt_of(aspect: str | None) -> Qrels:
+            if aspect not in cached:
+                cached[aspect] = _load_ground_truth(args, aspect)
+            return cached[aspect]
+
+        # sampling: on the first ground truth loaded, the same ids for all aspects
+        names = [s.split("=", 1)[0].strip() for s in emb_specs] + list(runs)
+        names += [s.split("=", 1)[0].strip() for s in fuse_specs]
+        aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
+        first = gt_of(aspects_needed[0])
+        if n_samples:
+            from .retrieval import sample_queries
+
+            picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
+            for a in aspects_needed:
+                q = gt_of(a)
+                have = set(q.query_ids.tolist())
+                cached[a] = q.subset([x for x in picked if x in have])
+        qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
+        label = str(args.qrels)
+
+    if emb_specs:
+        runs_emb = runs_from_embeddings(emb_specs, qrels=qrels_for, args=args, progress=progress, ks=ks,
+                                        cache=cache, info=emb_info)
+        clash = set(runs_emb) & set(runs)
+        if clash:
+            raise OptionError(f"run names used twice (--run and --emb): {sorted(clash)}")
+        runs.update(runs_emb)
+    fusion_info: dict[str, Any] = {}
+    if fuse_specs:
+        runs.update(fuse_runs(fuse_specs, runs, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
+                              info=fusion_info))
+    if not runs:
+        raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")
+    unknown = set(per_run_aspect) - set(runs)
+    if unknown:
+        raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {list(runs)}")
+
+    from .ranking import canonical_ties
+
+    generated = list(emb_info) + list(fusion_info)
+    if canonical_ties(ties) == "trec":
+        tied = [n for n in generated if _has_ties(runs[n])]
+        if tied:
+            warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; "
+                 "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
+
+    if gt is not None:
+        ev = evaluate_reference_runs(gt, runs, **opts)
+        if getattr(args, "agreement_pairs", 0):
+            models = {n: cache.get(*_files_of(emb_specs, n, args)) for n, i in emb_info.items() if i["item_to_item"]}
+            if models:
+                agr = reference_agreement(reference, models, n_pairs=args.agreement_pairs, seed=seed)
+                extra["similarity_agreement"] = {r.model: {"spearman": r.spearman, "mae": r.mae, "n_pairs": r.n_pairs}
+                                                 for r in agr.itertuples(index=False)}
+    else:
+        assert isinstance(qrels_for, dict)
+        if per_run_aspect or default_aspect:
+            ev = evaluate_per_ground_truth({n: qrels_for[n] for n in runs}, runs, k=ks, **opts)
+            extra["aspects"] = {n: per_run_aspect.get(n, default_aspect) for n in runs}
+        else:
+            ev = evaluate(qrels_for[next(iter(runs))], runs, k=ks, **opts)
+
+    if getattr(args, "diversity", False) and emb_info:
+        ev = _add_diversity(ev, runs, emb_info, cache, args, ks, gt, qrels_for, ties)
+    if emb_info:
+        extra["embeddings"] = emb_info
+    if fusion_info:
+        extra["fusion"] = fusion_info
+    if extra:
+        ev = Evaluation(ev.table, ev.coverage, {**ev.settings, **extra})
+    return ev, runs, label
+
+
+def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tuple[str, str | None]:
+    ids_map = dict(_split(s, "--emb-ids") for s in getattr(args, "emb_ids", None) or [])
+    for s in specs:
+        sp = parse_emb_spec(s, ids_map)
+        if sp.name == name:
+            return sp.docs, sp.docs_ids
+    raise OptionError(f"no --emb named {name!r}")  # pragma: no cover - names come from the specs
+
+
+def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[str, Any], cache: _EmbCache,
+                   args: argparse.Namespace, ks: Sequence[int], gt: Any, qrels_for: Any, ties: str) -> Evaluation:
+    from .embedding_runs import diversity_table, with_diversity
+
+    tables = []
+    for name in emb_info:
+        docs = cache.get(*_files_of(args.emb, name, args))
+        q = gt.deepest if gt is not None else qrels_for[name]
+        t = diversity_table(runs[name], docs, k_values=ks, qrels=q, ties=ties)
+        # only the evaluated queries, as in the evaluation table
+        evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())
+        tables.append(t[t["query_id"].astype(str).isin(evaluated)])
+    return with_diversity(ev, tables)
