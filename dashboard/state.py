@@ -1,0 +1,482 @@
+"""Session state and caching of the dashboard.
+
+* The :class:`~evalcore.workspace.Workspace` (what the user loaded, keyed by
+  the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
+  session starts on the built-in demo.
+* Every derived object is computed by one ``st.cache_data`` function per
+  pipeline step, keyed by content keys (hashes of the bytes + the options that
+  matter; the bytes and objects themselves are passed as ``_``-prefixed
+  arguments, which Streamlit does not hash), so picking another query, k, run
+  or baseline never re-parses, re-ranks or re-evaluates anything.
+* On top of that a small per-session memo keeps the objects themselves (no
+  unpickling on each rerun, and the rank orders cached on the Run objects stay).
+* Cached steps return an :class:`Outcome` (value, error message, warnings):
+  a file that fails validation is cached as failed too, so it is neither
+  re-parsed on every rerun nor able to break the other files.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from evalcore import workspace as W
+from evalcore.data import Qrels, Run
+from evalcore.errors import EvalcoreError
+from evalcore.evaluate import Evaluation
+
+WS_KEY = "ws"
+MEMO_KEY = "_memo"
+MEMO_SIZE = 64
+DEMO_SEED = 0
+
+# keys of the selections shared by the pages (not widget keys: those vanish with their page)
+SEL_METRIC = "sel_metric"
+SEL_K = "sel_k"
+SEL_RUN_A = "sel_run_a"
+SEL_RUN_B = "sel_run_b"
+SEL_BASELINE = "sel_baseline"
+SEL_QUERY = "sel_query"
+SEL_TEST = "sel_test"
+SEL_CORRECTION = "sel_correction"
+
+
+# ------------------------------------------------------------------------------------------ workspace
+
+
+def get_ws() -> W.Workspace:
+    """The session's workspace; a new session opens on the demo."""
+    if WS_KEY not in st.session_state:
+        st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
+    return st.session_state[WS_KEY]
+
+
+def set_ws(ws: W.Workspace) -> None:
+    st.session_state[WS_KEY] = ws
+
+
+# ------------------------------------------------------------------------------------------ outcomes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A cached step's result: ``value`` or ``error`` (a one-line message), plus warnings."""
+
+    value: Any = None
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
+    try:
+        value, warns = W.capture(fn, *args, **kwargs)
+    except EvalcoreError as e:
+        return Outcome(error=str(e))
+    except MemoryError:
+        return Outcome(error="out of memory while processing this file; try a query sample")
+    return Outcome(value, None, tuple(warns))
+
+
+def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a Streamlit element method from inside a cached function without it being recorded for replay.
+
+    ``st.cache_data`` records every element call made while the cached function
+    runs and refuses those on blocks created outside it (a progress bar created
+    by the page). A progress update is transient, so it is sent as if no cached
+    function were running.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import in_cached_function
+    except ImportError:  # pragma: no cover - other Streamlit versions: no live progress
+        return None
+
+    def inner() -> Any:
+        in_cached_function.set(False)
+        return fn(*args, **kwargs)
+
+    return contextvars.copy_context().run(inner)
+
+
+# ------------------------------------------------------------------------------------------ cached steps
+# The first argument of each is the content key; the objects follow with a leading underscore.
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_aspects(key: str, _gt: W.GroundTruthSource) -> Outcome:
+    return _attempt(W.ground_truth_aspects, _gt)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_universe(key: str, _gt: W.GroundTruthSource, aspect: str | None) -> Outcome:
+    return _attempt(W.query_universe, _gt, aspect)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_domains(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_domain_map, _blob)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_metadata(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_metadata, _blob)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np.ndarray | None,
+             _domains: dict | None, _settings: W.Settings, _progress: Callable | None) -> Outcome:
+    return _attempt(W.prepare_qrels, _gt, aspect=aspect, sample=_sample, domains=_domains, settings=_settings,
+                    progress=_progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
+           _inputs: dict | None, _progress: Callable | None) -> Outcome:
+    return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings) -> Outcome:
+    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
+    from evalcore.aggregate import summarize
+
+    return summarize(_table)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
+               n_resamples: int) -> Outcome:
+    from evalcore.stats import compare
+
+    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction,
+                    n_resamples=n_resamples)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
+                       correction: str, min_queries: int, n_resamples: int) -> Outcome:
+    from evalcore.stats import compare_by_domain
+
+    return _attempt(compare_by_domain, W.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
+                    correction=correction, min_queries=min_queries, n_resamples=n_resamples)
+
+
+# ------------------------------------------------------------------------------------------ memo
+
+
+def _memo() -> OrderedDict:
+    if MEMO_KEY not in st.session_state:
+        st.session_state[MEMO_KEY] = OrderedDict()
+    return st.session_state[MEMO_KEY]
+
+
+def memo(key: str, compute: Callable[[], Any]) -> Any:
+    """Per-session memo in front of the ``st.cache_data`` steps (LRU of :data:`MEMO_SIZE` entries)."""
+    m = _memo()
+    if key in m:
+        m.move_to_end(key)
+        return m[key]
+    value = compute()
+    m[key] = value
+    while len(m) > MEMO_SIZE:
+        m.popitem(last=False)
+    return value
+
+
+# ------------------------------------------------------------------------------------------ context
+
+
+@dataclass
+class Context:
+    """Everything the pages need for one rerun (built by :func:`context`)."""
+
+    ws: W.Workspace
+    settings: W.Settings | None = None
+    settings_error: str | None = None
+    gt_error: str | None = None
+    gt_warnings: tuple[str, ...] = ()
+    aspects: tuple[str, ...] = ()
+    domain_error: str | None = None
+    metadata_error: str | None = None
+    qrels: dict = field(default_factory=dict)  # aspect -> sampled Qrels
+    n_universe: int = 0
+    runs: dict[str, Run] = field(default_factory=dict)  # name -> Run (loaded runs only)
+    run_keys: dict[str, str] = field(default_factory=dict)  # uid -> content key
+    run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message
+    run_warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
+    evaluation: Evaluation | None = None
+    eval_key: str | None = None
+    eval_error: str | None = None
+    metadata: pd.DataFrame | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.evaluation is not None
+
+    def qrels_for(self, run_name: str) -> Qrels | None:
+        return self.qrels.get(self.run_aspect.get(run_name))
+
+    @property
+    def run_names(self) -> list[str]:
+        return list(self.evaluation.runs) if self.evaluation is not None else []
+
+
+def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
+    holder: dict[str, Any] = {}
+
+    def cb(done: int, total: int) -> None:
+        frac = min(1.0, done / total) if total else 1.0
+        text = f"{label}: {done}/{total}"
+        if "bar" not in holder:
+            holder["bar"] = outside_cache(slot.progress, frac, text=text)
+        elif holder["bar"] is not None:
+            outside_cache(holder["bar"].progress, frac, text=text)
+
+    return cb
+
+
+def context(progress_slot: Any | None = None) -> Context:
+    """Resolve the workspace into qrels, runs and the evaluation (every step cached by content key).
+
+    ``progress_slot`` (an ``st.empty()``) receives a progress bar while
+    embeddings are ranked or a reference ground truth is built (cache misses only).
+    """
+    ws = get_ws()
+    ctx = Context(ws)
+    try:
+        settings = ws.settings.validated()
+    except EvalcoreError as e:
+        ctx.settings_error = str(e)
+        return ctx
+    ctx.settings = settings
+    gt = ws.ground_truth
+    if gt is None:
+        return ctx
+
+    # ground truth: aspects, universe, sample, domains
+    if gt.kind == "file":
+        out = memo("aspects:" + gt.universe_key(), lambda: _c_aspects(gt.universe_key(), gt))
+        if not out.ok:
+            ctx.gt_error = out.error
+            return ctx
+        ctx.aspects = out.value
+    default_aspect = ctx.aspects[0] if ctx.aspects else None
+    ukey = _key("universe", gt.universe_key(), default_aspect)
+    out = memo(ukey, lambda: _c_universe(ukey, gt, default_aspect))
+    if not out.ok:
+        ctx.gt_error = out.error
+        return ctx
+    universe = out.value
+    ctx.n_universe = len(universe)
+    skey = _key("sample", ukey, settings.sample_size, settings.seed)
+    sample = memo(skey, lambda: W.sample_query_ids(universe, settings.sample_size, settings.seed)) \
+        if settings.sample_size else None
+
+    domains = None
+    if ws.domain_blob is not None:
+        out = memo("domains:" + ws.domain_blob.sha256, lambda: _c_domains(ws.domain_blob.sha256, ws.domain_blob))
+        if out.ok:
+            domains = out.value
+        else:
+            ctx.domain_error = out.error
+    if ws.metadata_blob is not None:
+        out = memo("meta:" + ws.metadata_blob.sha256, lambda: _c_metadata(ws.metadata_blob.sha256, ws.metadata_blob))
+        if out.ok:
+            ctx.metadata = out.value
+        else:
+            ctx.metadata_error = out.error
+    elif ws.is_demo and gt.kind == "demo":
+        from evalcore.demo import cached_demo
+
+        ctx.metadata = cached_demo(gt.demo_seed or 0).metadata
+
+    def aspect_of(src: W.RunSource) -> str | None:
+        if not ctx.aspects:
+            return None
+        return src.aspect if src.aspect in ctx.aspects else default_aspect
+
+    qkeys: dict[str | None, str] = {}
+
+    def qrels_for(aspect: str | None) -> Qrels | None:
+        if aspect in ctx.qrels:
+            return ctx.qrels[aspect]
+        dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
+        qk = _key("qrels", gt.key(aspect, settings), skey if sample is not None else "all", dkey)
+        cb = _progress_callback(progress_slot, "building the ground truth from the reference") \
+            if (progress_slot is not None and gt.kind == "reference") else None
+        out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
+        if not out.ok:
+            ctx.gt_error = out.error
+            return None
+        if out.warnings:
+            ctx.gt_warnings = tuple(dict.fromkeys((*ctx.gt_warnings, *out.warnings)))
+        ctx.qrels[aspect] = out.value
+        qkeys[aspect] = qk
+        return out.value
+
+    if qrels_for(default_aspect) is None:
+        if progress_slot is not None:
+            progress_slot.empty()
+        return ctx
+
+    # runs: plain ones first, fused ones after their inputs
+    by_uid: dict[str, Run] = {}
+    pending = list(ws.runs)
+    for _ in range(len(pending) + 1):
+        if not pending:
+            break
+        rest = []
+        for src in pending:
+            if src.kind == "fused" and not all(u in by_uid or u in ctx.run_errors for u in src.fusion.inputs):
+                if any(ws.run_by_uid(u) is None for u in src.fusion.inputs):
+                    ctx.run_errors[src.uid] = "a run this fusion uses was removed"
+                else:
+                    rest.append(src)
+                continue
+            aspect = aspect_of(src)
+            q = qrels_for(aspect)
+            if q is None:
+                ctx.run_errors[src.uid] = "the ground truth for this run's aspect failed to load"
+                continue
+            if src.kind == "embedding":
+                rkey = _key("run", src.content_key(), qkeys.get(aspect), settings.depth)
+            elif src.kind == "fused":
+                if any(u in ctx.run_errors for u in src.fusion.inputs):
+                    ctx.run_errors[src.uid] = "a run this fusion uses failed to load"
+                    continue
+                rkey = _key("run", src.content_key(), [ctx.run_keys[u] for u in src.fusion.inputs], settings.ties)
+            else:
+                rkey = _key("run", src.content_key())
+            inputs = {u: by_uid[u] for u in src.fusion.inputs} if src.kind == "fused" else None
+            cb = _progress_callback(progress_slot, "ranking by cosine similarity") \
+                if (progress_slot is not None and src.kind == "embedding") else None
+            out = memo(rkey, lambda src=src, q=q, rkey=rkey, inputs=inputs, cb=cb:
+                       _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
+            ctx.run_keys[src.uid] = rkey
+            if out.warnings:
+                ctx.run_warnings[src.uid] = out.warnings
+            if not out.ok:
+                ctx.run_errors[src.uid] = out.error
+                continue
+            run = out.value if out.value.name == src.name else out.value.renamed(src.name)
+            by_uid[src.uid] = run
+            ctx.runs[src.name] = run
+            ctx.run_aspect[src.name] = aspect
+        pending = rest
+    for src in pending:
+        ctx.run_errors.setdefault(src.uid, "a run this fusion uses is not available")
+    if progress_slot is not None:
+        progress_slot.empty()
+    if not ctx.runs:
+        return ctx
+
+    # evaluation: every run, every metric, every k at once
+    names = [r.name for r in ws.runs if r.name in ctx.runs]
+    ekey = _key("evaluation", [(n, ctx.run_keys[ws_uid(ws, n)], ctx.run_aspect[n]) for n in names],
+                {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
+    pairs = [(ctx.runs[n], ctx.run_aspect[n]) for n in names]
+    qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
+    out = memo(ekey, lambda: _c_evaluate(ekey, qmap, pairs, settings))
+    if not out.ok:
+        ctx.eval_error = out.error
+        return ctx
+    ctx.evaluation = out.value
+    ctx.eval_key = ekey
+    return ctx
+
+
+def ws_uid(ws: W.Workspace, name: str) -> str:
+    return next(r.uid for r in ws.runs if r.name == name)
+
+
+def _key(*parts: Any) -> str:
+    return W._key(*parts)
+
+
+# ------------------------------------------------------------------------------------------ derived views
+
+
+def summary(ctx: Context) -> pd.DataFrame:
+    """``summarize(evaluation.table)`` (mean, CI... per run × metric × k), cached per evaluation."""
+    key = "summary:" + ctx.eval_key
+    return memo(key, lambda: _c_summary(key, ctx.evaluation.table))
+
+
+#: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000).
+N_RESAMPLES = 2000
+
+
+def comparison(ctx: Context, metric: str, k: int, test: str, correction: str) -> Outcome:
+    """All pairs of runs on metric@k (``evalcore.stats.compare``), cached: changing the baseline is a filter."""
+    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES)
+    return memo(key, lambda: _c_compare(key, ctx.evaluation.table, metric, k, test, correction, N_RESAMPLES))
+
+
+def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: str, correction: str,
+                      min_queries: int) -> Outcome:
+    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES)
+    return memo(key, lambda: _c_compare_domains(key, ctx.evaluation.table, metric, k, baseline, test, correction,
+                                                min_queries, N_RESAMPLES))
+
+
+# Downloads are generated when clicked (``st.download_button(data=callable)``). Streamlit runs the
+# callable outside the script run (another thread, no session state), so these closures only use
+# the objects they capture and evalcore's pure functions.
+
+
+def report_json(ctx: Context, top_k: int) -> Callable[[], bytes]:
+    """Deferred ``report.json`` (:func:`evalcore.report.build_report`)."""
+    ev, runs = ctx.evaluation, dict(ctx.runs)
+    meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
+            "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
+
+    def make() -> bytes:
+        from evalcore.report import build_report
+
+        rep = build_report(ev, runs, top_k=top_k, metadata=meta)
+        return json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
+
+    return make
+
+
+def results_csv(ctx: Context, run: str) -> Callable[[], bytes]:
+    """Deferred ``{run}_results.csv`` (:func:`evalcore.report.results_by_k`)."""
+    ev = ctx.evaluation
+
+    def make() -> bytes:
+        from evalcore.report import results_by_k
+
+        return results_by_k(ev, run).to_csv(index=False).encode("utf-8")
+
+    return make
+
+
+def per_query_csv(ctx: Context) -> Callable[[], bytes]:
+    """Deferred per-query CSV (the long table ``run, query_id, domain, metric, k, value``)."""
+    table = ctx.evaluation.table
+
+    def make() -> bytes:
+        return table.to_csv(index=False).encode("utf-8")
+
+    return make
+
+
+def clear_caches() -> None:
+    """Drop the session memo (the ``st.cache_data`` entries stay; they are keyed by content)."""
+    st.session_state.pop(MEMO_KEY, None)

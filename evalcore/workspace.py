@@ -1,0 +1,862 @@
+"""The dashboard's data model and pipeline, in pure Python (no Streamlit).
+
+A :class:`Workspace` holds what the user loaded — uploaded files as
+:class:`Blob` (bytes + SHA-256), a :class:`GroundTruthSource`, any number of
+:class:`RunSource`, optional domain and document-metadata files — and the
+:class:`Settings`. Nothing here keeps derived data: every derived object
+(parsed qrels, sampled queries, rankings from embeddings, the evaluation) is a
+pure function of *content keys* built from the SHA-256 of the bytes and the
+options that matter, so the dashboard can cache each step by key and never
+recompute retrieval when only the displayed k, query, run or baseline changes.
+
+Pipeline (each step a function below; the dashboard wraps each in a cache)::
+
+    ground truth bytes ──load_ground_truth──> Qrels (per aspect)
+                       ──query_universe──> all query ids ──sample_query_ids──> sample
+    Qrels + domains + sample ──prepare_qrels──> evaluated Qrels
+    run bytes / embeddings / fusion ──build_run──> Run        (retrieval only here)
+    Qrels + Runs + Settings ──evaluate_workspace──> Evaluation (every k at once)
+
+Every number the dashboard shows is an aggregation of ``Evaluation.table``
+(:mod:`evalcore.aggregate`, :mod:`evalcore.stats`); the helpers at the end of
+this module only reshape those aggregates for display.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import loaders
+from .data import Qrels, Run
+from .errors import EvalcoreError, EvalcoreWarning, MissingIdsError, OptionError
+from .evaluate import Evaluation, evaluate
+
+__all__ = [
+    "Blob", "Settings", "GroundTruthSource", "RunSource", "FusionSpec", "Workspace",
+    "content_hash", "capture", "load_ground_truth", "query_universe", "sample_query_ids", "prepare_qrels",
+    "build_run", "evaluate_workspace", "load_domain_map", "load_metadata", "plain_table",
+    "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
+    "metric_k_pairs", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
+    "qrels_formats", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
+    "add_fused_run", "set_run_options", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
+]
+
+#: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`).
+METRIC_CHOICES: tuple[str, ...] = (
+    "ndcg", "ndcg_exp", "recall", "recall_capped", "precision", "hit_rate", "mrr", "map", "map_found",
+    "rprec", "first_rel_rank",
+)
+TIE_CHOICES: tuple[str, ...] = ("trec", "docid_asc", "input")
+DEFAULT_K: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
+
+# ------------------------------------------------------------------------------------------ blobs
+
+
+def content_hash(data: bytes) -> str:
+    """SHA-256 hex digest of the bytes (the key of everything derived from them)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class Blob:
+    """An uploaded file: its name, bytes and SHA-256."""
+
+    name: str
+    data: bytes = field(repr=False)
+    sha256: str = ""
+
+    @classmethod
+    def of(cls, name: str, data: bytes) -> Blob:
+        return cls(str(name), bytes(data), content_hash(data))
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+def _sha(b: Blob | None) -> str:
+    return b.sha256 if b is not None else "-"
+
+
+def _key(*parts: Any) -> str:
+    """A short stable key from JSON-able parts."""
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+# ------------------------------------------------------------------------------------------ settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Evaluation settings chosen on the Data page.
+
+    ``sample_size`` 0 means every ground-truth query; ``depth`` is the length of
+    the rankings computed from embeddings (the drill-down says "not in top
+    ``depth``"); ``gt_depth`` is the depth of a reference-embedding ground truth.
+    """
+
+    k: tuple[int, ...] = DEFAULT_K
+    metrics: tuple[str, ...] = ("ndcg", "recall", "mrr", "map")
+    rel_threshold: int = 1
+    ties: str = "trec"
+    no_relevant: str = "zero"
+    sample_size: int = 0
+    seed: int = 42
+    depth: int = 100
+    gt_depth: int = 10
+
+    def validated(self) -> Settings:
+        """A normalised copy; raise :class:`OptionError` on an invalid value."""
+        ks = tuple(sorted({int(x) for x in self.k}))
+        if not ks or ks[0] < 1:
+            raise OptionError("choose at least one cutoff k >= 1")
+        if not self.metrics:
+            raise OptionError("choose at least one metric")
+        if int(self.rel_threshold) < 1:
+            raise OptionError("the relevance threshold must be >= 1")
+        if self.ties not in TIE_CHOICES:
+            raise OptionError(f"unknown tie rule {self.ties!r}; choose one of {list(TIE_CHOICES)}")
+        if int(self.sample_size) < 0 or int(self.seed) < 0:
+            raise OptionError("sample size and seed must be >= 0")
+        depth = max(int(self.depth), max(ks))
+        return replace(self, k=ks, metrics=tuple(dict.fromkeys(self.metrics)), depth=depth,
+                       rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
+                       seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)))
+
+    def eval_key(self) -> str:
+        return _key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant)
+
+    def summary_lines(self) -> list[str]:
+        """Plain-text lines for the sidebar."""
+        sample = "all queries" if not self.sample_size else f"{self.sample_size} sampled queries (seed {self.seed})"
+        return [
+            f"k: {', '.join(map(str, self.k))}",
+            f"metrics: {', '.join(self.metrics)}",
+            f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
+            f"queries: {sample}",
+            f"embedding rankings: top {self.depth}",
+        ]
+
+
+# ------------------------------------------------------------------------------------------ sources
+
+
+@dataclass(frozen=True)
+class GroundTruthSource:
+    """Where the ground truth comes from.
+
+    ``kind``: ``"file"`` (any format :func:`evalcore.loaders.load_qrels` reads),
+    ``"reference"`` (a reference model's embeddings: relevant = its top
+    ``Settings.gt_depth`` by cosine, graded by position, seed 000) or ``"demo"``.
+    """
+
+    kind: str
+    blob: Blob | None = None
+    ids_blob: Blob | None = None
+    format: str = "auto"
+    demo_seed: int | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "demo":
+            from .demo import DEMO_LABEL
+
+            return DEMO_LABEL
+        return self.blob.name if self.blob is not None else "(none)"
+
+    def key(self, aspect: str | None = None, settings: Settings | None = None) -> str:
+        extra = settings.gt_depth if (self.kind == "reference" and settings is not None) else None
+        return _key("gt", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed, aspect, extra)
+
+    def universe_key(self) -> str:
+        return _key("universe", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed)
+
+
+@dataclass(frozen=True)
+class FusionSpec:
+    """A weighted-RRF run over other runs (by uid), seed 001 §7."""
+
+    inputs: tuple[str, ...]
+    weights: tuple[float, ...]
+    c: float = 60.0
+    top_n: int | None = None
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """One run of the workspace.
+
+    ``kind``: ``"ranked"`` (a run file), ``"embedding"`` (document vectors,
+    optionally ids for ``.npy`` and separate query vectors; item-to-item when no
+    query file is given), ``"fused"`` (:class:`FusionSpec`) or ``"demo"``.
+    ``aspect`` is the ground-truth aspect the run is evaluated against (for
+    ground truths with several, e.g. seed 001's overall/content/vibes).
+    """
+
+    uid: str
+    name: str
+    kind: str
+    blob: Blob | None = None
+    ids_blob: Blob | None = None
+    query_blob: Blob | None = None
+    query_ids_blob: Blob | None = None
+    format: str = "auto"
+    aspect: str | None = None
+    fusion: FusionSpec | None = None
+    demo_seed: int | None = None
+    demo_name: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.kind == "fused":
+            return "weighted RRF"
+        if self.kind == "demo":
+            return f"demo run {self.demo_name}"
+        names = [b.name for b in (self.blob, self.ids_blob, self.query_blob, self.query_ids_blob) if b is not None]
+        return " + ".join(names) or "(no file)"
+
+    def content_key(self) -> str:
+        """Key of the run's inputs (not its name)."""
+        if self.kind == "fused":
+            f = self.fusion
+            return _key("fused", list(f.inputs), list(f.weights), f.c, f.top_n)
+        return _key(self.kind, _sha(self.blob), _sha(self.ids_blob), _sha(self.query_blob), _sha(self.query_ids_blob),
+                    self.format, self.demo_seed, self.demo_name)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`)."""
+
+    ground_truth: GroundTruthSource | None = None
+    runs: tuple[RunSource, ...] = ()
+    domain_blob: Blob | None = None
+    metadata_blob: Blob | None = None
+    settings: Settings = Settings()
+    demo_seed: int | None = None
+
+    @property
+    def is_demo(self) -> bool:
+        return self.demo_seed is not None
+
+    def run_by_uid(self, uid: str) -> RunSource | None:
+        return next((r for r in self.runs if r.uid == uid), None)
+
+    def names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    def with_run(self, run: RunSource) -> Workspace:
+        return replace(self, runs=(*self.runs, run))
+
+    def without_run(self, uid: str) -> Workspace:
+        """Remove a run, and every fused run built on it."""
+        drop = {uid}
+        changed = True
+        while changed:
+            changed = False
+            for r in self.runs:
+                if r.uid not in drop and r.kind == "fused" and set(r.fusion.inputs) & drop:
+                    drop.add(r.uid)
+                    changed = True
+        return replace(self, runs=tuple(r for r in self.runs if r.uid not in drop))
+
+    def renamed(self, uid: str, name: str) -> Workspace:
+        name = str(name).strip()
+        if not name:
+            raise OptionError("a run name cannot be empty")
+        if any(r.name == name and r.uid != uid for r in self.runs):
+            raise OptionError(f"another run is already named {name!r}")
+        return replace(self, runs=tuple(replace(r, name=name) if r.uid == uid else r for r in self.runs))
+
+    def unique_name(self, base: str) -> str:
+        """``base``, or ``base (2)``, ``base (3)``... not yet used by a run."""
+        base = str(base).strip() or "run"
+        names = set(self.names())
+        if base not in names:
+            return base
+        i = 2
+        while f"{base} ({i})" in names:
+            i += 1
+        return f"{base} ({i})"
+
+
+def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Workspace:
+    """The workspace the app opens with: the built-in demo (see :mod:`evalcore.demo`)."""
+    from .demo import DEMO_RUN_NAMES
+
+    gt = GroundTruthSource("demo", demo_seed=seed)
+    runs = tuple(RunSource(f"demo-{seed}-{n}", n, "demo", demo_seed=seed, demo_name=n) for n in DEMO_RUN_NAMES)
+    return Workspace(gt, runs, settings=settings or Settings(), demo_seed=seed)
+
+
+def _stem(filename: str) -> str:
+    base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
+    for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
+                ".qrels"):
+        if base.lower().endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+    return base or "run"
+
+
+def _new_uid(ws: Workspace, kind: str, sha: str) -> str:
+    used = {r.uid for r in ws.runs}
+    i = len(ws.runs)
+    while f"{kind[:3]}{i}-{sha[:10]}" in used:
+        i += 1
+    return f"{kind[:3]}{i}-{sha[:10]}"
+
+
+def clear_demo(ws: Workspace) -> Workspace:
+    """The workspace without the demo's ground truth and runs (settings, side files and uploads kept)."""
+    if not ws.is_demo:
+        return ws
+    gt = None if (ws.ground_truth is not None and ws.ground_truth.kind == "demo") else ws.ground_truth
+    return replace(ws, ground_truth=gt, runs=tuple(r for r in ws.runs if r.kind != "demo"), demo_seed=None)
+
+
+def set_ground_truth(ws: Workspace, blob: Blob, *, kind: str = "file", ids_blob: Blob | None = None,
+                     format: str = "auto") -> Workspace:
+    """Use an uploaded file as the ground truth (a qrels-like file, or a reference model's embeddings).
+
+    Loading your own ground truth clears the demo.
+    """
+    if kind not in ("file", "reference"):
+        raise OptionError(f"unknown ground-truth kind {kind!r}")
+    ws = clear_demo(ws)
+    return replace(ws, ground_truth=GroundTruthSource(kind, blob, ids_blob, format))
+
+
+def add_ranked_run(ws: Workspace, blob: Blob, *, name: str | None = None, format: str = "auto",
+                   aspect: str | None = None) -> tuple[Workspace, str]:
+    """Add a ranked-run file (TREC, CSV/Parquet, JSON...); returns the new workspace and the run's uid."""
+    ws = clear_demo(ws)
+    uid = _new_uid(ws, "ranked", blob.sha256)
+    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "ranked", blob, format=format, aspect=aspect)
+    return ws.with_run(src), uid
+
+
+def add_embedding_run(ws: Workspace, blob: Blob, *, ids_blob: Blob | None = None, query_blob: Blob | None = None,
+                      query_ids_blob: Blob | None = None, name: str | None = None,
+                      aspect: str | None = None) -> tuple[Workspace, str]:
+    """Add an embedding run: document vectors (+ ids for ``.npy``), optionally separate query vectors.
+
+    Without query vectors the run is item-to-item: the queries are the ground
+    truth's query ids found among the ids, and each query's own item is excluded.
+    """
+    ws = clear_demo(ws)
+    uid = _new_uid(ws, "embedding", blob.sha256)
+    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "embedding", blob, ids_blob, query_blob,
+                    query_ids_blob, aspect=aspect)
+    return ws.with_run(src), uid
+
+
+def add_fused_run(ws: Workspace, inputs: Sequence[str], weights: Sequence[float], *, c: float = 60.0,
+                  top_n: int | None = None, name: str | None = None, aspect: str | None = None
+                  ) -> tuple[Workspace, str]:
+    """Add a weighted-RRF run over existing runs (by uid)."""
+    if not inputs:
+        raise OptionError("choose at least one run to fuse")
+    unknown = [u for u in inputs if ws.run_by_uid(u) is None]
+    if unknown:
+        raise OptionError("a run to fuse is not loaded")
+    if len(weights) != len(inputs):
+        raise OptionError(f"{len(weights)} weights for {len(inputs)} runs")
+    spec = FusionSpec(tuple(inputs), tuple(float(w) for w in weights), float(c), None if not top_n else int(top_n))
+    uid = _new_uid(ws, "fused", _key(list(inputs), list(weights), c, top_n))
+    if aspect is None:
+        aspect = ws.run_by_uid(inputs[0]).aspect
+    src = RunSource(uid, ws.unique_name(name or "rrf"), "fused", fusion=spec, aspect=aspect)
+    return ws.with_run(src), uid
+
+
+def set_run_options(ws: Workspace, uid: str, **changes: Any) -> Workspace:
+    """Change a run's ``format`` or ``aspect`` (renaming: :meth:`Workspace.renamed`)."""
+    bad = set(changes) - {"format", "aspect"}
+    if bad:
+        raise OptionError(f"cannot change {sorted(bad)} of a run")
+    return replace(ws, runs=tuple(replace(r, **changes) if r.uid == uid else r for r in ws.runs))
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def capture(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
+    """Call ``fn``; return its result and the messages of the :class:`EvalcoreWarning` it emitted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", EvalcoreWarning)
+        out = fn(*args, **kwargs)
+    msgs = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalcoreWarning)))
+    return out, msgs
+
+
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def qrels_formats() -> tuple[str, ...]:
+    return tuple(getattr(loaders, "QRELS_FORMATS", ("trec", "beir")))
+
+
+def run_formats() -> tuple[str, ...]:
+    return tuple(getattr(loaders, "RUN_FORMATS", ("trec",)))
+
+
+def embedding_formats() -> tuple[str, ...]:
+    try:
+        from .embeddings import EMBEDDING_FORMATS
+    except ImportError:  # pragma: no cover - shipped with the inputs issue
+        return ("npz", "npy")
+    return tuple(EMBEDDING_FORMATS)
+
+
+def _detect(fn_name: str, data: bytes, name: str) -> str | None:
+    fn = getattr(loaders, fn_name, None)
+    if fn is None:
+        return None
+    try:
+        if _accepts(fn, "name"):
+            return str(fn(data, name=name))
+        if _accepts(fn, "label"):
+            return str(fn(data, label=name))
+        return str(fn(data))
+    except EvalcoreError:
+        return None
+
+
+def detect_qrels(blob: Blob) -> str | None:
+    """The ground-truth format :mod:`evalcore.loaders` detects for these bytes (None if it cannot tell)."""
+    return _detect("detect_qrels_format", blob.data, blob.name)
+
+
+def detect_run(blob: Blob) -> str | None:
+    return _detect("detect_run_format", blob.data, blob.name)
+
+
+def ground_truth_aspects(gt: GroundTruthSource) -> tuple[str, ...]:
+    """Aspects of an ordered-list ground truth (seed 001), ``()`` for single-aspect files."""
+    if gt.kind != "file" or gt.blob is None:
+        return ()
+    fn = getattr(loaders, "list_aspects", None)
+    if fn is None:
+        return ()
+    kwargs: dict[str, Any] = {}
+    if _accepts(fn, "format"):
+        kwargs["format"] = gt.format
+    if _accepts(fn, "label"):
+        kwargs["label"] = gt.blob.name
+    out = fn(gt.blob.data, **kwargs)
+    return tuple(str(a) for a in (out or ()))
+
+
+# ------------------------------------------------------------------------------------------ pipeline steps
+
+
+def load_ground_truth(gt: GroundTruthSource, aspect: str | None = None) -> Qrels:
+    """Parse a file ground truth (or the demo's) into :class:`Qrels` (every query, no sampling)."""
+    if gt.kind == "demo":
+        from .demo import cached_demo
+
+        return cached_demo(gt.demo_seed or 0).qrels
+    if gt.kind != "file" or gt.blob is None:
+        raise OptionError(f"ground truth of kind {gt.kind!r} is built per query sample (see prepare_qrels)")
+    kwargs: dict[str, Any] = {"format": gt.format, "label": gt.blob.name}
+    if aspect is not None:
+        if not _accepts(loaders.load_qrels, "aspect"):
+            raise OptionError("this version of evalcore.loaders reads no aspects")
+        kwargs["aspect"] = aspect
+    return loaders.load_qrels(gt.blob.data, **kwargs)
+
+
+def _load_embeddings(blob: Blob, ids_blob: Blob | None = None):
+    from .embeddings import load_embeddings
+
+    return load_embeddings(blob.data, ids_src=None if ids_blob is None else ids_blob.data, label=blob.name)
+
+
+def query_universe(gt: GroundTruthSource, aspect: str | None = None) -> np.ndarray:
+    """Every query id of the ground truth (for a reference model: every item id)."""
+    if gt.kind == "reference":
+        return np.asarray(_load_embeddings(gt.blob, gt.ids_blob).ids, dtype=object)
+    return np.asarray(load_ground_truth(gt, aspect).query_ids, dtype=object)
+
+
+def sample_query_ids(ids: Sequence[str] | np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The ``n`` query ids evaluated (``n = 0`` or ``n >= len(ids)``: all, in their order).
+
+    Drawn as seed 000 step 3 (``np.random.seed(seed); np.random.choice(N, n, replace=False)``)
+    through :func:`evalcore.retrieval.sample_queries`.
+    """
+    ids = np.asarray(ids, dtype=object)
+    if not n or n >= len(ids):
+        return ids
+    from .retrieval import sample_queries
+
+    return ids[sample_queries(ids, int(n), seed=int(seed))]
+
+
+def _reference_qrels(gt: GroundTruthSource, query_ids: np.ndarray, depth: int,
+                     progress: Callable[[int, int], None] | None) -> Qrels:
+    ref = _load_embeddings(gt.blob, gt.ids_blob)
+    try:
+        from .embedding_runs import reference_qrels
+    except ImportError:
+        reference_qrels = None
+    if reference_qrels is not None:
+        kwargs: dict[str, Any] = {}
+        for name, value in (("query_ids", list(query_ids)), ("depth", depth), ("progress", progress)):
+            if _accepts(reference_qrels, name):
+                kwargs[name] = value
+        return reference_qrels(ref, **kwargs)
+    # until evalcore.embedding_runs lands: the reference's exact top-depth, graded depth + 1 - position
+    from .retrieval import exact_topk, topk_to_long
+
+    rows = ref.rows_of(query_ids)
+    if (rows < 0).any():
+        raise MissingIdsError(f"{int((rows < 0).sum())} sampled queries are not in the reference", file=ref.source)
+    top = exact_topk(ref.vectors[rows], ref.vectors, depth, corpus_ids=ref.ids, query_ids=np.asarray(query_ids),
+                     exclude_self=True, progress=progress)
+    qid, doc, _ = topk_to_long(top)
+    grades = np.tile(np.arange(top.k, 0, -1), len(query_ids))[(top.indices >= 0).ravel()]
+    return Qrels.from_records(qid, doc, grades, source=ref.source)
+
+
+def prepare_qrels(
+    gt: GroundTruthSource,
+    *,
+    aspect: str | None,
+    sample: np.ndarray | None,
+    domains: Mapping[str, str] | None,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+) -> Qrels:
+    """The evaluated ground truth: parsed (or built from the reference), sampled, with domains."""
+    if gt.kind == "reference":
+        ids = sample if sample is not None else query_universe(gt)
+        qrels = _reference_qrels(gt, np.asarray(ids, dtype=object), settings.gt_depth, progress)
+    else:
+        qrels = load_ground_truth(gt, aspect)
+        if sample is not None and len(sample) < qrels.n_queries:
+            qrels = qrels.subset(list(sample))
+    if domains:
+        qrels = qrels.with_domains(dict(domains))
+    return qrels
+
+
+def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:
+    docs = _load_embeddings(src.blob, src.ids_blob)
+    queries = None if src.query_blob is None else _load_embeddings(src.query_blob, src.query_ids_blob)
+    try:
+        from .embedding_runs import embedding_run
+    except ImportError:
+        embedding_run = None
+    if embedding_run is not None:
+        kwargs: dict[str, Any] = {"qrels": qrels, "k": depth, "name": src.name}
+        if _accepts(embedding_run, "progress"):
+            kwargs["progress"] = progress
+        return embedding_run(docs, queries, **kwargs)
+    # until evalcore.embedding_runs lands: exact top-k of the ground truth's queries
+    from .retrieval import exact_topk, topk_to_long
+
+    qv = queries if queries is not None else docs
+    rows = qv.rows_of(qrels.query_ids)
+    found = rows >= 0
+    if not found.any():
+        raise MissingIdsError(
+            f"none of the {qrels.n_queries} ground-truth queries is in the embeddings "
+            f"(e.g. {list(qrels.query_ids[:3])})", file=qv.source)
+    if not found.all():
+        warnings.warn(f"{qv.source}: {int((~found).sum())} of {qrels.n_queries} ground-truth queries are not in the "
+                      "embeddings (scored 0)", EvalcoreWarning, stacklevel=2)
+    qids = np.asarray(qrels.query_ids, dtype=object)[found]
+    top = exact_topk(qv.vectors[rows[found]], docs.vectors, depth, corpus_ids=docs.ids, query_ids=qids,
+                     exclude_self=queries is None, progress=progress)
+    qid, doc, score = topk_to_long(top)
+    return Run.from_records(qid, doc, score.astype(np.float64), name=src.name, source=docs.source,
+                            check_duplicates=False)
+
+
+def build_run(
+    src: RunSource,
+    *,
+    qrels: Qrels | None = None,
+    settings: Settings | None = None,
+    inputs: Mapping[str, Run] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:
+    """The :class:`Run` of a source, named ``src.name``.
+
+    ``qrels`` (the evaluated, sampled ground truth) is needed by embedding runs
+    (their queries); ``inputs`` (uid -> Run) by fused runs.
+    """
+    settings = settings or Settings()
+    if src.kind == "ranked":
+        run = loaders.load_run(src.blob.data, format=src.format, name=src.name, label=src.blob.name)
+    elif src.kind == "embedding":
+        if qrels is None:
+            raise OptionError("an embedding run needs the ground truth (its queries)")
+        run = _embedding_run(src, qrels, settings.depth, progress)
+    elif src.kind == "fused":
+        from .fusion import weighted_rrf
+
+        f = src.fusion
+        missing = [u for u in f.inputs if inputs is None or u not in inputs]
+        if missing:
+            raise OptionError("a run this fusion uses is not available (removed or failed to load)")
+        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
+        run = weighted_rrf(runs, weights=list(f.weights), c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name)
+    elif src.kind == "demo":
+        from .demo import cached_demo
+
+        run = cached_demo(src.demo_seed or 0).runs[src.demo_name]
+    else:
+        raise OptionError(f"unknown run kind {src.kind!r}")
+    return run if run.name == src.name else run.renamed(src.name)
+
+
+def _union_categorical(cols: list[pd.Series]) -> pd.Categorical:
+    from pandas.api.types import union_categoricals
+
+    return union_categoricals([pd.Categorical(c) for c in cols], sort_categories=False)
+
+
+def evaluate_workspace(
+    qrels_by_aspect: Mapping[str | None, Qrels],
+    runs: Sequence[tuple[Run, str | None]],
+    settings: Settings,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> Evaluation:
+    """Evaluate every run (against its aspect's ground truth) at every k at once.
+
+    Runs sharing an aspect are evaluated in one :func:`evalcore.evaluate` call;
+    the long tables of the aspects are concatenated (one row per run × query ×
+    metric × k, as always).
+    """
+    if not runs:
+        raise OptionError("no run to evaluate")
+    groups: dict[str | None, dict[str, Run]] = {}
+    for run, aspect in runs:
+        groups.setdefault(aspect, {})[run.name] = run
+    evs = []
+    for aspect, group in groups.items():
+        ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
+                      ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
+                      progress=progress)
+        evs.append((aspect, ev))
+    if len(evs) == 1:
+        aspect, ev = evs[0]
+        settings_out = {**ev.settings, "aspects": {r: aspect for r in ev.runs}}
+        return Evaluation(ev.table, ev.coverage, settings_out)
+    tables = [ev.table for _, ev in evs]
+    table = pd.concat([t.astype({c: object for c in ("run", "query_id", "domain", "metric")}) for t in tables],
+                      ignore_index=True)
+    for c in ("run", "query_id", "domain", "metric"):
+        table[c] = _union_categorical([t[c] for t in tables])
+    table["run"] = table["run"].cat.reorder_categories([r for _, ev in evs for r in ev.runs])
+    coverage = pd.concat([ev.coverage for _, ev in evs], ignore_index=True)
+    settings_out = {**evs[0][1].settings, "qrels": {str(a): ev.settings.get("qrels") for a, ev in evs},
+                    "aspects": {r: a for a, ev in evs for r in ev.runs}}
+    return Evaluation(table, coverage, settings_out)
+
+
+# ------------------------------------------------------------------------------------------ side files
+
+
+def _read_table_bytes(blob: Blob) -> pd.DataFrame:
+    import io
+
+    name = blob.name.lower()
+    if name.endswith(".parquet"):
+        return pd.read_parquet(io.BytesIO(blob.data))
+    if name.endswith(".json") or name.endswith(".jsonl"):
+        text = blob.data.decode("utf-8")
+        if name.endswith(".jsonl"):
+            return pd.read_json(io.StringIO(text), lines=True, dtype=False)
+        obj = json.loads(text)
+        if isinstance(obj, dict):
+            return pd.DataFrame({"id": list(obj.keys()), "value": list(obj.values())})
+        return pd.DataFrame(obj)
+    sep = "\t" if (name.endswith(".tsv") or b"\t" in blob.data[:4096]) else ","
+    return pd.read_csv(io.BytesIO(blob.data), sep=sep, dtype=str, keep_default_na=False)
+
+
+def load_domain_map(blob: Blob) -> dict[str, str]:
+    """Query id -> domain from a mapping file (:func:`evalcore.loaders.load_domains`)."""
+    fn = getattr(loaders, "load_domains", None)
+    if fn is not None:
+        out = fn(blob.data, label=blob.name) if _accepts(fn, "label") else fn(blob.data)
+        if isinstance(out, pd.DataFrame):
+            out = dict(zip(out.iloc[:, 0].astype(str), out.iloc[:, 1].astype(str), strict=True))
+        return {str(k): str(v) for k, v in dict(out).items()}
+    # fallback until the loaders issue lands: a two-column table (query id, domain)
+    try:
+        df = _read_table_bytes(blob)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise EvalcoreError(f"cannot read the domain mapping ({e})", file=blob.name) from None
+    if df.shape[1] < 2:
+        raise EvalcoreError("a domain mapping needs two columns: query id, domain", file=blob.name)
+    return dict(zip(df.iloc[:, 0].astype(str), df.iloc[:, 1].astype(str), strict=True))
+
+
+def load_metadata(blob: Blob) -> pd.DataFrame:
+    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.loaders.load_doc_metadata`)."""
+    fn = getattr(loaders, "load_doc_metadata", None)
+    if fn is not None:
+        out = fn(blob.data, label=blob.name) if _accepts(fn, "label") else fn(blob.data)
+    else:
+        try:
+            out = _read_table_bytes(blob)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise EvalcoreError(f"cannot read the document metadata ({e})", file=blob.name) from None
+    return normalize_metadata(out, source=blob.name)
+
+
+def normalize_metadata(out: Any, *, source: str | None = None) -> pd.DataFrame:
+    """Any metadata shape (frame, ``{id: {title, text}}``, ``{id: title}``) -> ``doc_id, title, text``."""
+    if isinstance(out, Mapping):
+        rows = []
+        for k, v in out.items():
+            if isinstance(v, Mapping):
+                rows.append({"doc_id": str(k), "title": str(v.get("title", "") or ""),
+                             "text": str(v.get("text", "") or "")})
+            else:
+                rows.append({"doc_id": str(k), "title": str(v), "text": ""})
+        return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
+    df = pd.DataFrame(out).copy()
+    cols = {c.lower(): c for c in df.columns}
+    idc = next((cols[c] for c in ("doc_id", "id", "_id", "docid", "corpus-id", "item_id", "movie_id") if c in cols),
+               df.columns[0] if len(df.columns) else None)
+    if idc is None:
+        raise EvalcoreError("document metadata has no columns", file=source)
+    title = next((cols[c] for c in ("title", "name", "value") if c in cols), None)
+    text = next((cols[c] for c in ("text", "body", "abstract", "description", "content") if c in cols), None)
+    return pd.DataFrame({
+        "doc_id": df[idc].astype(str).to_numpy(),
+        "title": df[title].fillna("").astype(str).to_numpy() if title else "",
+        "text": df[text].fillna("").astype(str).to_numpy() if text else "",
+    })
+
+
+# ------------------------------------------------------------------------------------------ display helpers
+
+
+def plain_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-query table with ``domain`` as plain strings (``""`` = unknown).
+
+    :func:`evalcore.stats.compare_by_domain` and ``summarize(by=domain)`` fill
+    missing domains with ``""``, which a categorical column without that
+    category refuses; this copy avoids it.
+    """
+    if isinstance(table["domain"].dtype, pd.CategoricalDtype):
+        return table.assign(domain=table["domain"].astype(object).fillna("").astype(str))
+    return table
+
+
+def metric_k_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
+    """Every (metric, k) of the table, metrics in table order, k ascending."""
+    mk = table[["metric", "k"]].drop_duplicates()
+    order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"].astype(str)))}
+    return sorted(((str(m), int(k)) for m, k in mk.itertuples(index=False)), key=lambda x: (order[x[0]], x[1]))
+
+
+def overview_table(
+    summary: pd.DataFrame,
+    *,
+    columns: Iterable[tuple[str, int]] | None = None,
+    runs: Sequence[str] | None = None,
+    digits: int = 3,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs × metric@k display table from :func:`evalcore.aggregate.summarize` output.
+
+    Returns ``(text, best)``: ``text`` cells read ``"0.412 [0.391, 0.433]"``
+    (mean and 95% CI), ``"★ "`` prefixed on the best run of each column
+    (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
+    better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
+    """
+    from .aggregate import best_per_column, metric_at_k_label
+
+    s = summary.copy()
+    s["run"] = s["run"].astype(str)
+    s["metric"] = s["metric"].astype(str)
+    s = best_per_column(s, higher_is_better={"first_rel_rank": False})
+    cols = list(columns) if columns is not None else metric_k_pairs(s)
+    runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
+    text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)
+    best = pd.DataFrame(False, index=text.index, columns=[])
+    fmt = f"{{:.{digits}f}}"
+    idx = s.set_index(["run", "metric", "k"])
+    for m, k in cols:
+        label = metric_at_k_label(m, k)
+        vals, marks = [], []
+        for r in runs:
+            key = (r, m, k)
+            if key not in idx.index:
+                vals.append("–")
+                marks.append(False)
+                continue
+            row = idx.loc[key]
+            cell = f"{fmt.format(row['mean'])} [{fmt.format(row['ci_low'])}, {fmt.format(row['ci_high'])}]"
+            if bool(row["is_best"]):
+                cell = "★ " + cell
+            vals.append(cell)
+            marks.append(bool(row["is_best"]))
+        text[label] = vals
+        best[label] = marks
+    return text, best
+
+
+def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of one metric with a cutoff (k > 0), sorted by run then k: the data of a metric-vs-k curve."""
+    s = summary[(summary["metric"].astype(str) == metric) & (summary["k"] > 0)].copy()
+    s["run"] = s["run"].astype(str)
+    return s.sort_values(["run", "k"], kind="mergesort").reset_index(drop=True)
+
+
+#: Seed 002's "Metric Interpretation Guidelines" (nDCG@10 and Recall@10 bands), shown as a hint:
+#: label -> [(low, high, range as written in the guide, band, reading)], low inclusive, high exclusive.
+READING_GUIDE: dict[str, list[tuple[float, float, str, str, str]]] = {
+    "ndcg@10": [
+        (0.9, np.inf, "0.9 - 1.0", "Excellent", "Near-perfect ranking"),
+        (0.7, 0.9, "0.7 - 0.9", "Very Good", "Strong performance"),
+        (0.5, 0.7, "0.5 - 0.7", "Good", "Acceptable for most tasks"),
+        (0.3, 0.5, "0.3 - 0.5", "Fair", "Room for improvement"),
+        (-np.inf, 0.3, "< 0.3", "Poor", "Needs significant work"),
+    ],
+    "recall@10": [
+        (0.8, np.inf, "> 0.8", "Excellent", "Finding most relevant docs"),
+        (0.6, 0.8, "0.6 - 0.8", "Good", "Missing some relevant docs"),
+        (0.4, 0.6, "0.4 - 0.6", "Fair", "Missing many relevant docs"),
+        (-np.inf, 0.4, "< 0.4", "Poor", "Low coverage"),
+    ],
+}
+
+
+def reading_band(label: str, value: float | None) -> str | None:
+    """Seed 002's band of a value of ``ndcg@10`` / ``recall@10`` (None for other metric@k)."""
+    bands = READING_GUIDE.get(label)
+    if bands is None or value is None or not np.isfinite(value):
+        return None
+    for lo, hi, _, name, _ in bands:
+        if lo <= value < hi:
+            return name
+    return None
+
+
+def reading_guide_frames() -> dict[str, pd.DataFrame]:
+    """Seed 002's two guide tables as frames (static text)."""
+    return {label: pd.DataFrame([{label: r, "band": b, "reading": m} for _, _, r, b, m in bands])
+            for label, bands in READING_GUIDE.items()}

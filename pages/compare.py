@@ -1,0 +1,123 @@
+"""Compare page: paired significance between runs, per-query scatter, drill-down into a query."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, ui
+from dashboard import state as S
+from evalcore import drilldown as D
+from evalcore.stats import win_tie_loss
+
+GOTO = "compare_goto_query"
+TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
+CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+
+
+def on_point_selected() -> None:
+    """Scatter selection: remember the query and open its drill-down (switch_page runs in the script, below)."""
+    sel = st.session_state.get("cmp_scatter")
+    points = (sel or {}).get("selection", {}).get("points", []) if sel else []
+    for p in points:
+        cd = p.get("customdata")
+        if cd:
+            st.session_state[S.SEL_QUERY] = str(cd[0])
+            st.session_state[S.SEL_RUN_A] = st.session_state.get(S.SEL_BASELINE)
+            st.session_state[GOTO] = True
+            return
+
+
+if st.session_state.pop(GOTO, False):
+    st.switch_page(ui.PAGES["queries"])
+
+ui.page_setup()
+st.title("Compare runs")
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+runs = ctx.run_names
+if len(runs) < 2:
+    st.info("Load at least two runs to compare them.", icon=":material/info:")
+    st.stop()
+
+c1, c2, c3, c4 = st.columns(4)
+metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
+with c3:
+    test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="compare", format_func=TESTS.get,
+                              help="Paired by query id. t-test (default), Wilcoxon signed-rank, or a paired "
+                                   f"randomization test ({S.N_RESAMPLES} sign flips, seeded).")
+with c4:
+    correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="compare",
+                                    format_func=CORRECTIONS.get,
+                                    help="Multiple-comparison correction across all pairs of runs shown.")
+label = ui.label_of(metric, k)
+
+out = S.comparison(ctx, metric, k, test, correction)
+if not out.ok:
+    ui.show_error(out.error, prefix="Comparison failed")
+    st.stop()
+cmp = out.value
+matrix = S.memo(f"matrix:{ctx.eval_key}:{metric}:{k}:{test}:{correction}",
+                lambda: D.compare_matrix(cmp, runs))
+
+baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare",
+                              help="The run the table below compares every other run with; run A of the "
+                                   "per-query view.")
+
+st.subheader("Every pair of runs")
+st.plotly_chart(charts.compare_heatmap(matrix, metric_label=label), key="cmp_matrix")
+st.caption("Cell = row run − column run (mean of the per-query differences); blue = the row run is better. "
+           f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
+           "* = significant at 0.05 after correction.")
+
+view = cmp[(cmp["run_a"] == baseline) | (cmp["run_b"] == baseline)].copy()
+rows = []
+for r in view.itertuples(index=False):
+    other, sign = (r.run_b, 1.0) if r.run_a == baseline else (r.run_a, -1.0)
+    wins, losses = (r.wins, r.losses) if sign > 0 else (r.losses, r.wins)
+    lo, hi = (r.ci_low, r.ci_high) if sign > 0 else (-r.ci_high, -r.ci_low)
+    rows.append({"run": other, f"mean {label}": r.mean_b if sign > 0 else r.mean_a,
+                 "baseline mean": r.mean_a if sign > 0 else r.mean_b, "difference (run − baseline)": sign * r.diff,
+                 "95% CI low": lo, "95% CI high": hi, "effect size dz": sign * r.effect_size,
+                 "p-value": r.p_value, "p adjusted": r.p_adjusted, "significant": bool(r.significant),
+                 "wins": int(wins), "ties": int(r.ties), "losses": int(losses), "n": int(r.n), "note": r.note})
+st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline)")
+st.dataframe(rows, hide_index=True, key="cmp_table")
+
+# ---------------------------------------------------------------- one pair, per query
+st.subheader("Per query: run A vs run B")
+run_a = baseline
+others = [r for r in runs if r != run_a]
+c1, c2 = st.columns(2)
+with c1:
+    st.caption("Run A (x axis) = the baseline")
+    st.text(run_a)
+with c2:
+    run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
+pf = S.memo(f"pair:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
+            lambda: D.pair_frame(ctx.evaluation.table, metric=metric, k=k, run_a=run_a, run_b=run_b))
+w, t, lo = win_tie_loss(pf["a"], pf["b"])
+m1, m2, m3 = st.columns(3)
+m1.metric("B wins", w)
+m2.metric("ties", t)
+m3.metric("B loses", lo)
+st.caption("Counts of queries where run B's value is above / equal to / below run A's.")
+s1, s2 = st.columns([3, 2])
+with s1:
+    st.plotly_chart(charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label), key="cmp_scatter",
+                    on_select=on_point_selected, selection_mode="points")
+    st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down.")
+with s2:
+    st.plotly_chart(charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label), key="cmp_hist")
+
+# ---------------------------------------------------------------- drill-down by select box
+worst = pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist()
+c1, c2 = st.columns([3, 1])
+with c1:
+    ui.bound_selectbox("Query (sorted by B − A, worst first)", worst, S.SEL_QUERY, scope="compare")
+with c2:
+    st.write("")
+    if st.button("Open its drill-down", key="cmp_open", type="primary"):
+        st.session_state[S.SEL_RUN_A] = run_a
+        st.session_state[S.SEL_RUN_B] = run_b
+        st.switch_page(ui.PAGES["queries"])

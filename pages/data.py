@@ -1,0 +1,309 @@
+"""Data page: ground truth, runs (ranked files or embeddings), side files, settings."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from dashboard import state as S
+from dashboard import ui
+from evalcore import workspace as W
+from evalcore.errors import EvalcoreError
+
+CONSUMED = "consumed_uploads"
+FLASH = "data_flash"
+
+
+def consumed() -> set:
+    return st.session_state.setdefault(CONSUMED, set())
+
+
+def new_files(files) -> list[W.Blob]:
+    """Uploaded files not seen before (by upload id), as blobs (bytes + SHA-256)."""
+    if files is None:
+        return []
+    files = files if isinstance(files, list) else [files]
+    out = []
+    seen = consumed()
+    for f in files:
+        fid = getattr(f, "file_id", None) or f"{f.name}:{f.size}"
+        if fid in seen:
+            continue
+        seen.add(fid)
+        out.append(W.Blob.of(f.name, f.getvalue()))
+    return out
+
+
+def flash(kind: str, text: str) -> None:
+    st.session_state.setdefault(FLASH, []).append((kind, text))
+
+
+def show_flash() -> None:
+    for kind, text in st.session_state.pop(FLASH, []):
+        if kind == "error":
+            ui.show_error(text, prefix="Not done")
+        else:
+            st.success(ui.md_escape(text), icon=":material/check_circle:")
+
+
+# ------------------------------------------------------------------------------------------ callbacks
+
+
+def cb_clear_demo() -> None:
+    S.set_ws(W.clear_demo(S.get_ws()))
+
+
+def cb_load_demo() -> None:
+    S.set_ws(W.demo_workspace(S.DEMO_SEED, settings=S.get_ws().settings))
+
+
+def cb_remove_run(uid: str) -> None:
+    S.set_ws(S.get_ws().without_run(uid))
+
+
+def cb_rename(uid: str) -> None:
+    try:
+        S.set_ws(S.get_ws().renamed(uid, st.session_state[f"name_{uid}"]))
+    except EvalcoreError as e:
+        flash("error", str(e))
+        st.session_state.pop(f"name_{uid}", None)
+
+
+def cb_run_option(uid: str, option: str) -> None:
+    value = st.session_state[f"{option}_{uid}"]
+    S.set_ws(W.set_run_options(S.get_ws(), uid, **{option: value}))
+
+
+def cb_gt_format() -> None:
+    ws = S.get_ws()
+    if ws.ground_truth is not None and ws.ground_truth.kind == "file":
+        S.set_ws(dataclasses.replace(ws, ground_truth=dataclasses.replace(ws.ground_truth,
+                                                                          format=st.session_state["gt_format"])))
+
+
+def cb_remove_side(which: str) -> None:
+    S.set_ws(dataclasses.replace(S.get_ws(), **{which: None}))
+
+
+# ------------------------------------------------------------------------------------------ page
+
+ui.page_setup()
+st.title("Data")
+show_flash()
+ws = S.get_ws()
+if ws.is_demo:
+    from evalcore.demo import cached_demo, demo_description
+
+    st.info("You are looking at the **built-in demo: synthetic data**, generated on start-up. "
+            + demo_description(cached_demo(ws.demo_seed)), icon=":material/science:")
+    st.button("Clear demo", on_click=cb_clear_demo, type="primary", key="clear_demo",
+              help="Remove the demo's ground truth and runs, then load your own files.")
+else:
+    st.button("Load the demo", on_click=cb_load_demo, key="load_demo",
+              help="Replace everything loaded with the built-in synthetic demo.")
+
+# ---------------------------------------------------------------- ground truth
+st.header("Ground truth")
+gt_kind = st.radio("Ground truth from", ["a judgments file", "a reference model's embeddings"], horizontal=True,
+                   key="gt_kind_choice",
+                   help="Judgments: TREC qrels, BEIR TSV, CSV/Parquet, JSON, ordered lists (seed 001), graded "
+                        "JSON (seed 003). Reference: relevant = the reference model's top-N by cosine (seed 000).")
+if gt_kind == "a judgments file":
+    up = st.file_uploader("Ground-truth file", key="up_gt",
+                          help="Uploading your own ground truth clears the demo.")
+    for blob in new_files(up):
+        ws = W.set_ground_truth(S.get_ws(), blob, kind="file")
+        S.set_ws(ws)
+        flash("ok", f"loaded ground truth {blob.name}")
+        st.rerun()
+else:
+    with st.form("gt_reference_form", clear_on_submit=True):
+        ref = st.file_uploader("Reference embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_gt_ref")
+        ref_ids = st.file_uploader("Ids file for a .npy (one id per line; optional)", key="up_gt_ref_ids")
+        if st.form_submit_button("Use as ground truth"):
+            if ref is None:
+                flash("error", "choose the reference embedding file")
+            else:
+                ids_blob = W.Blob.of(ref_ids.name, ref_ids.getvalue()) if ref_ids is not None else None
+                S.set_ws(W.set_ground_truth(S.get_ws(), W.Blob.of(ref.name, ref.getvalue()), kind="reference",
+                                            ids_blob=ids_blob))
+                flash("ok", f"reference ground truth {ref.name}")
+            st.rerun()
+
+slot = st.empty()
+ctx = S.context(slot)
+ws = ctx.ws
+gt = ws.ground_truth
+if gt is None:
+    st.info("No ground truth loaded yet.", icon=":material/info:")
+else:
+    with st.container(border=True):
+        c1, c2 = st.columns([3, 2])
+        with c1:
+            st.caption("Current ground truth")
+            st.text(gt.label)
+            if gt.kind == "file":
+                detected = W.detect_qrels(gt.blob)
+                st.caption("Detected format")
+                st.text(detected or "(not recognised)")
+        with c2:
+            if gt.kind == "file":
+                formats = ["auto", *W.qrels_formats()]
+                st.session_state["gt_format"] = gt.format if gt.format in formats else "auto"
+                st.selectbox("Format (override the detection)", formats, key="gt_format", on_change=cb_gt_format)
+            elif gt.kind == "reference":
+                st.caption("Reference model: relevant = its top-N by cosine, graded N..1 (N = reference depth in "
+                           "the settings below)")
+        if ctx.gt_error:
+            ui.show_error(ctx.gt_error)
+        for w in ctx.gt_warnings:
+            ui.show_warning(w)
+        if ctx.aspects:
+            st.caption("Aspects (each run chooses one)")
+            st.text(", ".join(ctx.aspects))
+        if ctx.qrels:
+            q = next(iter(ctx.qrels.values()))
+            st.caption(f"Preview: first rows of the evaluated ground truth — {q.n_queries} queries evaluated of "
+                       f"{ctx.n_universe}, {len(q)} judgments")
+            st.dataframe(q.to_frame().head(8), hide_index=True)
+
+# ---------------------------------------------------------------- runs
+st.header("Runs")
+c1, c2 = st.columns(2)
+with c1:
+    st.subheader("Ranked run files")
+    ups = st.file_uploader("Run files (TREC, CSV/Parquet, JSON...); one run per file", accept_multiple_files=True,
+                           key="up_runs", help="Each file becomes a run named after the file; rename it below.")
+    added = []
+    for blob in new_files(ups):
+        ws, uid = W.add_ranked_run(S.get_ws(), blob)
+        S.set_ws(ws)
+        added.append(blob.name)
+    if added:
+        flash("ok", "added run file(s) " + ", ".join(added))
+        st.rerun()
+with c2:
+    st.subheader("Embedding run")
+    with st.form("emb_form", clear_on_submit=True):
+        emb_name = st.text_input("Run name (default: the file name)", key="emb_name")
+        emb = st.file_uploader("Document embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_emb")
+        emb_ids = st.file_uploader("Ids for a .npy (one per line; optional)", key="up_emb_ids")
+        with st.expander("Separate query embeddings (optional; default: item-to-item)"):
+            qemb = st.file_uploader("Query embeddings", key="up_qemb")
+            qemb_ids = st.file_uploader("Ids for a query .npy", key="up_qemb_ids")
+        if st.form_submit_button("Add embedding run"):
+            if emb is None:
+                flash("error", "choose the document embedding file")
+            else:
+                def blob(f):
+                    return None if f is None else W.Blob.of(f.name, f.getvalue())
+
+                ws, uid = W.add_embedding_run(S.get_ws(), blob(emb), ids_blob=blob(emb_ids), query_blob=blob(qemb),
+                                              query_ids_blob=blob(qemb_ids), name=emb_name or None)
+                S.set_ws(ws)
+                flash("ok", f"added embedding run {emb.name}; it is ranked when first needed")
+            st.rerun()
+
+st.subheader("Loaded runs")
+if not ws.runs:
+    st.info("No run loaded yet.", icon=":material/info:")
+for src in ws.runs:
+    with st.container(border=True):
+        cols = st.columns([3, 3, 2, 2, 1])
+        with cols[0]:
+            if st.session_state.get(f"name_{src.uid}") != src.name:
+                st.session_state[f"name_{src.uid}"] = src.name
+            st.text_input("Name", key=f"name_{src.uid}", on_change=cb_rename, args=(src.uid,))
+        with cols[1]:
+            st.caption(f"{src.kind} run")
+            st.text(src.label)
+        with cols[2]:
+            if src.kind == "ranked":
+                formats = ["auto", *W.run_formats()]
+                st.session_state[f"format_{src.uid}"] = src.format if src.format in formats else "auto"
+                st.selectbox("Format", formats, key=f"format_{src.uid}", on_change=cb_run_option,
+                             args=(src.uid, "format"))
+                detected = W.detect_run(src.blob)
+                st.caption(f"detected: {detected or 'not recognised'}")
+        with cols[3]:
+            if ctx.aspects:
+                current = src.aspect if src.aspect in ctx.aspects else ctx.aspects[0]
+                st.session_state[f"aspect_{src.uid}"] = current
+                st.selectbox("Ground-truth aspect", list(ctx.aspects), key=f"aspect_{src.uid}",
+                             on_change=cb_run_option, args=(src.uid, "aspect"))
+        with cols[4]:
+            st.button("Remove", key=f"rm_{src.uid}", on_click=cb_remove_run, args=(src.uid,))
+        if src.uid in ctx.run_errors:
+            ui.show_error(ctx.run_errors[src.uid])
+        for w in ctx.run_warnings.get(src.uid, ()):
+            ui.show_warning(w)
+        run = ctx.runs.get(src.name)
+        if run is not None and src.uid not in ctx.run_errors:
+            st.caption(f"{run.n_queries} queries, {len(run)} ranked items")
+
+# ---------------------------------------------------------------- side files
+st.header("Optional files")
+c1, c2 = st.columns(2)
+with c1:
+    st.subheader("Domain mapping")
+    up = st.file_uploader("Query id → domain (CSV/TSV/JSON)", key="up_domains")
+    for blob in new_files(up):
+        S.set_ws(dataclasses.replace(S.get_ws(), domain_blob=blob))
+        st.rerun()
+    if ws.domain_blob is not None:
+        st.text(ws.domain_blob.name)
+        if ctx.domain_error:
+            ui.show_error(ctx.domain_error)
+        st.button("Remove domain mapping", key="rm_domains", on_click=cb_remove_side, args=("domain_blob",))
+with c2:
+    st.subheader("Document metadata")
+    up = st.file_uploader("Document id → title / text (CSV/TSV/JSON/Parquet)", key="up_meta")
+    for blob in new_files(up):
+        S.set_ws(dataclasses.replace(S.get_ws(), metadata_blob=blob))
+        st.rerun()
+    if ws.metadata_blob is not None:
+        st.text(ws.metadata_blob.name)
+        if ctx.metadata_error:
+            ui.show_error(ctx.metadata_error)
+        st.button("Remove metadata", key="rm_meta", on_click=cb_remove_side, args=("metadata_blob",))
+
+# ---------------------------------------------------------------- settings
+st.header("Settings")
+cur = ws.settings
+K_OPTIONS = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, *cur.k})
+with st.form("settings_form"):
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        ks = st.multiselect("Cutoffs k (all computed at once)", K_OPTIONS, default=list(cur.k), key="set_k")
+        metrics = st.multiselect("Metrics", list(W.METRIC_CHOICES), default=[m for m in cur.metrics
+                                                                            if m in W.METRIC_CHOICES],
+                                 key="set_metrics")
+    with c2:
+        rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
+                              key="set_rel")
+        ties = st.selectbox("Tie rule", list(W.TIE_CHOICES), index=list(W.TIE_CHOICES).index(cur.ties),
+                            key="set_ties", help="trec: doc id descending (trec_eval); docid_asc: ascending "
+                                                 "(seed 001); input: file order")
+        no_rel = st.selectbox("Queries without a relevant document", ["zero", "skip"],
+                              index=["zero", "skip"].index(cur.no_relevant), key="set_norel")
+    with c3:
+        sample = st.number_input("Query sample size (0 = all)", min_value=0, value=int(cur.sample_size), step=50,
+                                 key="set_sample")
+        seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed")
+        depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
+                                key="set_depth")
+        gt_depth = st.number_input("Reference ground-truth depth N", min_value=1, value=int(cur.gt_depth), step=1,
+                                   key="set_gtdepth")
+    if st.form_submit_button("Apply settings", type="primary"):
+        new = W.Settings(k=tuple(ks), metrics=tuple(metrics), rel_threshold=int(rel), ties=ties,
+                         no_relevant=no_rel, sample_size=int(sample), seed=int(seed), depth=int(depth),
+                         gt_depth=int(gt_depth))
+        try:
+            new = new.validated()
+        except EvalcoreError as e:
+            flash("error", str(e))
+        else:
+            S.set_ws(dataclasses.replace(S.get_ws(), settings=new))
+            flash("ok", "settings applied")
+        st.rerun()

@@ -1,0 +1,89 @@
+"""Domains page: each run per domain, significance against a baseline per domain, domain sizes."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, ui
+from dashboard import state as S
+from evalcore import drilldown as D
+
+TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
+CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+
+ui.page_setup()
+st.title("Domains")
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+runs = ctx.run_names
+sizes = S.memo("dsizes:" + ctx.eval_key, lambda: D.domain_sizes(ctx.evaluation.table))
+if (sizes["domain"] == "(none)").all():
+    st.info("The queries have no domain. Give a ground truth with domains (e.g. seed 003's graded JSON) or a "
+            "domain mapping file on the Data page.", icon=":material/info:")
+    st.stop()
+
+c1, c2, c3, c4, c5 = st.columns(5)
+metric, k = ui.metric_k_picker(ctx, "domains", columns=(c1, c2))
+with c3:
+    baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="domains")
+with c4:
+    test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="domains", format_func=TESTS.get)
+with c5:
+    min_q = st.number_input("Minimum queries to test a domain", min_value=2, value=5, step=1, key="dom_minq")
+label = ui.label_of(metric, k)
+
+dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}",
+             lambda: D.domain_frame(ctx.evaluation.table, metric=metric, k=k))
+
+st.subheader(f"{label} per domain")
+st.plotly_chart(charts.domain_bars(dom, metric_label=label, runs=runs), key="dom_bars")
+h1, h2 = st.columns([3, 1])
+with h1:
+    st.plotly_chart(charts.domain_heatmap(dom, metric_label=label, runs=runs), key="dom_heatmap")
+with h2:
+    st.caption("Domain sizes (evaluated queries)")
+    st.dataframe(sizes, hide_index=True, key="dom_sizes")
+small = sizes[sizes["n_queries"] < min_q]
+for row in small.itertuples(index=False):
+    ui.show_warning(f"domain {row.domain} has only {row.n_queries} queries (fewer than {min_q}): too small to test; "
+                    "its means are shown but not tested")
+
+wide = dom.pivot(index="domain", columns="run", values="mean").reindex(columns=runs)
+st.caption("Mean per run and domain (n = queries)")
+st.dataframe(wide.join(sizes.set_index("domain")), key="dom_table")
+
+if len(runs) >= 2:
+    correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="domains",
+                                    format_func=CORRECTIONS.get)
+    out = S.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q))
+    st.subheader("Significance against the baseline, per domain")
+    if not out.ok:
+        ui.show_error(out.error, prefix="Comparison failed")
+    else:
+        cd = out.value
+        cd = cd.assign(domain=cd["domain"].replace("", "(none)"))
+        shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
+                    "significant", "wins", "ties", "losses", "note"]].rename(columns={
+                        "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
+        st.dataframe(shown, hide_index=True, key="dom_significance")
+        st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
+                   "domain × run. Domains with fewer queries than the minimum are not tested (note).")
+        overall = S.comparison(ctx, metric, k, test, correction)
+        if overall.ok:
+            flips = []
+            for r in [x for x in runs if x != baseline]:
+                ov = overall.value
+                pair = ov[((ov["run_a"] == baseline) & (ov["run_b"] == r)) | ((ov["run_a"] == r) & (ov["run_b"] == baseline))]
+                if pair.empty:
+                    continue
+                p = pair.iloc[0]
+                sign_all = p["diff"] if p["run_a"] == baseline else -p["diff"]
+                sub = cd[(cd["run_b"] == r) & cd["significant"]]
+                for d in sub.itertuples(index=False):
+                    if sign_all * d.diff < 0:
+                        flips.append(f"{r} vs {baseline}: overall {sign_all:+.3f}, but {d.diff:+.3f} in {d.domain} "
+                                     f"(significant)")
+            if flips:
+                st.caption("Domains that disagree with the overall result")
+                st.text("\n".join(flips))

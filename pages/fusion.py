@@ -1,0 +1,78 @@
+"""Fusion page: weighted reciprocal rank fusion of loaded runs (seed 001 §7), added as a run everywhere."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import state as S
+from dashboard import ui
+from evalcore import workspace as W
+
+ui.page_setup()
+st.title("Fusion (weighted RRF)")
+st.caption("RRF(q, d) = Σ_S w_S / (c + rank_S(q, d)); with top-N, only the first N items of each run take part "
+           "(absent items contribute 0). Equal fused scores are ordered by the tie rule of the settings.")
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+ws = ctx.ws
+loaded = [r for r in ws.runs if r.name in ctx.runs]
+if not loaded:
+    st.stop()
+by_name = {r.name: r for r in loaded}
+names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded if r.kind != "fused"][:3],
+                       key="fu_runs")
+weights = []
+if names:
+    cols = st.columns(min(len(names), 4))
+    for i, n in enumerate(names):
+        with cols[i % len(cols)]:
+            st.text(n)
+            weights.append(st.number_input("Weight", min_value=0.0, value=1.0, step=0.1, key=f"fu_w_{by_name[n].uid}"))
+c1, c2, c3 = st.columns(3)
+with c1:
+    c = st.number_input("c", min_value=0.0, value=60.0, step=1.0, key="fu_c")
+with c2:
+    top_n = st.number_input("Top-N per run (0 = whole lists)", min_value=0, value=0, step=10, key="fu_topn")
+with c3:
+    name = st.text_input("Name of the fused run", value="rrf", key="fu_name")
+if not names:
+    st.info("Choose at least one run.", icon=":material/info:")
+    st.stop()
+if not any(w > 0 for w in weights):
+    ui.show_error("at least one weight must be positive", prefix="Invalid weights")
+    st.stop()
+
+# preview: the fused run evaluated next to its inputs (a temporary workspace; every step cached)
+preview_ws, uid = W.add_fused_run(ws, [by_name[n].uid for n in names], weights, c=c, top_n=int(top_n) or None,
+                                  name=ws.unique_name(name or "rrf"))
+keep = {by_name[n].uid for n in names} | {uid}
+preview_ws = preview_ws.__class__(**{**preview_ws.__dict__, "runs": tuple(r for r in preview_ws.runs if r.uid in keep)})
+saved = S.get_ws()
+try:
+    S.set_ws(preview_ws)
+    pctx = S.context()
+finally:
+    S.set_ws(saved)
+if uid in pctx.run_errors:
+    ui.show_error(pctx.run_errors[uid], prefix="Fusion failed")
+    st.stop()
+if not pctx.ready:
+    ui.show_error(pctx.eval_error or "evaluation failed", prefix="Fusion failed")
+    st.stop()
+summ = S.summary(pctx)
+metric, k = ui.metric_k_picker(pctx, "fusion")
+label = ui.label_of(metric, k)
+text, best = W.overview_table(summ, runs=pctx.run_names)
+st.subheader("The fused run next to its inputs")
+st.dataframe(text, key="fu_table")
+st.caption("★ = best of the column. Mean [95% CI] over the evaluated queries.")
+sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
+st.dataframe(sel[["run", "n", "mean", "ci_low", "ci_high"]], hide_index=True, key="fu_metric")
+
+if st.button("Add the fused run to every page", type="primary", key="fu_add"):
+    new_ws, new_uid = W.add_fused_run(S.get_ws(), [by_name[n].uid for n in names], weights, c=c,
+                                      top_n=int(top_n) or None, name=S.get_ws().unique_name(name or "rrf"))
+    S.set_ws(new_ws)
+    st.success("Added; it now appears on every page (remove or rename it on the Data page).",
+               icon=":material/check_circle:")

@@ -1,0 +1,112 @@
+"""Overview page: mean and 95% CI per run × metric@k, metric-vs-k curves, downloads."""
+
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from dashboard import charts, ui
+from dashboard import state as S
+from evalcore import workspace as W
+
+ui.page_setup()
+st.title("Overview")
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+if ctx.ws.is_demo:
+    st.caption("Built-in demo: synthetic data. Load your own files on the Data page.")
+
+summ = S.summary(ctx)
+pairs = S.memo("mk:" + ctx.eval_key, lambda: W.metric_k_pairs(ctx.evaluation.table))
+metrics = list(dict.fromkeys(m for m, _ in pairs))
+ks = sorted({k for _, k in pairs})
+
+# ---------------------------------------------------------------- table
+st.subheader("Mean and 95% confidence interval per run")
+c1, c2 = st.columns([2, 3])
+with c1:
+    show_metrics = st.multiselect("Metrics in the table", metrics, default=metrics, key="ov_metrics")
+with c2:
+    show_ks = st.multiselect("Cutoffs in the table", ks, default=ks, key="ov_ks",
+                             format_func=lambda k: "no cutoff" if k == 0 else str(k))
+cols = [(m, k) for m, k in pairs if m in show_metrics and k in show_ks]
+text, best = W.overview_table(summ, columns=cols, runs=ctx.run_names)
+st.dataframe(text, key="overview_table")
+st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank). Cells: mean [95% CI of the mean, "
+           "Student t]. Every value is a mean over the evaluated queries of evalcore's per-query table.")
+cov = ctx.evaluation.coverage
+notes = []
+for row in cov.itertuples(index=False):
+    bits = []
+    if row.n_missing:
+        bits.append(f"{row.n_missing} ground-truth queries absent from the run (scored 0)")
+    if row.n_ignored:
+        bits.append(f"{row.n_ignored} run queries not in the evaluated ground truth (ignored)")
+    if row.n_no_relevant:
+        bits.append(f"{row.n_no_relevant} queries without a relevant document")
+    if bits:
+        notes.append(f"{row.run}: " + "; ".join(bits))
+if notes:
+    with st.expander("Coverage notes"):
+        st.text("\n".join(notes))
+with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
+    st.dataframe(summ, hide_index=True, key="overview_numbers")
+
+# ---------------------------------------------------------------- reading guide
+labels = {ui.label_of(m, k) for m, k in pairs}
+guide = W.reading_guide_frames()
+with st.expander("How to read nDCG@10 and Recall@10 (reading guide of seed 002)", icon=":material/lightbulb:"):
+    st.caption("Rules of thumb from the user's metrics guide (seed 002); they depend on the task and on how the "
+               "ground truth was built, so compare runs rather than reading the bands in isolation.")
+    gc = st.columns(2)
+    for col, (label, frame) in zip(gc, guide.items(), strict=True):
+        with col:
+            st.dataframe(frame, hide_index=True)
+            if label in labels:
+                m, k = label.split("@")
+                sel = summ[(summ["metric"].astype(str) == m) & (summ["k"] == int(k))]
+                rows = [{"run": str(r.run), label: round(float(r.mean), 4), "band": W.reading_band(label, r.mean)}
+                        for r in sel.itertuples(index=False)]
+                st.dataframe(rows, hide_index=True)
+
+# ---------------------------------------------------------------- curves
+st.subheader("Metrics vs k")
+curve_metrics = [m for m in metrics if any(k > 0 for mm, k in pairs if mm == m)]
+if curve_metrics:
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        metric = ui.bound_selectbox("Metric", curve_metrics, S.SEL_METRIC, scope="overview",
+                                    default="ndcg" if "ndcg" in curve_metrics else None)
+    with c2:
+        log_x = st.toggle("Log k axis", value=True, key="ov_logx")
+    with c3:
+        st.caption("Click a run in the legend to hide its line and band.")
+    curve = W.curve_frame(summ, metric)
+    st.plotly_chart(charts.curves(curve, metric_label=metric, log_x=log_x, runs=ctx.run_names),
+                    key="overview_curves")
+else:
+    st.info("The chosen metrics have no cutoff; no curve to draw.")
+
+# ---------------------------------------------------------------- downloads
+st.subheader("Downloads")
+max_k = max(ctx.settings.k)
+d1, d2, d3 = st.columns(3)
+with d1:
+    st.download_button("Report (JSON)", data=S.report_json(ctx, top_k=max_k), file_name="report.json",
+                       mime="application/json", key="dl_report",
+                       help="Seed 001 §8 layout: metadata, coverage, aggregates per run, per-query values and "
+                            "top-k lists.")
+with d2:
+    st.download_button("Per-query table (CSV)", data=S.per_query_csv(ctx), file_name="per_query.csv",
+                       mime="text/csv", key="dl_perquery",
+                       help="run, query_id, domain, metric, k, value: every number of the dashboard is an "
+                            "aggregation of this table.")
+with d3:
+    for i, run in enumerate(ctx.run_names):
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", run) or "run"
+        st.download_button(f"Per-k results CSV of run {i + 1}", data=S.results_csv(ctx, run),
+                           file_name=f"{safe}_results.csv", mime="text/csv", key=f"dl_results_{i}",
+                           help="Seed 000's {model}_results.csv: per k, mean and std of each metric.")
+    st.text("Runs, in order: " + ", ".join(f"{i + 1} = {r}" for i, r in enumerate(ctx.run_names)))
