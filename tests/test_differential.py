@@ -115,8 +115,10 @@ def ours_by_query(qrels: dict, run: dict, *, rel_threshold: int = 1, metrics=OUR
                   rel_threshold=rel_threshold)
     t = ev.table
     out: dict[tuple[str, int], dict[str, float]] = {}
-    for (m, k), g in t.groupby(["metric", "k"], observed=True):
-        out[(str(m), int(k))] = dict(zip(g["query_id"].astype(str), g["value"].astype(float), strict=True))
+    cols = (t["metric"].astype(str).tolist(), t["k"].tolist(), t["query_id"].astype(str).tolist(),
+            t["value"].tolist())
+    for m, k, q, v in zip(*cols, strict=True):
+        out.setdefault((m, k), {})[q] = v
     return out, ev
 
 

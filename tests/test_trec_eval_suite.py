@@ -145,11 +145,11 @@ def test_rel_level_ndcg_ignores_threshold_like_trec_eval():
     assert not np.array_equal(pa, pb)
 
 
-def test_rel_level_has_negative_grades_that_gain_nothing():
-    # qrels.rel_level holds grade -1 judgments: trec_eval reads them as "unjudged in pool"
-    # (gain 0); matching out.test.aql's ndcg_cut lines above requires the same
+def test_rel_level_data_has_negative_grades():
+    # guard: qrels.rel_level holds grade -1 judgments, which trec_eval reads as "unjudged in
+    # pool" (gain 0); the aql ndcg_cut comparisons above are what pins that behaviour
     qrels = read_trec_qrels(TREC_DIR / "qrels.rel_level")
-    assert (qrels.grades < 0).sum() > 0
+    assert (qrels.grades < 0).sum() == 304  # grep -c ' -1$' qrels.rel_level
 
 
 # ------------------------------------------------------------------ comment-tolerant readers
