@@ -1,0 +1,148 @@
+"""The command line is a public contract: flags, output files and their columns, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore import Qrels, Run, evaluate
+from evalcore.cli import main
+from evalcore.fusion import weighted_rrf
+from evalcore.io_trec import read_trec_run, write_trec_qrels, write_trec_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(7)
+    judg = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(40, 8, replace=False)} for i in range(30)}
+    judg["q_empty"] = {"d1": 0}
+    qrels = Qrels.from_dict(judg)
+    runs = {}
+    for name in ("bm25", "dense"):
+        res = {f"q{i}": {f"d{j}": float(rng.integers(0, 5)) for j in rng.choice(40, 20, replace=False)}
+               for i in range(28)}
+        res["q_extra"] = {"d1": 1.0}
+        runs[name] = Run.from_dict(res, name=name)
+    paths = {"qrels": tmp_path / "qrels.txt"}
+    write_trec_qrels(qrels, paths["qrels"])
+    for name, run in runs.items():
+        paths[name] = tmp_path / f"{name}.trec"
+        write_trec_run(run, paths[name])
+    return paths
+
+
+def test_evaluate_writes_contract_files(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}",
+                 "--run", f"dense={files['dense']}", "--metrics", "ndcg", "recall", "mrr", "map",
+                 "--k", "5", "10", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "bm25:" in printed and "±" in printed
+    pq = pd.read_csv(out / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+    assert {"run", "query_id", "metric", "k", "value"} <= set(pq.columns)
+    # one row for every qrels query, run, metric and k (31 qrels queries incl. q_empty; q_extra ignored)
+    assert len(pq) == 31 * 2 * 4 * 2
+    assert set(pq["query_id"]) == {f"q{i}" for i in range(30)} | {"q_empty"}
+    # values equal the library's
+    from evalcore.loaders import load_qrels
+
+    ev = evaluate(load_qrels(files["qrels"]), [read_trec_run(files["bm25"], name="bm25"),
+                                                read_trec_run(files["dense"], name="dense")],
+                  metrics=["ndcg", "recall", "mrr", "map"], k=[5, 10])
+    lib = ev.table.assign(query_id=ev.table.query_id.astype(str), run=ev.table.run.astype(str),
+                          metric=ev.table.metric.astype(str))
+    merged = pq.merge(lib, on=["run", "query_id", "metric", "k"], suffixes=("_cli", "_lib"))
+    assert len(merged) == len(pq)
+    assert np.array_equal(merged["value_cli"].to_numpy(), merged["value_lib"].to_numpy())  # exact round trip
+    rep = json.loads((out / "report.json").read_text())
+    assert set(rep) >= {"metadata", "aggregates", "per_query", "coverage"}
+    assert rep["coverage"]["bm25"]["n_missing"] == 3  # q28, q29, q_empty absent from the run
+    assert rep["coverage"]["bm25"]["n_ignored"] == 1  # q_extra
+    assert abs(rep["aggregates"]["bm25"]["ndcg@10"]["mean"]
+               - pq.query("run == 'bm25' and metric == 'ndcg' and k == 10")["value"].mean()) < 1e-12
+    assert len(rep["per_query"]["q0"]["dense"]["topK"]) == 10
+    assert (out / "bm25_results.csv").exists() and (out / "dense_results.csv").exists()
+
+
+def test_compare_prints_significance_table(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    code = main(["compare", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}",
+                 "--run", f"dense={files['dense']}", "--metric", "ndcg@10", "recall@5", "--out",
+                 str(tmp_path / "cmp.csv")])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "p_adjusted" in text and "holm" in text
+    cmp = pd.read_csv(tmp_path / "cmp.csv")
+    assert len(cmp) == 2 and set(cmp["metric"]) == {"ndcg", "recall"}
+
+
+def test_compare_from_per_query_csv(files: dict[str, Path], tmp_path: Path, capsys) -> None:
+    out = tmp_path / "o"
+    assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}",
+                 "--run", f"b={files['dense']}", "--metrics", "ndcg", "--k", "10", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["compare", "--per-query", str(out / "per_query.csv"), "--metric", "ndcg@10",
+                 "--baseline", "a", "--test", "wilcoxon"]) == 0
+    assert "wilcoxon" in capsys.readouterr().out
+
+
+def test_fuse_writes_weighted_rrf(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "fused.trec"
+    assert main(["fuse", "--run", f"a={files['bm25']}", "--run", f"b={files['dense']}", "--weight", "a=2",
+                 "--c", "60", "--top-n", "10", "--out", str(out)]) == 0
+    fused = read_trec_run(out)
+    expected = weighted_rrf([read_trec_run(files["bm25"], name="a"), read_trec_run(files["dense"], name="b")],
+                            weights={"a": 2.0}, c=60, top_n=10)
+    got, exp = fused.to_dict(), expected.to_dict()
+    assert got.keys() == exp.keys()
+    for q in exp:
+        assert got[q].keys() == exp[q].keys()
+        for d, v in exp[q].items():
+            assert got[q][d] == pytest.approx(v, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2\n", "line 2"),
+        ("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 abc t\n", "line 2"),
+        ("q1 Q0 d1 1 1.5 t\nq1 Q0 d1 2 1.0 t\n", "line 2"),
+        ("", "empty"),
+    ],
+)
+def test_bad_run_is_one_line_error(files: dict[str, Path], tmp_path: Path, content: str, fragment: str) -> None:
+    bad = tmp_path / "bad.trec"
+    bad.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "evalcore", "evaluate", "--qrels", str(files["qrels"]),
+                           "--run", f"x={bad}"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2
+    err = proc.stderr.strip()
+    assert "Traceback" not in proc.stderr
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: ") and str(bad) in err and fragment in err
+
+
+def test_unknown_metric_lists_supported(files: dict[str, Path], capsys) -> None:
+    assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}",
+                 "--metrics", "ndgc"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown measure" in err and "ndcg" in err and "recall_capped" in err
+
+
+def test_n_samples_is_seeded_subset(files: dict[str, Path], tmp_path: Path) -> None:
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"s{i}"
+        assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}",
+                     "--metrics", "ndcg", "--k", "10", "--n-samples", "10", "--seed", "3", "--out", str(out)]) == 0
+        outs.append(pd.read_csv(out / "per_query.csv", dtype={"query_id": str}))
+    assert outs[0]["query_id"].nunique() == 10
+    pd.testing.assert_frame_equal(outs[0], outs[1])
