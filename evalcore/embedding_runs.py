@@ -180,7 +180,12 @@ def embedding_run(
 
 
 def _gather(vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``vectors[rows]`` in memory, read in ascending row order (sequential on a memmap)."""
+    """``vectors[rows]`` in memory, read in ascending row order (sequential on a memmap).
+
+    All rows in order: the array itself (a memmap stays on disk; exact_topk streams it).
+    """
+    if len(rows) == vectors.shape[0] and np.array_equal(rows, np.arange(len(rows))):
+        return vectors
     order = np.argsort(rows, kind="stable")
     out = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
     out[order] = vectors[rows[order]]
@@ -517,66 +522,80 @@ def diversity_table(
     alpha: float = 0.5,
     qrels: Qrels | None = None,
     ties: str = "docid_asc",
-    domains: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """ILD@k and α-nDCG@k (seed 002) of a run, in the long-table schema of :class:`Evaluation`.
+    """ILD@k and α-nDCG@k (seed 002 §6–7) of a run, in the long-table schema of :class:`Evaluation`.
 
     These metrics need the documents' vectors, so they exist only for runs
-    whose documents have embeddings (embedding runs, or any run over an
-    embedded corpus). Rows: ``run, query_id, domain, metric, k, value`` with
-    metric ``ild`` (mean pairwise ``1 − cos`` of the top k, seed 002 §6) and,
-    when ``qrels`` is given, ``alpha_ndcg(alpha=0.5)`` (§7; relevant = grade
-    > 0). Queries are the run's (restricted to the qrels' when given); the
-    frame can be concatenated to ``Evaluation.table``
-    (:func:`pandas.concat`, then re-categorise, or
-    ``concat_evaluations``-style with :func:`with_diversity`).
-    Documents of the run absent from ``embeddings`` are left out of the lists.
+    whose documents have embeddings (embedding runs, or a run over an
+    embedded corpus); they are not part of :func:`evalcore.evaluate.evaluate`.
+
+    Rows ``run, query_id, domain, metric, k, value``:
+
+    * ``ild`` — mean pairwise ``1 − cos`` of the top k (0 for fewer than 2
+      documents), :func:`evalcore.diversity.intra_list_diversity`;
+    * ``alpha_ndcg(alpha=0.5)`` (when ``qrels`` is given) —
+      :func:`evalcore.diversity.alpha_ndcg` with the qrels grades as linear
+      relevance; its ideal DCG counts every judged document, embedded or not.
+
+    Lists are the run's order under ``ties`` (``docid_asc`` for embedding
+    runs); a listed document absent from ``embeddings`` keeps its position but
+    adds nothing. Queries: the run's, or with ``qrels`` the qrels' (a query
+    absent from the run scores 0, as in :func:`~evalcore.evaluate.evaluate`).
+    The frame concatenates with ``Evaluation.table`` (:func:`concat_tables`,
+    :func:`with_diversity`).
     """
     from .diversity import alpha_ndcg, intra_list_diversity
+    from .retrieval import normalize
 
     ks = sorted({int(x) for x in k_values})
     if not ks or ks[0] < 1:
         raise OptionError(f"k values must be integers >= 1, got {ks}")
-    lists = run.ranked_lists(ties=ties, depth=max(ks))
-    rel: dict[str, set[str]] | None = None
+    kmax = ks[-1]
+    lists = run.ranked_lists(ties=ties, depth=kmax)
+    qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
+    mat = np.full((len(qids), kmax), -1, dtype=np.int64)
+    for i, q in enumerate(qids):
+        docs = [d for d, _ in lists.get(q, [])]
+        if docs:
+            mat[i, : len(docs)] = embeddings.rows_of(np.asarray(docs, dtype=object))
+    used = np.unique(mat[mat >= 0])
+    local = np.full(mat.shape, -1, dtype=np.int64)
+    local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])
+    vecs = normalize(_gather(embeddings.vectors, used)) if len(used) else np.zeros((1, embeddings.dim), np.float32)
+    relevance = None
     if qrels is not None:
-        rel = {str(x): set() for x in qrels.query_ids}
-        for qi, d, g in zip(qrels.q.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True):
+        relevance = [dict() for _ in qids]
+        rows = embeddings.rows_of(qrels.doc_ids)
+        pos_in_used = np.searchsorted(used, rows) if len(used) else np.zeros(len(rows), dtype=np.int64)
+        found = (rows >= 0) & (pos_in_used < len(used))
+        found[found] &= used[pos_in_used[found]] == rows[found]
+        # judged documents not in the lists still count in the ideal: give them keys no list holds
+        keys = np.where(found, pos_in_used, len(used) + np.arange(len(rows)))
+        for qi, key, g in zip(qrels.q.tolist(), keys.tolist(), qrels.grades.tolist(), strict=True):
             if g > 0:
-                rel[str(qrels.query_ids[qi])].add(d)
-        if domains is None and qrels.domains is not None:
-            domains = dict(zip(qrels.query_ids.tolist(), qrels.domains.tolist(), strict=True))
+                relevance[qi][key] = float(g)
     label_a = f"alpha_ndcg(alpha={alpha:g})"
-    vec_of = embeddings.rows_of
-    rows_q: list[str] = []
-    rows_m: list[str] = []
-    rows_k: list[int] = []
-    rows_v: list[float] = []
-    qorder = list(lists) if rel is None else [q for q in rel if q in lists] + [q for q in rel if q not in lists]
-    for qid in qorder:
-        docs = [d for d, _ in lists.get(qid, [])]
-        pos = vec_of(np.asarray(docs, dtype=object)) if docs else np.zeros(0, dtype=np.int64)
-        docs = [d for d, p in zip(docs, pos.tolist(), strict=True) if p >= 0]
-        emb = {d: np.asarray(embeddings.vectors[p]) for d, p in zip(docs, pos[pos >= 0].tolist(), strict=True)}
-        for kk in ks:
-            top = docs[:kk]
-            rows_q.append(qid)
-            rows_m.append("ild")
-            rows_k.append(kk)
-            rows_v.append(float(intra_list_diversity(top, emb)))
-            if rel is not None:
-                rows_q.append(qid)
-                rows_m.append(label_a)
-                rows_k.append(kk)
-                rows_v.append(float(alpha_ndcg(top, rel.get(qid, set()), emb, k=kk, alpha=alpha)))
-    dom = domains or {}
+    parts_m, parts_k, parts_v = [], [], []
+    for kk in ks:
+        sub = local[:, :kk]
+        parts_m.append(np.full(len(qids), "ild", dtype=object))
+        parts_k.append(np.full(len(qids), kk, dtype=np.int32))
+        parts_v.append(intra_list_diversity(sub, vecs))
+        if relevance is not None:
+            parts_m.append(np.full(len(qids), label_a, dtype=object))
+            parts_k.append(np.full(len(qids), kk, dtype=np.int32))
+            parts_v.append(alpha_ndcg(sub, relevance, vecs, alpha=alpha, k=kk))
+    n_parts = len(parts_m)
+    qcol = np.tile(np.asarray(qids, dtype=object), n_parts)
+    dom = qrels.domain_of() if qrels is not None else np.full(len(qids), "", dtype=object)
+    metrics = ["ild"] + ([label_a] if relevance is not None else [])
     return pd.DataFrame({
-        "run": pd.Categorical([run.name] * len(rows_q)),
-        "query_id": pd.Categorical(rows_q),
-        "domain": pd.Categorical([str(dom.get(q, "")) for q in rows_q]),
-        "metric": pd.Categorical(rows_m, categories=list(dict.fromkeys(rows_m)) or ["ild"]),
-        "k": np.asarray(rows_k, dtype=np.int32),
-        "value": np.asarray(rows_v, dtype=np.float64),
+        "run": pd.Categorical(np.full(len(qcol), run.name, dtype=object)),
+        "query_id": pd.Categorical(qcol, categories=list(dict.fromkeys(qids))),
+        "domain": pd.Categorical(np.tile(np.asarray(dom, dtype=object), n_parts)),
+        "metric": pd.Categorical(np.concatenate(parts_m), categories=metrics),
+        "k": np.concatenate(parts_k),
+        "value": np.concatenate(parts_v).astype(np.float64),
     })
 
 

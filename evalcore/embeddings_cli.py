@@ -352,6 +352,8 @@ def evaluate_from_args(
         raise OptionError("give either --qrels or --reference-emb, not both")
     if not ref_path and not qrels_path:
         raise OptionError("give the ground truth: --qrels FILE, or --reference-emb FILE (reference model)")
+    if not ref_path and (getattr(args, "agreement_pairs", 0) or getattr(args, "reference_depth", None)):
+        raise OptionError("--agreement-pairs and --reference-depth need --reference-emb")
     if ref_path and (per_run_aspect or default_aspect):
         raise OptionError("--aspect applies to ordered-list ground truth (--qrels), not to --reference-emb")
 
@@ -453,7 +455,11 @@ def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tupl
 
 def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[str, Any], cache: _EmbCache,
                    args: argparse.Namespace, ks: Sequence[int], gt: Any, qrels_for: Any, ties: str) -> Evaluation:
-    from .embedding_runs import diversity_table, with_diversity
+    try:
+        from .diversity import alpha_ndcg  # noqa: F401  (presence check)
+        from .embedding_runs import diversity_table, with_diversity
+    except ImportError:
+        raise OptionError("--diversity needs evalcore.diversity, which this installation lacks") from None
 
     tables = []
     for name in emb_info:

@@ -258,3 +258,71 @@ def test_scifact_minilm_ranking_matches_the_shipped_run():
     m = ev.table.groupby("run", observed=True)["value"].mean()
     assert m["ours"] == pytest.approx(m["theirs"], abs=1e-9)
     assert 0.5 < m["ours"] < 0.8  # all-MiniLM-L6-v2 on SciFact: nDCG@10 about 0.645
+
+
+# ----------------------------------------------------------------------------- diversity
+def _ild(docs, vec):
+    if len(docs) < 2:
+        return 0.0
+    pairs = [(a, b) for i, a in enumerate(docs) for b in docs[i + 1:]]
+    return sum(1 - _cos(vec[a], vec[b]) for a, b in pairs) / len(pairs)
+
+
+def _cos(u, v):
+    u, v = np.asarray(u, float), np.asarray(v, float)
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+
+def _alpha_ndcg(docs, grades, vec, k, alpha=0.5):
+    dcg = 0.0
+    for i, d in enumerate(docs[:k]):
+        prev = docs[:i]
+        novelty = 1.0 if not prev else min(1.0, max(0.0, 1 - max(_cos(vec[d], vec[p]) for p in prev)))
+        dcg += grades.get(d, 0) * (alpha + (1 - alpha) * novelty) / np.log2(i + 2)
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / np.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def test_diversity_table_matches_seed_002_formulas():
+    from evalcore.embedding_runs import diversity_table, with_diversity
+
+    rng = np.random.default_rng(5)
+    ids = [f"d{i:02d}" for i in range(15)]
+    e = _emb(ids, rng.normal(size=(15, 5)))
+    qrels = Qrels.from_dict({"d00": {"d03": 2, "d07": 1, "gone": 3}, "d01": {"d02": 1}, "zz": {"d01": 1}})
+    with pytest.warns(EvalcoreWarning):
+        run = embedding_run(e, qrels=qrels, k=10, name="e")
+    t = diversity_table(run, e, k_values=[1, 3, 10], qrels=qrels)
+    assert list(t.columns) == ["run", "query_id", "domain", "metric", "k", "value"]
+    assert set(t["metric"].astype(str)) == {"ild", "alpha_ndcg(alpha=0.5)"}
+    assert len(t) == 3 * 3 * 2  # qrels queries x k x metric; "zz" is absent from the run: 0
+    vec = dict(zip(ids, e.vectors, strict=True))
+    lists = _lists(run)
+    for r in t.itertuples(index=False):
+        docs = lists.get(r.query_id, [])[: r.k]
+        if r.metric == "ild":
+            want = _ild(docs, vec)
+        else:
+            want = _alpha_ndcg(docs, qrels.to_dict()[r.query_id], vec, r.k)
+        assert r.value == pytest.approx(want, abs=1e-6), r
+    assert t[t["query_id"] == "zz"]["value"].eq(0).all()
+    ev = evaluate(qrels, run, metrics=["ndcg"], k=[1, 3, 10], ties="docid_asc")
+    both = with_diversity(ev, [t])
+    assert len(both.table) == len(ev.table) + len(t)
+    assert both.summary()["metric"].astype(str).nunique() == 3
+    without = diversity_table(run, e, k_values=[3])
+    assert set(without["metric"].astype(str)) == {"ild"} and len(without) == run.n_queries
+
+
+def test_cli_diversity_option(small_files, tmp_path):
+    import json
+
+    root, qrels = small_files
+    out = tmp_path / "out"
+    code = main(["evaluate", "--qrels", str(qrels), "--emb", f"a={root / 'a.npz'}", "--diversity",
+                 "--metrics", "ndcg", "--k", "3", "5", "--ties", "docid_asc", "--out", str(out)])
+    assert code == 0
+    agg = json.loads((out / "report.json").read_text())["aggregates"]["a"]
+    assert {"ndcg@3", "ild@3", "ild@5", "alpha_ndcg(alpha=0.5)@5"} <= set(agg)
+    assert 0 < agg["ild@5"]["mean"] < 2 and 0 <= agg["alpha_ndcg(alpha=0.5)@5"]["mean"] <= agg["ndcg@5"]["mean"] + 1e-12
