@@ -1,0 +1,274 @@
+"""Diversity metrics of seed 002: intra-list diversity (ILD) and alpha-nDCG.
+
+Both work on ranked lists of *embedding rows*: ``lists`` is an integer array
+``(n_queries, k)`` whose entries index the rows of ``embeddings_normalized``,
+``-1`` marking an empty slot (e.g. the padding of :class:`evalcore.retrieval.TopK`).
+Embeddings must be unit-length rows (use :func:`evalcore.retrieval.normalize`):
+the dot product is taken as the cosine.  All computations are float64,
+vectorised over queries in chunks of bounded memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .errors import (
+    DuplicateIdError,
+    NonFiniteValueError,
+    OptionError,
+    ShapeMismatchError,
+    ValueTypeError,
+)
+
+__all__ = ["alpha_dcg", "alpha_ndcg", "intra_list_diversity"]
+
+_CHUNK_BYTES = 64 * 2**20
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _embeddings(emb) -> np.ndarray:
+    arr = emb if isinstance(emb, np.ndarray) else np.asarray(emb)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueTypeError(f"embeddings must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ShapeMismatchError(f"embeddings must be a 2-D array (rows x dimensions), got shape {arr.shape}")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        raise NonFiniteValueError(
+            f"embeddings have {bad.size} row(s) with NaN or infinite values; first at row {bad[0]}"
+        )
+    return arr
+
+
+def _lists(lists, n_rows: int) -> np.ndarray:
+    arr = np.asarray(lists)
+    if arr.dtype == object:
+        raise ShapeMismatchError("lists must be a rectangular integer array (n_queries, k); pad with -1")
+    if arr.ndim != 2:
+        raise ShapeMismatchError(f"lists must be a 2-D array (n_queries, k), got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueTypeError(f"lists must hold integer row indices, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < -1 or hi >= n_rows:
+            bad = lo if lo < -1 else hi
+            q, r = (int(x[0]) for x in np.nonzero(arr == bad))
+            raise ShapeMismatchError(
+                f"lists[{q}, {r}] = {bad} is not a row of the embeddings (0..{n_rows - 1}, or -1 for padding)"
+            )
+    return arr
+
+
+def _chunk_rows(k: int, d: int, extra: int = 0) -> int:
+    return max(1, _CHUNK_BYTES // max(1, 8 * k * (d + extra) * 3))
+
+
+def _gather(emb: np.ndarray, lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors (c, k, d) float64 with zeros at padding, valid mask (c, k))."""
+    valid = lists >= 0
+    vec = emb[np.maximum(lists, 0)].astype(np.float64)
+    vec *= valid[..., None]
+    return vec, valid
+
+
+# --------------------------------------------------------------------------- ILD
+
+
+def intra_list_diversity(lists, embeddings_normalized) -> np.ndarray:
+    """Intra-list diversity of every list (seed 002 §6), shape ``(n_queries,)``.
+
+    ``ILD = 2 / (|R| (|R| - 1)) * sum_{i<j} (1 - cos(d_i, d_j))`` over the
+    ``|R|`` non-padding entries of a list.  A list with fewer than 2 documents
+    has no pair and gets ILD 0.0.  With non-negative cosines ILD lies in
+    [0, 1]; negative cosines can push it up to 2.  A document listed twice
+    contributes a pair of similarity 1 (dissimilarity 0).
+
+    Vectorised as ``sum_{i<j} v_i.v_j = (||sum_i v_i||^2 - sum_i ||v_i||^2) / 2``,
+    O(k d) per list.
+    """
+    emb = _embeddings(embeddings_normalized)
+    lst = _lists(lists, emb.shape[0])
+    nq, k = lst.shape
+    out = np.zeros(nq, dtype=np.float64)
+    if nq == 0 or k < 2:
+        return out
+    step = _chunk_rows(k, emb.shape[1])
+    for s in range(0, nq, step):
+        vec, valid = _gather(emb, lst[s : s + step])
+        total = vec.sum(axis=1)
+        pair_sum = (np.einsum("cd,cd->c", total, total) - np.einsum("ckd,ckd->c", vec, vec)) / 2.0
+        m = valid.sum(axis=1)
+        n_pairs = m * (m - 1) / 2.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[s : s + step] = np.where(m >= 2, 1.0 - pair_sum / n_pairs, 0.0)
+    return out
+
+
+# --------------------------------------------------------------------------- alpha-nDCG
+
+
+def _relevance(relevance, lists: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(grade of each listed document (nq, k), ideal grades sorted descending (nq, k)).
+
+    ``relevance`` is a dense ``(n_queries, n_docs)`` array, a scipy.sparse
+    matrix of that shape, or a sequence of ``{doc_row: grade}`` mappings, one
+    per query.  Negative grades count as 0 (not relevant).
+    """
+    nq = lists.shape[0]
+    safe = np.maximum(lists, 0)
+    valid = lists >= 0
+    ideal = np.zeros((nq, k), dtype=np.float64)
+    if hasattr(relevance, "tocsr"):  # scipy.sparse
+        mat = relevance.tocsr()
+        if mat.shape[0] != nq:
+            raise ShapeMismatchError(f"relevance has {mat.shape[0]} rows but there are {nq} lists")
+        if (lists >= mat.shape[1]).any():
+            raise ShapeMismatchError(f"lists reference document rows beyond relevance's {mat.shape[1]} columns")
+        data = np.asarray(mat.data, dtype=np.float64)
+        if not np.isfinite(data).all():
+            raise NonFiniteValueError("relevance holds NaN or infinite grades")
+        rows = np.repeat(np.arange(nq), k)
+        rel = np.asarray(mat[rows, safe.ravel()], dtype=np.float64).reshape(nq, k)
+        for q in range(nq):
+            g = np.sort(data[mat.indptr[q] : mat.indptr[q + 1]])[::-1][:k]
+            ideal[q, : g.size] = g
+    elif isinstance(relevance, np.ndarray) or (
+        isinstance(relevance, Sequence) and len(relevance) > 0 and not isinstance(relevance[0], Mapping)
+    ):
+        mat = np.asarray(relevance, dtype=np.float64)
+        if mat.ndim != 2 or mat.shape[0] != nq:
+            raise ShapeMismatchError(
+                f"relevance must be (n_queries={nq}, n_docs) grades, got shape {mat.shape}"
+            )
+        if not np.isfinite(mat).all():
+            raise NonFiniteValueError("relevance holds NaN or infinite grades")
+        if (lists >= mat.shape[1]).any():
+            raise ShapeMismatchError(f"lists reference document rows beyond relevance's {mat.shape[1]} columns")
+        rel = np.take_along_axis(mat, safe, axis=1) if nq else np.zeros((0, k))
+        top = min(k, mat.shape[1])
+        if top:
+            part = -np.partition(-mat, top - 1, axis=1)[:, :top] if top < mat.shape[1] else mat.copy()
+            ideal[:, :top] = -np.sort(-part, axis=1)
+    else:
+        seq = list(relevance)
+        if len(seq) != nq:
+            raise ShapeMismatchError(f"relevance has {len(seq)} entries but there are {nq} lists")
+        rel = np.zeros((nq, k), dtype=np.float64)
+        for q, grades in enumerate(seq):
+            if not isinstance(grades, Mapping):
+                raise ValueTypeError(f"relevance[{q}] must be a mapping {{doc_row: grade}}")
+            if not grades:
+                continue
+            keys = np.fromiter((int(x) for x in grades.keys()), dtype=np.int64, count=len(grades))
+            vals = np.fromiter((float(x) for x in grades.values()), dtype=np.float64, count=len(grades))
+            if not np.isfinite(vals).all():
+                raise NonFiniteValueError(f"relevance[{q}] holds NaN or infinite grades", query=str(q))
+            order = np.argsort(keys)
+            keys, vals = keys[order], vals[order]
+            pos = np.minimum(np.searchsorted(keys, safe[q]), keys.size - 1)
+            rel[q] = np.where(keys[pos] == safe[q], vals[pos], 0.0)
+            g = np.sort(vals)[::-1][:k]
+            ideal[q, : g.size] = g
+    rel = np.where(valid, np.maximum(rel, 0.0), 0.0)
+    ideal = np.maximum(ideal, 0.0)
+    return rel, ideal
+
+
+def _check_alpha_k(alpha, k) -> tuple[float, int]:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
+        raise OptionError(f"k must be a positive integer, got {k!r}")
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise OptionError(f"alpha must be a number in [0, 1], got {alpha!r}") from None
+    if not 0.0 <= a <= 1.0:
+        raise OptionError(f"alpha must be in [0, 1], got {alpha!r}")
+    return a, int(k)
+
+
+def _prepare(lists, relevance, embeddings_normalized, alpha, k):
+    a, k = _check_alpha_k(alpha, k)
+    emb = _embeddings(embeddings_normalized)
+    lst = _lists(lists, emb.shape[0])[:, :k]
+    if lst.shape[1] < k:
+        lst = np.pad(lst, ((0, 0), (0, k - lst.shape[1])), constant_values=-1)
+    # a document twice in one list would earn relevance twice
+    srt = np.sort(lst, axis=1)
+    dup = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
+    if dup.any():
+        q = int(np.flatnonzero(dup.any(axis=1))[0])
+        doc = int(srt[q, 1:][dup[q]][0])
+        raise DuplicateIdError(f"list {q} holds document row {doc} twice", query=str(q), item=str(doc))
+    rel, ideal = _relevance(relevance, lst, k)
+    return a, k, emb, lst, rel, ideal
+
+
+def _discounts(k: int) -> np.ndarray:
+    return 1.0 / np.log2(np.arange(2, k + 2, dtype=np.float64))
+
+
+def _alpha_dcg(a: float, k: int, emb: np.ndarray, lst: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    nq = lst.shape[0]
+    out = np.zeros(nq, dtype=np.float64)
+    if nq == 0:
+        return out
+    disc = _discounts(k)
+    earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # [i, j]: j ranked above i
+    step = _chunk_rows(k, emb.shape[1], extra=k)
+    for s in range(0, nq, step):
+        vec, valid = _gather(emb, lst[s : s + step])
+        sims = np.matmul(vec, vec.transpose(0, 2, 1))  # (c, k, k) cosines
+        mask = earlier[None, :, :] & valid[:, None, :]
+        max_prev = np.where(mask, sims, -np.inf).max(axis=2)
+        novelty = np.where(np.isneginf(max_prev), 1.0, np.clip(1.0 - max_prev, 0.0, 1.0))
+        gains = rel[s : s + step] * (a + (1.0 - a) * novelty)
+        out[s : s + step] = gains @ disc
+    return out
+
+
+def alpha_dcg(lists, relevance, embeddings_normalized, *, alpha: float = 0.5, k: int) -> np.ndarray:
+    """alpha-DCG@k of every list (seed 002 §7), shape ``(n_queries,)``.
+
+    ``gain_i = rel_i * (alpha + (1 - alpha) * novelty_i)`` with
+    ``novelty_i = 1 - max_{j < i} cos(d_i, d_j)`` over the documents ranked
+    above position ``i`` (novelty 1 for the first document), clipped to
+    [0, 1] (a document cannot be more than fully novel; a negative similarity
+    counts as none).  ``DCG = sum_i gain_i / log2(i + 1)``, positions ``i``
+    from 1; padding slots (-1) keep their position but add nothing and are not
+    "previous documents".  Grades are used linearly, negative grades count as 0.
+
+    ``relevance``: dense ``(n_queries, n_docs)`` grades, a scipy.sparse matrix
+    of that shape, or one ``{doc_row: grade}`` mapping per query (doc rows are
+    rows of the embeddings).  A document listed twice in one list raises
+    :class:`DuplicateIdError`.
+    """
+    a, k, emb, lst, rel, _ = _prepare(lists, relevance, embeddings_normalized, alpha, k)
+    return _alpha_dcg(a, k, emb, lst, rel)
+
+
+def alpha_ndcg(lists, relevance, embeddings_normalized, *, alpha: float = 0.5, k: int) -> np.ndarray:
+    """alpha-nDCG@k of every list (seed 002 §7), shape ``(n_queries,)``.
+
+    ``alpha-nDCG = alpha-DCG / IDCG`` (see :func:`alpha_dcg`).  The seed leaves
+    the ideal undefined; here **IDCG is the DCG of the ideal relevance
+    ordering with novelty 1**: all judged documents of the query sorted by
+    grade (descending), cut at ``k``, ``IDCG = sum_i g_(i) / log2(i + 1)`` -
+    the linear-gain IDCG of plain nDCG.  Consequences: alpha-nDCG <= 1 (gains
+    never exceed grades, and no list beats the sorted grades); alpha = 1, or
+    mutually orthogonal retrieved documents, give exactly linear-gain nDCG;
+    redundancy (similar documents) lowers the score below nDCG.  A query
+    without relevant documents (IDCG = 0) scores 0.0.
+    """
+    a, k, emb, lst, rel, ideal = _prepare(lists, relevance, embeddings_normalized, alpha, k)
+    dcg = _alpha_dcg(a, k, emb, lst, rel)
+    idcg = ideal @ _discounts(k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)

@@ -1,0 +1,779 @@
+"""Exact top-k retrieval by cosine similarity, in bounded memory.
+
+Scores follow seed 001 §2.3: every vector is normalised once,
+``u / (||u|| + eps)``, and the cosine is the dot product of the normalised
+vectors.  Rankings follow seed 001 §3: score descending, then corpus id
+ascending (string order) for determinism.
+
+How :func:`exact_topk` works
+----------------------------
+1. Queries and corpus are processed in blocks (``block_bytes`` bounds the
+   per-block working set); each corpus block is read (a read-only memmap is
+   streamed, never loaded whole) and normalised on the fly, and the block of
+   scores is one float32 BLAS product ``Qn @ Cn.T``.
+2. Per query, a running threshold (the k-th best score seen so far) discards
+   almost every score with one vectorised comparison; the survivors are kept.
+3. float32 BLAS results depend, in their last bits, on the shape of the
+   blocks, so two identical documents may get scores that differ by one ulp.
+   Step 2 therefore keeps every candidate within a proven rounding bound of
+   the k-th score, and the survivors are re-scored canonically: the float64
+   sum (pairwise, fixed order) of the exact float64 products of the float32
+   normalised vectors, rounded to float32.  Ordering uses those scores and the
+   id rank, so results (indices *and* scores) do not depend on block sizes,
+   thread counts or on whether the corpus is memory-mapped, and ties are
+   broken by id exactly, also across the k boundary and block boundaries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .errors import (
+    DuplicateIdError,
+    EmptyInputError,
+    InputFormatError,
+    NonFiniteValueError,
+    OptionError,
+    ShapeMismatchError,
+    UnsafeFileError,
+    ValueTypeError,
+    warn,
+)
+
+__all__ = [
+    "TopK",
+    "count_zero_rows",
+    "exact_topk",
+    "load_npy_mmap",
+    "normalize",
+    "sample_queries",
+    "sample_pairs",
+    "similarity_agreement",
+    "topk_to_long",
+]
+
+_U32 = 2.0**-24  # unit roundoff of float32
+_CHUNK_BYTES = 32 * 2**20  # working set of the helper loops (normalise, checks)
+_NEG_INF = np.float32(-np.inf)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _as_matrix(x, name: str) -> np.ndarray:
+    """``x`` as a 2-D real numeric array, without copying (memmaps stay memmaps)."""
+    arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueTypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ShapeMismatchError(f"{name} must be a 2-D array (rows x dimensions), got shape {arr.shape}")
+    return arr
+
+
+def _as_ids(ids, name: str) -> np.ndarray:
+    arr = np.asarray(ids)
+    if arr.ndim != 1:
+        raise ShapeMismatchError(f"{name} must be a 1-D sequence of ids, got shape {arr.shape}")
+    if arr.dtype.kind != "U":
+        arr = arr.astype(str)
+    return arr
+
+
+def _row_chunk(d: int, itemsize: int = 8) -> int:
+    return max(1, _CHUNK_BYTES // max(1, d * itemsize))
+
+
+def _nonfinite_error(x: np.ndarray, name: str, ids: np.ndarray | None, start: int = 0) -> NonFiniteValueError:
+    """Count the rows of ``x[start:]`` holding NaN/inf (chunked) and describe the first one."""
+    count, first = 0, None
+    step = _row_chunk(x.shape[1], 1)
+    for s in range(start, x.shape[0], step):
+        bad = ~np.isfinite(x[s : s + step]).all(axis=1)
+        nbad = int(np.count_nonzero(bad))
+        if nbad and first is None:
+            first = s + int(np.argmax(bad))
+        count += nbad
+    where = f"row {first}" + (f" (id {str(ids[first])!r})" if ids is not None else "")
+    return NonFiniteValueError(
+        f"{name} has {count} row(s) with NaN or infinite values; first at {where}",
+        item=None if ids is None else str(ids[first]),
+    )
+
+
+def _check_finite(x: np.ndarray, name: str, ids: np.ndarray | None) -> None:
+    if x.dtype.kind != "f":
+        return
+    step = _row_chunk(x.shape[1], 4)
+    for s in range(0, x.shape[0], step):
+        if not np.isfinite(x[s : s + step]).all():
+            raise _nonfinite_error(x, name, ids, s)
+
+
+def _scan_rows(x: np.ndarray, name: str, ids: np.ndarray | None) -> int:
+    """One chunked pass: raise on NaN/inf, return the number of all-zero rows."""
+    zeros = 0
+    step = _row_chunk(x.shape[1], 12)
+    for s in range(0, x.shape[0], step):
+        sq = _sumsq(_as_f32(x[s : s + step]))
+        if not np.isfinite(sq).all():
+            raise _nonfinite_error(x, name, ids, s)
+        zeros += int(np.count_nonzero(sq == 0))
+    return zeros
+
+
+def _check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise OptionError(f"k must be a positive integer, got {k!r}")
+    if k <= 0:
+        raise OptionError(f"k must be a positive integer, got {k}")
+    return int(k)
+
+
+# --------------------------------------------------------------------------- normalisation
+
+
+def _as_f32(block: np.ndarray) -> np.ndarray:
+    return np.asarray(block, dtype=np.float32)
+
+
+def _sumsq(block32: np.ndarray) -> np.ndarray:
+    """Squared norms of float32 rows, float64, pairwise sum in a fixed order per row.
+
+    The float64 squares of float32 values are exact and the reduction runs over
+    each C-contiguous row independently, so equal rows get bit-identical
+    results wherever they sit (block, position, chunk size).  A row with NaN or
+    inf gives a non-finite result.
+    """
+    return np.add.reduce(np.square(block32, dtype=np.float64), axis=1)
+
+
+def _denominators(sumsq: np.ndarray, eps: float) -> np.ndarray:
+    """``||u|| + eps`` rounded to float32 (the divisor of seed 001 §2.3)."""
+    return (np.sqrt(sumsq) + eps).astype(np.float32)
+
+
+def _normalize_rows(block: np.ndarray, eps: float) -> np.ndarray:
+    """Normalise a block of rows; the result of a row depends on that row only."""
+    b32 = _as_f32(block)
+    return np.divide(b32, _denominators(_sumsq(b32), eps)[:, None])
+
+
+def normalize(x, *, eps: float = 1e-12) -> np.ndarray:
+    """Return ``x / (||x|| + eps)`` row by row as a new float32 array (seed 001 §2.3).
+
+    ``x`` is a 2-D array (rows are vectors) or a single 1-D vector; it is never
+    modified.  Values are taken as float32 (like faiss); the norm is summed in
+    float64 (exact squares, fixed order), ``||x|| + eps`` is rounded to float32
+    and the quotient is a float32 division, so each output row depends on its
+    input row only (bit for bit) - :func:`exact_topk` relies on it.  Zero
+    vectors stay zero (``0 / eps``); count them with :func:`count_zero_rows`.
+    Raises :class:`NonFiniteValueError` on NaN/inf.
+    """
+    if not (isinstance(eps, (int, float, np.floating)) and np.isfinite(eps) and eps >= 0):
+        raise OptionError(f"eps must be a finite number >= 0, got {eps!r}")
+    arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if arr.ndim == 1:
+        return normalize(arr[None, :], eps=eps)[0]
+    arr = _as_matrix(arr, "x")
+    _check_finite(arr, "x", None)
+    out = np.empty(arr.shape, dtype=np.float32)
+    step = _row_chunk(arr.shape[1])
+    for s in range(0, arr.shape[0], step):
+        out[s : s + step] = _normalize_rows(arr[s : s + step], eps)
+    return out
+
+
+def count_zero_rows(x) -> int:
+    """Number of all-zero rows of a 2-D array (they have cosine 0 with everything)."""
+    arr = _as_matrix(x, "x")
+    step = _row_chunk(arr.shape[1], 1)
+    return int(sum(np.count_nonzero(~arr[s : s + step].any(axis=1)) for s in range(0, arr.shape[0], step)))
+
+
+def load_npy_mmap(path: str | os.PathLike) -> np.ndarray:
+    """Open a ``.npy`` file read-only and memory-mapped (``allow_pickle=False``).
+
+    The file is not read into memory; :func:`exact_topk` streams it block by
+    block.  Object arrays (which would need unpickling) are refused.
+    """
+    label = os.fspath(path)
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError as e:
+        raise InputFormatError("file not found", file=label) from e
+    except ValueError as e:
+        msg = str(e)
+        if "pickle" in msg.lower() or "python objects" in msg.lower():
+            raise UnsafeFileError("holds Python objects (would need unpickling); refused", file=label) from e
+        raise InputFormatError(f"not a readable .npy file ({msg})", file=label) from e
+    except OSError as e:
+        raise InputFormatError(f"cannot be read as .npy ({e})", file=label) from e
+    if not isinstance(arr, np.ndarray):  # an .npz archive
+        raise InputFormatError("is an .npz archive; expected a single .npy array", file=label)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueTypeError(f"must hold real numbers, got dtype {arr.dtype}", file=label)
+    if arr.ndim != 2:
+        raise ShapeMismatchError(f"must be a 2-D array (rows x dimensions), got shape {arr.shape}", file=label)
+    return arr
+
+
+# --------------------------------------------------------------------------- result type
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TopK:
+    """Result of :func:`exact_topk`.
+
+    ``indices[i, r]`` is the corpus row at rank ``r + 1`` for query ``i`` and
+    ``scores[i, r]`` its cosine (float32).  The width is
+    ``k' = min(k, number of candidates)``; a query with fewer candidates than
+    ``k'`` (only possible with ``exclude_self`` when some queries are absent
+    from the corpus) is padded at the end with index ``-1`` and score ``-inf``.
+    """
+
+    indices: np.ndarray
+    scores: np.ndarray
+    query_ids: np.ndarray
+    corpus_ids: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.indices.shape[1])
+
+    def doc_ids(self) -> np.ndarray:
+        """Corpus ids of ``indices`` (empty string for padding)."""
+        out = self.corpus_ids[np.maximum(self.indices, 0)]
+        return np.where(self.indices >= 0, out, "")
+
+
+def topk_to_long(topk: TopK) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat ``(query_id, doc_id, score)`` arrays, query by query in rank order.
+
+    Padding (index ``-1``) is dropped.  Ranks are the positions within each
+    query's run of rows, starting at 1.
+    """
+    mask = topk.indices >= 0
+    qid = np.repeat(topk.query_ids, topk.k)[mask.ravel()]
+    doc = topk.corpus_ids[topk.indices[mask]]
+    return qid, doc, topk.scores[mask]
+
+
+# --------------------------------------------------------------------------- top-k engine
+
+
+def _id_ranks(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rank of each id in string order, argsort order); duplicates are an error."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    dup = np.flatnonzero(sorted_ids[1:] == sorted_ids[:-1])
+    if dup.size:
+        bad = str(sorted_ids[dup[0]])
+        rows = np.flatnonzero(ids == bad)[:2].tolist()
+        raise DuplicateIdError(f"{name} holds id {bad!r} twice (rows {rows[0]} and {rows[1]})", item=str(bad))
+    rank = np.empty(ids.shape[0], dtype=np.int64)
+    rank[order] = np.arange(ids.shape[0], dtype=np.int64)
+    return rank, order
+
+
+def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int) -> tuple[int, int]:
+    """Rows per query block and per corpus block so the working set fits ``block_bytes``.
+
+    Per corpus row: float32 copy, float64 squares and the normalised row
+    (~16·d bytes).  Per query row: scores and mask over the corpus block
+    (5·bc), the query (12·d) and its candidate pool (~36·(2k + 256)).
+    The widest query block is preferred (the corpus is streamed once per query
+    block); the corpus block (at most 2048 rows) shrinks while fewer than 256
+    queries fit, but not below 256 rows unless not even one query would fit.
+    """
+    pool_q = 36 * (2 * kk + 256)
+    bc = min(n, 2048)
+    while True:
+        bq = (block_bytes - 16 * bc * d) // (5 * bc + 12 * d + pool_q)
+        if bq >= min(nq, 256) or bc == 1 or (bq >= 1 and bc <= 256):
+            return int(max(1, min(nq, bq))), int(bc)
+        bc = max(1, bc // 2)
+
+
+class _Candidates:
+    """Per-query candidate pool of one query block, as padded 2-D arrays.
+
+    Invariant: every corpus item whose canonical score could place it in the
+    final top-k of its query is in the pool.  ``thr`` is a lower bound of the
+    k-th largest approximate (BLAS) score seen so far, refreshed only when a
+    row overflows (a stale threshold merely admits more candidates); items
+    below ``thr - tol`` cannot qualify (see :func:`exact_topk`).  Rows that
+    still overflow after that (many near-equal scores) are pruned exactly with
+    canonical scores and id ranks, so the pool stays bounded even for
+    massive ties.
+    """
+
+    def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray) -> None:
+        self.kk = kk
+        self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
+        self.cap0 = kk + max(256, kk)
+        self.cap = self.cap0
+        self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
+        self.i = np.full((nrows, self.cap), -1, dtype=np.int64)
+        self.fill = np.zeros(nrows, dtype=np.int64)
+        self.thr = np.full(nrows, -np.inf, dtype=np.float64)
+        self.rescore = rescore  # (rows, corpus indices) -> canonical float32 scores
+        self.id_rank = id_rank
+
+    def skip_rows(self, rows: np.ndarray) -> None:
+        """Rows answered elsewhere (zero queries): never admit candidates."""
+        self.thr[rows] = np.inf
+
+    def cut(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """float32 cut-off per row: no score below it can reach the top-k."""
+        c64 = self.thr[rows] - self.tol[rows]
+        c32 = c64.astype(np.float32)
+        c32 = np.where(c32 > c64, np.nextafter(c32, _NEG_INF), c32)  # round down
+        # -inf marks excluded items (self); they are never candidates.
+        return np.maximum(c32, np.finfo(np.float32).min)
+
+    def push_block(self, scores: np.ndarray, offset: int, mask_buf: np.ndarray) -> None:
+        nrows, m = scores.shape
+        kk = self.kk
+        init = np.isneginf(self.thr)
+        if m >= kk and init.any():
+            # rows without a threshold yet: the block's own k-th best is one
+            rows = np.flatnonzero(init)
+            sub = scores if rows.size == nrows else scores[rows]
+            self.thr[rows] = np.partition(sub, m - kk, axis=1)[:, m - kk]
+        mask = np.greater_equal(scores, self.cut()[:, None], out=mask_buf)
+        flat = np.flatnonzero(mask)
+        if flat.size == 0:
+            return
+        r, c = np.divmod(flat, m)
+        self._append(r, c + offset, scores.ravel()[flat])
+
+    def _append(self, r: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
+        counts = np.bincount(r, minlength=self.fill.shape[0])
+        need = int((self.fill + counts).max())
+        if need > self.cap:
+            self._resize(need)
+        starts = np.cumsum(counts) - counts
+        pos = self.fill[r] + (np.arange(r.size) - starts[r])
+        self.s[r, pos] = vals
+        self.i[r, pos] = idx
+        self.fill += counts
+        if need > self.cap0:
+            self.compact()
+
+    def _resize(self, cap: int) -> None:
+        nrows = self.s.shape[0]
+        keep = min(cap, self.cap)
+        s = np.full((nrows, cap), _NEG_INF, dtype=np.float32)
+        i = np.full((nrows, cap), -1, dtype=np.int64)
+        s[:, :keep] = self.s[:, :keep]
+        i[:, :keep] = self.i[:, :keep]
+        self.s, self.i, self.cap = s, i, cap
+
+    def compact(self) -> None:
+        """Refresh thresholds, drop what can no longer qualify, bound every row."""
+        kk, cap = self.kk, self.cap
+        kth = np.partition(self.s, cap - kk, axis=1)[:, cap - kk].astype(np.float64)
+        self.thr = np.maximum(self.thr, kth)  # stays -inf while a row holds < kk items
+        keep = self.s >= self.cut()[:, None]
+        keep &= self.i >= 0
+        fill = keep.sum(axis=1)
+        over = np.flatnonzero(fill > self.cap0)
+        if over.size:
+            keep[over] &= self._exact_best(over, keep[over])
+            fill = keep.sum(axis=1)
+        flat = np.flatnonzero(keep)
+        rows = flat // cap
+        starts = np.cumsum(fill) - fill
+        newpos = np.arange(flat.size) - starts[rows]
+        width = max(self.cap0, int(fill.max(initial=0)))
+        s = np.full((self.s.shape[0], width), _NEG_INF, dtype=np.float32)
+        i = np.full((self.s.shape[0], width), -1, dtype=np.int64)
+        s[rows, newpos] = self.s.ravel()[flat]
+        i[rows, newpos] = self.i.ravel()[flat]
+        self.s, self.i, self.cap = s, i, width
+        self.fill = fill.astype(np.int64)
+
+    def _exact_best(self, rows: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Mask of the exact top-kk (canonical score, id rank) among ``keep`` of ``rows``."""
+        cand = np.where(keep, self.i[rows], -1)
+        neg = -self.rescore(rows, cand)
+        neg[~keep] = np.inf
+        rank = np.where(keep, self.id_rank[np.maximum(cand, 0)], np.iinfo(np.int64).max)
+        best = np.lexsort((rank, neg), axis=1)[:, : self.kk]
+        out = np.zeros(keep.shape, dtype=bool)
+        np.put_along_axis(out, best, True, axis=1)
+        return out
+
+
+class _PageReleaser:
+    """Drop already-streamed pages of a read-only memory-mapped corpus from this process.
+
+    ``madvise(MADV_DONTNEED)`` on a read-only shared file mapping only unmaps
+    pages (they are re-read from the page cache if touched again), so the
+    resident set stays bounded by the block size instead of growing to the
+    file size.  Best effort: a no-op for in-memory arrays, writable or
+    copy-on-write memmaps, or platforms without ``madvise``.
+    """
+
+    def __init__(self, arr: np.ndarray) -> None:
+        self.ok = False
+        mm = getattr(arr, "_mmap", None)
+        if (
+            mm is None
+            or not hasattr(mm, "madvise")
+            or not hasattr(mmap, "MADV_DONTNEED")
+            or getattr(arr, "mode", None) != "r"
+            or arr.flags.writeable
+            or not arr.flags.c_contiguous
+        ):
+            return
+        try:
+            view = np.frombuffer(mm, dtype=np.uint8)
+            base = view.ctypes.data
+            del view
+        except (TypeError, ValueError, BufferError):
+            return
+        self.mm, self.size = mm, len(mm)
+        self.first = arr.ctypes.data - base  # byte offset of row 0 in the mapping
+        self.row = arr.strides[0] if arr.ndim and arr.shape[0] > 1 else arr.itemsize * max(1, arr.size)
+        self.ok = 0 <= self.first <= self.size
+
+    def _advise(self, a: int, b: int) -> None:
+        a -= a % mmap.PAGESIZE
+        b = min(self.size, b)
+        if b > a:
+            try:
+                self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
+            except (OSError, ValueError):
+                self.ok = False
+
+    def rows(self, r0: int, r1: int) -> None:
+        if self.ok:
+            self._advise(self.first + r0 * self.row, self.first + r1 * self.row)
+
+    def everything(self) -> None:
+        if self.ok:
+            self._advise(0, self.size)
+
+
+def _canonical_scores(
+    qn: np.ndarray,
+    cand: np.ndarray,
+    corpus: np.ndarray,
+    den: np.ndarray | None,
+    chunk_bytes: int,
+    release: _PageReleaser | None = None,
+) -> np.ndarray:
+    """Canonical float32 cosines of ``qn[r]`` with ``corpus[cand[r, w]]`` (see module doc).
+
+    ``qn`` (R, d) are normalised queries, ``cand`` (R, W) corpus rows (``-1``
+    = padding, whose output is meaningless).  Corpus rows are re-read and
+    divided by their float32 denominators ``den`` (``None``: already unit),
+    which reproduces the normalised rows bit for bit; the products are exact in
+    float64 and summed pairwise over each contiguous row, then rounded to
+    float32.  The result of a pair depends on that pair only.
+    """
+    nrows, width = cand.shape
+    d = qn.shape[1]
+    out = np.empty((nrows, width), dtype=np.float32)
+    if nrows == 0 or width == 0:
+        return out
+    step = max(1, chunk_bytes // (12 * width * d))
+    for r0 in range(0, nrows, step):
+        c = cand[r0 : r0 + step]
+        j = np.maximum(c, 0).ravel()
+        g = _as_f32(corpus[j])
+        if den is not None:
+            g /= den[j][:, None]
+        prod = np.multiply(g.reshape(c.shape[0], width, d), qn[r0 : r0 + step, None, :], dtype=np.float64)
+        out[r0 : r0 + step] = np.add.reduce(prod, axis=2)
+        if release is not None:
+            release.everything()
+    return out
+
+
+def exact_topk(
+    queries,
+    corpus,
+    k: int,
+    *,
+    corpus_ids: Sequence[str] | np.ndarray,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    exclude_self: bool = False,
+    block_bytes: int = 256 * 2**20,
+    progress: Callable[[int, int], None] | None = None,
+    normalized: bool = False,
+) -> TopK:
+    """Exact top-``k`` corpus rows by cosine similarity for every query.
+
+    Parameters
+    ----------
+    queries, corpus:
+        2-D arrays (rows are vectors) of the same dimension.  ``corpus`` may be a
+        read-only ``np.memmap`` / ``np.load(..., mmap_mode="r")`` larger than
+        RAM: it is read block by block and never written to.
+    k:
+        list length; the result has ``k' = min(k, candidates)`` columns.
+    corpus_ids, query_ids:
+        one id per row (compared as strings).  Corpus ids must be unique; they
+        break score ties (ascending, seed 001 §3).  ``query_ids`` defaults to
+        the row numbers ``"0", "1", ...``.
+    exclude_self:
+        item-to-item retrieval (seeds 000/001): a query never retrieves the
+        corpus row with its own id.  Requires ``query_ids``.
+    block_bytes:
+        bound of the per-block working set (score block, its mask, normalised
+        blocks, candidate pool); the output (``nq x k'``) comes on top.
+    progress:
+        ``progress(done, total)`` is called after each (query block, corpus
+        block) product.
+    normalized:
+        the caller guarantees rows are already unit vectors; they are used as
+        they are (cast to float32).
+
+    Scores are the float32 rounding of the float64 dot product of the float32
+    normalised vectors, computed in a fixed order, so results do not depend on
+    ``block_bytes``, threads or memory mapping, and equal vectors tie exactly.
+
+    Raises ShapeMismatchError (dimensions, ids vs rows), NonFiniteValueError
+    (NaN/inf: count and first row/id), OptionError (k <= 0, bad options),
+    DuplicateIdError, EmptyInputError (empty corpus).  Warns
+    (:class:`EvalcoreWarning`) when queries or corpus hold zero vectors.
+    """
+    eps = 1e-12
+    q_arr = _as_matrix(queries, "queries")
+    c_arr = _as_matrix(corpus, "corpus")
+    k = _check_k(k)
+    if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) or block_bytes <= 0:
+        raise OptionError(f"block_bytes must be a positive integer, got {block_bytes!r}")
+    if progress is not None and not callable(progress):
+        raise OptionError("progress must be a callable progress(done, total)")
+    nq, d = q_arr.shape
+    n, dc = c_arr.shape
+    if d != dc:
+        raise ShapeMismatchError(
+            f"dimension mismatch: queries have {d} dimensions but the corpus has {dc}"
+        )
+    if n == 0:
+        raise EmptyInputError("the corpus has no rows")
+    if d == 0:
+        raise ShapeMismatchError("vectors have 0 dimensions")
+    cids = _as_ids(corpus_ids, "corpus_ids")
+    if cids.shape[0] != n:
+        raise ShapeMismatchError(f"the corpus has {n} rows but corpus_ids has {cids.shape[0]} ids")
+    if query_ids is None:
+        if exclude_self:
+            raise OptionError("exclude_self=True needs query_ids to know which corpus row is each query's own")
+        qids = np.arange(nq).astype(str)
+    else:
+        qids = _as_ids(query_ids, "query_ids")
+        if qids.shape[0] != nq:
+            raise ShapeMismatchError(f"queries have {nq} rows but query_ids has {qids.shape[0]} ids")
+    id_rank, order = _id_ranks(cids, "corpus_ids")
+
+    self_pos = None
+    available = n
+    if exclude_self:
+        pos = np.searchsorted(cids[order], qids)
+        pos_c = np.minimum(pos, n - 1)
+        found = (pos < n) & (cids[order][pos_c] == qids)
+        self_pos = np.where(found, order[pos_c], -1)
+        if nq and found.all():
+            available = n - 1
+    kk = min(k, available)
+    if nq == 0 or kk == 0:
+        return TopK(np.zeros((nq, kk), np.int64), np.zeros((nq, kk), np.float32), qids, cids)
+
+    zero_q = _scan_rows(q_arr, "queries", qids)
+
+    bq, bc = _plan_blocks(nq, n, d, kk, int(block_bytes))
+    nqb, ncb = -(-nq // bq), -(-n // bc)
+    total, done = nqb * ncb, 0
+    # |BLAS float32 score - canonical score| <= (gamma_d + u) |q| |c| per item;
+    # a pair of items: twice that; 1.01 covers the norms' own rounding.
+    gamma = d * _U32 / (1 - d * _U32)
+    err = 2.0 * (gamma + _U32) * 1.01
+    score_buf = np.empty(bq * bc, dtype=np.float32)
+    mask_buf = np.empty(bq * bc, dtype=np.bool_)
+    chunk_bytes = max(1, min(int(block_bytes) // 4, 8 * 2**20))
+    den = None if normalized else np.empty(n, dtype=np.float32)
+    release = _PageReleaser(c_arr)
+    out_i = np.empty((nq, kk), dtype=np.int64)
+    out_s = np.empty((nq, kk), dtype=np.float32)
+    zero_c = 0
+    cmax = 1.0  # bound of corpus norms seen so far (grows only with normalized=True)
+
+    for qs in range(0, nq, bq):
+        q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
+        m_q = q32.shape[0]
+        q_sumsq = _sumsq(q32)
+        if normalized:
+            qn = q32
+            qnorm = np.maximum(np.sqrt(q_sumsq), 1.0)
+        else:
+            qn = np.divide(q32, _denominators(q_sumsq, eps)[:, None])
+            qnorm = np.ones(m_q)
+        zero_rows = np.flatnonzero(q_sumsq == 0)
+
+        def rescore(rows, cand, qn=qn):
+            return _canonical_scores(qn[rows], cand, c_arr, den, chunk_bytes, release)
+
+        pool = _Candidates(m_q, kk, err * qnorm * cmax, rescore, id_rank)
+        pool.skip_rows(zero_rows)
+        self_q = None if self_pos is None else self_pos[qs : qs + m_q]
+        for cs in range(0, n, bc):
+            c32 = _as_f32(c_arr[cs : cs + bc])
+            m_c = c32.shape[0]
+            if qs == 0:  # first pass over the corpus: checks and denominators
+                c_sumsq = _sumsq(c32)
+                if not np.isfinite(c_sumsq).all():
+                    raise _nonfinite_error(c_arr, "corpus", cids, cs)
+                zero_c += int(np.count_nonzero(c_sumsq == 0))
+                if normalized:
+                    bmax = float(np.sqrt(c_sumsq.max()))
+                    if bmax > cmax:
+                        cmax = bmax
+                        pool.tol = err * qnorm * cmax
+                else:
+                    den[cs : cs + m_c] = _denominators(c_sumsq, eps)
+            cn = c32 if normalized else np.divide(c32, den[cs : cs + m_c, None])
+            scores = score_buf[: m_q * m_c].reshape(m_q, m_c)
+            np.matmul(qn, cn.T, out=scores)
+            if self_q is not None:
+                hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
+                scores[hit, self_q[hit] - cs] = _NEG_INF
+            pool.push_block(scores, cs, mask_buf[: m_q * m_c].reshape(m_q, m_c))
+            release.rows(cs, cs + m_c)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+        pool.compact()
+
+        # canonical re-scoring and exact ordering: score desc, then id rank asc
+        width = int(pool.fill.max(initial=0))
+        cand_i = pool.i[:, :width]
+        valid = cand_i >= 0
+        neg = -_canonical_scores(qn, cand_i, c_arr, den, chunk_bytes, release)
+        neg[~valid] = np.inf  # padding sorts last
+        ranks = np.where(valid, id_rank[np.maximum(cand_i, 0)], n)
+        best = np.lexsort((ranks, neg), axis=1)[:, :kk]
+        top_i = np.take_along_axis(cand_i, best, axis=1)
+        top_s = -np.take_along_axis(neg, best, axis=1)
+        if width < kk:
+            top_i = np.pad(top_i, ((0, 0), (0, kk - width)), constant_values=-1)
+            top_s = np.pad(top_s, ((0, 0), (0, kk - width)), constant_values=-np.inf)
+        top_s = np.where(top_i >= 0, top_s, _NEG_INF)
+        if zero_rows.size:
+            # a zero query scores 0 against everything: the first ids in string order
+            first = order[: kk + 1]
+            for r in zero_rows:
+                picks = (first if self_q is None else first[first != self_q[r]])[:kk]
+                top_i[r] = -1
+                top_i[r, : picks.size] = picks
+                top_s[r] = np.where(top_i[r] >= 0, np.float32(0.0), _NEG_INF)
+        out_i[qs : qs + m_q] = top_i
+        out_s[qs : qs + m_q] = top_s
+
+    if zero_q:
+        warn(f"{zero_q} query vector(s) are all zeros; their cosine with every document is 0")
+    if zero_c:
+        warn(f"{zero_c} corpus vector(s) are all zeros; their cosine with every query is 0")
+    return TopK(out_i, out_s, qids, cids)
+
+
+# --------------------------------------------------------------------------- sampling, agreement
+
+
+def sample_queries(ids, n: int, *, seed: int) -> np.ndarray:
+    """Positions of ``n`` query ids drawn as seed 000 step 3 does.
+
+    Returns ``np.random.RandomState(seed).choice(len(ids), n, replace=False)``,
+    which is exactly what ``np.random.seed(seed); np.random.choice(len(ids), n,
+    replace=False)`` gives (same generator, same stream), in that drawn order.
+    When ``n >= len(ids)`` every position is returned in the original order
+    ``0, 1, ..., len(ids) - 1``.  Select the ids with ``ids[positions]``.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise OptionError(f"the number of sampled queries must be an integer >= 0, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise OptionError(f"seed must be an integer in [0, 2**32), got {seed!r}")
+    total = len(ids)
+    if n >= total:
+        return np.arange(total, dtype=np.int64)
+    return np.random.RandomState(int(seed)).choice(total, int(n), replace=False).astype(np.int64)
+
+
+def sample_pairs(n_items: int, n_pairs: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The item pairs :func:`similarity_agreement` compares: ``(i, j)`` arrays.
+
+    ``n_pairs`` ordered pairs with ``i != j``, uniform and with replacement,
+    drawn by ``np.random.RandomState(seed)``: ``i = randint(0, n)``,
+    ``j = randint(0, n - 1)`` then ``j += (j >= i)``.
+    """
+    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 2:
+        raise OptionError(f"need at least 2 items to form pairs, got {n_items!r}")
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, (int, np.integer)) or n_pairs <= 0:
+        raise OptionError(f"n_pairs must be a positive integer, got {n_pairs!r}")
+    rs = np.random.RandomState(seed)
+    i = rs.randint(0, n_items, size=int(n_pairs)).astype(np.int64)
+    j = rs.randint(0, n_items - 1, size=int(n_pairs)).astype(np.int64)
+    j += j >= i
+    return i, j
+
+
+def similarity_agreement(reference, model, *, n_pairs: int = 10_000, seed: int = 0, ids=None) -> dict:
+    """Seed 000's training metrics: how well ``model`` similarities track ``reference``.
+
+    ``reference`` (e.g. Ada-002) and ``model`` embed the same items, row ``i``
+    of both being item ``i`` (dimensions may differ).  ``n_pairs`` ordered pairs
+    ``(i, j)``, ``i != j``, are drawn uniformly with replacement by
+    ``np.random.RandomState(seed)`` (:func:`sample_pairs`); on those same pairs the cosines of both
+    spaces are compared.  Returns ``{"spearman": rho (scipy.stats.spearmanr),
+    "mae": mean |cos_ref - cos_model|, "n_pairs": n_pairs}``.  ``ids`` (one per
+    row, optional) only serves error messages.  Spearman is NaN (with a
+    warning) when one side's similarities are all equal.
+    """
+    from scipy.stats import spearmanr
+
+    ref = _as_matrix(reference, "reference")
+    mod = _as_matrix(model, "model")
+    if ref.shape[0] != mod.shape[0]:
+        raise ShapeMismatchError(
+            f"reference has {ref.shape[0]} rows but model has {mod.shape[0]}; rows must be the same items"
+        )
+    nrows = ref.shape[0]
+    id_arr = None
+    if ids is not None:
+        id_arr = _as_ids(ids, "ids")
+        if id_arr.shape[0] != nrows:
+            raise ShapeMismatchError(f"the embeddings have {nrows} rows but ids has {id_arr.shape[0]} ids")
+    if nrows < 2:
+        raise EmptyInputError(f"need at least 2 items to form pairs, got {nrows}")
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, (int, np.integer)) or n_pairs <= 0:
+        raise OptionError(f"n_pairs must be a positive integer, got {n_pairs!r}")
+    _check_finite(ref, "reference", id_arr)
+    _check_finite(mod, "model", id_arr)
+    i, j = sample_pairs(nrows, n_pairs, seed=seed)
+
+    def cosines(emb: np.ndarray) -> np.ndarray:
+        out = np.empty(i.shape[0], dtype=np.float64)
+        step = _row_chunk(emb.shape[1])
+        for s in range(0, i.shape[0], step):
+            a = _normalize_rows(emb[i[s : s + step]], 1e-12).astype(np.float64)
+            b = _normalize_rows(emb[j[s : s + step]], 1e-12).astype(np.float64)
+            out[s : s + step] = np.einsum("ij,ij->i", a, b)
+        return out
+
+    sim_ref, sim_mod = cosines(ref), cosines(mod)
+    mae = float(np.mean(np.abs(sim_ref - sim_mod)))
+    if np.ptp(sim_ref) == 0 or np.ptp(sim_mod) == 0:
+        warn("similarities of one model are all equal on the sampled pairs; Spearman is undefined (NaN)")
+        rho = float("nan")
+    else:
+        rho = float(spearmanr(sim_ref, sim_mod).statistic)
+    return {"spearman": rho, "mae": mae, "n_pairs": int(n_pairs)}

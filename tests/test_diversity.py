@@ -1,0 +1,182 @@
+"""Tests of evalcore.diversity: seed 002's worked examples and invariants.
+
+Vectors with prescribed pairwise cosines come from the Cholesky factor of the
+Gram matrix: the rows of L (with L L^T = G, diag G = 1) are unit vectors whose
+dot products are exactly the entries of G (up to float64 rounding).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from evalcore.diversity import alpha_dcg, alpha_ndcg, intra_list_diversity
+from evalcore.errors import DuplicateIdError, NonFiniteValueError, OptionError, ShapeMismatchError
+from evalcore.retrieval import normalize
+
+
+def vectors_with_cosines(gram) -> np.ndarray:
+    gram = np.asarray(gram, dtype=np.float64)
+    vec = np.linalg.cholesky(gram)
+    np.testing.assert_allclose(vec @ vec.T, gram, atol=1e-12)
+    return vec
+
+
+def brute_ild(lists, emb):
+    out = []
+    for row in lists:
+        docs = [d for d in row if d >= 0]
+        pairs = list(itertools.combinations(docs, 2))
+        out.append(np.mean([1 - emb[a] @ emb[b] for a, b in pairs]) if pairs else 0.0)
+    return np.array(out)
+
+
+def brute_alpha_dcg(row, grades, emb, alpha, k):
+    total, previous = 0.0, []
+    for pos, doc in enumerate(row[:k], start=1):
+        if doc < 0:
+            continue
+        novelty = 1.0 if not previous else min(1.0, max(0.0, 1 - max(emb[doc] @ emb[p] for p in previous)))
+        total += grades.get(doc, 0.0) * (alpha + (1 - alpha) * novelty) / np.log2(pos + 1)
+        previous.append(doc)
+    return total
+
+
+def linear_ndcg(row, grades, k):
+    dcg = sum(grades.get(d, 0) / np.log2(i + 2) for i, d in enumerate(row[:k]) if d >= 0)
+    ideal = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / np.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+# --------------------------------------------------------------------------- seed 002 worked examples
+
+
+def test_ild_worked_example():
+    # sim(1,2) = 0.9, sim(1,3) = 0.3, sim(2,3) = 0.4  ->  (0.1 + 0.7 + 0.6) / 3
+    emb = vectors_with_cosines([[1, 0.9, 0.3], [0.9, 1, 0.4], [0.3, 0.4, 1]])
+    ild = intra_list_diversity(np.array([[0, 1, 2]]), emb)
+    assert ild.shape == (1,)
+    assert ild[0] == pytest.approx(1.4 / 3, abs=1e-12)
+    assert round(float(ild[0]), 3) == 0.467
+
+
+def test_alpha_dcg_worked_example():
+    # doc1 relevant, doc2 relevant with sim 0.2 to doc1, doc3 not relevant (0.1 sim)
+    emb = vectors_with_cosines([[1, 0.2, 0.1], [0.2, 1, 0.1], [0.1, 0.1, 1]])
+    got = alpha_dcg(np.array([[0, 1, 2]]), [{0: 1, 1: 1}], emb, alpha=0.5, k=3)
+    assert got[0] == pytest.approx(1.0 + 0.9 / np.log2(3), abs=1e-12)
+    assert round(float(got[0]), 3) == 1.568
+    # alpha-nDCG divides by the ideal (two relevant docs, novelty 1): 1 + 1/log2(3)
+    nd = alpha_ndcg(np.array([[0, 1, 2]]), [{0: 1, 1: 1}], emb, alpha=0.5, k=3)
+    assert nd[0] == pytest.approx((1.0 + 0.9 / np.log2(3)) / (1.0 + 1.0 / np.log2(3)), abs=1e-12)
+
+
+# --------------------------------------------------------------------------- ILD invariants
+
+
+def test_ild_matches_pairwise_definition_with_padding():
+    rng = np.random.default_rng(0)
+    emb = normalize(rng.standard_normal((60, 9))).astype(np.float64)
+    lists = rng.integers(0, 60, size=(25, 8))
+    lists[3, 5:] = -1
+    lists[4, 1:] = -1  # a single document
+    lists[5, :] = -1  # empty
+    lists[6, ::2] = -1  # padding in the middle
+    np.testing.assert_allclose(intra_list_diversity(lists, emb), brute_ild(lists, emb), atol=1e-12)
+    assert intra_list_diversity(lists, emb)[4] == 0.0 and intra_list_diversity(lists, emb)[5] == 0.0
+
+
+def test_ild_extremes():
+    e = np.eye(5)
+    assert intra_list_diversity([[0, 1, 2, 3, 4]], e)[0] == pytest.approx(1.0)  # orthogonal
+    same = np.tile([[0.6, 0.8]], (4, 1))
+    assert intra_list_diversity([[0, 1, 2, 3]], same)[0] == pytest.approx(0.0, abs=1e-12)  # identical
+    opposite = np.array([[1.0, 0], [-1.0, 0]])
+    assert intra_list_diversity([[0, 1]], opposite)[0] == pytest.approx(2.0)
+    assert intra_list_diversity(np.zeros((0, 3), int), e).shape == (0,)
+
+
+def test_ild_invariant_to_order_within_list():
+    rng = np.random.default_rng(1)
+    emb = normalize(rng.standard_normal((30, 4)))
+    lists = rng.integers(0, 30, size=(10, 6))
+    shuffled = np.array([rng.permutation(r) for r in lists])
+    np.testing.assert_allclose(intra_list_diversity(lists, emb), intra_list_diversity(shuffled, emb), atol=1e-6)
+
+
+# --------------------------------------------------------------------------- alpha-nDCG invariants
+
+
+def test_alpha_dcg_matches_definition_random():
+    rng = np.random.default_rng(3)
+    emb = normalize(rng.standard_normal((80, 6))).astype(np.float64)
+    lists = np.array([rng.choice(80, 10, replace=False) for _ in range(15)])
+    lists[2, 7:] = -1
+    lists[5, 0] = -1
+    rels = [{int(d): int(g) for d, g in zip(rng.choice(80, 12, replace=False), rng.integers(0, 4, 12), strict=True)}
+            for _ in range(15)]
+    for alpha in (0.0, 0.3, 0.5, 1.0):
+        for k in (1, 5, 10, 20):
+            got = alpha_dcg(lists, rels, emb, alpha=alpha, k=k)
+            want = [brute_alpha_dcg(lists[i], rels[i], emb, alpha, k) for i in range(15)]
+            np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_alpha_ndcg_equals_ndcg_for_orthogonal_docs_and_alpha_one():
+    rng = np.random.default_rng(4)
+    n = 40
+    lists = np.array([rng.choice(n, 8, replace=False) for _ in range(12)])
+    rels = [{int(d): int(g) for d, g in zip(rng.choice(n, 10, replace=False), rng.integers(0, 3, 10), strict=True)}
+            for _ in range(12)]
+    want = np.array([linear_ndcg(lists[i], rels[i], 8) for i in range(12)])
+    np.testing.assert_allclose(alpha_ndcg(lists, rels, np.eye(n), alpha=0.2, k=8), want, atol=1e-12)
+    emb = normalize(rng.standard_normal((n, 3)))  # very redundant space
+    np.testing.assert_allclose(alpha_ndcg(lists, rels, emb, alpha=1.0, k=8), want, atol=1e-12)
+    # redundancy can only lower the score, and it stays within [0, 1]
+    low = alpha_ndcg(lists, rels, emb, alpha=0.2, k=8)
+    assert (low <= want + 1e-12).all() and (low >= 0).all() and (low <= 1 + 1e-12).all()
+
+
+def test_alpha_ndcg_ideal_and_duplicates_of_content():
+    emb = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    rel = [{0: 1, 1: 1, 2: 1}]
+    # two identical relevant docs first: the second one earns only alpha
+    got = alpha_dcg([[0, 1, 2]], rel, emb, alpha=0.25, k=3)[0]
+    assert got == pytest.approx(1 + 0.25 / np.log2(3) + 1 / np.log2(4))
+    assert alpha_ndcg([[0, 2, 1]], rel, emb, alpha=0.25, k=3)[0] > alpha_ndcg([[0, 1, 2]], rel, emb, alpha=0.25,
+                                                                              k=3)[0]
+    assert alpha_ndcg([[2, 0]], [{}], emb, alpha=0.5, k=2)[0] == 0.0  # no relevant docs
+
+
+def test_relevance_formats_agree():
+    rng = np.random.default_rng(5)
+    emb = normalize(rng.standard_normal((20, 4)))
+    lists = np.array([rng.choice(20, 5, replace=False) for _ in range(6)])
+    dense = rng.integers(-1, 4, size=(6, 20)).astype(float)  # negative grades count as 0
+    maps = [{j: dense[i, j] for j in range(20) if dense[i, j] != 0} for i in range(6)]
+    a = alpha_ndcg(lists, dense, emb, k=5)
+    np.testing.assert_allclose(alpha_ndcg(lists, maps, emb, k=5), a, atol=1e-12)
+    np.testing.assert_allclose(alpha_ndcg(lists, sp.csr_matrix(dense), emb, k=5), a, atol=1e-12)
+    np.testing.assert_allclose(alpha_ndcg(lists, dense.tolist(), emb, k=5), a, atol=1e-12)
+
+
+def test_diversity_errors():
+    emb = np.eye(3)
+    with pytest.raises(OptionError, match="alpha"):
+        alpha_ndcg([[0, 1]], [{0: 1}], emb, alpha=1.5, k=2)
+    with pytest.raises(OptionError, match="k must be"):
+        alpha_ndcg([[0, 1]], [{0: 1}], emb, k=0)
+    with pytest.raises(DuplicateIdError, match="row 1 twice"):
+        alpha_ndcg([[1, 0, 1]], [{0: 1}], emb, k=3)
+    with pytest.raises(ShapeMismatchError, match=r"lists\[0, 1\] = 7"):
+        intra_list_diversity([[0, 7]], emb)
+    with pytest.raises(ShapeMismatchError, match="2 entries but there are 1 lists"):
+        alpha_ndcg([[0, 1]], [{0: 1}, {}], emb, k=2)
+    bad = emb.copy()
+    bad[1, 1] = np.nan
+    with pytest.raises(NonFiniteValueError, match="first at row 1"):
+        intra_list_diversity([[0, 1]], bad)

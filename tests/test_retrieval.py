@@ -1,0 +1,570 @@
+"""Tests of evalcore.retrieval (exact cosine top-k) and the ``topk`` command.
+
+The oracle is a brute-force reference written here independently: the full
+similarity matrix (float64 products of the float32-normalised vectors, rounded
+to float32) and, per query, ``np.lexsort((id_rank, -scores))``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import warnings
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.stats import spearmanr
+
+from evalcore import cli_topk, retrieval
+from evalcore.errors import (
+    DuplicateIdError,
+    EmptyInputError,
+    EvalcoreWarning,
+    NonFiniteValueError,
+    OptionError,
+    ShapeMismatchError,
+    UnsafeFileError,
+)
+from evalcore.retrieval import (
+    TopK,
+    count_zero_rows,
+    exact_topk,
+    load_npy_mmap,
+    normalize,
+    sample_pairs,
+    sample_queries,
+    similarity_agreement,
+    topk_to_long,
+)
+
+# --------------------------------------------------------------------------- reference
+
+
+def ref_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
+    """Seed 001 §2.3, u / (||u|| + eps), in float32 like the engine."""
+    x32 = np.asarray(x, dtype=np.float32)
+    norms = np.sqrt((x32.astype(np.float64) ** 2).sum(axis=1))
+    return x32 / (norms + eps).astype(np.float32)[:, None]
+
+
+def brute_topk(queries, corpus, k, corpus_ids, query_ids=None, exclude_self=False):
+    """Full similarity matrix + lexsort((id_rank, -score)); -1/-inf padding like TopK."""
+    sims = (ref_normalize(queries).astype(np.float64) @ ref_normalize(corpus).astype(np.float64).T)
+    sims = sims.astype(np.float32)
+    ids = [str(x) for x in corpus_ids]
+    id_rank = np.empty(len(ids), dtype=np.int64)
+    id_rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+    allowed = np.ones(sims.shape, dtype=bool)
+    if exclude_self:
+        for i, q in enumerate(query_ids):
+            allowed[i] &= np.array([c != str(q) for c in ids])
+    all_self = exclude_self and len(query_ids) > 0 and all(str(q) in ids for q in query_ids)
+    width = min(k, len(ids) - 1) if all_self else min(k, len(ids))
+    out_i = np.full((sims.shape[0], width), -1, dtype=np.int64)
+    out_s = np.full((sims.shape[0], width), -np.inf, dtype=np.float32)
+    for i in range(sims.shape[0]):
+        order = np.lexsort((id_rank, -sims[i]))
+        order = order[allowed[i][order]][:width]
+        out_i[i, : order.size] = order
+        out_s[i, : order.size] = sims[i, order]
+    return out_i, out_s
+
+
+def assert_same(topk: TopK, ref) -> None:
+    ref_i, ref_s = ref
+    np.testing.assert_array_equal(topk.indices, ref_i)
+    np.testing.assert_array_equal(topk.scores, ref_s)
+    assert topk.indices.dtype == np.int64 and topk.scores.dtype == np.float32
+
+
+def shuffled_ids(rng, n, prefix="d"):
+    # string order differs from numeric order ("d10" < "d2") and from row order
+    return np.array([f"{prefix}{x}" for x in rng.permutation(n)])
+
+
+# (query rows, corpus rows) per block forced on the engine; None = its own plan.
+# Tiny corpus blocks (1, 7) are narrower than k, so the top-k is assembled across
+# many blocks and ties straddle block boundaries.
+BLOCKS = [(1, 1), (3, 7), (16, 50), None]
+
+
+def forced_blocks(blocks):
+    if blocks is None:
+        return contextlib.nullcontext()
+    bq, bc = blocks
+    return mock.patch.object(retrieval, "_plan_blocks", lambda nq, n, d, kk, budget: (min(nq, bq), min(n, bc)))
+
+
+def topk(*args, blocks=None, **kwargs):
+    with forced_blocks(blocks), warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        return exact_topk(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------- agreement with brute force
+
+
+@pytest.mark.parametrize(
+    "nq, n, d, k",
+    [(1, 1, 1, 1), (7, 50, 3, 5), (33, 400, 16, 10), (20, 1000, 64, 100), (5, 30, 8, 500), (64, 257, 5, 1)],
+)
+@pytest.mark.parametrize("blocks", [(3, 7), (16, 50), None])
+def test_matches_brute_force_random(nq, n, d, k, blocks):
+    rng = np.random.default_rng(nq * 1000 + n + d)
+    q = rng.standard_normal((nq, d)).astype(np.float32)
+    c = rng.standard_normal((n, d)).astype(np.float32)
+    ids = shuffled_ids(rng, n)
+    got = topk(q, c, k, corpus_ids=ids, blocks=blocks)
+    assert_same(got, brute_topk(q, c, k, ids))
+    assert got.k == min(k, n)
+
+
+@pytest.mark.parametrize("blocks", BLOCKS)
+def test_exact_ties_integer_vectors(blocks):
+    # low-dimensional small-integer vectors: many documents share exactly the same cosine
+    rng = np.random.default_rng(3)
+    n = 150 if blocks == (1, 1) else 600
+    c = rng.integers(-2, 3, size=(n, 3)).astype(np.float32)
+    q = rng.integers(-2, 3, size=(40, 3)).astype(np.float32)
+    ids = shuffled_ids(rng, n)
+    got = topk(q, c, 25, corpus_ids=ids, blocks=blocks)
+    ref = brute_topk(q, c, 25, ids)
+    assert_same(got, ref)
+    # the data really has ties at the k boundary (else the test proves nothing)
+    ref_i, ref_s = ref
+    full = ref_normalize(q).astype(np.float64) @ ref_normalize(c).astype(np.float64).T
+    kth = ref_s[:, -1]
+    assert (np.sum(full.astype(np.float32) == kth[:, None], axis=1) > 1).sum() > 10
+
+
+def test_power_of_two_norms_tie_exactly():
+    # norms 2 and 4 divide exactly: documents at the same cosine tie bit for bit
+    basis = np.array([[2, 0, 0, 0], [0, 2, 0, 0], [1, 1, 1, 1], [1, -1, 1, 1], [0, 0, 4, 0], [0, 0, 0, -2]], float)
+    rng = np.random.default_rng(0)
+    c = basis[rng.integers(0, len(basis), 300)]
+    q = basis[[0, 2, 3, 5]]
+    ids = shuffled_ids(rng, 300)
+    for blocks in BLOCKS:
+        got = topk(q, c, 120, corpus_ids=ids, blocks=blocks)
+        assert_same(got, brute_topk(q, c, 120, ids))
+
+
+@pytest.mark.parametrize("blocks", BLOCKS)
+def test_duplicates_straddle_k_and_block_boundaries(blocks):
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((30, 12)).astype(np.float32)
+    # every vector appears 8 times, rows spread out so copies land in different blocks
+    c = base[rng.permutation(np.repeat(np.arange(30), 8))]
+    q = np.vstack([base[:10], rng.standard_normal((10, 12)).astype(np.float32)])
+    ids = shuffled_ids(rng, c.shape[0])
+    seen = []
+    got = topk(q, c, 12, corpus_ids=ids, blocks=blocks, progress=lambda a, b: seen.append((a, b)))
+    assert_same(got, brute_topk(q, c, 12, ids))
+    # a query equal to a base vector has its 8 copies first, in id order
+    for r in range(10):
+        copies = np.flatnonzero((c == base[r]).all(axis=1))
+        expected = copies[np.argsort(ids[copies])]
+        np.testing.assert_array_equal(got.indices[r, :8], expected)
+        assert np.unique(got.scores[r, :8]).size == 1
+    if blocks is not None:
+        assert seen[-1][1] > 3  # many blocks really were used
+
+
+def test_massive_ties_bounded_pool():
+    # 900 copies of one vector, far more than k: the exact pruning path keeps the smallest ids
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(8).astype(np.float32)
+    c = np.vstack([np.tile(v, (900, 1)), rng.standard_normal((300, 8)).astype(np.float32)])
+    perm = rng.permutation(c.shape[0])
+    c = c[perm]
+    ids = shuffled_ids(rng, c.shape[0])
+    q = np.vstack([v, -v, rng.standard_normal(8).astype(np.float32)])
+    for blocks in ((2, 50), (3, 1000), None):
+        got = topk(q, c, 7, corpus_ids=ids, blocks=blocks)
+        assert_same(got, brute_topk(q, c, 7, ids))
+
+
+def test_item_to_item_excludes_self():
+    rng = np.random.default_rng(8)
+    for blocks in BLOCKS:
+        n = 40 if blocks == (1, 1) else 120
+        c = rng.integers(-1, 2, size=(n, 4)).astype(np.float32)
+        c[~c.any(axis=1), 0] = 1  # no zero vectors here
+        ids = shuffled_ids(rng, n)
+        got = topk(c, c, 30, corpus_ids=ids, query_ids=ids, exclude_self=True, blocks=blocks)
+        assert_same(got, brute_topk(c, c, 30, ids, ids, exclude_self=True))
+        assert not (got.indices == np.arange(n)[:, None]).any()
+
+
+def test_k_larger_than_corpus():
+    rng = np.random.default_rng(1)
+    c = rng.standard_normal((9, 5))
+    q = rng.standard_normal((4, 5))
+    ids = shuffled_ids(rng, 9)
+    got = exact_topk(q, c, 50, corpus_ids=ids)
+    assert got.k == 9
+    assert_same(got, brute_topk(q, c, 50, ids))
+    selfs = exact_topk(c, c, 50, corpus_ids=ids, query_ids=ids, exclude_self=True)
+    assert selfs.k == 8
+    assert_same(selfs, brute_topk(c, c, 50, ids, ids, exclude_self=True))
+
+
+def test_exclude_self_with_queries_missing_from_corpus_pads():
+    c = np.eye(4)
+    ids = np.array(["a", "b", "c", "d"])
+    q = np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0]])
+    got = exact_topk(q, c, 10, corpus_ids=ids, query_ids=["a", "zz"], exclude_self=True)
+    assert got.k == 4
+    np.testing.assert_array_equal(got.indices[0], [1, 2, 3, -1])  # "a" excluded, row padded
+    assert got.scores[0, -1] == -np.inf
+    np.testing.assert_array_equal(got.indices[1], [1, 0, 2, 3])
+    qid, doc, score = topk_to_long(got)
+    assert list(qid) == ["a"] * 3 + ["zz"] * 4
+    assert list(doc) == ["b", "c", "d", "b", "a", "c", "d"]
+    assert score.dtype == np.float32 and score[3] == pytest.approx(1.0)
+
+
+def test_zero_vectors_warn_and_rank_by_id():
+    c = np.array([[1.0, 0], [0, 0], [0, 1.0], [1.0, 1.0]])
+    ids = np.array(["d", "c", "b", "a"])
+    q = np.array([[0.0, 0.0], [1.0, 0.0]])
+    with pytest.warns(EvalcoreWarning) as rec:
+        got = exact_topk(q, c, 3, corpus_ids=ids)
+    text = " ".join(str(w.message) for w in rec)
+    assert "1 query vector" in text and "1 corpus vector" in text
+    # the zero query scores 0 everywhere: ids ascending
+    np.testing.assert_array_equal(got.doc_ids()[0], ["a", "b", "c"])
+    np.testing.assert_array_equal(got.scores[0], [0, 0, 0])
+    assert_same(got, brute_topk(q, c, 3, ids))
+
+
+def test_normalized_flag_and_dtypes_agree():
+    rng = np.random.default_rng(2)
+    c = rng.standard_normal((200, 6))  # float64 input
+    q = rng.standard_normal((10, 6))
+    ids = shuffled_ids(rng, 200)
+    a = exact_topk(q, c, 15, corpus_ids=ids)
+    b = exact_topk(normalize(q), normalize(c), 15, corpus_ids=ids, normalized=True)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    ints = rng.integers(-3, 4, size=(50, 3)).astype(np.int16)
+    ids2 = shuffled_ids(rng, 50)
+    got = topk(ints, ints, 5, corpus_ids=ids2, query_ids=ids2, exclude_self=True)
+    assert_same(got, brute_topk(ints, ints, 5, ids2, ids2, exclude_self=True))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    nq=st.integers(1, 6),
+    n=st.integers(1, 40),
+    d=st.integers(1, 5),
+    k=st.integers(1, 45),
+    blocks=st.sampled_from(BLOCKS + [(2, 3), (6, 1)]),
+    exclude=st.booleans(),
+)
+def test_property_matches_brute_force(data, nq, n, d, k, blocks, exclude):
+    values = st.integers(-3, 3) if data.draw(st.booleans()) else st.floats(-2, 2, width=32)
+    c = np.array(data.draw(st.lists(st.lists(values, min_size=d, max_size=d), min_size=n, max_size=n)), np.float32)
+    ids = np.array(data.draw(st.permutations([f"i{x}" for x in range(n)])))
+    if exclude:
+        q, qids = c[:nq], ids[:nq]
+        nq = q.shape[0]
+    else:
+        q = np.array(data.draw(st.lists(st.lists(values, min_size=d, max_size=d), min_size=nq, max_size=nq)),
+                     np.float32)
+        qids = None
+    got = topk(q, c, k, corpus_ids=ids, query_ids=qids, exclude_self=exclude, blocks=blocks)
+    assert_same(got, brute_topk(q, c, k, ids, qids, exclude_self=exclude))
+
+
+# --------------------------------------------------------------------------- memory-mapped corpus
+
+
+def test_memmap_corpus_identical_and_untouched(tmp_path):
+    rng = np.random.default_rng(21)
+    c = rng.standard_normal((3000, 24)).astype(np.float32)
+    c[100:140] = c[5]  # exact duplicates across blocks
+    q = rng.standard_normal((37, 24)).astype(np.float32)
+    q[0] = c[5]
+    ids = shuffled_ids(rng, 3000)
+    path = tmp_path / "corpus.npy"
+    np.save(path, c)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    mtime = os.stat(path).st_mtime_ns
+    mm = load_npy_mmap(path)
+    assert isinstance(mm, np.memmap) and not mm.flags.writeable
+    for blocks in ((8, 300), None):
+        ram = topk(q, c, 50, corpus_ids=ids, blocks=blocks)
+        mapped = topk(q, mm, 50, corpus_ids=ids, blocks=blocks)
+        np.testing.assert_array_equal(ram.indices, mapped.indices)
+        np.testing.assert_array_equal(ram.scores, mapped.scores)
+    assert_same(mapped, brute_topk(q, c, 50, ids))
+    np.testing.assert_array_equal(np.asarray(mm), c)  # still readable after page release
+    del mm
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert os.stat(path).st_mtime_ns == mtime
+
+
+def test_caller_arrays_not_modified():
+    rng = np.random.default_rng(4)
+    c = rng.standard_normal((100, 7)).astype(np.float32)
+    q = rng.standard_normal((5, 7)).astype(np.float32)
+    c0, q0 = c.copy(), q.copy()
+    exact_topk(q, c, 10, corpus_ids=np.arange(100))
+    normalize(c)
+    np.testing.assert_array_equal(c, c0)
+    np.testing.assert_array_equal(q, q0)
+
+
+def test_load_npy_mmap_refuses_object_arrays(tmp_path):
+    path = tmp_path / "obj.npy"
+    np.save(path, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    with pytest.raises(UnsafeFileError, match="unpickling"):
+        load_npy_mmap(path)
+    np.save(tmp_path / "one.npy", np.zeros(3))
+    with pytest.raises(ShapeMismatchError, match="2-D"):
+        load_npy_mmap(tmp_path / "one.npy")
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def test_dimension_mismatch_names_both():
+    with pytest.raises(ShapeMismatchError, match=r"queries have 3 dimensions but the corpus has 4"):
+        exact_topk(np.ones((2, 3)), np.ones((5, 4)), 2, corpus_ids=list("abcde"))
+
+
+def test_nan_reports_count_and_first_row():
+    c = np.ones((6, 3))
+    c[2, 1] = np.nan
+    c[4, 0] = np.inf
+    ids = ["r0", "r1", "r2", "r3", "r4", "r5"]
+    with pytest.raises(NonFiniteValueError, match=r"corpus has 2 row\(s\).*first at row 2 \(id 'r2'\)"):
+        exact_topk(np.ones((1, 3)), c, 2, corpus_ids=ids)
+    with pytest.raises(NonFiniteValueError, match=r"queries has 2 row\(s\).*first at row 2 \(id 'r2'\)"):
+        exact_topk(c, np.ones((3, 3)), 2, corpus_ids=["a", "b", "c"], query_ids=ids)
+    with pytest.raises(NonFiniteValueError, match="first at row 2"):
+        normalize(c)
+
+
+def test_nan_in_memmap_found_while_streaming(tmp_path):
+    c = np.ones((5000, 4), dtype=np.float32)
+    c[4321, 3] = np.nan
+    np.save(tmp_path / "c.npy", c)
+    with pytest.raises(NonFiniteValueError, match=r"1 row\(s\).*first at row 4321 \(id 'x4321'\)"):
+        exact_topk(np.ones((2, 4)), load_npy_mmap(tmp_path / "c.npy"), 3,
+                   corpus_ids=[f"x{i}" for i in range(5000)], block_bytes=100_000)
+
+
+@pytest.mark.parametrize("k", [0, -3, 2.5, True, "5"])
+def test_bad_k(k):
+    with pytest.raises(OptionError, match="k must be a positive integer"):
+        exact_topk(np.ones((1, 2)), np.ones((3, 2)), k, corpus_ids=["a", "b", "c"])
+
+
+def test_ids_rows_mismatch():
+    with pytest.raises(ShapeMismatchError, match="the corpus has 3 rows but corpus_ids has 2 ids"):
+        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b"])
+    with pytest.raises(ShapeMismatchError, match="queries have 2 rows but query_ids has 1 ids"):
+        exact_topk(np.ones((2, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], query_ids=["q"])
+
+
+def test_other_input_errors():
+    with pytest.raises(DuplicateIdError, match="'b' twice"):
+        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["b", "a", "b"])
+    with pytest.raises(OptionError, match="needs query_ids"):
+        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], exclude_self=True)
+    with pytest.raises(EmptyInputError):
+        exact_topk(np.ones((1, 2)), np.ones((0, 2)), 1, corpus_ids=[])
+    with pytest.raises(ShapeMismatchError, match="2-D"):
+        exact_topk(np.ones(2), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"])
+    with pytest.raises(OptionError, match="block_bytes"):
+        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], block_bytes=0)
+
+
+def test_no_queries_gives_empty_result():
+    got = exact_topk(np.ones((0, 2)), np.ones((3, 2)), 2, corpus_ids=["a", "b", "c"])
+    assert got.indices.shape == (0, 2)
+    assert all(a.size == 0 for a in topk_to_long(got))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def test_normalize_and_zero_rows():
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [1e-3, 0.0]])
+    y = normalize(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, [[0.6, 0.8], [0, 0], [1, 0]], rtol=1e-6)
+    assert x[0, 0] == 3.0  # not in place
+    assert count_zero_rows(x) == 1
+    np.testing.assert_allclose(normalize(np.array([0.0, 2.0])), [0, 1])
+    with pytest.raises(OptionError):
+        normalize(x, eps=-1)
+
+
+def test_block_bytes_bounds_blocks_and_progress_counts_them():
+    rng = np.random.default_rng(0)
+    q, c = rng.standard_normal((300, 4)), rng.standard_normal((3000, 4))
+    ids = shuffled_ids(rng, 3000)
+    calls = []
+    small = exact_topk(q, c, 5, corpus_ids=ids, block_bytes=200_000,
+                       progress=lambda done, total: calls.append((done, total)))
+    total = calls[-1][1]
+    assert total > 4  # the small budget really split the work
+    assert calls == [(i + 1, total) for i in range(total)]
+    big = exact_topk(q, c, 5, corpus_ids=ids)
+    np.testing.assert_array_equal(small.indices, big.indices)
+    np.testing.assert_array_equal(small.scores, big.scores)
+    for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000)):
+        bq, bc = retrieval._plan_blocks(nq, n, d, k, budget)
+        assert 1 <= bq <= nq and 1 <= bc <= n
+        if bq > 1:
+            assert 5 * bq * bc + 16 * bc * d + bq * (12 * d + 36 * (2 * k + 256)) <= budget
+
+
+def test_topk_to_long_rank_order():
+    rng = np.random.default_rng(6)
+    c = rng.standard_normal((20, 3))
+    ids = shuffled_ids(rng, 20)
+    got = exact_topk(c[:4], c, 5, corpus_ids=ids, query_ids=ids[:4], exclude_self=True)
+    qid, doc, score = topk_to_long(got)
+    assert qid.shape == doc.shape == score.shape == (20,)
+    np.testing.assert_array_equal(qid, np.repeat(ids[:4], 5))
+    np.testing.assert_array_equal(doc, ids[got.indices].ravel())
+    assert (np.diff(score.reshape(4, 5), axis=1) <= 0).all()
+
+
+def test_sample_queries_reproduces_seed_000():
+    for n, m, seed in ((5000, 500, 42), (100, 7, 0), (10, 9, 3)):
+        np.random.seed(seed)
+        expected = np.random.choice(n, m, replace=False)
+        np.testing.assert_array_equal(sample_queries(np.arange(n).astype(str), m, seed=seed), expected)
+    np.testing.assert_array_equal(sample_queries(["a", "b", "c"], 3, seed=1), [0, 1, 2])
+    np.testing.assert_array_equal(sample_queries(["a", "b", "c"], 10, seed=1), [0, 1, 2])
+    with pytest.raises(OptionError):
+        sample_queries(["a"], -1, seed=0)
+
+
+def test_similarity_agreement_matches_scipy_on_same_pairs():
+    rng = np.random.default_rng(9)
+    ref = rng.standard_normal((300, 16))
+    model = ref[:, :8] + 0.5 * rng.standard_normal((300, 8))
+    res = similarity_agreement(ref, model, n_pairs=2000, seed=4)
+    i, j = sample_pairs(300, 2000, seed=4)
+    assert (i != j).all()
+
+    def cos(e):
+        a, b = e[i], e[j]
+        return (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+    assert res["n_pairs"] == 2000
+    assert res["spearman"] == pytest.approx(spearmanr(cos(ref), cos(model)).statistic, abs=1e-6)
+    assert res["mae"] == pytest.approx(np.mean(np.abs(cos(ref) - cos(model))), abs=1e-6)
+    assert 0.2 < res["spearman"] < 0.99
+    same = similarity_agreement(ref, ref.copy(), n_pairs=500, seed=1)
+    assert same["spearman"] == pytest.approx(1.0) and same["mae"] == 0.0
+    with pytest.raises(ShapeMismatchError):
+        similarity_agreement(ref, model[:10])
+
+
+# --------------------------------------------------------------------------- topk command
+
+
+@pytest.fixture()
+def emb_files(tmp_path):
+    rng = np.random.default_rng(17)
+    docs = rng.integers(-2, 3, size=(300, 4)).astype(np.float32)
+    docs[~docs.any(axis=1), 0] = 1
+    queries = rng.standard_normal((12, 4)).astype(np.float32)
+    ids = shuffled_ids(rng, 300)
+    qids = np.array([f"q{i}" for i in range(12)])
+    np.save(tmp_path / "docs.npy", docs)
+    np.save(tmp_path / "q.npy", queries)
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    (tmp_path / "qids.txt").write_text("\n".join(qids) + "\n")
+    return tmp_path, docs, queries, ids, qids
+
+
+def read_trec(path):
+    rows = [line.split(" ") for line in open(path).read().splitlines()]
+    return rows
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_cli_writes_trec_run(emb_files, mmap, capsys):
+    tmp, docs, queries, ids, qids = emb_files
+    out = tmp / "run.trec"
+    argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--queries", str(tmp / "q.npy"),
+            "--query-ids", str(tmp / "qids.txt"), "--k", "20", "--block-mb", "1", "--out", str(out), "--tag", "t1"]
+    assert cli_topk.main(argv + (["--mmap"] if mmap else [])) == 0
+    assert "topk [" in capsys.readouterr().err  # progress bar on stderr
+    rows = read_trec(out)
+    ref_i, ref_s = brute_topk(queries, docs, 20, ids)
+    assert len(rows) == 12 * 20
+    for n, (q, q0, doc, rank, score, tag) in enumerate(rows):
+        r, c = divmod(n, 20)
+        assert (q, q0, doc, rank, tag) == (qids[r], "Q0", ids[ref_i[r, c]], str(c + 1), "t1")
+        assert np.float32(float(score)) == ref_s[r, c]  # %.9g round-trips float32
+
+
+def test_cli_item_to_item_exclude_self(emb_files):
+    tmp, docs, _, ids, _ = emb_files
+    out = tmp / "i2i.trec"
+    code = cli_topk.main(["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "5",
+                          "--exclude-self", "--quiet", "--out", str(out)])
+    assert code == 0
+    rows = read_trec(out)
+    assert len(rows) == 300 * 5 and all(r[0] != r[2] for r in rows)
+    ref_i, _ = brute_topk(docs, docs, 5, ids, ids, exclude_self=True)
+    assert [r[2] for r in rows] == list(ids[ref_i].ravel())
+
+
+def test_cli_errors_one_line_exit_2(emb_files, capsys):
+    tmp, *_ = emb_files
+    (tmp / "short.txt").write_text("a\nb\n")
+    np.save(tmp / "d3.npy", np.ones((2, 3), np.float32))
+    (tmp / "sp.txt").write_text("a b\nc\n")
+    cases = [
+        (["--doc-ids", str(tmp / "short.txt")], "2 ids but"),
+        (["--k", "0"], "--k must be a positive integer"),
+        (["--queries", str(tmp / "d3.npy"), "--query-ids", str(tmp / "short.txt")], "dimension mismatch"),
+        (["--queries", str(tmp / "q.npy")], "--queries and --query-ids go together"),
+        (["--docs", str(tmp / "missing.npy")], "missing.npy: file not found"),
+        (["--doc-ids", str(tmp / "sp.txt")], "sp.txt, line 1: an id contains white space"),
+    ]
+    for extra, message in cases:
+        argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--out", str(tmp / "o.trec"),
+                "--quiet", *extra]
+        assert cli_topk.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_register_adds_subcommand(emb_files):
+    import argparse
+
+    tmp, *_ = emb_files
+    parser = argparse.ArgumentParser(prog="evalcore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cli_topk.register(sub)
+    args = parser.parse_args(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"),
+                              "--k", "3", "--quiet", "--out", str(tmp / "r.trec")])
+    assert args.func(args) == 0
+    assert len(read_trec(tmp / "r.trec")) == 300 * 3
+
+
+def test_write_trec_padding_and_stream():
+    got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
+                     exclude_self=True)
+    buf = io.StringIO()
+    cli_topk.write_trec(got, buf, tag="x")
+    assert buf.getvalue().splitlines() == ["a Q0 b 1 0 x", "q Q0 b 1 1 x", "q Q0 a 2 0 x"]
+    with pytest.raises(OptionError):
+        cli_topk.write_trec(got, io.StringIO(), tag="two words")
