@@ -149,6 +149,8 @@ class QueryView:
     def only_in(self, run_a: str, run_b: str, *, k: int | None = None) -> pd.DataFrame:
         """Items in ``run_a``'s top-k that are not in ``run_b``'s top-k, with grade and ``run_b``'s rank of them."""
         k = self.k if k is None else int(k)
+        if run_a == run_b:
+            raise OptionError("choose two different runs")
         a = self.full[run_a]
         b = self.full[run_b]
         a_top = a[a["rank"] <= k]

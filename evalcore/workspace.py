@@ -25,7 +25,6 @@ this module only reshape those aggregates for display.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -37,7 +36,7 @@ import pandas as pd
 
 from . import loaders
 from .data import Qrels, Run
-from .errors import EvalcoreError, EvalcoreWarning, MissingIdsError, OptionError
+from .errors import EvalcoreError, EvalcoreWarning, OptionError
 from .evaluate import Evaluation, evaluate
 
 __all__ = [
@@ -399,67 +398,41 @@ def capture(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, lis
     return out, msgs
 
 
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
 def qrels_formats() -> tuple[str, ...]:
-    return tuple(getattr(loaders, "QRELS_FORMATS", ("trec", "beir")))
+    return tuple(loaders.QRELS_FORMATS)
 
 
 def run_formats() -> tuple[str, ...]:
-    return tuple(getattr(loaders, "RUN_FORMATS", ("trec",)))
+    return tuple(loaders.RUN_FORMATS)
 
 
 def embedding_formats() -> tuple[str, ...]:
-    try:
-        from .embeddings import EMBEDDING_FORMATS
-    except ImportError:  # pragma: no cover - shipped with the inputs issue
-        return ("npz", "npy")
+    from .embeddings import EMBEDDING_FORMATS
+
     return tuple(EMBEDDING_FORMATS)
 
 
-def _detect(fn_name: str, data: bytes, name: str) -> str | None:
-    fn = getattr(loaders, fn_name, None)
-    if fn is None:
-        return None
-    try:
-        if _accepts(fn, "name"):
-            return str(fn(data, name=name))
-        if _accepts(fn, "label"):
-            return str(fn(data, label=name))
-        return str(fn(data))
-    except EvalcoreError:
-        return None
+def detect_qrels(blob: Blob) -> str:
+    """The ground-truth format :func:`evalcore.loaders.detect_qrels_format` sees in these bytes."""
+    return loaders.detect_qrels_format(blob.data, blob.name)
 
 
-def detect_qrels(blob: Blob) -> str | None:
-    """The ground-truth format :mod:`evalcore.loaders` detects for these bytes (None if it cannot tell)."""
-    return _detect("detect_qrels_format", blob.data, blob.name)
-
-
-def detect_run(blob: Blob) -> str | None:
-    return _detect("detect_run_format", blob.data, blob.name)
+def detect_run(blob: Blob) -> str:
+    """The run format :func:`evalcore.loaders.detect_run_format` sees in these bytes."""
+    return loaders.detect_run_format(blob.data, blob.name)
 
 
 def ground_truth_aspects(gt: GroundTruthSource) -> tuple[str, ...]:
-    """Aspects of an ordered-list ground truth (seed 001), ``()`` for single-aspect files."""
+    """Aspects of an ordered-list ground truth (seed 001), ``()`` for single-aspect files.
+
+    :func:`evalcore.loaders.list_aspects` validates the whole file, so a broken
+    seed-001 file fails here, next to the file.
+    """
     if gt.kind != "file" or gt.blob is None:
         return ()
-    fn = getattr(loaders, "list_aspects", None)
-    if fn is None:
+    if gt.format not in ("auto", "ordered_lists"):
         return ()
-    kwargs: dict[str, Any] = {}
-    if _accepts(fn, "format"):
-        kwargs["format"] = gt.format
-    if _accepts(fn, "label"):
-        kwargs["label"] = gt.blob.name
-    out = fn(gt.blob.data, **kwargs)
-    return tuple(str(a) for a in (out or ()))
+    return tuple(str(a) for a in loaders.list_aspects(gt.blob.data, label=gt.blob.name))
 
 
 # ------------------------------------------------------------------------------------------ pipeline steps
@@ -473,12 +446,7 @@ def load_ground_truth(gt: GroundTruthSource, aspect: str | None = None) -> Qrels
         return cached_demo(gt.demo_seed or 0).qrels
     if gt.kind != "file" or gt.blob is None:
         raise OptionError(f"ground truth of kind {gt.kind!r} is built per query sample (see prepare_qrels)")
-    kwargs: dict[str, Any] = {"format": gt.format, "label": gt.blob.name}
-    if aspect is not None:
-        if not _accepts(loaders.load_qrels, "aspect"):
-            raise OptionError("this version of evalcore.loaders reads no aspects")
-        kwargs["aspect"] = aspect
-    return loaders.load_qrels(gt.blob.data, **kwargs)
+    return loaders.load_qrels(gt.blob.data, format=gt.format, aspect=aspect, label=gt.blob.name)
 
 
 def _load_embeddings(blob: Blob, ids_blob: Blob | None = None):
@@ -510,28 +478,10 @@ def sample_query_ids(ids: Sequence[str] | np.ndarray, n: int, seed: int) -> np.n
 
 def _reference_qrels(gt: GroundTruthSource, query_ids: np.ndarray, depth: int,
                      progress: Callable[[int, int], None] | None) -> Qrels:
-    ref = _load_embeddings(gt.blob, gt.ids_blob)
-    try:
-        from .embedding_runs import reference_qrels
-    except ImportError:
-        reference_qrels = None
-    if reference_qrels is not None:
-        kwargs: dict[str, Any] = {}
-        for name, value in (("query_ids", list(query_ids)), ("depth", depth), ("progress", progress)):
-            if _accepts(reference_qrels, name):
-                kwargs[name] = value
-        return reference_qrels(ref, **kwargs)
-    # until evalcore.embedding_runs lands: the reference's exact top-depth, graded depth + 1 - position
-    from .retrieval import exact_topk, topk_to_long
+    from .embedding_runs import reference_qrels
 
-    rows = ref.rows_of(query_ids)
-    if (rows < 0).any():
-        raise MissingIdsError(f"{int((rows < 0).sum())} sampled queries are not in the reference", file=ref.source)
-    top = exact_topk(ref.vectors[rows], ref.vectors, depth, corpus_ids=ref.ids, query_ids=np.asarray(query_ids),
-                     exclude_self=True, progress=progress)
-    qid, doc, _ = topk_to_long(top)
-    grades = np.tile(np.arange(top.k, 0, -1), len(query_ids))[(top.indices >= 0).ravel()]
-    return Qrels.from_records(qid, doc, grades, source=ref.source)
+    ref = _load_embeddings(gt.blob, gt.ids_blob)
+    return reference_qrels(ref, depth=depth, query_ids=query_ids, graded=True, progress=progress)
 
 
 def prepare_qrels(
@@ -557,36 +507,11 @@ def prepare_qrels(
 
 
 def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:
+    from .embedding_runs import embedding_run
+
     docs = _load_embeddings(src.blob, src.ids_blob)
     queries = None if src.query_blob is None else _load_embeddings(src.query_blob, src.query_ids_blob)
-    try:
-        from .embedding_runs import embedding_run
-    except ImportError:
-        embedding_run = None
-    if embedding_run is not None:
-        kwargs: dict[str, Any] = {"qrels": qrels, "k": depth, "name": src.name}
-        if _accepts(embedding_run, "progress"):
-            kwargs["progress"] = progress
-        return embedding_run(docs, queries, **kwargs)
-    # until evalcore.embedding_runs lands: exact top-k of the ground truth's queries
-    from .retrieval import exact_topk, topk_to_long
-
-    qv = queries if queries is not None else docs
-    rows = qv.rows_of(qrels.query_ids)
-    found = rows >= 0
-    if not found.any():
-        raise MissingIdsError(
-            f"none of the {qrels.n_queries} ground-truth queries is in the embeddings "
-            f"(e.g. {list(qrels.query_ids[:3])})", file=qv.source)
-    if not found.all():
-        warnings.warn(f"{qv.source}: {int((~found).sum())} of {qrels.n_queries} ground-truth queries are not in the "
-                      "embeddings (scored 0)", EvalcoreWarning, stacklevel=2)
-    qids = np.asarray(qrels.query_ids, dtype=object)[found]
-    top = exact_topk(qv.vectors[rows[found]], docs.vectors, depth, corpus_ids=docs.ids, query_ids=qids,
-                     exclude_self=queries is None, progress=progress)
-    qid, doc, score = topk_to_long(top)
-    return Run.from_records(qid, doc, score.astype(np.float64), name=src.name, source=docs.source,
-                            check_duplicates=False)
+    return embedding_run(docs, queries, qrels=qrels, k=depth, name=src.name, progress=progress)
 
 
 def build_run(
@@ -627,12 +552,6 @@ def build_run(
     return run if run.name == src.name else run.renamed(src.name)
 
 
-def _union_categorical(cols: list[pd.Series]) -> pd.Categorical:
-    from pandas.api.types import union_categoricals
-
-    return union_categoricals([pd.Categorical(c) for c in cols], sort_categories=False)
-
-
 def evaluate_workspace(
     qrels_by_aspect: Mapping[str | None, Qrels],
     runs: Sequence[tuple[Run, str | None]],
@@ -657,72 +576,30 @@ def evaluate_workspace(
                       ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
                       progress=progress)
         evs.append((aspect, ev))
+    aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
-        aspect, ev = evs[0]
-        settings_out = {**ev.settings, "aspects": {r: aspect for r in ev.runs}}
-        return Evaluation(ev.table, ev.coverage, settings_out)
-    tables = [ev.table for _, ev in evs]
-    table = pd.concat([t.astype({c: object for c in ("run", "query_id", "domain", "metric")}) for t in tables],
-                      ignore_index=True)
-    for c in ("run", "query_id", "domain", "metric"):
-        table[c] = _union_categorical([t[c] for t in tables])
-    table["run"] = table["run"].cat.reorder_categories([r for _, ev in evs for r in ev.runs])
-    coverage = pd.concat([ev.coverage for _, ev in evs], ignore_index=True)
-    settings_out = {**evs[0][1].settings, "qrels": {str(a): ev.settings.get("qrels") for a, ev in evs},
-                    "aspects": {r: a for a, ev in evs for r in ev.runs}}
-    return Evaluation(table, coverage, settings_out)
+        ev = evs[0][1]
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": aspects})
+    from .embedding_runs import concat_evaluations
+
+    order = [run.name for run, _ in runs]
+    ev = concat_evaluations([e for _, e in evs], settings={
+        "qrels": {str(a): e.settings.get("qrels") for a, e in evs}, "aspects": aspects})
+    table = ev.table.assign(run=ev.table["run"].cat.reorder_categories(order))
+    return Evaluation(table, ev.coverage, ev.settings)
 
 
 # ------------------------------------------------------------------------------------------ side files
 
 
-def _read_table_bytes(blob: Blob) -> pd.DataFrame:
-    import io
-
-    name = blob.name.lower()
-    if name.endswith(".parquet"):
-        return pd.read_parquet(io.BytesIO(blob.data))
-    if name.endswith(".json") or name.endswith(".jsonl"):
-        text = blob.data.decode("utf-8")
-        if name.endswith(".jsonl"):
-            return pd.read_json(io.StringIO(text), lines=True, dtype=False)
-        obj = json.loads(text)
-        if isinstance(obj, dict):
-            return pd.DataFrame({"id": list(obj.keys()), "value": list(obj.values())})
-        return pd.DataFrame(obj)
-    sep = "\t" if (name.endswith(".tsv") or b"\t" in blob.data[:4096]) else ","
-    return pd.read_csv(io.BytesIO(blob.data), sep=sep, dtype=str, keep_default_na=False)
-
-
 def load_domain_map(blob: Blob) -> dict[str, str]:
     """Query id -> domain from a mapping file (:func:`evalcore.loaders.load_domains`)."""
-    fn = getattr(loaders, "load_domains", None)
-    if fn is not None:
-        out = fn(blob.data, label=blob.name) if _accepts(fn, "label") else fn(blob.data)
-        if isinstance(out, pd.DataFrame):
-            out = dict(zip(out.iloc[:, 0].astype(str), out.iloc[:, 1].astype(str), strict=True))
-        return {str(k): str(v) for k, v in dict(out).items()}
-    # fallback until the loaders issue lands: a two-column table (query id, domain)
-    try:
-        df = _read_table_bytes(blob)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise EvalcoreError(f"cannot read the domain mapping ({e})", file=blob.name) from None
-    if df.shape[1] < 2:
-        raise EvalcoreError("a domain mapping needs two columns: query id, domain", file=blob.name)
-    return dict(zip(df.iloc[:, 0].astype(str), df.iloc[:, 1].astype(str), strict=True))
+    return {str(k): str(v) for k, v in loaders.load_domains(blob.data, label=blob.name).items()}
 
 
 def load_metadata(blob: Blob) -> pd.DataFrame:
     """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.loaders.load_doc_metadata`)."""
-    fn = getattr(loaders, "load_doc_metadata", None)
-    if fn is not None:
-        out = fn(blob.data, label=blob.name) if _accepts(fn, "label") else fn(blob.data)
-    else:
-        try:
-            out = _read_table_bytes(blob)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise EvalcoreError(f"cannot read the document metadata ({e})", file=blob.name) from None
-    return normalize_metadata(out, source=blob.name)
+    return normalize_metadata(loaders.load_doc_metadata(blob.data, label=blob.name), source=blob.name)
 
 
 def normalize_metadata(out: Any, *, source: str | None = None) -> pd.DataFrame:
@@ -737,7 +614,9 @@ def normalize_metadata(out: Any, *, source: str | None = None) -> pd.DataFrame:
                 rows.append({"doc_id": str(k), "title": str(v), "text": ""})
         return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
     df = pd.DataFrame(out).copy()
-    cols = {c.lower(): c for c in df.columns}
+    if df.index.name is not None and str(df.index.name).lower() in ("doc_id", "id", "_id", "docid"):
+        df = df.reset_index()
+    cols = {str(c).lower(): c for c in df.columns}
     idc = next((cols[c] for c in ("doc_id", "id", "_id", "docid", "corpus-id", "item_id", "movie_id") if c in cols),
                df.columns[0] if len(df.columns) else None)
     if idc is None:

@@ -102,14 +102,15 @@ for start in range(0, len(runs), per_row):
             show = ["rank", "doc_id", "score", "grade", "hit", "label"] + (["title"] if "title" in lst else [])
             st.dataframe(lst[show], hide_index=True, key=f"q_list_{start}_{r}")
 
-st.caption("Items one run has in its top k and the other lacks")
-d1, d2 = st.columns(2)
-with d1:
-    st.text(f"in {run_a}, not in {run_b}")
-    st.dataframe(view.only_in(run_a, run_b), hide_index=True, key="q_only_a")
-with d2:
-    st.text(f"in {run_b}, not in {run_a}")
-    st.dataframe(view.only_in(run_b, run_a), hide_index=True, key="q_only_b")
+if run_a != run_b:
+    st.caption("Items one run has in its top k and the other lacks")
+    d1, d2 = st.columns(2)
+    with d1:
+        st.text(f"in {run_a}, not in {run_b}")
+        st.dataframe(view.only_in(run_a, run_b), hide_index=True, key="q_only_a")
+    with d2:
+        st.text(f"in {run_b}, not in {run_a}")
+        st.dataframe(view.only_in(run_b, run_a), hide_index=True, key="q_only_b")
 
 if ctx.metadata is not None and (ctx.metadata["text"].astype(str) != "").any():
     docs = list(dict.fromkeys([*view.ground_truth["doc_id"], *[d for r in runs for d in view.lists[r]["doc_id"]]]))

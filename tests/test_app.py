@@ -1,0 +1,334 @@
+"""The Streamlit dashboard under ``streamlit.testing.v1.AppTest``.
+
+Uploads go through the real ``st.file_uploader`` widgets (``AppTest`` supports
+``file_uploader(...).set_value((name, bytes, mime))`` since Streamlit 1.5x).
+The pure upload pipeline is also tested without Streamlit in ``test_workspace.py``.
+
+Note: with a ``pages/`` folder, ``AppTest`` re-runs the current page file
+directly after the first run (Streamlit's ``pages/``-directory mode); every page
+therefore starts with ``ui.page_setup()``, and the tests work either way.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore import evaluate
+from evalcore import workspace as W
+from evalcore.aggregate import summarize
+from evalcore.demo import DEMO_RUN_NAMES, make_demo
+from evalcore.loaders import load_qrels, load_run
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ["data", "overview", "compare", "queries", "domains", "fusion"]
+TIMEOUT = 90
+
+QUERIES = [f"q{i}" for i in range(15)]
+DOCS = [f"d{j}" for j in range(40)]
+
+
+# ------------------------------------------------------------------------------------------ data
+
+
+def trec_qrels(seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    lines = [f"{q} 0 {d} {g}" for q in QUERIES
+             for d, g in zip(rng.choice(DOCS, 4, replace=False), (3, 2, 1, 0), strict=True)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def scored(seed: int) -> dict[str, dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    return {q: {d: float(round(s, 4)) for d, s in zip(DOCS, rng.random(len(DOCS)), strict=True)} for q in QUERIES}
+
+
+def trec_run(seed: int) -> bytes:
+    lines = [f"{q} Q0 {d} {r + 1} {s} tag" for q, docs in scored(seed).items()
+             for r, (d, s) in enumerate(sorted(docs.items(), key=lambda x: -x[1])[:20])]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def csv_run(seed: int) -> bytes:
+    rows = [f"{q},{d},{s}" for q, docs in scored(seed).items() for d, s in docs.items()]
+    return ("query_id,doc_id,score\n" + "\n".join(rows) + "\n").encode()
+
+
+def json_run(seed: int) -> bytes:
+    return json.dumps(scored(seed)).encode()
+
+
+def npz(ids, dim: int, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    np.savez(buf, ids=np.asarray(ids), embeddings=rng.normal(size=(len(ids), dim)).astype(np.float32))
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def start() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def unescape(md: str) -> str:
+    return re.sub(r"\\(.)", r"\1", md)
+
+
+def errors(at: AppTest) -> list[str]:
+    return [unescape(e.value) for e in at.error]
+
+
+def overview_text(at: AppTest) -> pd.DataFrame:
+    for df in at.dataframe:
+        v = df.value
+        if isinstance(v, pd.DataFrame) and v.index.name == "run":
+            return v
+    raise AssertionError("no overview table")
+
+
+def numbers_table(at: AppTest) -> pd.DataFrame:
+    for df in at.dataframe:
+        v = df.value
+        if isinstance(v, pd.DataFrame) and {"run", "metric", "k", "mean", "ci_low", "ci_high"} <= set(v.columns):
+            return v
+    raise AssertionError("no numbers table")
+
+
+def clear_demo(at: AppTest) -> AppTest:
+    goto(at, "data")
+    at.button(key="clear_demo").click().run()
+    assert not at.exception
+    return at
+
+
+# ------------------------------------------------------------------------------------------ demo
+
+
+@pytest.fixture(scope="module")
+def demo_app() -> AppTest:
+    return start()
+
+
+def test_opens_on_the_demo_and_every_page_runs(demo_app):
+    at = demo_app
+    assert at.session_state["ws"].is_demo
+    assert any("synthetic" in c.value.lower() for c in at.caption)  # the overview says so
+    for page in PAGES:
+        goto(at, page)
+        assert not errors(at), (page, errors(at))
+        assert at.title[0].value
+    goto(at, "data")
+    assert any("synthetic" in i.value.lower() for i in at.info)
+    assert at.button(key="clear_demo")
+    goto(at, "overview")
+    assert len(at.get("plotly_chart")) == 1
+    assert len(at.get("download_button")) == 2 + len(DEMO_RUN_NAMES)
+    assert any("seed 002" in e.label for e in at.expander)
+    goto(at, "compare")
+    assert len(at.get("plotly_chart")) == 3  # matrix, scatter, histogram
+    goto(at, "domains")
+    assert any("linguistics" in unescape(w.value) and "too small" in w.value for w in at.warning)
+    assert len(at.get("plotly_chart")) == 2
+    goto(at, "queries")
+    assert any(t.value.startswith("query: ") for t in at.text)
+
+
+def test_overview_numbers_equal_evalcore(demo_app):
+    at = goto(demo_app, "overview")
+    demo = make_demo(0)
+    s = W.Settings().validated()
+    ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
+    expected = summarize(ev.table)
+    shown = numbers_table(at)
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True))
+    text = overview_text(at)
+    assert list(text.index) == list(DEMO_RUN_NAMES)
+    exp = expected.assign(run=expected["run"].astype(str), metric=expected["metric"].astype(str))
+    for row in exp.itertuples(index=False):
+        cell = text.loc[row.run, f"{row.metric}@{row.k}"]
+        assert cell.lstrip("★ ") == f"{row.mean:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]"
+        best = exp[(exp["metric"] == row.metric) & (exp["k"] == row.k)]["mean"].max()
+        assert cell.startswith("★") == (row.mean == best)
+
+
+def test_interactions_never_recompute(demo_app, monkeypatch):
+    """Changing k, the query or the baseline only filters: no parsing, ranking or evaluation."""
+    calls = {"build_run": 0, "evaluate_workspace": 0, "prepare_qrels": 0}
+    for name in calls:
+        original = getattr(W, name)
+
+        def counting(*a, _name=name, _orig=original, **kw):
+            calls[_name] += 1
+            return _orig(*a, **kw)
+
+        monkeypatch.setattr(W, name, counting)
+    at = goto(demo_app, "overview")
+    at.selectbox(key="w_overview_sel_metric").select("recall").run()
+    at = goto(at, "compare")
+    at.selectbox(key="w_compare_sel_k").select(5).run()
+    at.selectbox(key="w_compare_sel_baseline").select("lexical").run()
+    at = goto(at, "queries")
+    q = at.selectbox(key="w_queries_sel_query")
+    q.select(q.options[3]).run()
+    assert not at.exception
+    assert calls == {"build_run": 0, "evaluate_workspace": 0, "prepare_qrels": 0}
+
+
+def test_compare_opens_the_query_drilldown(demo_app):
+    at = goto(demo_app, "compare")
+    box = at.selectbox(key="w_compare_sel_query")
+    target = box.options[1]
+    box.select(target).run()
+    at.button(key="cmp_open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Queries"
+    assert at.session_state["sel_query"] == target
+    assert at.selectbox(key="w_queries_sel_query").value == target
+    assert any(t.value.startswith(f"query: {target}") for t in at.text)
+    # ground truth with per-run placements, and each run's list side by side
+    gt = next(d.value for d in at.dataframe if "placed by lexical" in getattr(d.value, "columns", []))
+    assert gt["placed by lexical"].str.match(r"^g\d+ (at rank \d+|not in top 100)$").all()
+    lists = [d.value for d in at.dataframe if list(getattr(d.value, "columns", []))[:3] == ["rank", "doc_id", "score"]]
+    assert len(lists) == len(DEMO_RUN_NAMES)
+
+
+def test_fusion_adds_a_run_everywhere():
+    at = goto(start(), "fusion")
+    assert not errors(at)
+    table = next(d.value for d in at.dataframe if getattr(d.value, "index", pd.Index([])).name == "run")
+    assert len(table) == 4  # three inputs + the preview
+    at.button(key="fu_add").click().run()
+    ws = at.session_state["ws"]
+    assert [r.kind for r in ws.runs].count("fused") == 1
+    at = goto(at, "overview")
+    assert "rrf" in overview_text(at).index
+
+
+# ------------------------------------------------------------------------------------------ uploads
+
+
+def test_uploads_of_several_formats_and_a_bad_file():
+    at = clear_demo(start())
+    assert not at.session_state["ws"].runs
+    at.file_uploader(key="up_gt").set_value(("qrels.txt", trec_qrels(), "text/plain")).run()
+    assert not at.exception and not errors(at)
+    assert any(t.value == "trec" for t in at.text)  # detected format shown
+    at.file_uploader(key="up_runs").set_value([
+        ("bm25.trec", trec_run(1), "text/plain"),
+        ("dense.csv", csv_run(2), "text/csv"),
+        ("splade.json", json_run(3), "application/json"),
+        ("broken.trec", b"q1 Q0 d1 1 notanumber x\n", "text/plain"),
+    ]).run()
+    assert not at.exception
+    errs = errors(at)
+    assert len(errs) == 1 and "broken.trec" in errs[0] and "notanumber" in errs[0]
+    # an embedding run through the form (item-to-item over the ground truth's queries)
+    items = QUERIES + DOCS
+    at.text_input(key="emb_name").input("emb")
+    at.file_uploader(key="up_emb").set_value(("emb.npz", npz(items, 8, 4), "application/octet-stream"))
+    at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
+    assert not at.exception
+    ws = at.session_state["ws"]
+    assert [r.name for r in ws.runs] == ["bm25", "dense", "splade", "broken", "emb"]
+    assert len(errors(at)) == 1  # still only the broken file, next to it; the others stay loaded
+
+    at = goto(at, "overview")
+    text = overview_text(at)
+    assert list(text.index) == ["bm25", "dense", "splade", "emb"]
+    runs = {"bm25": load_run(trec_run(1)), "dense": load_run(csv_run(2), label="dense.csv"),
+            "splade": load_run(json_run(3), label="splade.json")}
+    s = W.Settings().validated()
+    ev = evaluate(load_qrels(trec_qrels()), runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
+    expected = summarize(ev.table)
+    shown = numbers_table(at)
+    shown = shown[shown["run"].astype(str) != "emb"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(shown.assign(run=shown["run"].astype(str), metric=shown["metric"].astype(str)),
+                                  expected.assign(run=expected["run"].astype(str),
+                                                  metric=expected["metric"].astype(str)),
+                                  check_categorical=False)
+
+    # rename and remove on the Data page
+    at = goto(at, "data")
+    uid = ws.runs[0].uid
+    at.text_input(key=f"name_{uid}").input("BM25").run()
+    assert at.session_state["ws"].runs[0].name == "BM25"
+    at.button(key=f"rm_{ws.runs[3].uid}").click().run()
+    assert [r.name for r in at.session_state["ws"].runs] == ["BM25", "dense", "splade", "emb"]
+    assert not errors(at)
+
+
+def test_bad_ground_truth_is_reported_and_runs_are_kept():
+    at = clear_demo(start())
+    at.file_uploader(key="up_runs").set_value([("bm25.trec", trec_run(1), "text/plain")]).run()
+    at.file_uploader(key="up_gt").set_value(("qrels.txt", b"q1 0 d1 high\n", "text/plain")).run()
+    assert not at.exception
+    errs = errors(at)
+    assert any("qrels.txt" in e and "high" in e for e in errs)
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25"]
+    at = goto(at, "overview")  # no traceback: a message and a link back to the Data page
+    assert any("ground truth could not be loaded" in e for e in errors(at))
+
+
+def test_ordered_list_ground_truth_with_aspects():
+    rng = np.random.default_rng(0)
+    ids = [f"tt{i:04d}" for i in range(12)]
+    gt = [{"movie_id": m, **{f"5_most_similar_movies_{a}_ordered": list(rng.choice([x for x in ids if x != m], 5,
+                                                                                     replace=False))
+                             for a in ("overall", "content", "vibes")}} for m in ids]
+    at = clear_demo(start())
+    at.file_uploader(key="up_gt").set_value(("movies.json", json.dumps(gt).encode(), "application/json")).run()
+    assert not errors(at)
+    assert any(t.value == "ordered_lists" for t in at.text)
+    at.text_input(key="emb_name").input("content")
+    at.file_uploader(key="up_emb").set_value(("content.npz", npz(ids, 6, 1), "application/octet-stream"))
+    at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
+    uid = at.session_state["ws"].runs[0].uid
+    aspect_box = at.selectbox(key=f"aspect_{uid}")
+    assert aspect_box.options == ["5_most_similar_movies_overall_ordered", "5_most_similar_movies_content_ordered",
+                                  "5_most_similar_movies_vibes_ordered"]
+    aspect_box.select("5_most_similar_movies_content_ordered").run()
+    assert at.session_state["ws"].runs[0].aspect == "5_most_similar_movies_content_ordered"
+    assert not errors(at)
+    at = goto(at, "overview")
+    assert list(overview_text(at).index) == ["content"]
+
+
+def test_user_text_is_never_markdown():
+    """Ids and names with Markdown/HTML reach only plain-text elements, or are escaped."""
+    marker = "Z*x*_<b>y</b>[l](javascript:alert(1))$m$:red[t]"
+    qrels = f"{marker} 0 d1 1\nq2 0 d2 1\n".encode()
+    at = clear_demo(start())
+    at.file_uploader(key="up_gt").set_value(("g.txt", qrels, "text/plain")).run()
+    at.file_uploader(key="up_runs").set_value([
+        (f"{marker}.trec", f"{marker} Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n".encode(), "text/plain"),
+        (f"bad{marker}.trec", f"{marker} Q0 d1 1 oops t\n".encode(), "text/plain"),
+    ]).run()
+    assert not at.exception
+    for page in PAGES:
+        goto(at, page)
+        md = [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.success, *at.title, *at.header,
+              *at.subheader]
+        for el in md:
+            assert marker not in el.value, (page, el.value)
+        for w in [*at.selectbox, *at.multiselect, *at.text_input, *at.button, *at.number_input, *at.toggle]:
+            assert marker not in str(w.label), (page, w.label)
+    goto(at, "data")
+    assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered
