@@ -95,7 +95,7 @@ def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str,
 def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray, *, name: str) -> None:
     """Warn when relevant documents of the evaluated queries are absent from the corpus; raise when all are."""
     rel = qrels.grades > 0
-    qmask = np.isin(qrels.query_ids[qrels.q], query_ids)
+    qmask = pd.Index(qrels.query_ids).isin(query_ids)[qrels.q]
     docs = pd.unique(qrels.doc_ids[rel & qmask])
     if len(docs) == 0:
         return
