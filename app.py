@@ -13,6 +13,7 @@ _t0 = time.perf_counter()
 st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
 
 S.get_ws()  # a new session starts on the demo
+S.warm_up()  # import scipy.stats in the background before the Compare page needs it
 
 pages = [
     st.Page(ui.PAGES["data"], title="Data", icon=":material/upload_file:"),

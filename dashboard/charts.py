@@ -97,7 +97,7 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str) -> go
 def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
     """Per-query values of run A (x) vs run B (y), one colour per domain, with the diagonal.
 
-    Each point's ``customdata[0]`` is the raw query id (read back from a selection).
+    Each point's ``customdata`` is the raw query id (read back from a selection).
     """
     fig = go.Figure()
     lo = float(min(pf["a"].min(), pf["b"].min(), 0.0)) if len(pf) else 0.0
@@ -107,10 +107,10 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str)
     for i, (dom, d) in enumerate(pf.groupby("domain", sort=True)):
         name = ptext(dom if dom else "(no domain)")
         fig.add_trace(go.Scatter(
-            x=d["a"], y=d["b"], mode="markers", name=name, marker={"color": color_of(i), "size": 7, "opacity": 0.75},
-            customdata=np.stack([d["query_id"].astype(str), d["query_id"].astype(str).map(ptext),
-                                 np.full(len(d), name)], axis=1),
-            hovertemplate="query %{customdata[1]}<br>domain %{customdata[2]}<br>A=%{x:.4f}<br>B=%{y:.4f}"
+            x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
+            marker={"color": color_of(i), "size": 7, "opacity": 0.75},
+            customdata=d["query_id"].to_numpy(dtype=str), hovertext=d["query_id"].map(ptext).to_numpy(dtype=str),
+            hovertemplate="query %{hovertext}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
                           "<extra></extra>",
         ))
     fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}")
@@ -120,7 +120,7 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str)
 
 def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
     """Histogram of per-query differences B − A (0 marked)."""
-    fig = go.Figure(go.Histogram(x=pf["difference"], nbinsx=40, marker={"color": PALETTE[0]},
+    fig = go.Figure(go.Histogram(x=pf["difference"].to_numpy(), nbinsx=40, marker={"color": PALETTE[0]},
                                  hovertemplate="B − A in %{x}<br>%{y} queries<extra></extra>"))
     fig.add_vline(x=0, line={"color": "#888", "dash": "dash"})
     fig.update_xaxes(title=f"{ptext(run_b)} − {ptext(run_a)} ({ptext(metric_label)}) per query")

@@ -35,7 +35,7 @@ from evalcore.evaluate import Evaluation
 
 WS_KEY = "ws"
 MEMO_KEY = "_memo"
-MEMO_SIZE = 64
+MEMO_SIZE = 128
 DEMO_SEED = 0
 
 # keys of the selections shared by the pages (not widget keys: those vanish with their page)
@@ -61,6 +61,22 @@ def get_ws() -> W.Workspace:
 
 def set_ws(ws: W.Workspace) -> None:
     st.session_state[WS_KEY] = ws
+
+
+_WARM: list = []
+
+
+def warm_up() -> None:
+    """Import the paired tests' SciPy modules in a background thread once per process (a cold import takes
+    seconds on a small machine; the Compare page would otherwise pay it on its first visit)."""
+    if _WARM:
+        return
+    import importlib
+    import threading
+
+    _WARM.append(True)
+    threading.Thread(target=lambda: importlib.import_module("scipy.stats"), daemon=True,
+                     name="evalcore-warm-up").start()
 
 
 # ------------------------------------------------------------------------------------------ outcomes
@@ -160,20 +176,20 @@ def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
-               n_resamples: int) -> Outcome:
+               n_resamples: int, ci_method: str) -> Outcome:
     from evalcore.stats import compare
 
     return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction,
-                    n_resamples=n_resamples)
+                    n_resamples=n_resamples, ci_method=ci_method)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
-                       correction: str, min_queries: int, n_resamples: int) -> Outcome:
+                       correction: str, min_queries: int, n_resamples: int, ci_method: str) -> Outcome:
     from evalcore.stats import compare_by_domain
 
     return _attempt(compare_by_domain, W.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
-                    correction=correction, min_queries=min_queries, n_resamples=n_resamples)
+                    correction=correction, min_queries=min_queries, n_resamples=n_resamples, ci_method=ci_method)
 
 
 # ------------------------------------------------------------------------------------------ memo
@@ -251,13 +267,15 @@ def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
     return cb
 
 
-def context(progress_slot: Any | None = None) -> Context:
+def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> Context:
     """Resolve the workspace into qrels, runs and the evaluation (every step cached by content key).
 
     ``progress_slot`` (an ``st.empty()``) receives a progress bar while
-    embeddings are ranked or a reference ground truth is built (cache misses only).
+    embeddings are ranked or a reference ground truth is built (cache misses
+    only). ``ws`` defaults to the session's workspace (the Fusion page passes a
+    preview workspace).
     """
-    ws = get_ws()
+    ws = ws if ws is not None else get_ws()
     ctx = Context(ws)
     try:
         settings = ws.settings.validated()
@@ -418,21 +436,33 @@ def summary(ctx: Context) -> pd.DataFrame:
     return memo(key, lambda: _c_summary(key, ctx.evaluation.table))
 
 
-#: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000).
-N_RESAMPLES = 2000
+def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
+    """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
+    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: W.metric_slice(ctx.evaluation.table, metric, k))
+
+
+def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
+    return memo("mk:" + ctx.eval_key, lambda: W.metric_k_pairs(ctx.evaluation.table))
+
+
+#: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000), and the
+#: bootstrap interval: percentile (BCa's jackknife costs ~0.5 s per pair at 5,000 queries).
+N_RESAMPLES = 1000
+CI_METHOD = "percentile"
 
 
 def comparison(ctx: Context, metric: str, k: int, test: str, correction: str) -> Outcome:
     """All pairs of runs on metric@k (``evalcore.stats.compare``), cached: changing the baseline is a filter."""
-    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES)
-    return memo(key, lambda: _c_compare(key, ctx.evaluation.table, metric, k, test, correction, N_RESAMPLES))
+    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD)
+    return memo(key, lambda: _c_compare(key, metric_slice(ctx, metric, k), metric, k, test, correction,
+                                        N_RESAMPLES, CI_METHOD))
 
 
 def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: str, correction: str,
                       min_queries: int) -> Outcome:
-    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES)
-    return memo(key, lambda: _c_compare_domains(key, ctx.evaluation.table, metric, k, baseline, test, correction,
-                                                min_queries, N_RESAMPLES))
+    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD)
+    return memo(key, lambda: _c_compare_domains(key, metric_slice(ctx, metric, k), metric, k, baseline, test,
+                                                correction, min_queries, N_RESAMPLES, CI_METHOD))
 
 
 # Downloads are generated when clicked (``st.download_button(data=callable)``). Streamlit runs the

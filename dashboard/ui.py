@@ -114,9 +114,7 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
 
 def metric_k_picker(ctx: S.Context, scope: str, *, with_k: bool = True, columns: Any = None) -> tuple[str, int]:
     """Metric and k selectboxes over what the evaluation computed (changing them only filters the table)."""
-    from evalcore.workspace import metric_k_pairs
-
-    pairs = S.memo("mk:" + ctx.eval_key, lambda: metric_k_pairs(ctx.evaluation.table))
+    pairs = S.metric_k_pairs(ctx)
     metrics = list(dict.fromkeys(m for m, _ in pairs))
     c1, c2 = columns if columns is not None else st.columns(2)
     with c1:

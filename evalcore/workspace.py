@@ -44,7 +44,7 @@ __all__ = [
     "content_hash", "capture", "load_ground_truth", "query_universe", "sample_query_ids", "prepare_qrels",
     "build_run", "evaluate_workspace", "load_domain_map", "load_metadata", "plain_table",
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
-    "metric_k_pairs", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
+    "metric_k_pairs", "metric_slice", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
     "qrels_formats", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
     "add_fused_run", "set_run_options", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
 ]
@@ -647,9 +647,25 @@ def plain_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def metric_k_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
     """Every (metric, k) of the table, metrics in table order, k ascending."""
-    mk = table[["metric", "k"]].drop_duplicates()
-    order = {m: i for i, m in enumerate(dict.fromkeys(table["metric"].astype(str)))}
-    return sorted(((str(m), int(k)) for m, k in mk.itertuples(index=False)), key=lambda x: (order[x[0]], x[1]))
+    metric = table["metric"]
+    if isinstance(metric.dtype, pd.CategoricalDtype):
+        names = [str(c) for c in metric.cat.categories]
+        codes = metric.cat.codes.to_numpy().astype(np.int64)
+    else:
+        codes, uniq = pd.factorize(metric, sort=False)
+        names = [str(c) for c in uniq]
+    ks = table["k"].to_numpy().astype(np.int64)
+    span = int(ks.max(initial=0)) + 1
+    pairs = np.unique(codes * span + ks)
+    order = {int(c): i for i, c in enumerate(pd.unique(codes))}  # metrics in order of first appearance
+    out = sorted(((int(p // span), int(p % span)) for p in pairs), key=lambda x: (order[x[0]], x[1]))
+    return [(names[c], k) for c, k in out]
+
+
+def metric_slice(table: pd.DataFrame, metric: str, k: int) -> pd.DataFrame:
+    """The rows of one metric@k (``domain`` as plain strings): what per-query views of that metric@k read."""
+    sel = table[(table["metric"] == metric).to_numpy() & (table["k"].to_numpy() == int(k))]
+    return plain_table(sel)
 
 
 def overview_table(

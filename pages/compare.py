@@ -20,8 +20,10 @@ def on_point_selected() -> None:
     points = (sel or {}).get("selection", {}).get("points", []) if sel else []
     for p in points:
         cd = p.get("customdata")
-        if cd:
-            st.session_state[S.SEL_QUERY] = str(cd[0])
+        if isinstance(cd, list):
+            cd = cd[0] if cd else None
+        if cd is not None:
+            st.session_state[S.SEL_QUERY] = str(cd)
             st.session_state[S.SEL_RUN_A] = st.session_state.get(S.SEL_BASELINE)
             st.session_state[GOTO] = True
             return
@@ -65,7 +67,8 @@ baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare",
                                    "per-query view.")
 
 st.subheader("Every pair of runs")
-st.plotly_chart(charts.compare_heatmap(matrix, metric_label=label), key="cmp_matrix")
+st.plotly_chart(S.memo(f"fig:matrix:{ctx.eval_key}:{metric}:{k}:{test}:{correction}",
+                       lambda: charts.compare_heatmap(matrix, metric_label=label)), key="cmp_matrix")
 st.caption("Cell = row run − column run (mean of the per-query differences); blue = the row run is better. "
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
            "* = significant at 0.05 after correction.")
@@ -81,7 +84,8 @@ for r in view.itertuples(index=False):
                  "95% CI low": lo, "95% CI high": hi, "effect size dz": sign * r.effect_size,
                  "p-value": r.p_value, "p adjusted": r.p_adjusted, "significant": bool(r.significant),
                  "wins": int(wins), "ties": int(r.ties), "losses": int(losses), "n": int(r.n), "note": r.note})
-st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline)")
+st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
+           f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
 st.dataframe(rows, hide_index=True, key="cmp_table")
 
 # ---------------------------------------------------------------- one pair, per query
@@ -95,8 +99,8 @@ with c1:
 with c2:
     run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
 pf = S.memo(f"pair:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
-            lambda: D.pair_frame(ctx.evaluation.table, metric=metric, k=k, run_a=run_a, run_b=run_b))
-w, t, lo = win_tie_loss(pf["a"], pf["b"])
+            lambda: D.pair_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b))
+w, t, lo = S.memo(f"wtl:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}", lambda: win_tie_loss(pf["a"], pf["b"]))
 m1, m2, m3 = st.columns(3)
 m1.metric("B wins", w)
 m2.metric("ties", t)
@@ -104,11 +108,15 @@ m3.metric("B loses", lo)
 st.caption("Counts of queries where run B's value is above / equal to / below run A's.")
 s1, s2 = st.columns([3, 2])
 with s1:
-    st.plotly_chart(charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label), key="cmp_scatter",
-                    on_select=on_point_selected, selection_mode="points")
+    pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"
+    st.plotly_chart(S.memo("fig:scatter:" + pair_key,
+                           lambda: charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label)),
+                    key="cmp_scatter", on_select=on_point_selected, selection_mode="points")
     st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down.")
 with s2:
-    st.plotly_chart(charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label), key="cmp_hist")
+    st.plotly_chart(S.memo("fig:hist:" + pair_key,
+                           lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),
+                    key="cmp_hist")
 
 # ---------------------------------------------------------------- drill-down by select box
 worst = pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist()

@@ -241,6 +241,9 @@ for src in ws.runs:
         run = ctx.runs.get(src.name)
         if run is not None and src.uid not in ctx.run_errors:
             st.caption(f"{run.n_queries} queries, {len(run)} ranked items")
+            with st.expander("Preview (first rows)"):
+                st.dataframe(S.memo(f"preview:{ctx.run_keys[src.uid]}", lambda run=run: run.to_frame().head(8)),
+                             hide_index=True)
 
 # ---------------------------------------------------------------- side files
 st.header("Optional files")

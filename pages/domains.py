@@ -34,7 +34,7 @@ with c5:
 label = ui.label_of(metric, k)
 
 dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}",
-             lambda: D.domain_frame(ctx.evaluation.table, metric=metric, k=k))
+             lambda: D.domain_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k))
 
 st.subheader(f"{label} per domain")
 st.plotly_chart(charts.domain_bars(dom, metric_label=label, runs=runs), key="dom_bars")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from dashboard import state as S
@@ -47,13 +49,8 @@ if not any(w > 0 for w in weights):
 preview_ws, uid = W.add_fused_run(ws, [by_name[n].uid for n in names], weights, c=c, top_n=int(top_n) or None,
                                   name=ws.unique_name(name or "rrf"))
 keep = {by_name[n].uid for n in names} | {uid}
-preview_ws = preview_ws.__class__(**{**preview_ws.__dict__, "runs": tuple(r for r in preview_ws.runs if r.uid in keep)})
-saved = S.get_ws()
-try:
-    S.set_ws(preview_ws)
-    pctx = S.context()
-finally:
-    S.set_ws(saved)
+preview_ws = dataclasses.replace(preview_ws, runs=tuple(r for r in preview_ws.runs if r.uid in keep))
+pctx = S.context(ws=preview_ws)
 if uid in pctx.run_errors:
     ui.show_error(pctx.run_errors[uid], prefix="Fusion failed")
     st.stop()

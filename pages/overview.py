@@ -19,7 +19,7 @@ if ctx.ws.is_demo:
     st.caption("Built-in demo: synthetic data. Load your own files on the Data page.")
 
 summ = S.summary(ctx)
-pairs = S.memo("mk:" + ctx.eval_key, lambda: W.metric_k_pairs(ctx.evaluation.table))
+pairs = S.metric_k_pairs(ctx)
 metrics = list(dict.fromkeys(m for m, _ in pairs))
 ks = sorted({k for _, k in pairs})
 
@@ -32,7 +32,8 @@ with c2:
     show_ks = st.multiselect("Cutoffs in the table", ks, default=ks, key="ov_ks",
                              format_func=lambda k: "no cutoff" if k == 0 else str(k))
 cols = [(m, k) for m, k in pairs if m in show_metrics and k in show_ks]
-text, best = W.overview_table(summ, columns=cols, runs=ctx.run_names)
+text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}",
+                    lambda: W.overview_table(summ, columns=cols, runs=ctx.run_names))
 st.dataframe(text, key="overview_table")
 st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank). Cells: mean [95% CI of the mean, "
            "Student t]. Every value is a mean over the evaluated queries of evalcore's per-query table.")
@@ -83,9 +84,10 @@ if curve_metrics:
         log_x = st.toggle("Log k axis", value=True, key="ov_logx")
     with c3:
         st.caption("Click a run in the legend to hide its line and band.")
-    curve = W.curve_frame(summ, metric)
-    st.plotly_chart(charts.curves(curve, metric_label=metric, log_x=log_x, runs=ctx.run_names),
-                    key="overview_curves")
+    curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: W.curve_frame(summ, metric))
+    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}",
+                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=ctx.run_names))
+    st.plotly_chart(fig, key="overview_curves")
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
 

@@ -37,7 +37,8 @@ with c4:
 label = ui.label_of(metric, k)
 
 qt = S.memo(f"qt:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
-            lambda: D.query_table(ctx.evaluation.table, metric=metric, k=k, runs=runs, run_a=run_a, run_b=run_b))
+            lambda: D.query_table(S.metric_slice(ctx, metric, k), metric=metric, k=k, runs=runs, run_a=run_a,
+                                  run_b=run_b))
 
 # ---------------------------------------------------------------- table of queries
 st.subheader(f"All queries: {label}")
@@ -70,7 +71,7 @@ if qid is None:
     st.stop()
 qrels = ctx.qrels_for(run_a)
 view = S.memo(f"qv:{ctx.eval_key}:{qid}:{k}:{ctx.settings.ties}",
-              lambda: D.query_view(qrels, ctx.runs, qid, k=max(k, 1), ties=ctx.settings.ties, rel_threshold=rel,
+              lambda: D.query_view(qrels, ctx.runs, qid, k=k if k > 0 else 10, ties=ctx.settings.ties, rel_threshold=rel,
                                    metadata=ctx.metadata))
 st.subheader("Drill-down")
 row = qt[qt["query_id"] == qid]
