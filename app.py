@@ -15,15 +15,8 @@ st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/le
 S.get_ws()  # a new session starts on the demo
 S.warm_up()  # import scipy.stats in the background before the Compare page needs it
 
-pages = [
-    st.Page(ui.PAGES["data"], title="Data", icon=":material/upload_file:"),
-    st.Page(ui.PAGES["overview"], title="Overview", icon=":material/leaderboard:", default=True),
-    st.Page(ui.PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
-    st.Page(ui.PAGES["queries"], title="Queries", icon=":material/manage_search:"),
-    st.Page(ui.PAGES["domains"], title="Domains", icon=":material/category:"),
-    st.Page(ui.PAGES["fusion"], title="Fusion", icon=":material/merge:"),
-]
-page = st.navigation(pages)
+page = ui.navigation()
+st.session_state[ui.DIRECT_RUNS] = 0
 ui.sidebar()
 st.session_state[ui.VIA_APP] = True
 try:

@@ -62,7 +62,8 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
         x = d["k"].to_numpy()
         fig.add_trace(go.Scatter(
             x=np.concatenate([x, x[::-1]]), y=np.concatenate([d["ci_high"].to_numpy(), d["ci_low"].to_numpy()[::-1]]),
-            fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip", showlegend=False,
+            mode="lines", fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip",
+            showlegend=False,
             legendgroup=name, name=f"{name} 95% CI",
         ))
         fig.add_trace(go.Scatter(

@@ -28,18 +28,45 @@ PAGES = {
 
 VIA_APP = "_via_app"
 
+#: p-values in scientific notation (a plain number column would print 0.0000000000000007).
+PVALUE_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e")
+                  for c in ("p-value", "p adjusted", "p_value", "p_adjusted")}
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&\"'=^%@/])")
 
 
-def page_setup() -> None:
-    """Called first by every page: what ``app.py`` does, when the page runs without it.
+def navigation():
+    """The app's pages (``st.navigation``); called by ``app.py``."""
+    return st.navigation([
+        st.Page(PAGES["data"], title="Data", icon=":material/upload_file:"),
+        st.Page(PAGES["overview"], title="Overview", icon=":material/leaderboard:", default=True),
+        st.Page(PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
+        st.Page(PAGES["queries"], title="Queries", icon=":material/manage_search:"),
+        st.Page(PAGES["domains"], title="Domains", icon=":material/category:"),
+        st.Page(PAGES["fusion"], title="Fusion", icon=":material/merge:"),
+    ])
 
-    With a ``pages/`` directory, Streamlit may run a page file directly instead
-    of the entry point (the first run of a server process opened on a page URL,
-    and every rerun under ``AppTest``); the page then sets itself up.
+
+DIRECT_RUNS = "_direct_page_runs"
+
+
+def page_setup() -> None:
+    """First call of every page: make sure the page runs inside ``app.py``.
+
+    With a ``pages/`` folder, Streamlit starts in its pages-directory mode and
+    may run a page file directly, without the entry point (the first request
+    of a fresh server opened on a page URL; every rerun under ``AppTest``).
+    The page then registers the app's navigation — which switches Streamlit to
+    ``st.navigation`` mode — and reruns, now through ``app.py``.
     """
     if st.session_state.get(VIA_APP):
         return
+    n = st.session_state.get(DIRECT_RUNS, 0)
+    if n < 2:
+        st.session_state[DIRECT_RUNS] = n + 1
+        navigation()
+        st.rerun()
+    # should not happen: set the page up on its own
     st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
     S.get_ws()
     sidebar()

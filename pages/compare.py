@@ -29,10 +29,10 @@ def on_point_selected() -> None:
             return
 
 
+ui.page_setup()
 if st.session_state.pop(GOTO, False):
     st.switch_page(ui.PAGES["queries"])
 
-ui.page_setup()
 st.title("Compare runs")
 slot = st.empty()
 ctx = S.context(slot)
@@ -86,7 +86,7 @@ for r in view.itertuples(index=False):
                  "wins": int(wins), "ties": int(r.ties), "losses": int(losses), "n": int(r.n), "note": r.note})
 st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
            f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
-st.dataframe(rows, hide_index=True, key="cmp_table")
+st.dataframe(rows, hide_index=True, key="cmp_table", column_config=ui.PVALUE_COLUMNS)
 
 # ---------------------------------------------------------------- one pair, per query
 st.subheader("Per query: run A vs run B")

@@ -95,8 +95,8 @@ ws = S.get_ws()
 if ws.is_demo:
     from evalcore.demo import cached_demo, demo_description
 
-    st.info("You are looking at the **built-in demo: synthetic data**, generated on start-up. "
-            + demo_description(cached_demo(ws.demo_seed)), icon=":material/science:")
+    st.info("You are looking at the **built-in demo: synthetic data**. " + demo_description(cached_demo(ws.demo_seed)),
+            icon=":material/science:")
     st.button("Clear demo", on_click=cb_clear_demo, type="primary", key="clear_demo",
               help="Remove the demo's ground truth and runs, then load your own files.")
 else:

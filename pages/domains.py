@@ -66,7 +66,7 @@ if len(runs) >= 2:
         shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
-        st.dataframe(shown, hide_index=True, key="dom_significance")
+        st.dataframe(shown, hide_index=True, key="dom_significance", column_config=ui.PVALUE_COLUMNS)
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note).")
         overall = S.comparison(ctx, metric, k, test, correction)

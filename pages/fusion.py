@@ -12,7 +12,7 @@ from evalcore import workspace as W
 
 ui.page_setup()
 st.title("Fusion (weighted RRF)")
-st.caption("RRF(q, d) = Σ_S w_S / (c + rank_S(q, d)); with top-N, only the first N items of each run take part "
+st.caption("`RRF(q, d) = Σ_S w_S / (c + rank_S(q, d))`; with top-N, only the first N items of each run take part "
            "(absent items contribute 0). Equal fused scores are ordered by the tie rule of the settings.")
 slot = st.empty()
 ctx = S.context(slot)

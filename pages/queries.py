@@ -100,7 +100,7 @@ for start in range(0, len(runs), per_row):
         with col:
             st.text(f"{r} ({view.depth.get(r, 0)} ranked)")
             lst = view.lists[r]
-            show = ["rank", "doc_id", "score", "grade", "hit", "label"] + (["title"] if "title" in lst else [])
+            show = ["rank", "doc_id", "score", "hit", "label"] + (["title"] if "title" in lst else [])
             st.dataframe(lst[show], hide_index=True, key=f"q_list_{start}_{r}")
 
 if run_a != run_b:
