@@ -15,8 +15,7 @@ st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/le
 S.get_ws()  # a new session starts on the demo
 S.warm_up()  # import scipy.stats in the background before the Compare page needs it
 
-page = ui.navigation()
-st.session_state[ui.DIRECT_RUNS] = 0
+page = ui.navigation()  # st.navigation over st.Page("pages/*.py")
 ui.sidebar()
 st.session_state[ui.VIA_APP] = True
 try:

@@ -35,6 +35,7 @@ from evalcore.evaluate import Evaluation
 
 WS_KEY = "ws"
 MEMO_KEY = "_memo"
+FAILED_KEY = "_failed_runs"  # uids of the runs that failed to load in the last resolution (for the sidebar)
 MEMO_SIZE = 128
 DEMO_SEED = 0
 
@@ -399,6 +400,8 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
         pending = rest
     for src in pending:
         ctx.run_errors.setdefault(src.uid, "a run this fusion uses is not available")
+    if ws is get_ws():
+        st.session_state[FAILED_KEY] = set(ctx.run_errors)
     if progress_slot is not None:
         progress_slot.empty()
     if not ctx.runs:

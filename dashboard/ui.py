@@ -47,27 +47,24 @@ def navigation():
     ])
 
 
-DIRECT_RUNS = "_direct_page_runs"
-
-
 def page_setup() -> None:
-    """First call of every page: make sure the page runs inside ``app.py``.
+    """First call of every page: what ``app.py`` does, when the page runs without it.
 
     With a ``pages/`` folder, Streamlit starts in its pages-directory mode and
     may run a page file directly, without the entry point (the first request
     of a fresh server opened on a page URL; every rerun under ``AppTest``).
-    The page then registers the app's navigation — which switches Streamlit to
-    ``st.navigation`` mode — and reruns, now through ``app.py``.
+    The page then sets itself up and, on a real server, registers the app's
+    navigation, which switches Streamlit to ``st.navigation`` mode for the next
+    runs (under ``AppTest``, which resets that mode before every run, the page
+    keeps running on its own so that widget ids stay stable between runs).
     """
     if st.session_state.get(VIA_APP):
         return
-    n = st.session_state.get(DIRECT_RUNS, 0)
-    if n < 2:
-        st.session_state[DIRECT_RUNS] = n + 1
-        navigation()
-        st.rerun()
-    # should not happen: set the page up on its own
     st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
+    from streamlit import config
+
+    if not config.get_option("global.appTest"):
+        navigation()
     S.get_ws()
     sidebar()
 
@@ -173,8 +170,9 @@ def sidebar(ctx: S.Context | None = None) -> None:
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":
             lines[0] += f" (reference model, top {ws.settings.gt_depth})"
+        failed = st.session_state.get(S.FAILED_KEY, set())
         for r in ws.runs:
-            lines.append(f"run: {r.name} [{r.kind}]")
+            lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
         if ws.domain_blob is not None:
             lines.append(f"domains: {ws.domain_blob.name}")
         if ws.metadata_blob is not None:
