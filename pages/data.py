@@ -159,13 +159,21 @@ else:
             ui.show_error(ctx.gt_error)
         for w in ctx.gt_warnings:
             ui.show_warning(w)
+        q = next(iter(ctx.qrels.values())) if ctx.qrels else None
         if ctx.aspects:
-            st.caption("Aspects (each run chooses one)")
-            st.text(", ".join(ctx.aspects))
-        if ctx.qrels:
-            q = next(iter(ctx.qrels.values()))
-            st.caption(f"Preview: first rows of the evaluated ground truth — {q.n_queries} queries evaluated of "
-                       f"{ctx.n_universe}, {len(q)} judgments")
+            aspect = st.selectbox("Aspect: previewed here and given to runs added next (each run can change its own)",
+                                  list(ctx.aspects), key="gt_aspect")
+            if aspect in ctx.qrels:
+                q = ctx.qrels[aspect]
+            else:
+                try:
+                    q = S.memo("gtprev:" + gt.key(aspect), lambda: W.load_ground_truth(gt, aspect))
+                except EvalcoreError as e:
+                    ui.show_error(e)
+                    q = None
+        if q is not None:
+            st.caption(f"Preview: first rows — {q.n_queries} queries ({ctx.n_universe} in the file), "
+                       f"{len(q)} judgments")
             st.dataframe(q.to_frame().head(8), hide_index=True)
 
 # ---------------------------------------------------------------- runs
@@ -177,7 +185,7 @@ with c1:
                            key="up_runs", help="Each file becomes a run named after the file; rename it below.")
     added = []
     for blob in new_files(ups):
-        ws, uid = W.add_ranked_run(S.get_ws(), blob)
+        ws, uid = W.add_ranked_run(S.get_ws(), blob, aspect=st.session_state.get("gt_aspect"))
         S.set_ws(ws)
         added.append(blob.name)
     if added:
@@ -200,7 +208,8 @@ with c2:
                     return None if f is None else W.Blob.of(f.name, f.getvalue())
 
                 ws, uid = W.add_embedding_run(S.get_ws(), blob(emb), ids_blob=blob(emb_ids), query_blob=blob(qemb),
-                                              query_ids_blob=blob(qemb_ids), name=emb_name or None)
+                                              query_ids_blob=blob(qemb_ids), name=emb_name or None,
+                                              aspect=st.session_state.get("gt_aspect"))
                 S.set_ws(ws)
                 flash("ok", f"added embedding run {emb.name}; it is ranked when first needed")
             st.rerun()

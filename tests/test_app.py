@@ -307,8 +307,36 @@ def test_ordered_list_ground_truth_with_aspects():
     aspect_box.select("5_most_similar_movies_content_ordered").run()
     assert at.session_state["ws"].runs[0].aspect == "5_most_similar_movies_content_ordered"
     assert not errors(at)
+    # side files: a domain mapping and document metadata
+    doms = "query_id,domain\n" + "".join(f"{m},{'drama' if i % 2 else 'comedy'}\n" for i, m in enumerate(ids))
+    meta = "doc_id,title,text\n" + "".join(f"{m},Title of {m},Plot of {m}\n" for m in ids)
+    at.file_uploader(key="up_domains").set_value(("domains.csv", doms.encode(), "text/csv")).run()
+    at.file_uploader(key="up_meta").set_value(("meta.csv", meta.encode(), "text/csv")).run()
+    assert not errors(at)
     at = goto(at, "overview")
     assert list(overview_text(at).index) == ["content"]
+    at = goto(at, "domains")
+    sizes = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["domain", "n_queries"])
+    assert sizes.set_index("domain")["n_queries"].to_dict() == {"comedy": 6, "drama": 6}
+    at = goto(at, "queries")
+    gt = next(d.value for d in at.dataframe if "placed by content" in getattr(d.value, "columns", []))
+    assert gt["title"].str.startswith("Title of tt").all()
+
+
+def test_settings_change_the_evaluation():
+    at = goto(start(), "data")
+    at.multiselect(key="set_k").set_value([5, 10])
+    at.multiselect(key="set_metrics").set_value(["ndcg", "precision"])
+    at.number_input(key="set_sample").set_value(50)
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not errors(at)
+    s = at.session_state["ws"].settings
+    assert s.k == (5, 10) and s.metrics == ("ndcg", "precision") and s.sample_size == 50
+    at = goto(at, "overview")
+    nums = numbers_table(at)
+    assert set(nums["n"]) == {50}
+    assert sorted({f"{m}@{k}" for m, k in zip(nums["metric"].astype(str), nums["k"], strict=True)}) == \
+        ["ndcg@10", "ndcg@5", "precision@10", "precision@5"]
 
 
 def test_user_text_is_never_markdown():
