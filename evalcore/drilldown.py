@@ -32,7 +32,7 @@ from .ranking import rank_order
 
 __all__ = [
     "DIFF_COLUMN", "query_table", "filter_queries", "QueryView", "query_view", "placement_text",
-    "pair_frame", "compare_matrix", "domain_frame", "domain_sizes", "hit_mark",
+    "pair_frame", "compare_matrix", "against_baseline", "domain_flips", "domain_frame", "domain_sizes", "hit_mark",
 ]
 
 #: Name of the difference column of :func:`query_table`.
@@ -276,6 +276,55 @@ def compare_matrix(cmp: pd.DataFrame, runs: Sequence[str]) -> dict[str, pd.DataF
             ptxt = "p=n/a" if np.isnan(pv) else (f"p={pv:.3f}" if pv >= 0.001 else f"p={pv:.0e}")
             text.loc[r, c] = f"{diff.loc[r, c]:+.3f}\n{ptxt}{' *' if sig.loc[r, c] else ''}"
     return {"diff": diff, "p": p, "p_adjusted": padj, "significant": sig, "text": text}
+
+
+def against_baseline(cmp: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Rows of :func:`evalcore.stats.compare` involving ``baseline``, oriented as *run − baseline*.
+
+    ``compare`` reports each pair once as B − A; a pair where the baseline is
+    B is flipped (difference, CI and effect size negated, wins and losses
+    swapped) so that every row reads "this run against the baseline".
+    Columns: ``run, mean, baseline mean, difference, ci_low, ci_high,
+    effect_size, p_value, p_adjusted, significant, wins, ties, losses, n, note``.
+    """
+    rows = []
+    for r in cmp.itertuples(index=False):
+        if baseline not in (r.run_a, r.run_b):
+            continue
+        forward = r.run_a == baseline
+        rows.append({
+            "run": r.run_b if forward else r.run_a,
+            "mean": r.mean_b if forward else r.mean_a,
+            "baseline mean": r.mean_a if forward else r.mean_b,
+            "difference": r.diff if forward else -r.diff,
+            "ci_low": r.ci_low if forward else -r.ci_high,
+            "ci_high": r.ci_high if forward else -r.ci_low,
+            "effect_size": r.effect_size if forward else -r.effect_size,
+            "p_value": r.p_value, "p_adjusted": r.p_adjusted, "significant": bool(r.significant),
+            "wins": int(r.wins if forward else r.losses), "ties": int(r.ties),
+            "losses": int(r.losses if forward else r.wins), "n": int(r.n), "note": r.note,
+        })
+    cols = ["run", "mean", "baseline mean", "difference", "ci_low", "ci_high", "effect_size", "p_value",
+            "p_adjusted", "significant", "wins", "ties", "losses", "n", "note"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def domain_flips(overall: pd.DataFrame, by_domain: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Domains where a run's difference to the baseline is significant and of the opposite sign overall.
+
+    ``overall``: :func:`evalcore.stats.compare` output (any pairs); ``by_domain``:
+    :func:`evalcore.stats.compare_by_domain` against ``baseline``. Columns:
+    ``run, domain, overall difference, domain difference`` (both run − baseline).
+    """
+    ov = against_baseline(overall, baseline).set_index("run")["difference"]
+    rows = []
+    for d in by_domain.itertuples(index=False):
+        if d.run_a != baseline or d.run_b not in ov.index or not d.significant:
+            continue
+        if ov[d.run_b] * d.diff < 0:
+            rows.append({"run": d.run_b, "domain": d.domain or "(none)", "overall difference": float(ov[d.run_b]),
+                         "domain difference": float(d.diff)})
+    return pd.DataFrame(rows, columns=["run", "domain", "overall difference", "domain difference"])
 
 
 # ------------------------------------------------------------------------------------------ domains

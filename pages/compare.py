@@ -73,17 +73,11 @@ st.caption("Cell = row run − column run (mean of the per-query differences); b
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
            "* = significant at 0.05 after correction.")
 
-view = cmp[(cmp["run_a"] == baseline) | (cmp["run_b"] == baseline)].copy()
-rows = []
-for r in view.itertuples(index=False):
-    other, sign = (r.run_b, 1.0) if r.run_a == baseline else (r.run_a, -1.0)
-    wins, losses = (r.wins, r.losses) if sign > 0 else (r.losses, r.wins)
-    lo, hi = (r.ci_low, r.ci_high) if sign > 0 else (-r.ci_high, -r.ci_low)
-    rows.append({"run": other, f"mean {label}": r.mean_b if sign > 0 else r.mean_a,
-                 "baseline mean": r.mean_a if sign > 0 else r.mean_b, "difference (run − baseline)": sign * r.diff,
-                 "95% CI low": lo, "95% CI high": hi, "effect size dz": sign * r.effect_size,
-                 "p-value": r.p_value, "p adjusted": r.p_adjusted, "significant": bool(r.significant),
-                 "wins": int(wins), "ties": int(r.ties), "losses": int(losses), "n": int(r.n), "note": r.note})
+rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline}",
+              lambda: D.against_baseline(cmp, baseline).rename(columns={
+                  "mean": f"mean {label}", "difference": "difference (run − baseline)", "ci_low": "95% CI low",
+                  "ci_high": "95% CI high", "effect_size": "effect size dz", "p_value": "p-value",
+                  "p_adjusted": "p adjusted"}))
 st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
            f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
 st.dataframe(rows, hide_index=True, key="cmp_table", column_config=ui.PVALUE_COLUMNS)

@@ -71,19 +71,7 @@ if len(runs) >= 2:
                    "domain × run. Domains with fewer queries than the minimum are not tested (note).")
         overall = S.comparison(ctx, metric, k, test, correction)
         if overall.ok:
-            flips = []
-            for r in [x for x in runs if x != baseline]:
-                ov = overall.value
-                pair = ov[((ov["run_a"] == baseline) & (ov["run_b"] == r)) | ((ov["run_a"] == r) & (ov["run_b"] == baseline))]
-                if pair.empty:
-                    continue
-                p = pair.iloc[0]
-                sign_all = p["diff"] if p["run_a"] == baseline else -p["diff"]
-                sub = cd[(cd["run_b"] == r) & cd["significant"]]
-                for d in sub.itertuples(index=False):
-                    if sign_all * d.diff < 0:
-                        flips.append(f"{r} vs {baseline}: overall {sign_all:+.3f}, but {d.diff:+.3f} in {d.domain} "
-                                     f"(significant)")
-            if flips:
-                st.caption("Domains that disagree with the overall result")
-                st.text("\n".join(flips))
+            flips = D.domain_flips(overall.value, cd, baseline)
+            if len(flips):
+                st.caption("Domains that disagree with the overall result (significant, opposite sign)")
+                st.dataframe(flips, hide_index=True, key="dom_flips")

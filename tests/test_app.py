@@ -147,6 +147,8 @@ def test_opens_on_the_demo_and_every_page_runs(demo_app):
     goto(at, "domains")
     assert any("linguistics" in unescape(w.value) and "too small" in w.value for w in at.warning)
     assert len(at.get("plotly_chart")) == 2
+    flips = next(d.value for d in at.dataframe if "domain difference" in getattr(d.value, "columns", []))
+    assert "mathematics" in set(flips["domain"])  # the weak model wins there, against the overall result
     goto(at, "queries")
     assert any(t.value.startswith("query: ") for t in at.text)
 

@@ -10,7 +10,9 @@ from evalcore import Qrels, Run, evaluate
 from evalcore.aggregate import summarize
 from evalcore.drilldown import (
     DIFF_COLUMN,
+    against_baseline,
     compare_matrix,
+    domain_flips,
     domain_frame,
     domain_sizes,
     filter_queries,
@@ -154,3 +156,39 @@ def test_domain_views(data):
     assert sorted(d["mean"].round(12)) == sorted(ref["mean"].round(12))
     sizes = domain_sizes(ev.table)
     assert sizes.set_index("domain")["n_queries"].to_dict() == {"bio": 2, "phys": 1}
+
+
+def test_against_baseline_orients_every_row():
+    cmp = pd.DataFrame([
+        {"run_a": "A", "run_b": "B", "mean_a": 0.5, "mean_b": 0.7, "diff": 0.2, "ci_low": 0.1, "ci_high": 0.3,
+         "effect_size": 1.5, "p_value": 0.01, "p_adjusted": 0.02, "significant": True, "wins": 7, "ties": 1,
+         "losses": 2, "n": 10, "note": ""},
+        {"run_a": "B", "run_b": "C", "mean_a": 0.7, "mean_b": 0.6, "diff": -0.1, "ci_low": -0.2, "ci_high": 0.05,
+         "effect_size": -0.5, "p_value": 0.2, "p_adjusted": 0.2, "significant": False, "wins": 3, "ties": 0,
+         "losses": 7, "n": 10, "note": ""},
+        {"run_a": "A", "run_b": "C", "mean_a": 0.5, "mean_b": 0.6, "diff": 0.1, "ci_low": 0.0, "ci_high": 0.2,
+         "effect_size": 0.4, "p_value": 0.1, "p_adjusted": 0.2, "significant": False, "wins": 5, "ties": 0,
+         "losses": 5, "n": 10, "note": ""},
+    ])
+    v = against_baseline(cmp, "B").set_index("run")
+    assert list(v.index) == ["A", "C"]
+    a = v.loc["A"]  # compare said B − A = +0.2: A − B = −0.2, CI [−0.3, −0.1], wins/losses swapped
+    assert (a["difference"], a["ci_low"], a["ci_high"], a["effect_size"]) == (-0.2, -0.3, -0.1, -1.5)
+    assert (a["mean"], a["baseline mean"], a["wins"], a["losses"], a["ties"]) == (0.5, 0.7, 2, 7, 1)
+    c = v.loc["C"]  # compare said C − B = −0.1: kept as is
+    assert (c["difference"], c["ci_low"], c["ci_high"], c["wins"], c["losses"]) == (-0.1, -0.2, 0.05, 3, 7)
+    assert bool(a["significant"]) and not bool(c["significant"])
+
+
+def test_domain_flips():
+    overall = pd.DataFrame([{"run_a": "base", "run_b": "x", "mean_a": 0.5, "mean_b": 0.6, "diff": 0.1,
+                             "ci_low": 0.0, "ci_high": 0.2, "effect_size": 0.3, "p_value": 0.01, "p_adjusted": 0.01,
+                             "significant": True, "wins": 1, "ties": 0, "losses": 0, "n": 9, "note": ""}])
+    by_dom = pd.DataFrame([
+        {"domain": "bio", "run_a": "base", "run_b": "x", "diff": -0.2, "significant": True},
+        {"domain": "phys", "run_a": "base", "run_b": "x", "diff": -0.3, "significant": False},
+        {"domain": "chem", "run_a": "base", "run_b": "x", "diff": 0.4, "significant": True},
+    ])
+    f = domain_flips(overall, by_dom, "base")
+    assert f.to_dict("records") == [{"run": "x", "domain": "bio", "overall difference": 0.1,
+                                     "domain difference": -0.2}]
