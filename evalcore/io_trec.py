@@ -90,6 +90,9 @@ def _iter_lines(data: bytes):
         yield i, ln.decode("utf-8", errors="replace").split()
 
 
+_GRADE_LIMIT = 2**31 - 1  # larger (or infinite) grades would be cast to garbage int64 values
+
+
 def _diagnose(data: bytes, label: str, *, ncols: int, layout: str, numeric: dict[int, str]) -> None:
     """Walk the lines and raise the first specific error (slow path, only after a failure)."""
     _decode_check(data, label)
@@ -102,14 +105,17 @@ def _diagnose(data: bytes, label: str, *, ncols: int, layout: str, numeric: dict
             v = parts[col]
             if kind == "int":
                 try:
-                    int(v)
+                    g = int(v)
                 except ValueError:
                     try:
                         f = float(v)
                         if not f.is_integer():
                             raise ValueError
-                    except ValueError:
+                        g = int(f)
+                    except (ValueError, OverflowError):
                         raise ValueTypeError(f"grade {v!r} is not an integer", file=label, line=lineno) from None
+                if abs(g) > _GRADE_LIMIT:
+                    raise ValueTypeError(f"grade {v!r} is out of range", file=label, line=lineno)
             else:
                 try:
                     f = float(v)
@@ -205,7 +211,7 @@ def _python_table(data: bytes, ncols: int, usecols: list[int], label: str, layou
         except ValueError:
             _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
             raise
-        if kind == "int" and not np.all(arr == np.round(arr)):
+        if kind == "int" and not np.all(np.isfinite(arr) & (arr == np.round(arr)) & (np.abs(arr) <= _GRADE_LIMIT)):
             _diagnose(data, label, ncols=ncols, layout=layout, numeric=numeric)
     return cols
 
@@ -262,6 +268,8 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         qs = tbl.column("c0").to_numpy(zero_copy_only=False).astype(object)
         ds = tbl.column("c2").to_numpy(zero_copy_only=False).astype(object)
         gs = tbl.column("c3").to_numpy()
+        if tbl.column("c3").null_count or np.any(np.abs(gs) > _GRADE_LIMIT):  # arrow reads 'nan', 'N/A' as null
+            _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
     else:
         c0, c2, c3 = _python_table(body, 4, [0, 2, 3], label, layout, numeric)
         qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)
@@ -295,15 +303,16 @@ def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         raise ColumnCountError("expected 3 tab-separated columns (query-id, corpus-id, score)",
                                file=label, line=_data_line(text, i))
     grades = pd.to_numeric(df[cols[2]], errors="coerce")
-    bad = grades.isna() | (grades != np.round(grades))
+    bad = grades.isna() | (grades != np.round(grades)) | ~np.isfinite(grades) | (grades.abs() > _GRADE_LIMIT)
     if bad.any():
         i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise ValueTypeError(f"score {df[cols[2]].iloc[i]!r} is not an integer grade", file=label,
+        raise ValueTypeError(f"score {df[cols[2]].iloc[i]!r} is not an integer grade (or is out of range)", file=label,
                              line=_data_line(text, i))
     try:
         return Qrels.from_records(df[cols[0]].to_numpy(object), df[cols[1]].to_numpy(object),
                                   grades.to_numpy().astype(np.int64), source=label)
     except DuplicateIdError as e:
+        line = None
         for lineno, ln in enumerate(text.split("\n"), start=1):
             parts = ln.rstrip("\r").split("\t")
             if lineno > 1 and len(parts) >= 2 and parts[0] == e.query and parts[1] == e.item:

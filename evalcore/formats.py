@@ -1,0 +1,844 @@
+"""Readers and writers of the non-TREC formats: long tables (CSV/TSV/Parquet) and plain JSON.
+
+The JSON ground-truth schemas of the user's spec (seed 001 ordered lists, seed 003
+graded judgments) live in :mod:`evalcore.formats_json`; format detection and the
+single entry points (``load_qrels``, ``load_run`` ...) in :mod:`evalcore.loaders`.
+
+Long tables
+-----------
+A header line is required. Column names are matched case-insensitively after
+turning ``-``, ``.`` and blanks into ``_`` (so ``corpus-id`` is ``corpus_id``);
+the first synonym present wins:
+
+==============  ==========================================================
+role            accepted column names
+==============  ==========================================================
+query           query_id, qid, query, queryid, q_id, topic, topic_id, question_id
+document        doc_id, docid, corpus_id, document_id, doc, document, docno, did,
+                passage_id, pid, item_id, item, target_id, target
+grade (qrels)   relevance, rel, grade, label, judgment, judgement, qrel,
+                relevance_grade, score
+score (runs)    score, sim, similarity, rsv, retrieval_score, relevance_score, value
+rank (runs)     rank, position, pos
+domain          domain, category
+==============  ==========================================================
+
+Runs need a score or a rank column; when only a rank is given the score is
+``-rank`` (rank 1 is best). When both exist the rank is ignored, as trec_eval
+does. Grades must be integers (``2.0`` is accepted, ``2.5`` is not); every other
+column is ignored. Cells are stripped of surrounding white space. CSV is comma
+separated (semicolon when the header has no comma but a semicolon), TSV tab
+separated; both follow RFC 4180 quoting.
+
+Errors name the file and the line (Parquet: the row) of the first bad record,
+with one error type per problem (see :mod:`evalcore.errors`). Nothing is ever
+``eval``-ed or unpickled; input arrays and streams are left as they were.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from .data import Qrels, Run
+from .errors import (
+    BinaryFileError,
+    ColumnCountError,
+    ConflictingValueError,
+    DuplicateIdError,
+    EmptyInputError,
+    EvalcoreError,
+    InputFormatError,
+    MissingColumnError,
+    MissingValueError,
+    NonFiniteValueError,
+    OptionError,
+    UnreadableFileError,
+    ValueTypeError,
+)
+from .io_trec import read_bytes
+
+__all__ = [
+    "QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "SCORE_COLUMNS", "RANK_COLUMNS", "DOMAIN_COLUMNS",
+    "read_source", "decode_text", "read_table_qrels", "read_table_run", "read_table_domains",
+    "read_table_metadata", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet",
+]
+
+Source = str | os.PathLike | bytes | IO[bytes]
+
+QUERY_COLUMNS = ("query_id", "qid", "query", "queryid", "q_id", "topic", "topic_id", "question_id")
+DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpusid", "document_id", "documentid", "doc", "document",
+               "docno", "did", "passage_id", "pid", "item_id", "item", "target_id", "target")
+GRADE_COLUMNS = ("relevance", "rel", "grade", "label", "judgment", "judgement", "qrel", "relevance_grade",
+                 "score")
+SCORE_COLUMNS = ("score", "sim", "similarity", "rsv", "retrieval_score", "relevance_score", "value")
+RANK_COLUMNS = ("rank", "position", "pos")
+DOMAIN_COLUMNS = ("domain", "category")
+META_ID_COLUMNS = ("_id", "id") + DOC_COLUMNS
+TITLE_COLUMNS = ("title", "name", "doc_title")
+TEXT_COLUMNS = ("text", "body", "contents", "content", "abstract", "description", "plot", "overview",
+                "passage")
+
+GRADE_LIMIT = 2**31 - 1  # |grade| above this is refused (gains 2**rel would overflow long before)
+
+
+# ============================================================================ sources and text
+def read_source(src: Source, *, label: str | None = None) -> tuple[bytes, str]:
+    """Raw content and display name of a path, bytes or binary stream (binary content allowed).
+
+    A seekable stream is put back where it was, so the caller can read it again.
+    Errors: :class:`UnreadableFileError` (missing, directory, no permission),
+    :class:`EmptyInputError` (nothing but white space).
+    """
+    if isinstance(src, bytes | bytearray | memoryview):
+        data, name = bytes(src), label or "<bytes>"
+    elif hasattr(src, "read"):
+        name = label or str(getattr(src, "name", "") or "<stream>")
+        pos = None
+        try:
+            if src.seekable():
+                pos = src.tell()
+        except (AttributeError, OSError, ValueError):
+            pos = None
+        try:
+            data = src.read()
+        except (OSError, ValueError) as e:
+            raise UnreadableFileError(f"cannot read the stream ({e})", file=name) from None
+        finally:
+            if pos is not None:
+                try:
+                    src.seek(pos)
+                except (OSError, ValueError):
+                    pass
+        if isinstance(data, str):
+            try:
+                data = data.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BinaryFileError("the stream gave text that cannot be encoded as UTF-8", file=name) from None
+        if not isinstance(data, bytes | bytearray):
+            raise UnreadableFileError(f"the stream gave {type(data).__name__}, expected bytes", file=name)
+        data = bytes(data)
+    elif isinstance(src, str | os.PathLike):
+        name = label or os.fspath(src)
+        try:
+            data = Path(src).read_bytes()
+        except FileNotFoundError:
+            raise UnreadableFileError("file not found", file=name) from None
+        except IsADirectoryError:
+            raise UnreadableFileError("is a directory, expected a file", file=name) from None
+        except PermissionError:
+            raise UnreadableFileError("permission denied", file=name) from None
+        except (OSError, ValueError) as e:
+            raise UnreadableFileError(f"cannot read the file ({getattr(e, 'strerror', None) or e})",
+                                      file=name) from None
+    else:
+        raise OptionError(f"expected a path, bytes or a binary stream, got {type(src).__name__}")
+    if not data or data.isspace():
+        raise EmptyInputError("file is empty", file=name)
+    return data, name
+
+
+def source_filename(src: Source, label: str | None) -> str | None:
+    """The file name used for extension-based detection (path, stream name, else the label)."""
+    if isinstance(src, str | os.PathLike):
+        return os.fspath(src)
+    name = getattr(src, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return label
+
+
+def decode_text(data: bytes, label: str) -> str:
+    """UTF-8 text of a file (a BOM is dropped); binary or undecodable content is an error."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise BinaryFileError("UTF-16 text; save the file as UTF-8", file=label)
+    data, _ = read_bytes(data, name=label)  # empty / NUL-byte checks shared with the TREC readers
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise BinaryFileError(f"not valid UTF-8 text (byte {e.start})", file=label, line=line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# ============================================================================ values
+def kind_of(v: Any) -> str:
+    """JSON-ish name of a Python value's type, for messages."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "an object"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, int | float):
+        return "a number"
+    return type(v).__name__
+
+
+def to_grade(v: Any, *, where: str, label: str, line: int | None = None,
+             query: str | None = None, item: str | None = None) -> int:
+    """An integer grade from a JSON value or a cell (``"2"``, ``2``, ``2.0``); else :class:`ValueTypeError`."""
+    g: float | int | None
+    if isinstance(v, bool) or v is None:
+        g = None
+    elif isinstance(v, int):
+        g = v
+    elif isinstance(v, float):
+        g = v if math.isfinite(v) and v == int(v) else None
+    elif isinstance(v, str):
+        s = v.strip()
+        try:
+            g = int(s)
+        except ValueError:
+            try:
+                f = float(s)
+            except ValueError:
+                f = math.nan
+            g = int(f) if math.isfinite(f) and f == int(f) else None
+    else:
+        g = None
+    if g is None:
+        raise ValueTypeError(f"grade {v!r} of {where} is not an integer", file=label, line=line,
+                             query=query, item=item)
+    if abs(g) > GRADE_LIMIT:
+        raise ValueTypeError(f"grade {v!r} of {where} is out of range (|grade| <= {GRADE_LIMIT})",
+                             file=label, line=line, query=query, item=item)
+    return int(g)
+
+
+def to_score(v: Any, *, where: str, label: str, line: int | None = None, what: str = "score",
+             query: str | None = None, item: str | None = None) -> float:
+    """A finite float from a JSON value or a cell; :class:`ValueTypeError` / :class:`NonFiniteValueError`."""
+    f: float | None
+    if isinstance(v, bool) or v is None:
+        f = None
+    elif isinstance(v, int | float):
+        try:
+            f = float(v)
+        except OverflowError:
+            f = math.inf
+    elif isinstance(v, str):
+        try:
+            f = float(v.strip())
+        except ValueError:
+            f = None
+    else:
+        f = None
+    if f is None:
+        raise ValueTypeError(f"{what} {v!r} of {where} is not a number", file=label, line=line,
+                             query=query, item=item)
+    if not math.isfinite(f):
+        raise NonFiniteValueError(f"{what} {v!r} of {where} is not finite", file=label, line=line,
+                                  query=query, item=item)
+    return f
+
+
+def norm_column(name: Any) -> str:
+    """Column name as matched against the synonym lists."""
+    return re.sub(r"[\s\-.]+", "_", str(name).strip().lower())
+
+
+def pick_column(names: Sequence[str], synonyms: Sequence[str]) -> int | None:
+    """Index of the first synonym present among ``names`` (normalised), else None."""
+    normed = [norm_column(n) for n in names]
+    for syn in synonyms:
+        if syn in normed:
+            return normed.index(syn)
+    return None
+
+
+# ============================================================================ tables
+class _Table:
+    """Columns of a parsed table as pyarrow arrays, with the means to name a row's line."""
+
+    def __init__(self, names: list[str], columns: list[Any], label: str, *,
+                 lines: np.ndarray | None = None, rows_are_lines: bool = False, header_line: int | None = 1):
+        self.names = names
+        self.columns = columns
+        self.label = label
+        self.lines = lines              # file line of each data row (text tables, slow path)
+        self.rows_are_lines = rows_are_lines  # Parquet: say "row N" instead of a line
+        self.header_line = header_line
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+    def line(self, i: int) -> int | None:
+        return int(self.lines[i]) if self.lines is not None else None
+
+    def where(self, i: int) -> str:
+        """`` (row N)`` for Parquet rows, empty for text rows (the line goes into the error)."""
+        return f" (row {i + 1})" if self.rows_are_lines else ""
+
+
+class _NeedSlowPath(Exception):
+    """The fast reader could not take the file; parse it with the csv module instead."""
+
+
+def _header_of(first: str, sep: str) -> list[str]:
+    first = first.rstrip("\r")
+    if "\r" in first:
+        raise _NeedSlowPath  # a bare carriage return: let the csv module decide what a line is
+    try:
+        return next(csv.reader([first], delimiter=sep), [])
+    except csv.Error:
+        raise _NeedSlowPath from None
+
+
+def _fast_table(text: str, sep: str, label: str) -> _Table:
+    """pyarrow's CSV reader on a file whose header is its plain first line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    nl = text.find("\n")
+    first = text if nl < 0 else text[:nl]
+    if not text or text[0] in "\r\n" or '"' in first or nl < 0:
+        raise _NeedSlowPath
+    if '"' in text and re.search(r'(^|' + re.escape(sep) + r')[ \t]+"', text, flags=re.M):
+        raise _NeedSlowPath  # a quote after blanks: only the csv module (skipinitialspace) reads it right
+    header = _header_of(first, sep)
+    body = text[nl + 1:].encode("utf-8")
+    if not body or body.isspace():
+        raise _NeedSlowPath
+    names = [f"c{i}" for i in range(len(header))]
+    try:
+        tbl = pacsv.read_csv(
+            io.BytesIO(body),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, strings_can_be_null=False,
+                quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError, OSError):
+        raise _NeedSlowPath from None
+    cols = [pc.utf8_trim_whitespace(tbl.column(n).combine_chunks()) for n in names]
+    return _Table(header, cols, label)
+
+
+def _slow_table(text: str, sep: str, label: str) -> _Table:
+    """csv-module reader: exact line numbers, the reference behaviour (blank rows skipped)."""
+    import pyarrow as pa
+
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, skipinitialspace=True)
+    header: list[str] | None = None
+    header_line = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    prev = 0
+    try:
+        for row in reader:
+            start, prev = prev + 1, reader.line_num
+            if not row or all(not c.strip() for c in row):
+                continue
+            if header is None:
+                header, header_line = row, start
+                continue
+            if len(row) != len(header):
+                raise ColumnCountError(
+                    f"expected {len(header)} columns as in the header ({sep.join(header)[:80]!r}), "
+                    f"found {len(row)}: {sep.join(row)[:80]!r}", file=label, line=start)
+            rows.append(row)
+            lines.append(start)
+    except csv.Error as e:
+        raise InputFormatError(f"cannot parse the table ({e})", file=label, line=reader.line_num) from None
+    if header is None:
+        raise EmptyInputError("file is empty", file=label)
+    cols = [pa.array([r[j].strip() for r in rows], type=pa.string()) for j in range(len(header))]
+    return _Table(header, cols, label, lines=np.asarray(lines, dtype=np.int64), header_line=header_line)
+
+
+def first_line(text: str) -> str:
+    """The first line holding something other than blanks (without splitting the whole text)."""
+    pos = 0
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        line = text[pos:] if nl < 0 else text[pos:nl]
+        if line.strip():
+            return line.rstrip("\r")
+        if nl < 0:
+            break
+        pos = nl + 1
+    return ""
+
+
+def sniff_separator(text: str, default: str = ",") -> str:
+    """Tab if the header holds one, else comma, else semicolon, else ``default``."""
+    first = first_line(text)
+    if "\t" in first:
+        return "\t"
+    if "," in first:
+        return ","
+    if ";" in first:
+        return ";"
+    return default
+
+
+def _csv_separator(text: str, sep: str) -> str:
+    if sep == ",":
+        first = first_line(text)
+        if "," not in first and ";" in first:
+            return ";"
+    return sep
+
+
+def _with_text_table(data: bytes, label: str, sep: str, build: Callable[[_Table], Any]) -> Any:
+    """Parse a text table fast, build; on any input error redo both on the exact (slow) path."""
+    text = decode_text(data, label)
+    sep = _csv_separator(text, sep)
+    try:
+        fast = _fast_table(text, sep, label)
+    except _NeedSlowPath:
+        fast = None
+    if fast is not None:
+        try:
+            return build(fast)
+        except EvalcoreError:
+            pass  # redo on the exact path, which names the line (or accepts the file)
+    return build(_slow_table(text, sep, label))
+
+
+def _parquet_table(data: bytes, label: str) -> _Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        tbl = pq.read_table(pa.BufferReader(data))
+        names = [str(n) for n in tbl.column_names]
+        cols = []
+        for c in tbl.columns:
+            arr = c.combine_chunks()
+            arr.validate(full=True)  # a damaged file can hold invalid UTF-8 in a string column
+            cols.append(arr)
+    except Exception as e:  # noqa: BLE001 - any decoder failure of a damaged file is "unreadable"
+        raise UnreadableFileError(f"not a readable Parquet file ({type(e).__name__}: {str(e)[:200]})",
+                                  file=label) from None
+    return _Table(names, cols, label, rows_are_lines=True, header_line=None)
+
+
+def _require(tbl: _Table, role: str, synonyms: Sequence[str], hint: str = "") -> int:
+    j = pick_column(tbl.names, synonyms)
+    if j is None:
+        looks_like_data = any(re.fullmatch(r"[-+]?[0-9.]+(e[-+]?[0-9]+)?", n.strip().lower())
+                              for n in tbl.names)
+        extra = "; the first line looks like data: a header line is required" if looks_like_data else ""
+        raise MissingColumnError(
+            f"no {role} column (accepted names: {', '.join(synonyms)}); the columns are "
+            f"{[str(n) for n in tbl.names]}{extra}{hint}", file=tbl.label, line=tbl.header_line)
+    return j
+
+
+def _first_true(mask: Any) -> int | None:
+    arr = np.asarray(mask, dtype=bool)
+    hit = np.flatnonzero(arr)
+    return int(hit[0]) if len(hit) else None
+
+
+def _id_column(tbl: _Table, j: int, what: str) -> Any:
+    """Column j as a pyarrow string array; null / empty cells raise :class:`MissingValueError`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = tbl.columns[j]
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+        t = arr.type
+    if pa.types.is_large_string(t):
+        arr = arr.cast(pa.string())
+    elif pa.types.is_integer(t):
+        arr = pc.cast(arr, pa.string())
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        try:
+            arr = pc.cast(arr, pa.string())
+        except pa.ArrowInvalid:
+            raise ValueTypeError(f"column {tbl.names[j]!r} ({what}) holds bytes that are not UTF-8 text",
+                                 file=tbl.label) from None
+    elif not pa.types.is_string(t):
+        raise ValueTypeError(f"column {tbl.names[j]!r} ({what}) holds {t} values, expected text or integer ids",
+                             file=tbl.label)
+    if tbl.rows_are_lines:
+        arr = pc.utf8_trim_whitespace(arr)
+    bad = pc.fill_null(pc.equal(pc.utf8_length(arr), 0), True).to_numpy(zero_copy_only=False)
+    i = _first_true(bad)
+    if i is not None:
+        raise MissingValueError(f"empty {what} in column {tbl.names[j]!r}{tbl.where(i)}",
+                                file=tbl.label, line=tbl.line(i))
+    return arr
+
+
+def _number_column(tbl: _Table, j: int, what: str, *, ids: Callable[[int], tuple[str, str]] | None = None
+                   ) -> np.ndarray:
+    """Column j as float64; empty cells, text and (for scores) NaN/inf raise with the row's line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = tbl.columns[j]
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+        t = arr.type
+    name = tbl.names[j]
+    nulls = arr.is_null().to_numpy(zero_copy_only=False)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        nulls = nulls | pc.fill_null(pc.equal(pc.utf8_length(arr), 0), True).to_numpy(zero_copy_only=False)
+    i = _first_true(nulls)
+    if i is not None:
+        raise MissingValueError(f"empty {what} in column {name!r}{tbl.where(i)}", file=tbl.label,
+                                line=tbl.line(i))
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        try:
+            out = pc.cast(arr, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+        except pa.ArrowException as e:
+            raise ValueTypeError(f"column {name!r} ({what}) cannot be read as numbers ({e})",
+                                 file=tbl.label) from None
+        values: list[Any] | None = None
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        try:
+            out = pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False)
+            values = None
+        except pa.ArrowException:
+            values = arr.to_pylist()
+            out = np.empty(len(values), dtype=np.float64)
+            for k, v in enumerate(values):
+                try:
+                    out[k] = float(v)
+                except (ValueError, OverflowError):
+                    ctx = " for document {1!r} of query {0!r}".format(*ids(k)) if ids is not None else ""
+                    raise ValueTypeError(f"{what} {v!r}{ctx} is not a number{tbl.where(k)}", file=tbl.label,
+                                         line=tbl.line(k)) from None
+    else:
+        raise ValueTypeError(f"column {name!r} ({what}) holds {t} values, expected numbers", file=tbl.label)
+    out = np.asarray(out, dtype=np.float64)
+    bad = ~np.isfinite(out)
+    i = _first_true(bad)
+    if i is not None:
+        v = values[i] if values is not None else (arr[i].as_py() if pa.types.is_string(t) else out[i])
+        ctx = ""
+        if ids is not None:
+            q, d = ids(i)
+            ctx = f" for document {d!r} of query {q!r}"
+        raise NonFiniteValueError(f"{what} {v!r}{ctx} is not finite ({_count(int(bad.sum()), 'such value')}){tbl.where(i)}",
+                                  file=tbl.label, line=tbl.line(i))
+    return out
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _grade_column(tbl: _Table, j: int) -> np.ndarray:
+    import pyarrow as pa
+
+    arr = tbl.columns[j]
+    try:
+        g = _number_column(tbl, j, "grade")
+    except NonFiniteValueError as e:
+        raise ValueTypeError(e.message.replace("is not finite", "is not an integer"), file=e.file,
+                             line=e.line) from None
+    bad = (g != np.round(g)) | (np.abs(g) > GRADE_LIMIT)
+    i = _first_true(bad)
+    if i is not None:
+        v = arr[i].as_py() if isinstance(arr, pa.Array) else g[i]
+        why = "is out of range" if g[i] == np.round(g[i]) else "is not an integer"
+        raise ValueTypeError(f"grade {v!r} {why}{tbl.where(i)}", file=tbl.label, line=tbl.line(i))
+    return g.astype(np.int64)
+
+
+def _codes(arr: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Dictionary-encode a pyarrow string array -> (int64 codes, unique values as object array)."""
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(arr)
+    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            np.asarray(enc.dictionary.to_pylist(), dtype=object))
+
+
+def _domains_of(tbl: _Table, qs: np.ndarray, j: int | None) -> dict[str, str] | None:
+    """query -> domain from an optional domain column; a query with two domains is an error."""
+    if j is None:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arr = tbl.columns[j]
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        try:
+            arr = pc.cast(arr, pa.string())
+        except pa.ArrowException:
+            raise ValueTypeError(f"column {tbl.names[j]!r} (domain) holds {arr.type} values, expected text",
+                                 file=tbl.label) from None
+    dom = np.asarray(pc.fill_null(arr, "").to_pylist(), dtype=object)
+    dom = np.asarray([d.strip() for d in dom], dtype=object)
+    frame = pd.DataFrame({"q": qs, "d": dom})
+    first = frame.drop_duplicates("q").set_index("q")["d"]
+    clash = frame["d"].to_numpy() != first.reindex(frame["q"]).to_numpy()
+    i = _first_true(clash)
+    if i is not None:
+        raise ConflictingValueError(
+            f"query {qs[i]!r} is given two domains, {first[qs[i]]!r} and {dom[i]!r}{tbl.where(i)}",
+            file=tbl.label, line=tbl.line(i), query=str(qs[i]))
+    return {str(k): str(v) for k, v in first.items()}
+
+
+def _build_qrels(tbl: _Table) -> Qrels:
+    jq = _require(tbl, "query id", QUERY_COLUMNS)
+    jd = _require(tbl, "document id", DOC_COLUMNS)
+    jg = _require(tbl, "relevance grade", GRADE_COLUMNS)
+    jdom = pick_column(tbl.names, DOMAIN_COLUMNS)
+    if tbl.n_rows == 0:
+        raise EmptyInputError("no judgments after the header", file=tbl.label, line=tbl.header_line)
+    qs = _id_column(tbl, jq, "query id").to_numpy(zero_copy_only=False).astype(object)
+    ds = _id_column(tbl, jd, "document id").to_numpy(zero_copy_only=False).astype(object)
+    gs = _grade_column(tbl, jg)
+    doms = _domains_of(tbl, qs, jdom)
+    try:
+        return Qrels.from_records(qs, ds, gs, domains=doms, source=tbl.label, lines=tbl.lines)
+    except DuplicateIdError as e:
+        if tbl.rows_are_lines and e.query is not None:
+            i = _nth_pair(qs, ds, e.query, e.item)
+            raise DuplicateIdError(e.message + (f" (row {i + 1})" if i is not None else ""), file=tbl.label,
+                                   query=e.query, item=e.item) from None
+        raise
+
+
+def _nth_pair(qs: np.ndarray, ds: np.ndarray, q: str, d: str | None, nth: int = 2) -> int | None:
+    hit = np.flatnonzero((qs == q) & (ds == d))
+    return int(hit[nth - 1]) if len(hit) >= nth else None
+
+
+def _build_run(tbl: _Table, name: str) -> Run:
+    jq = _require(tbl, "query id", QUERY_COLUMNS)
+    jd = _require(tbl, "document id", DOC_COLUMNS)
+    js = pick_column(tbl.names, SCORE_COLUMNS)
+    jr = pick_column(tbl.names, RANK_COLUMNS)
+    if js is None and jr is None:
+        _require(tbl, "score or rank", SCORE_COLUMNS + RANK_COLUMNS)
+    if tbl.n_rows == 0:
+        raise EmptyInputError("no ranked documents after the header", file=tbl.label, line=tbl.header_line)
+    qa = _id_column(tbl, jq, "query id")
+    da = _id_column(tbl, jd, "document id")
+    qc, qu = _codes(qa)
+    dc, du = _codes(da)
+
+    def ids(i: int) -> tuple[str, str]:
+        return str(qu[qc[i]]), str(du[dc[i]])
+
+    if js is not None:
+        scores = _number_column(tbl, js, "score", ids=ids)
+    else:
+        scores = -_number_column(tbl, jr, "rank", ids=ids)
+    try:
+        return Run.from_codes(qu, qc, du, dc, scores, name=name, source=tbl.label, lines=tbl.lines)
+    except DuplicateIdError as e:
+        if tbl.rows_are_lines and e.query is not None:
+            i = _nth_pair(qu[qc], du[dc], e.query, e.item)
+            raise DuplicateIdError(e.message + (f" (row {i + 1})" if i is not None else ""), file=tbl.label,
+                                   query=e.query, item=e.item) from None
+        raise
+
+
+def _table(data: bytes, label: str, fmt: str, build: Callable[[_Table], Any]) -> Any:
+    if fmt == "parquet":
+        return build(_parquet_table(data, label))
+    if fmt not in ("csv", "tsv"):
+        raise OptionError(f"unknown table format {fmt!r}; supported: csv, tsv, parquet")
+    return _with_text_table(data, label, "\t" if fmt == "tsv" else ",", build)
+
+
+def read_table_qrels(data: bytes, *, fmt: str, label: str) -> Qrels:
+    """Judgments from a CSV / TSV / Parquet long table ``query_id, doc_id, relevance[, domain]``."""
+    return _table(data, label, fmt, _build_qrels)
+
+
+def read_table_run(data: bytes, *, fmt: str, label: str, name: str | None = None) -> Run:
+    """A run from a CSV / TSV / Parquet long table ``query_id, doc_id, score`` (or ``rank``)."""
+    run_name = name or Path(label).stem or "run"
+    return _table(data, label, fmt, lambda t: _build_run(t, run_name))
+
+
+def read_table_domains(data: bytes, *, fmt: str, label: str) -> dict[str, str]:
+    """query -> domain from a table with a header (query + domain columns) or a header-less 2-column table."""
+
+    def build(tbl: _Table) -> dict[str, str]:
+        jq = pick_column(tbl.names, QUERY_COLUMNS)
+        jdom = pick_column(tbl.names, DOMAIN_COLUMNS)
+        if jq is None and jdom is None and len(tbl.names) == 2 and not tbl.rows_are_lines:
+            tbl = _prepend_header_row(tbl)
+            jq, jdom = 0, 1
+        if jq is None:
+            jq = _require(tbl, "query id", QUERY_COLUMNS)
+        if jdom is None:
+            jdom = _require(tbl, "domain", DOMAIN_COLUMNS)
+        if tbl.n_rows == 0:
+            raise EmptyInputError("no rows after the header", file=tbl.label, line=tbl.header_line)
+        qs = _id_column(tbl, jq, "query id").to_numpy(zero_copy_only=False).astype(object)
+        return _domains_of(tbl, qs, jdom) or {}
+
+    return _table(data, label, fmt, build)
+
+
+def _prepend_header_row(tbl: _Table) -> _Table:
+    import pyarrow as pa
+
+    cols = [pa.concat_arrays([pa.array([str(n).strip()], type=pa.string()), c.cast(pa.string())])
+            for n, c in zip(tbl.names, tbl.columns, strict=True)]
+    lines = None
+    if tbl.lines is not None:
+        lines = np.r_[np.int64(tbl.header_line or 1), tbl.lines]
+    elif tbl.header_line is not None:
+        raise _HeaderlessNeedsLines
+    return _Table([f"column {k + 1}" for k in range(len(cols))], cols, tbl.label, lines=lines,
+                  header_line=None)
+
+
+class _HeaderlessNeedsLines(InputFormatError):
+    """Internal: make the fast path hand a header-less table over to the exact path."""
+
+    def __init__(self) -> None:
+        super().__init__("header-less table")
+
+
+def read_table_metadata(data: bytes, *, fmt: str, label: str) -> pd.DataFrame:
+    """Document metadata (``doc_id`` → title, text, other columns) from a CSV / TSV / Parquet table."""
+
+    def build(tbl: _Table) -> pd.DataFrame:
+        jid = _require(tbl, "document id", META_ID_COLUMNS)
+        if tbl.n_rows == 0:
+            raise EmptyInputError("no rows after the header", file=tbl.label, line=tbl.header_line)
+        ids = _id_column(tbl, jid, "document id").to_numpy(zero_copy_only=False).astype(object)
+        records: dict[str, Any] = {}
+        for j, n in enumerate(tbl.names):
+            if j == jid:
+                continue
+            col = tbl.columns[j]
+            try:
+                records[str(n)] = col.to_pylist()
+            except Exception as e:  # noqa: BLE001 - exotic Parquet types
+                raise ValueTypeError(f"column {n!r} cannot be read ({type(e).__name__})", file=tbl.label) from None
+        return metadata_frame(ids, records, label=tbl.label, line_of=tbl.line,
+                              where=tbl.where)
+
+    return _table(data, label, fmt, build)
+
+
+def metadata_frame(ids: Sequence[str] | np.ndarray, columns: dict[str, list[Any]], *, label: str,
+                   line_of: Callable[[int], int | None] = lambda i: None,
+                   where: Callable[[int], str] = lambda i: "") -> pd.DataFrame:
+    """``DataFrame`` indexed by ``doc_id`` with ``title`` and ``text`` first (``""`` when absent)."""
+    ids = np.asarray(list(ids), dtype=object)
+    dup = pd.Index(ids).duplicated()
+    i = _first_true(dup)
+    if i is not None:
+        raise DuplicateIdError(f"document id {ids[i]!r} has two rows{where(i)}", file=label, line=line_of(i),
+                               item=str(ids[i]))
+    names = list(columns)
+    title = pick_column(names, TITLE_COLUMNS)
+    text = pick_column(names, TEXT_COLUMNS)
+    out: dict[str, Any] = {}
+    for role, j in (("title", title), ("text", text)):
+        vals = columns[names[j]] if j is not None else [""] * len(ids)
+        out[role] = ["" if v is None else str(v) for v in vals]
+    for j, n in enumerate(names):
+        if j in (title, text) or n in out:
+            continue
+        out[n] = columns[n]
+    frame = pd.DataFrame(out, index=pd.Index(ids, name="doc_id", dtype=object))
+    return frame
+
+
+# ============================================================================ writers
+def _check_write_ids(values: Iterable[Any], what: str) -> None:
+    for v in values:
+        s = str(v)
+        if not s or s != s.strip():
+            raise InputFormatError(f"{what} {s!r} is empty or has surrounding white space and would not read back")
+
+
+def _open_text(dest: str | os.PathLike | IO[str]) -> tuple[IO[str], bool]:
+    if hasattr(dest, "write"):
+        return dest, False  # type: ignore[return-value]
+    return open(dest, "w", encoding="utf-8", newline=""), True
+
+
+def write_qrels_csv(qrels: Qrels, dest: str | os.PathLike | IO[str], *, sep: str = ",") -> None:
+    """Write ``query_id, doc_id, relevance[, domain]`` with a header (``sep="\\t"`` for TSV).
+
+    Queries without any judgment cannot be represented in a long table and are not written.
+    """
+    _check_write_ids(qrels.query_ids, "query id")
+    _check_write_ids(np.unique(qrels.doc_ids.astype(str)), "document id")
+    fh, close = _open_text(dest)
+    try:
+        w = csv.writer(fh, delimiter=sep, lineterminator="\n")
+        header = ["query_id", "doc_id", "relevance"] + (["domain"] if qrels.domains is not None else [])
+        w.writerow(header)
+        qs = qrels.query_ids[qrels.q]
+        cols = [qs.tolist(), qrels.doc_ids.tolist(), [int(g) for g in qrels.grades.tolist()]]
+        if qrels.domains is not None:
+            cols.append(qrels.domains[qrels.q].tolist())
+        w.writerows(zip(*cols, strict=True))
+    finally:
+        if close:
+            fh.close()
+
+
+def write_run_csv(run: Run, dest: str | os.PathLike | IO[str], *, sep: str = ",", ties: str = "trec",
+                  depth: int | None = None) -> None:
+    """Write ``query_id, doc_id, rank, score`` in evaluation order (scores with 17 significant digits)."""
+    from .ranking import rank_order
+
+    _check_write_ids(run.query_ids, "query id")
+    _check_write_ids(run.doc_vocab, "document id")
+    order, pos = rank_order(run, ties=ties)
+    keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
+    order, pos = order[keep], pos[keep]
+    fh, close = _open_text(dest)
+    try:
+        w = csv.writer(fh, delimiter=sep, lineterminator="\n")
+        w.writerow(["query_id", "doc_id", "rank", "score"])
+        w.writerows(zip(run.query_ids[run.q[order]].tolist(), run.doc_vocab[run.d[order]].tolist(),
+                        (pos + 1).tolist(), [repr(float(s)) for s in run.scores[order].tolist()], strict=True))
+    finally:
+        if close:
+            fh.close()
+
+
+def _write_parquet(frame: pd.DataFrame, dest: str | os.PathLike | IO[bytes]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), dest)
+
+
+def write_qrels_parquet(qrels: Qrels, dest: str | os.PathLike | IO[bytes]) -> None:
+    """Write ``query_id, doc_id, relevance[, domain]`` as Parquet (ids as strings, grades int64)."""
+    frame = qrels.to_frame()
+    frame["query_id"] = frame["query_id"].astype(str)
+    frame["doc_id"] = frame["doc_id"].astype(str)
+    _write_parquet(frame, dest)
+
+
+def write_run_parquet(run: Run, dest: str | os.PathLike | IO[bytes]) -> None:
+    """Write ``query_id, doc_id, score`` as Parquet."""
+    frame = run.to_frame()
+    frame["query_id"] = frame["query_id"].astype(str)
+    frame["doc_id"] = frame["doc_id"].astype(str)
+    _write_parquet(frame, dest)
