@@ -112,6 +112,19 @@ def numbers_table(at: AppTest) -> pd.DataFrame:
     raise AssertionError("no numbers table")
 
 
+def _strings(obj):
+    """Every string Plotly may draw inside a figure's JSON (``customdata`` is data, never drawn)."""
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for key, v in obj.items():
+            if key != "customdata":
+                yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
 def clear_demo(at: AppTest) -> AppTest:
     goto(at, "data")
     at.button(key="clear_demo").click().run()
@@ -349,16 +362,23 @@ def test_user_text_is_never_markdown():
     at.file_uploader(key="up_gt").set_value(("g.txt", qrels, "text/plain")).run()
     at.file_uploader(key="up_runs").set_value([
         (f"{marker}.trec", f"{marker} Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n".encode(), "text/plain"),
+        ("other.trec", f"{marker} Q0 d2 1 1.0 t\nq2 Q0 d2 1 1.0 t\n".encode(), "text/plain"),
         (f"bad{marker}.trec", f"{marker} Q0 d1 1 oops t\n".encode(), "text/plain"),
     ]).run()
     assert not at.exception
+    escaped_in_charts = False
     for page in PAGES:
         goto(at, page)
+        for chart in at.get("plotly_chart"):  # Plotly renders <b>, <a href>...: ids must arrive escaped
+            texts = [t for t in _strings(json.loads(chart.proto.spec)) if "y</b>" in t or "y&lt;/b&gt;" in t]
+            assert not any("<b>y</b>" in t for t in texts), (page, texts[:3])
+            escaped_in_charts |= any("&lt;b&gt;y&lt;/b&gt;" in t for t in texts)
         md = [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.success, *at.title, *at.header,
               *at.subheader]
         for el in md:
             assert marker not in el.value, (page, el.value)
         for w in [*at.selectbox, *at.multiselect, *at.text_input, *at.button, *at.number_input, *at.toggle]:
             assert marker not in str(w.label), (page, w.label)
+    assert escaped_in_charts  # the query id is in the Compare scatter, as text
     goto(at, "data")
     assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered
