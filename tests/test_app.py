@@ -75,8 +75,10 @@ def npz(ids, dim: int, seed: int) -> bytes:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def start() -> AppTest:
+def start(workspace: W.Workspace | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if workspace is not None:
+        at.session_state["ws"] = workspace
     at.run()
     assert not at.exception, at.exception
     return at
@@ -130,6 +132,11 @@ def clear_demo(at: AppTest) -> AppTest:
     at.button(key="clear_demo").click().run()
     assert not at.exception
     return at
+
+
+def empty_data_page() -> AppTest:
+    """A session without the demo, on the Data page (what "Clear demo" gives; tested above)."""
+    return goto(start(W.Workspace()), "data")
 
 
 # ------------------------------------------------------------------------------------------ demo
@@ -241,7 +248,7 @@ def test_fusion_adds_a_run_everywhere():
 
 
 def test_uploads_of_several_formats_and_a_bad_file():
-    at = clear_demo(start())
+    at = clear_demo(start())  # the one-click "Clear demo"
     assert not at.session_state["ws"].runs
     at.file_uploader(key="up_gt").set_value(("qrels.txt", trec_qrels(), "text/plain")).run()
     assert not at.exception and not errors(at)
@@ -291,7 +298,7 @@ def test_uploads_of_several_formats_and_a_bad_file():
 
 
 def test_bad_ground_truth_is_reported_and_runs_are_kept():
-    at = clear_demo(start())
+    at = empty_data_page()
     at.file_uploader(key="up_runs").set_value([("bm25.trec", trec_run(1), "text/plain")]).run()
     at.file_uploader(key="up_gt").set_value(("qrels.txt", b"q1 0 d1 high\n", "text/plain")).run()
     assert not at.exception
@@ -308,7 +315,7 @@ def test_ordered_list_ground_truth_with_aspects():
     gt = [{"movie_id": m, **{f"5_most_similar_movies_{a}_ordered": list(rng.choice([x for x in ids if x != m], 5,
                                                                                      replace=False))
                              for a in ("overall", "content", "vibes")}} for m in ids]
-    at = clear_demo(start())
+    at = empty_data_page()
     at.file_uploader(key="up_gt").set_value(("movies.json", json.dumps(gt).encode(), "application/json")).run()
     assert not errors(at)
     assert any(t.value == "ordered_lists" for t in at.text)
@@ -358,7 +365,7 @@ def test_user_text_is_never_markdown():
     """Ids and names with Markdown/HTML reach only plain-text elements, or are escaped."""
     marker = "Z*x*_<b>y</b>[l](javascript:alert(1))$m$:red[t]"
     qrels = f"{marker} 0 d1 1\nq2 0 d2 1\n".encode()
-    at = clear_demo(start())
+    at = empty_data_page()
     at.file_uploader(key="up_gt").set_value(("g.txt", qrels, "text/plain")).run()
     at.file_uploader(key="up_runs").set_value([
         (f"{marker}.trec", f"{marker} Q0 d1 1 1.0 t\nq2 Q0 d2 1 1.0 t\n".encode(), "text/plain"),
