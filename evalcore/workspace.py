@@ -46,7 +46,7 @@ __all__ = [
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
     "metric_k_pairs", "metric_slice", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
     "qrels_formats", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
-    "add_fused_run", "set_run_options", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
+    "add_fused_run", "set_run_options", "looks_like_embeddings", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
 ]
 
 #: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`).
@@ -333,6 +333,12 @@ def set_ground_truth(ws: Workspace, blob: Blob, *, kind: str = "file", ids_blob:
         raise OptionError(f"unknown ground-truth kind {kind!r}")
     ws = clear_demo(ws)
     return replace(ws, ground_truth=GroundTruthSource(kind, blob, ids_blob, format))
+
+
+def looks_like_embeddings(blob: Blob) -> bool:
+    """True for ``.npy`` / ``.npz`` files (by name or magic bytes): vectors, not a ranked run."""
+    name = blob.name.lower()
+    return name.endswith((".npy", ".npz")) or blob.data[:6] == b"\x93NUMPY" or blob.data[:4] == b"PK\x03\x04"
 
 
 def add_ranked_run(ws: Workspace, blob: Blob, *, name: str | None = None, format: str = "auto",

@@ -182,12 +182,18 @@ c1, c2 = st.columns(2)
 with c1:
     st.subheader("Ranked run files")
     ups = st.file_uploader("Run files (TREC, CSV/Parquet, JSON...); one run per file", accept_multiple_files=True,
-                           key="up_runs", help="Each file becomes a run named after the file; rename it below.")
+                           key="up_runs", help="Each file becomes a run named after the file; rename it below. "
+                                               ".npy/.npz files are taken as embeddings (item-to-item).")
     added = []
     for blob in new_files(ups):
-        ws, uid = W.add_ranked_run(S.get_ws(), blob, aspect=st.session_state.get("gt_aspect"))
+        aspect = st.session_state.get("gt_aspect")
+        if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
+            ws, uid = W.add_embedding_run(S.get_ws(), blob, aspect=aspect)
+            added.append(f"{blob.name} (embeddings, item-to-item)")
+        else:
+            ws, uid = W.add_ranked_run(S.get_ws(), blob, aspect=aspect)
+            added.append(blob.name)
         S.set_ws(ws)
-        added.append(blob.name)
     if added:
         flash("ok", "added run file(s) " + ", ".join(added))
         st.rerun()

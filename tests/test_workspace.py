@@ -128,6 +128,15 @@ def test_uploads_clear_the_demo_and_name_runs():
     assert W.clear_demo(W.demo_workspace(0)) == W.Workspace()
 
 
+def test_embedding_files_are_recognised():
+    assert W.looks_like_embeddings(blob("x.npz", npz(["a"], 2, 0)))
+    assert W.looks_like_embeddings(blob("upload", npz(["a"], 2, 0)))  # zip magic
+    buf = io.BytesIO()
+    np.save(buf, np.zeros((2, 2), dtype=np.float32))
+    assert W.looks_like_embeddings(blob("vectors", buf.getvalue()))  # .npy magic
+    assert not W.looks_like_embeddings(blob("run.trec", trec_run(1)))
+
+
 def test_rename_remove_and_options():
     ws = W.set_ground_truth(W.Workspace(), blob("q.txt", trec_qrels()))
     ws, a = W.add_ranked_run(ws, blob("a.trec", trec_run(1)))
