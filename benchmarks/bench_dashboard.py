@@ -98,14 +98,17 @@ def bench_pipeline(files: dict[str, bytes], settings: W.Settings) -> None:
     s = ws.settings.validated()
     universe = clock("reference ids (parse the reference file)", W.query_universe, ws.ground_truth)
     sample = W.sample_query_ids(universe, s.sample_size, s.seed) if s.sample_size else None
-    qrels = clock(f"ground truth: reference top-{s.gt_depth} of {len(sample) if sample is not None else len(universe)}"
-                  " queries", W.prepare_qrels, ws.ground_truth, aspect=None, sample=sample, domains=None, settings=s)
+    depth = max(s.k) if s.gt_mode == "tied" else s.gt_depth
+    nq = len(sample) if sample is not None else len(universe)
+    reference = clock(f"ground truth ({s.gt_mode}): reference top-{depth} of {nq} queries", W.prepare_reference,
+                      ws.ground_truth, sample=sample, domains=None, settings=s)
+    qrels = reference.deepest
     runs = []
     for src in ws.runs:
         runs.append((clock(f"run {src.name}: parse + exact top-{s.depth}", W.build_run, src, qrels=qrels, settings=s),
                      None))
     ev = clock(f"evaluate {len(runs)} runs x {len(s.metrics)} metrics x {len(s.k)} k", W.evaluate_workspace,
-               {None: qrels}, runs, s)
+               {None: qrels}, runs, s, reference=reference)
     summ = clock("summarize (mean, CI per run x metric x k)", summarize, ev.table)
     clock("overview table (best marked)", W.overview_table, summ)
     clock.report(f"pipeline: {len(universe)} items, {qrels.n_queries} queries, per-query table {len(ev.table)} rows")
@@ -167,11 +170,14 @@ def main() -> None:
     ap.add_argument("--dims", type=int, nargs="+", default=[1536, 384, 384], help="reference dim, then model dims")
     ap.add_argument("--sample", type=int, default=0, help="query sample size (0 = every item is a query)")
     ap.add_argument("--k", type=int, nargs="+", default=[1, 3, 5, 10, 20, 50, 100])
-    ap.add_argument("--gt-depth", type=int, default=10)
+    ap.add_argument("--gt-mode", choices=["tied", "fixed"], default="tied",
+                    help="reference ground truth: top-k at each k (seed 000, the default) or a fixed graded top-N")
+    ap.add_argument("--gt-depth", type=int, default=10, help="N of the fixed mode")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mode", choices=["pipeline", "app", "both"], default="both")
     args = ap.parse_args()
-    settings = W.Settings(k=tuple(args.k), sample_size=args.sample, gt_depth=args.gt_depth, ties="docid_asc")
+    settings = W.Settings(k=tuple(args.k), sample_size=args.sample, gt_depth=args.gt_depth, gt_mode=args.gt_mode,
+                          ties="docid_asc")
     t = time.perf_counter()
     files = make_files(args.items, tuple(args.dims))
     print(f"{args.items} items, dims {args.dims}, files {sum(map(len, files.values())) / 2**20:.0f} MB "

@@ -157,6 +157,13 @@ def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np
                     progress=_progress)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None, _domains: dict | None,
+                 _settings: W.Settings, _progress: Callable | None) -> Outcome:
+    return _attempt(W.prepare_reference, _gt, sample=_sample, domains=_domains, settings=_settings,
+                    progress=_progress)
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
            _inputs: dict | None, _progress: Callable | None) -> Outcome:
@@ -164,8 +171,8 @@ def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Setti
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings) -> Outcome:
-    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings)
+def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
+    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -237,6 +244,7 @@ class Context:
     run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message
     run_warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
+    reference: Any = None  # ReferenceGroundTruth of a reference-model ground truth
     evaluation: Evaluation | None = None
     eval_key: str | None = None
     eval_error: str | None = None
@@ -339,15 +347,22 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
         qk = _key("qrels", gt.key(aspect, settings), skey if sample is not None else "all", dkey)
         cb = _progress_callback(progress_slot, "building the ground truth from the reference") \
             if (progress_slot is not None and gt.kind == "reference") else None
-        out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
+        if gt.kind == "reference":
+            out = memo(qk, lambda: _c_reference(qk, gt, sample, domains, settings, cb))
+        else:
+            out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
         if not out.ok:
             ctx.gt_error = out.error
             return None
         if out.warnings:
             ctx.gt_warnings = tuple(dict.fromkeys((*ctx.gt_warnings, *out.warnings)))
-        ctx.qrels[aspect] = out.value
+        if gt.kind == "reference":
+            ctx.reference = out.value
+            ctx.qrels[aspect] = out.value.deepest
+        else:
+            ctx.qrels[aspect] = out.value
         qkeys[aspect] = qk
-        return out.value
+        return ctx.qrels[aspect]
 
     if qrels_for(default_aspect) is None:
         if progress_slot is not None:
@@ -413,7 +428,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
                 {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
     pairs = [(ctx.runs[n], ctx.run_aspect[n]) for n in names]
     qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
-    out = memo(ekey, lambda: _c_evaluate(ekey, qmap, pairs, settings))
+    out = memo(ekey, lambda: _c_evaluate(ekey, qmap, pairs, settings, ctx.reference))
     if not out.ok:
         ctx.eval_error = out.error
         return ctx

@@ -169,7 +169,7 @@ def sidebar(ctx: S.Context | None = None) -> None:
         gt = ws.ground_truth
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":
-            lines[0] += f" (reference model, top {ws.settings.gt_depth})"
+            lines[0] += " (reference model)"
         failed = st.session_state.get(S.FAILED_KEY, set())
         for r in ws.runs:
             lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))

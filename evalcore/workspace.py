@@ -42,7 +42,7 @@ from .evaluate import Evaluation, evaluate
 __all__ = [
     "Blob", "Settings", "GroundTruthSource", "RunSource", "FusionSpec", "Workspace",
     "content_hash", "capture", "load_ground_truth", "query_universe", "sample_query_ids", "prepare_qrels",
-    "build_run", "evaluate_workspace", "load_domain_map", "load_metadata", "plain_table",
+    "build_run", "evaluate_workspace", "prepare_reference", "REFERENCE_MODES", "load_domain_map", "load_metadata", "plain_table",
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
     "metric_k_pairs", "metric_slice", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
     "qrels_formats", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
@@ -56,6 +56,8 @@ METRIC_CHOICES: tuple[str, ...] = (
 )
 TIE_CHOICES: tuple[str, ...] = ("trec", "docid_asc", "input")
 DEFAULT_K: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
+#: How a reference model's neighbours become the ground truth (see :class:`Settings`).
+REFERENCE_MODES: tuple[str, ...] = ("tied", "fixed")
 
 # ------------------------------------------------------------------------------------------ blobs
 
@@ -101,7 +103,10 @@ class Settings:
 
     ``sample_size`` 0 means every ground-truth query; ``depth`` is the length of
     the rankings computed from embeddings (the drill-down says "not in top
-    ``depth``"); ``gt_depth`` is the depth of a reference-embedding ground truth.
+    ``depth``"). A reference model's embeddings as ground truth (seed 000) use
+    ``gt_mode``: ``"tied"`` — at each k, relevant = the reference's top-k
+    (seed 000's procedure: at k = 1 every metric is the same number) — or
+    ``"fixed"`` — relevant = its top ``gt_depth``, graded by position, at every k.
     """
 
     k: tuple[int, ...] = DEFAULT_K
@@ -113,6 +118,7 @@ class Settings:
     seed: int = 42
     depth: int = 100
     gt_depth: int = 10
+    gt_mode: str = "tied"
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
@@ -127,6 +133,8 @@ class Settings:
             raise OptionError(f"unknown tie rule {self.ties!r}; choose one of {list(TIE_CHOICES)}")
         if int(self.sample_size) < 0 or int(self.seed) < 0:
             raise OptionError("sample size and seed must be >= 0")
+        if self.gt_mode not in REFERENCE_MODES:
+            raise OptionError(f"unknown reference mode {self.gt_mode!r}; choose one of {list(REFERENCE_MODES)}")
         depth = max(int(self.depth), max(ks))
         return replace(self, k=ks, metrics=tuple(dict.fromkeys(self.metrics)), depth=depth,
                        rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
@@ -144,6 +152,8 @@ class Settings:
             f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
             f"queries: {sample}",
             f"embedding rankings: top {self.depth}",
+            "reference ground truth: " + ("top-k at each k (tied)" if self.gt_mode == "tied"
+                                          else f"top {self.gt_depth}, graded"),
         ]
 
 
@@ -174,7 +184,9 @@ class GroundTruthSource:
         return self.blob.name if self.blob is not None else "(none)"
 
     def key(self, aspect: str | None = None, settings: Settings | None = None) -> str:
-        extra = settings.gt_depth if (self.kind == "reference" and settings is not None) else None
+        extra = None
+        if self.kind == "reference" and settings is not None:
+            extra = [settings.gt_mode, settings.gt_depth if settings.gt_mode == "fixed" else list(settings.k)]
         return _key("gt", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed, aspect, extra)
 
     def universe_key(self) -> str:
@@ -482,12 +494,34 @@ def sample_query_ids(ids: Sequence[str] | np.ndarray, n: int, seed: int) -> np.n
     return ids[sample_queries(ids, int(n), seed=int(seed))]
 
 
-def _reference_qrels(gt: GroundTruthSource, query_ids: np.ndarray, depth: int,
-                     progress: Callable[[int, int], None] | None) -> Qrels:
-    from .embedding_runs import reference_qrels
+def prepare_reference(
+    gt: GroundTruthSource,
+    *,
+    sample: np.ndarray | None,
+    domains: Mapping[str, str] | None,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+):
+    """A reference model's neighbours as ground truth (:func:`evalcore.embedding_runs.reference_ground_truth`).
+
+    One exact top-k pass over the sampled query items; mode and depth from
+    ``settings`` (``gt_mode``, ``gt_depth``, ``k``). Returns a
+    :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
+    qrels serve the embedding runs (their queries) and the drill-down.
+    """
+    from .embedding_runs import ReferenceGroundTruth, reference_ground_truth
 
     ref = _load_embeddings(gt.blob, gt.ids_blob)
-    return reference_qrels(ref, depth=depth, query_ids=query_ids, graded=True, progress=progress)
+    fixed = settings.gt_mode == "fixed"
+    rg = reference_ground_truth(ref, k=list(settings.k), mode=settings.gt_mode,
+                                depth=settings.gt_depth if fixed else None,
+                                query_ids=None if sample is None else list(sample), progress=progress)
+    if not domains:
+        return rg
+    d = dict(domains)
+    return ReferenceGroundTruth(rg.mode, rg.ks, rg.query_ids, rg.deepest.with_domains(d),
+                                {k: q.with_domains(d) for k, q in rg.by_k.items()},
+                                None if rg.fixed is None else rg.fixed.with_domains(d), rg.settings)
 
 
 def prepare_qrels(
@@ -499,14 +533,16 @@ def prepare_qrels(
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
 ) -> Qrels:
-    """The evaluated ground truth: parsed (or built from the reference), sampled, with domains."""
+    """The evaluated ground truth: parsed (or built from the reference), sampled, with domains.
+
+    For a reference model this is the deepest of its ground truths (see
+    :func:`prepare_reference`, which the evaluation of that case needs).
+    """
     if gt.kind == "reference":
-        ids = sample if sample is not None else query_universe(gt)
-        qrels = _reference_qrels(gt, np.asarray(ids, dtype=object), settings.gt_depth, progress)
-    else:
-        qrels = load_ground_truth(gt, aspect)
-        if sample is not None and len(sample) < qrels.n_queries:
-            qrels = qrels.subset(list(sample))
+        return prepare_reference(gt, sample=sample, domains=domains, settings=settings, progress=progress).deepest
+    qrels = load_ground_truth(gt, aspect)
+    if sample is not None and len(sample) < qrels.n_queries:
+        qrels = qrels.subset(list(sample))
     if domains:
         qrels = qrels.with_domains(dict(domains))
     return qrels
@@ -563,16 +599,26 @@ def evaluate_workspace(
     runs: Sequence[tuple[Run, str | None]],
     settings: Settings,
     *,
+    reference: Any = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Evaluate every run (against its aspect's ground truth) at every k at once.
 
     Runs sharing an aspect are evaluated in one :func:`evalcore.evaluate` call;
     the long tables of the aspects are concatenated (one row per run × query ×
-    metric × k, as always).
+    metric × k, as always). With ``reference`` (a ground truth from
+    :func:`prepare_reference`), :func:`evalcore.embedding_runs.evaluate_reference_runs`
+    evaluates every run against it (mode ``"tied"``: each k against its own top-k).
     """
     if not runs:
         raise OptionError("no run to evaluate")
+    if reference is not None:
+        from .embedding_runs import evaluate_reference_runs
+
+        ev = evaluate_reference_runs(reference, {r.name: r for r, _ in runs}, metrics=list(settings.metrics),
+                                     ties=settings.ties, rel_threshold=settings.rel_threshold,
+                                     no_relevant=settings.no_relevant)
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
     for run, aspect in runs:
         groups.setdefault(aspect, {})[run.name] = run

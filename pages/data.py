@@ -153,8 +153,8 @@ else:
                 st.session_state["gt_format"] = gt.format if gt.format in formats else "auto"
                 st.selectbox("Format (override the detection)", formats, key="gt_format", on_change=cb_gt_format)
             elif gt.kind == "reference":
-                st.caption("Reference model: relevant = its top-N by cosine, graded N..1 (N = reference depth in "
-                           "the settings below)")
+                st.caption("Reference model: relevant = its nearest items by cosine (mode and depth in the "
+                           "settings below)")
         if ctx.gt_error:
             ui.show_error(ctx.gt_error)
         for w in ctx.gt_warnings:
@@ -311,12 +311,17 @@ with st.form("settings_form"):
         seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed")
         depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
                                 key="set_depth")
-        gt_depth = st.number_input("Reference ground-truth depth N", min_value=1, value=int(cur.gt_depth), step=1,
+        modes = {"tied": "top-k at each k (seed 000)", "fixed": "fixed top N, graded by position"}
+        gt_mode = st.selectbox("Reference model as ground truth", list(modes), format_func=modes.get,
+                               index=list(modes).index(cur.gt_mode), key="set_gtmode",
+                               help="tied: at each cutoff k, relevant = the reference's top-k (at k = 1 every "
+                                    "metric is the same number); fixed: its top N, graded N..1, at every k.")
+        gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
                                    key="set_gtdepth")
     if st.form_submit_button("Apply settings", type="primary"):
         new = W.Settings(k=tuple(ks), metrics=tuple(metrics), rel_threshold=int(rel), ties=ties,
                          no_relevant=no_rel, sample_size=int(sample), seed=int(seed), depth=int(depth),
-                         gt_depth=int(gt_depth))
+                         gt_depth=int(gt_depth), gt_mode=gt_mode)
         try:
             new = new.validated()
         except EvalcoreError as e:

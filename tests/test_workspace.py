@@ -91,6 +91,10 @@ def resolve(ws: W.Workspace, aspect: str | None = None):
     qrels = {}
     runs = []
     by_uid = {}
+    reference = None
+    if ws.ground_truth.kind == "reference":
+        reference = W.prepare_reference(ws.ground_truth, sample=sample, domains=None, settings=s)
+        qrels[None] = reference.deepest
     for src in ws.runs:
         a = (src.aspect if src.aspect in aspects else aspects[0]) if aspects else None
         if a not in qrels:
@@ -98,7 +102,7 @@ def resolve(ws: W.Workspace, aspect: str | None = None):
         run = W.build_run(src, qrels=qrels[a], settings=s, inputs=by_uid)
         by_uid[src.uid] = run
         runs.append((run, a))
-    return qrels, dict((r.name, r) for r, _ in runs), W.evaluate_workspace(qrels, runs, s)
+    return qrels, dict((r.name, r) for r, _ in runs), W.evaluate_workspace(qrels, runs, s, reference=reference)
 
 
 # ------------------------------------------------------------------------------------------ sources
@@ -215,7 +219,7 @@ def test_query_sampling():
 def test_embedding_run_item_to_item_and_reference_ground_truth():
     items = [f"p{i:03d}" for i in range(60)]
     ref, model = npz(items, 32, 1), npz(items, 8, 2)
-    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5, 10), gt_depth=5, depth=20)),
+    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5, 10), gt_depth=5, depth=20, gt_mode="fixed")),
                             blob("ada.npz", ref), kind="reference")
     ws, uid = W.add_embedding_run(ws, blob("small.npz", model), name="small")
     assert W.query_universe(ws.ground_truth).tolist() == items
@@ -226,9 +230,30 @@ def test_embedding_run_item_to_item_and_reference_ground_truth():
     pd.testing.assert_frame_equal(runs["small"].to_frame(), expected_r.to_frame())
     assert (runs["small"].to_frame().groupby("query_id").size() == 20).all()
     # a sample of the reference's items: only those are ranked
-    ws2 = W.Workspace(ws.ground_truth, ws.runs, settings=W.Settings(k=(5,), gt_depth=5, sample_size=7, seed=3))
+    ws2 = W.Workspace(ws.ground_truth, ws.runs, settings=W.Settings(k=(5,), gt_depth=5, sample_size=7, seed=3,
+                                                                    gt_mode="fixed"))
     qrels2, runs2, _ = resolve(ws2)
     assert qrels2[None].n_queries == 7 and runs2["small"].n_queries == 7
+
+
+def test_reference_tied_mode_reproduces_seed_000():
+    """Seed 000: at each k, relevant = the reference's top-k; at k = 1 every metric is the same number."""
+    items = [f"p{i:03d}" for i in range(80)]
+    ref, model = npz(items, 24, 5), npz(items, 6, 6)
+    settings = W.Settings(k=(1, 3, 5, 10), metrics=("recall", "ndcg", "mrr", "map_found"), ties="docid_asc")
+    ws = W.set_ground_truth(W.Workspace(settings=settings), blob("ada.npz", ref), kind="reference")
+    ws, _ = W.add_embedding_run(ws, blob("st.npz", model), name="st")
+    qrels, runs, ev = resolve(ws)
+    assert (qrels[None].n_relevant() == 10).all()  # the deepest ground truth: top max(k)
+    t = ev.table
+    at1 = t[t["k"] == 1].pivot(index="query_id", columns="metric", values="value")
+    assert np.allclose(at1.to_numpy(), at1[["recall"]].to_numpy())  # all four metrics equal at k = 1
+    from evalcore.embedding_runs import evaluate_against_reference
+
+    direct = evaluate_against_reference(load_embeddings(ref, label="ada.npz"),
+                                        {"st": load_embeddings(model, label="st.npz")},
+                                        metrics=list(settings.metrics), k=list(settings.k), run_depth=100)
+    pd.testing.assert_frame_equal(summarize(ev.table), summarize(direct.table))
 
 
 def test_embedding_run_with_missing_ids_is_an_error_for_that_run_only():
