@@ -28,6 +28,10 @@ PAGES = {
 
 VIA_APP = "_via_app"
 
+#: Paired tests and multiple-comparison corrections offered (names of :mod:`evalcore.stats`).
+TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
+CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+
 #: p-values in scientific notation (a plain number column would print 0.0000000000000007).
 PVALUE_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e")
                   for c in ("p-value", "p adjusted", "p_value", "p_adjusted")}

@@ -10,8 +10,7 @@ from evalcore import drilldown as D
 from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
-TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
-CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 
 
 def on_point_selected() -> None:

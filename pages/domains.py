@@ -8,8 +8,7 @@ from dashboard import charts, ui
 from dashboard import state as S
 from evalcore import drilldown as D
 
-TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
-CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 
 ui.page_setup()
 st.title("Domains")
