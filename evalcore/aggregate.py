@@ -62,6 +62,10 @@ def _check_confidence(confidence: float) -> float:
     return c
 
 
+#: metrics whose per-query value may be NaN by definition (see evalcore.metrics.first_rel_rank)
+NAN_METRICS = frozenset({"first_rel_rank"})
+
+
 def _validate_table(
     table: pd.DataFrame, *, required: Iterable[str] = ("run", "query_id", "metric", "k", "value")
 ) -> None:
@@ -85,6 +89,11 @@ def _validate_table(
             raise OptionError(f"table column 'value' must be numeric, got dtype {values.dtype}")
         arr = values.to_numpy(dtype=float)
         bad = ~np.isfinite(arr)
+        if bad.any() and "metric" in table.columns:
+            # NaN is a defined value of first_rel_rank ("no relevant document retrieved"): allowed
+            # there and left out of means (n counts the queries where one was found)
+            base = table["metric"].astype(str).str.split("(", n=1).str[0].to_numpy()
+            bad &= ~(np.isnan(arr) & np.isin(base, list(NAN_METRICS)))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             row = table.iloc[i]
@@ -202,7 +211,8 @@ def summarize(
     For each group :math:`G` of ``by`` with values :math:`x_1..x_n` (one per
     query):
 
-    * ``n`` = :math:`n`
+    * ``n`` = :math:`n` (for ``first_rel_rank``, whose value is NaN when no
+      relevant document was retrieved, the queries where one was found)
     * ``mean`` :math:`\bar x = \frac1n\sum_i x_i`
     * ``std`` = sample standard deviation
       :math:`s = \sqrt{\frac{1}{n-1}\sum_i (x_i-\bar x)^2}` (``ddof=1``);

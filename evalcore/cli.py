@@ -116,9 +116,20 @@ def _evaluate_from_args(args: argparse.Namespace, *, metrics, k):
     return ev, runs, qrels.source
 
 
+def _preload(module: str) -> None:
+    """Import a module in a background thread (overlaps with file parsing, which releases the GIL)."""
+    import importlib
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .aggregate import mean_pm_std_text
     from .report import write_outputs
+
+    if args.out:
+        _preload("scipy.special")  # the report's confidence intervals need it
 
     ev, runs, gt_label = _evaluate_from_args(args, metrics=args.metrics, k=args.k)
     print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))

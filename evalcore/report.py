@@ -93,29 +93,48 @@ def build_report(
     return report
 
 
+def _codes_of(col: pd.Series) -> tuple[np.ndarray, list[str]]:
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), [str(x) for x in col.cat.categories]
+    codes, uniq = pd.factorize(col.astype(str))
+    return codes, [str(x) for x in uniq]
+
+
 def _per_query(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k: int) -> dict[str, Any]:
-    """``{query: {run: {"ndcg@10": v, ..., "topK": [...]}}}`` built column-wise (no per-row Python work)."""
+    """``{query: {run: {"ndcg@10": v, ..., "topK": [...]}}}`` built column-wise (no per-row pandas work)."""
     from .ranking import rank_order
 
     table = evaluation.table
-    labels = [_label(str(m), int(k)) for m, k in
-              table[["metric", "k"]].drop_duplicates().itertuples(index=False)]
-    lab = table["metric"].astype(str) + np.where(table["k"].to_numpy() > 0, "@" + table["k"].astype(str), "")
-    wide = pd.DataFrame({"query_id": table["query_id"].astype(str), "run": table["run"].astype(str),
-                         "label": lab, "value": table["value"]})
-    wide = wide.pivot(index=["query_id", "run"], columns="label", values="value")[labels]
-    wide = wide.astype(object).where(wide.notna(), None)
+    mk = table[["metric", "k"]].drop_duplicates()
+    labels = [_label(str(m), int(k)) for m, k in mk.itertuples(index=False)]
+    lab_index = pd.MultiIndex.from_frame(mk.astype({"metric": str}))
+    lab_codes = lab_index.get_indexer(pd.MultiIndex.from_arrays([table["metric"].astype(str), table["k"]]))
+    q_codes, q_names = _codes_of(table["query_id"])
+    r_codes, r_names = _codes_of(table["run"])
+    values = np.full((len(r_names), len(q_names), len(labels)), np.nan)
+    present = np.zeros((len(r_names), len(q_names)), dtype=bool)
+    values[r_codes, q_codes, lab_codes] = table["value"].to_numpy(dtype=np.float64)
+    present[r_codes, q_codes] = True
     per_query: dict[str, dict[str, dict[str, Any]]] = {}
-    for (qid, run_name), values in zip(wide.index.tolist(), wide.to_dict("records")):
-        per_query.setdefault(qid, {})[run_name] = values
+    for ri, run_name in enumerate(r_names):
+        qs = np.flatnonzero(present[ri])
+        block = values[ri, qs]
+        has_nan = np.isnan(block).any(axis=1)
+        rows = block.tolist()
+        for qi, row, nan in zip(qs.tolist(), rows, has_nan.tolist()):
+            if nan:
+                row = [None if v != v else v for v in row]
+            per_query.setdefault(q_names[qi], {})[run_name] = dict(zip(labels, row))
     if runs:
         ties = evaluation.settings.get("ties", "trec")
         for run_name, run in runs.items():
-            if run_name not in evaluation.runs:
+            if run_name not in r_names:
                 continue
             order, pos = rank_order(run, ties=ties)
             keep = order[pos < top_k]
             qidx = run.q[keep]
+            if len(qidx) == 0:
+                continue
             docs = run.doc_vocab[run.d[keep]]
             bounds = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
             for qi, chunk in zip(qidx[bounds].tolist(), np.split(docs, bounds[1:])):

@@ -146,3 +146,17 @@ def test_n_samples_is_seeded_subset(files: dict[str, Path], tmp_path: Path) -> N
         outs.append(pd.read_csv(out / "per_query.csv", dtype={"query_id": str}))
     assert outs[0]["query_id"].nunique() == 10
     pd.testing.assert_frame_equal(outs[0], outs[1])
+
+
+def test_first_rel_rank_not_found_is_null_and_left_out_of_means(files: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "frr"
+    assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}",
+                 "--metrics", "first_rel_rank", "ndcg@5", "--out", str(out)]) == 0
+    rep = json.loads((out / "report.json").read_text())
+    pq = pd.read_csv(out / "per_query.csv", dtype={"query_id": str})
+    frr = pq[pq["metric"] == "first_rel_rank"].set_index("query_id")["value"]
+    assert frr.isna().sum() >= 3  # q28, q29, q_empty: nothing relevant retrieved
+    assert rep["per_query"]["q_empty"]["a"]["first_rel_rank"] is None
+    agg = rep["aggregates"]["a"]["first_rel_rank"]
+    assert agg["n"] == int(frr.notna().sum())
+    assert agg["mean"] == pytest.approx(frr.dropna().mean(), rel=1e-12)
