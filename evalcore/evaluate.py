@@ -309,25 +309,35 @@ def evaluate(
     for ri, (name, run) in enumerate(run_map.items()):
         prep = _prepare(qrels, run, ties=ties)
         depth = int(prep.n_ret.max(initial=0))
+        # one grade matrix per threshold θ and block of queries, shared by every metric using θ
+        by_theta: dict[int, list[tuple[str, list[Measure], list[int], np.ndarray]]] = {}
         for (mname, t), ms in groups.items():
-            n_rel = qrels.n_relevant(t) if t != theta else base_rel
             mks = sorted({0 if m.k is None else m.k for m in ms})
             eval_ks = np.array([x if x > 0 else 1 for x in mks], dtype=np.int64)
-            need = max(eval_ks)
-            if mname == "rprec":
-                need = max(need, int(n_rel.max(initial=0)))
-            if mname == "first_rel_rank":
-                need = 1
+            by_theta.setdefault(t, []).append((mname, ms, mks, eval_ks))
+        results: dict[tuple[str, int], np.ndarray] = {}
+        for t, items in by_theta.items():
+            n_rel = qrels.n_relevant(t) if t != theta else base_rel
+            need = 1
+            for mname, _, _, eval_ks in items:
+                need = max(need, int(eval_ks.max()))
+                if mname == "rprec":
+                    need = max(need, int(n_rel.max(initial=0)))
             width = min(need, depth)
             ideal_width = min(need, max_positives)
-            out = np.empty((nq, len(eval_ks)), dtype=np.float64)
+            outs = {mname: np.empty((nq, len(eval_ks)), dtype=np.float64) for mname, _, _, eval_ks in items}
             for lo, hi, j in _judged_blocks(qrels, prep, width=width, ideal_width=ideal_width, theta=t, n_rel=n_rel):
-                out[lo:hi] = METRICS[mname](j, eval_ks)
+                for mname, _, _, eval_ks in items:
+                    outs[mname][lo:hi] = METRICS[mname](j, eval_ks)
+            for mname, _, _, _ in items:
+                results[(mname, t)] = outs[mname]
+        for (mname, t), ms in groups.items():
+            mks = sorted({0 if m.k is None else m.k for m in ms})
             base = ms[0].base
             if base not in metric_names:
                 metric_names.append(base)
             mcode = metric_names.index(base)
-            sel = out[keep_idx]
+            sel = results[(mname, t)][keep_idx]
             for ci, kk in enumerate(mks):
                 values.append(sel[:, ci])
                 metric_codes.append(np.full(len(keep_idx), mcode, dtype=np.int16))
