@@ -298,11 +298,13 @@ def declared_length(field: str) -> int | None:
 class _Ordered:
     """A validated seed-001 document: entry ids, the aspects and their lists per entry."""
 
-    def __init__(self, id_field: str, ids: list[str], aspects: list[str], lists: dict[str, list[list[str]]]):
+    def __init__(self, id_field: str, ids: list[str], aspects: list[str], lists: dict[str, list[list[str]]],
+                 other_lists: list[str]):
         self.id_field = id_field
         self.ids = ids
         self.aspects = aspects
         self.lists = lists
+        self.other_lists = other_lists  # list fields naming no entry id (metadata such as 'genres')
 
 
 def _pick_id_field(doc: _Doc, first: dict) -> str:
@@ -321,7 +323,7 @@ def _pick_id_field(doc: _Doc, first: dict) -> str:
         f"the fields are {keys}", file=doc.label, line=doc.line(0))
 
 
-def _validate_ordered(doc: _Doc) -> _Ordered:
+def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
     """Shape checks, then every hard constraint of seed 001 §1.3, in file order (first failure raises)."""
     entries = doc.value
     if isinstance(entries, dict):
@@ -356,7 +358,7 @@ def _validate_ordered(doc: _Doc) -> _Ordered:
             if k != id_field and isinstance(v, list) and k not in list_fields:
                 list_fields.append(k)
     aspects = [f for f in list_fields
-               if any(isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip() in known
+               if f in force or any(isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip() in known
                       for e in entries if isinstance(e.get(f), list) for x in e[f])]
     lists: dict[str, list[list[str]]] = {f: [] for f in aspects}
     for i, e in enumerate(entries):
@@ -373,7 +375,7 @@ def _validate_ordered(doc: _Doc) -> _Ordered:
             items = [_id_text(doc, x, _key(path, j), "id", index=i) for j, x in enumerate(raw)]
             _check_list(doc, i, qid, f, items, known)
             lists[f].append(items)
-    return _Ordered(id_field, ids, aspects, lists)
+    return _Ordered(id_field, ids, aspects, lists, [f for f in list_fields if f not in aspects])
 
 
 def _check_list(doc: _Doc, i: int, qid: str, field: str, items: list[str], known: set[str]) -> None:
@@ -430,9 +432,21 @@ def pick_aspect(aspects: Sequence[str], aspect: str | None, *, label: str,
     raise AspectError(f"unknown aspect {aspect!r}; the aspects are {avail}", file=label)
 
 
+def _match(fields: Sequence[str], aspect: str | None, label: str) -> str | None:
+    if aspect is None or not fields:
+        return None
+    try:
+        return pick_aspect(fields, aspect, label=label)
+    except AspectError:
+        return None
+
+
 def ordered_list_aspects(data: bytes, *, label: str, filename: str | None = None) -> list[str]:
     """The aspects (ordered list fields) of a seed-001 file, after validating it."""
-    return list(_validate_ordered(parse_json(data, label, filename=filename)).aspects)
+    od = _validate_ordered(parse_json(data, label, filename=filename))
+    if not od.aspects:
+        pick_aspect(od.aspects, None, label=label, list_fields=od.other_lists)  # raises, naming the list fields
+    return list(od.aspects)
 
 
 def read_ordered_lists(data: bytes, *, label: str, aspect: str | None = None,
@@ -440,7 +454,15 @@ def read_ordered_lists(data: bytes, *, label: str, aspect: str | None = None,
     """Judgments of one aspect of a seed-001 file: grade = n + 1 − position (n = list length)."""
     doc = parse_json(data, label, filename=filename)
     od = _validate_ordered(doc)
-    f = pick_aspect(od.aspects, aspect, label=label)
+    try:
+        f = pick_aspect(od.aspects, aspect, label=label, list_fields=od.other_lists)
+    except AspectError:
+        forced = _match(od.other_lists, aspect, label)
+        if forced is None:
+            raise
+        # the user asked for a list field that names no entry: check it as an aspect (a §1.3 error)
+        od = _validate_ordered(doc, force=[forced])
+        f = forced
     qs: list[str] = []
     ds: list[str] = []
     gs: list[int] = []

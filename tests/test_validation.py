@@ -402,6 +402,17 @@ def test_seed001_listed_ids_exist(tmp_path):
     names(msg, "movies.json", "'tt0000004'", OVERALL, "'tt9999999'", "not the id of any entry")
 
 
+def test_seed001_listed_ids_exist_even_when_none_does(tmp_path):
+    # a list field naming no entry at all is not offered as an aspect; asking for it is a §1.3 error
+    e = seed001()
+    for x in e:
+        x["sequels"] = ["tt9000001", "tt9000002"]
+    p = write(tmp_path, "movies.json", json.dumps(e))
+    assert "sequels" not in list_aspects(p)
+    msg = raises(ConstraintError, load_qrels, p, aspect="sequels")
+    names(msg, "movies.json", "'tt0000001'", "'sequels'", "'tt9000001'", "not the id of any entry")
+
+
 def test_seed001_one_entry_per_id(tmp_path):
     e = seed001()
     twin = copy.deepcopy(e[1])
