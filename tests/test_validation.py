@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from pathlib import Path
 
@@ -68,11 +67,18 @@ def test_directory_instead_of_file(tmp_path):
     names(raises(UnreadableFileError, load_qrels, tmp_path), str(tmp_path), "directory")
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root can read anything")
-def test_unreadable_permission(tmp_path):
+def test_unreadable_permission(tmp_path, monkeypatch):
+    # CI runs as root, which can read a chmod-0 file: make the OS refuse the read instead
     p = write(tmp_path, "q.csv", "query_id,doc_id,relevance\nq,d,1\n")
-    p.chmod(0)
-    names(raises(UnreadableFileError, load_qrels, p), str(p))
+    real = Path.read_bytes
+
+    def refuse(self):
+        if self == p:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    names(raises(UnreadableFileError, load_qrels, p), str(p), "permission denied")
 
 
 @pytest.mark.parametrize("fmt", ["trec", "csv", "tsv", "json_dict", "ordered_lists", "graded_json", "beir"])
