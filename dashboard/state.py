@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import contextvars
 import json
+import os
+import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ WS_KEY = "ws"
 MEMO_KEY = "_memo"
 FAILED_KEY = "_failed_runs"  # uids of the runs that failed to load in the last resolution (for the sidebar)
 MEMO_SIZE = 128
+_TIMING = bool(os.environ.get("EVALCORE_DASH_TIMING"))  # log each computed step to stderr
 DEMO_SEED = 0
 
 # keys of the selections shared by the pages (not widget keys: those vanish with their page)
@@ -215,7 +219,12 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     if key in m:
         m.move_to_end(key)
         return m[key]
-    value = compute()
+    if _TIMING:
+        t0 = time.perf_counter()
+        value = compute()
+        sys.stderr.write(f"[evalcore dashboard] {key[:40]:<40} {time.perf_counter() - t0:8.3f}s\n")
+    else:
+        value = compute()
     m[key] = value
     while len(m) > MEMO_SIZE:
         m.popitem(last=False)

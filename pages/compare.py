@@ -112,10 +112,15 @@ with s2:
                     key="cmp_hist")
 
 # ---------------------------------------------------------------- drill-down by select box
-worst = pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist()
+worst = S.memo(f"worst:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
+               lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist()[:2000])
 c1, c2 = st.columns([3, 1])
 with c1:
-    ui.bound_selectbox("Query (sorted by B − A, worst first)", worst, S.SEL_QUERY, scope="compare")
+    current = st.session_state.get(S.SEL_QUERY)
+    if current is not None and current not in worst and current in S.memo(
+            f"pairids:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}", lambda: set(pf["query_id"])):
+        worst = [current, *worst]
+    ui.bound_selectbox("Query (sorted by B − A, worst first; up to 2,000)", worst, S.SEL_QUERY, scope="compare")
 with c2:
     st.write("")
     if st.button("Open its drill-down", key="cmp_open", type="primary"):

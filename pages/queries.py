@@ -9,6 +9,7 @@ from dashboard import ui
 from evalcore import drilldown as D
 
 IDS_KEY = "queries_table_ids"
+MAX_OPTIONS = 2000
 
 
 def on_row_selected() -> None:
@@ -62,7 +63,7 @@ st.caption(f"{len(shown)} of {len(qt)} queries. Select a row (or use the box bel
            "Difference = run B − run A on this query.")
 
 # ---------------------------------------------------------------- one query
-options = shown["query_id"].tolist() or qt["query_id"].tolist()
+options = (shown["query_id"].tolist() or qt["query_id"].tolist())[:MAX_OPTIONS]  # search/filter reach the rest
 current = st.session_state.get(S.SEL_QUERY)
 if current in qt["query_id"].values and current not in options:
     options = [current, *options]
