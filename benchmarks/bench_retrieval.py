@@ -84,8 +84,8 @@ def make_dataset(root: str, nq: int, n: int, d: int, *, seed: int) -> dict:
 # --------------------------------------------------------------------------- processes
 
 
-def run_child(cmd: list[str], env: dict) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS (MiB) and exit status of one child process."""
+def run_child(cmd: list[str], env: dict) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + sys), peak RSS (MiB) and exit status of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -94,7 +94,7 @@ def run_child(cmd: list[str], env: dict) -> tuple[float, float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         print(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err}", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024.0, proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, proc.returncode
 
 
 def commands(files: dict, out_dir: str, k: int, *, mmap: bool, block_mb: int) -> dict[str, list[str]]:
@@ -220,24 +220,30 @@ def bench_one(name: str, files: dict, args, env: dict, *, mmap: bool, repeats: i
     cmds = commands(files, out_dir, args.k, mmap=mmap, block_mb=args.block_mb)
     impls = ["evalcore", "faiss"] if not args.skip_faiss else ["evalcore"]
     times: dict[str, list[float]] = {i: [] for i in impls}
+    cpus: dict[str, list[float]] = {i: [] for i in impls}
     rss: dict[str, list[float]] = {i: [] for i in impls}
     for rep in range(repeats):
         order = impls if rep % 2 == 0 else impls[::-1]
         for impl in order:
-            wall, peak, code = run_child(cmds[impl], env)
+            load = os.getloadavg()[0]
+            wall, cpu, peak, code = run_child(cmds[impl], env)
             if code != 0:
                 raise SystemExit(f"{impl} failed on {name}")
             times[impl].append(wall)
+            cpus[impl].append(cpu)
             rss[impl].append(peak)
-            print(f"  {name} rep {rep + 1}/{repeats} {impl:8s} {wall:8.2f} s  peak RSS {peak:8.0f} MiB",
-                  file=sys.stderr, flush=True)
+            print(f"  {name} rep {rep + 1}/{repeats} {impl:8s} wall {wall:8.2f} s  cpu {cpu:8.2f} s  "
+                  f"peak RSS {peak:8.0f} MiB  (load avg before: {load:.1f})", file=sys.stderr, flush=True)
     rows = []
     for impl in impls:
         rows.append({"size": name, "impl": impl, "best": min(times[impl]),
-                     "median": statistics.median(times[impl]), "all": times[impl], "rss": max(rss[impl])})
+                     "median": statistics.median(times[impl]), "all": times[impl], "rss": max(rss[impl]),
+                     "cpu_best": min(cpus[impl]), "cpu_median": statistics.median(cpus[impl]),
+                     "cpu_all": cpus[impl]})
     if "faiss" in times:
         rows[0]["ratio_best"] = rows[0]["best"] / rows[1]["best"]
         rows[0]["ratio_median"] = rows[0]["median"] / rows[1]["median"]
+        rows[0]["ratio_cpu_median"] = rows[0]["cpu_median"] / rows[1]["cpu_median"]
         rows[0]["agreement"] = agreement(os.path.join(out_dir, "ours.trec"), os.path.join(out_dir, "faiss.trec"),
                                          args.k)
     return rows
@@ -302,18 +308,20 @@ def main(argv=None) -> int:
     print(f"top-{args.k}, d={args.dim}, block {args.block_mb} MiB, {os.cpu_count()} CPUs, "
           f"best/median of N alternating runs (whole processes: load + search + write TREC)")
     print()
-    print("| size (q x docs) | impl | runs | best s | median s | peak RSS MiB | ours/faiss best | ours/faiss median |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| size (q x docs) | impl | runs | wall best s | wall median s | CPU median s | peak RSS MiB "
+          "| ours/faiss wall best | ours/faiss wall median | ours/faiss CPU median |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        ratio_b = f"{r['ratio_best']:.2f}" if "ratio_best" in r else ""
-        ratio_m = f"{r['ratio_median']:.2f}" if "ratio_median" in r else ""
+        ratios = [f"{r[key]:.2f}" if key in r else "" for key in ("ratio_best", "ratio_median", "ratio_cpu_median")]
         print(f"| {r['size']} | {r['impl']} | {len(r['all'])} | {r['best']:.2f} | {r['median']:.2f} | "
-              f"{r['rss']:.0f} | {ratio_b} | {ratio_m} |")
+              f"{r['cpu_median']:.1f} | {r['rss']:.0f} | " + " | ".join(ratios) + " |")
     print()
     for r in results:
         if "agreement" in r:
             print(f"agreement {r['size']}: {json.dumps(r['agreement'])}")
-    print(f"all times: {json.dumps({r['size'] + '/' + r['impl']: [round(t, 2) for t in r['all']] for r in results})}")
+    print(f"all wall times: {json.dumps({r['size'] + '/' + r['impl']: [round(t, 2) for t in r['all']] for r in results})}")
+    print(f"all CPU times: {json.dumps({r['size'] + '/' + r['impl']: [round(t, 2) for t in r['cpu_all']] for r in results})}")
+    print(f"load average at the end: {os.getloadavg()}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"results": results, "blas": info, "removed_env": sorted(removed)}, fh, indent=1)

@@ -27,9 +27,11 @@ How :func:`exact_topk` works
 from __future__ import annotations
 
 import dataclasses
+import functools
 import mmap
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -285,7 +287,8 @@ def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int) -> tuple[in
 
     Per corpus row: float32 copy, float64 squares and the normalised row
     (~16·d bytes).  Per query row: scores and mask over the corpus block
-    (5·bc), the query (12·d) and its candidate pool (~36·(2k + 256)).
+    (5·bc, twice: the next block's product overlaps the current block's
+    selection), the query (12·d) and its candidate pool (~36·(2k + 256)).
     The widest query block is preferred (the corpus is streamed once per query
     block); the corpus block (at most 2048 rows) shrinks while fewer than 256
     queries fit, but not below 256 rows unless not even one query would fit.
@@ -293,7 +296,7 @@ def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int) -> tuple[in
     pool_q = 36 * (2 * kk + 256)
     bc = min(n, 2048)
     while True:
-        bq = (block_bytes - 16 * bc * d) // (5 * bc + 12 * d + pool_q)
+        bq = (block_bytes - 16 * bc * d) // (10 * bc + 12 * d + pool_q)
         if bq >= min(nq, 256) or bc == 1 or (bq >= 1 and bc <= 256):
             return int(max(1, min(nq, bq))), int(bc)
         bc = max(1, bc // 2)
@@ -342,9 +345,12 @@ class _Candidates:
         init = np.isneginf(self.thr)
         if m >= kk and init.any():
             # rows without a threshold yet: the block's own k-th best is one
+            # (partitioned a few rows at a time: small temporaries)
             rows = np.flatnonzero(init)
-            sub = scores if rows.size == nrows else scores[rows]
-            self.thr[rows] = np.partition(sub, m - kk, axis=1)[:, m - kk]
+            step = max(1, 2**20 // m)
+            for s in range(0, rows.size, step):
+                part = rows[s : s + step]
+                self.thr[part] = np.partition(scores[part], m - kk, axis=1)[:, m - kk]
         mask = np.greater_equal(scores, self.cut()[:, None], out=mask_buf)
         flat = np.flatnonzero(mask)
         if flat.size == 0:
@@ -497,6 +503,70 @@ def _canonical_scores(
     return out
 
 
+class _Lane:
+    """Rows ``r0:r1`` of a query block with their candidate pool (one thread at a time)."""
+
+    def __init__(self, r0, r1, qn, q_sumsq, tol, kk, id_rank, corpus, den, chunk_bytes, release) -> None:
+        self.r0, self.r1, self.kk, self.id_rank = r0, r1, kk, id_rank
+        self.qn = qn[r0:r1]
+        self.corpus, self.den, self.chunk_bytes, self.release = corpus, den, chunk_bytes, release
+        self.pool = _Candidates(r1 - r0, kk, tol, self.rescore, id_rank)
+        self.pool.skip_rows(np.flatnonzero(q_sumsq[r0:r1] == 0))
+
+    def rescore(self, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
+        return _canonical_scores(self.qn[rows], cand, self.corpus, self.den, self.chunk_bytes, self.release)
+
+    def push(self, scores: np.ndarray, masks: np.ndarray, offset: int) -> None:
+        self.pool.push_block(scores[self.r0 : self.r1], offset, masks[self.r0 : self.r1])
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """Canonical re-scoring of the pool and exact ordering: score desc, then id rank asc."""
+        pool, kk = self.pool, self.kk
+        pool.compact()
+        width = int(pool.fill.max(initial=0))
+        cand_i = pool.i[:, :width]
+        valid = cand_i >= 0
+        neg = -self.rescore(np.arange(cand_i.shape[0]), cand_i)
+        neg[~valid] = np.inf  # padding sorts last
+        ranks = np.where(valid, self.id_rank[np.maximum(cand_i, 0)], np.iinfo(np.int64).max)
+        best = np.lexsort((ranks, neg), axis=1)[:, :kk]
+        top_i = np.take_along_axis(cand_i, best, axis=1)
+        top_s = -np.take_along_axis(neg, best, axis=1)
+        if width < kk:
+            top_i = np.pad(top_i, ((0, 0), (0, kk - width)), constant_values=-1)
+            top_s = np.pad(top_s, ((0, 0), (0, kk - width)), constant_values=-np.inf)
+        return top_i, np.where(top_i >= 0, top_s, _NEG_INF).astype(np.float32)
+
+
+def _start(executor: ThreadPoolExecutor | None, calls: list) -> list:
+    """Start callables in the background (run them now without an executor)."""
+    if executor is None:
+        for call in calls:
+            call()
+        return []
+    return [executor.submit(call) for call in calls]
+
+
+def _wait(futures: list) -> None:
+    """Wait for all futures (even after a failure), then re-raise the first error."""
+    error = None
+    for f in futures:
+        try:
+            f.result()
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            error = error or e
+    if error is not None:
+        raise error
+
+
+def _run_all(executor: ThreadPoolExecutor | None, calls: list) -> list:
+    """Run zero-argument callables, in parallel threads when there is an executor."""
+    if executor is None or len(calls) == 1:
+        return [call() for call in calls]
+    futures = [executor.submit(call) for call in calls]
+    return [f.result() for f in futures]
+
+
 def exact_topk(
     queries,
     corpus,
@@ -508,6 +578,7 @@ def exact_topk(
     block_bytes: int = 256 * 2**20,
     progress: Callable[[int, int], None] | None = None,
     normalized: bool = False,
+    threads: int | None = None,
 ) -> TopK:
     """Exact top-``k`` corpus rows by cosine similarity for every query.
 
@@ -535,6 +606,10 @@ def exact_topk(
     normalized:
         the caller guarantees rows are already unit vectors; they are used as
         they are (cast to float32).
+    threads:
+        threads for the selection and re-scoring steps (the BLAS product has
+        its own); default: the CPUs available to the process.  Results do not
+        depend on it.
 
     Scores are the float32 rounding of the float64 dot product of the float32
     normalised vectors, computed in a fixed order, so results do not depend on
@@ -551,6 +626,13 @@ def exact_topk(
     k = _check_k(k)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) or block_bytes <= 0:
         raise OptionError(f"block_bytes must be a positive integer, got {block_bytes!r}")
+    if threads is None:
+        n_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise OptionError(f"threads must be a positive integer, got {threads!r}")
+    else:
+        n_threads = int(threads)
+    n_threads = max(1, min(n_threads, 16))
     if progress is not None and not callable(progress):
         raise OptionError("progress must be a callable progress(done, total)")
     nq, d = q_arr.shape
@@ -598,8 +680,10 @@ def exact_topk(
     # a pair of items: twice that; 1.01 covers the norms' own rounding.
     gamma = d * _U32 / (1 - d * _U32)
     err = 2.0 * (gamma + _U32) * 1.01
-    score_buf = np.empty(bq * bc, dtype=np.float32)
-    mask_buf = np.empty(bq * bc, dtype=np.bool_)
+    # two score/mask buffers: the BLAS product of block j+1 runs while the
+    # selection threads filter block j
+    score_bufs = [np.empty(bq * bc, dtype=np.float32) for _ in range(2)]
+    mask_bufs = [np.empty(bq * bc, dtype=np.bool_) for _ in range(2)]
     chunk_bytes = max(1, min(int(block_bytes) // 4, 8 * 2**20))
     den = None if normalized else np.empty(n, dtype=np.float32)
     release = _PageReleaser(c_arr)
@@ -608,76 +692,75 @@ def exact_topk(
     zero_c = 0
     cmax = 1.0  # bound of corpus norms seen so far (grows only with normalized=True)
 
-    for qs in range(0, nq, bq):
-        q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
-        m_q = q32.shape[0]
-        q_sumsq = _sumsq(q32)
-        if normalized:
-            qn = q32
-            qnorm = np.maximum(np.sqrt(q_sumsq), 1.0)
-        else:
-            qn = np.divide(q32, _denominators(q_sumsq, eps)[:, None])
-            qnorm = np.ones(m_q)
-        zero_rows = np.flatnonzero(q_sumsq == 0)
-
-        def rescore(rows, cand, qn=qn):
-            return _canonical_scores(qn[rows], cand, c_arr, den, chunk_bytes, release)
-
-        pool = _Candidates(m_q, kk, err * qnorm * cmax, rescore, id_rank)
-        pool.skip_rows(zero_rows)
-        self_q = None if self_pos is None else self_pos[qs : qs + m_q]
-        for cs in range(0, n, bc):
-            c32 = _as_f32(c_arr[cs : cs + bc])
-            m_c = c32.shape[0]
-            if qs == 0:  # first pass over the corpus: checks and denominators
-                c_sumsq = _sumsq(c32)
-                if not np.isfinite(c_sumsq).all():
-                    raise _nonfinite_error(c_arr, "corpus", cids, cs)
-                zero_c += int(np.count_nonzero(c_sumsq == 0))
-                if normalized:
-                    bmax = float(np.sqrt(c_sumsq.max()))
-                    if bmax > cmax:
-                        cmax = bmax
-                        pool.tol = err * qnorm * cmax
-                else:
-                    den[cs : cs + m_c] = _denominators(c_sumsq, eps)
-            cn = c32 if normalized else np.divide(c32, den[cs : cs + m_c, None])
-            scores = score_buf[: m_q * m_c].reshape(m_q, m_c)
-            np.matmul(qn, cn.T, out=scores)
-            if self_q is not None:
-                hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
-                scores[hit, self_q[hit] - cs] = _NEG_INF
-            pool.push_block(scores, cs, mask_buf[: m_q * m_c].reshape(m_q, m_c))
-            release.rows(cs, cs + m_c)
-            done += 1
-            if progress is not None:
-                progress(done, total)
-        pool.compact()
-
-        # canonical re-scoring and exact ordering: score desc, then id rank asc
-        width = int(pool.fill.max(initial=0))
-        cand_i = pool.i[:, :width]
-        valid = cand_i >= 0
-        neg = -_canonical_scores(qn, cand_i, c_arr, den, chunk_bytes, release)
-        neg[~valid] = np.inf  # padding sorts last
-        ranks = np.where(valid, id_rank[np.maximum(cand_i, 0)], n)
-        best = np.lexsort((ranks, neg), axis=1)[:, :kk]
-        top_i = np.take_along_axis(cand_i, best, axis=1)
-        top_s = -np.take_along_axis(neg, best, axis=1)
-        if width < kk:
-            top_i = np.pad(top_i, ((0, 0), (0, kk - width)), constant_values=-1)
-            top_s = np.pad(top_s, ((0, 0), (0, kk - width)), constant_values=-np.inf)
-        top_s = np.where(top_i >= 0, top_s, _NEG_INF)
-        if zero_rows.size:
-            # a zero query scores 0 against everything: the first ids in string order
-            first = order[: kk + 1]
-            for r in zero_rows:
-                picks = (first if self_q is None else first[first != self_q[r]])[:kk]
-                top_i[r] = -1
-                top_i[r, : picks.size] = picks
-                top_s[r] = np.where(top_i[r] >= 0, np.float32(0.0), _NEG_INF)
-        out_i[qs : qs + m_q] = top_i
-        out_s[qs : qs + m_q] = top_s
+    executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None  # 1 thread: no overlap
+    try:
+        for qs in range(0, nq, bq):
+            q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
+            m_q = q32.shape[0]
+            q_sumsq = _sumsq(q32)
+            if normalized:
+                qn = q32
+                qnorm = np.maximum(np.sqrt(q_sumsq), 1.0)
+            else:
+                qn = np.divide(q32, _denominators(q_sumsq, eps)[:, None])
+                qnorm = np.ones(m_q)
+            self_q = None if self_pos is None else self_pos[qs : qs + m_q]
+            # the query block's rows are split into lanes run by parallel threads
+            # (numpy releases the GIL); every step is row-wise, so results do not
+            # depend on the number of lanes
+            n_lanes = max(1, min(n_threads, m_q // 64))
+            cuts = np.linspace(0, m_q, n_lanes + 1).astype(int).tolist()
+            lanes = [
+                _Lane(r0, r1, qn, q_sumsq, err * qnorm[r0:r1] * cmax, kk, id_rank, c_arr, den, chunk_bytes, release)
+                for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
+            ]
+            pending: list = []
+            for j, cs in enumerate(range(0, n, bc)):
+                c32 = _as_f32(c_arr[cs : cs + bc])
+                m_c = c32.shape[0]
+                if qs == 0:  # first pass over the corpus: checks and denominators
+                    c_sumsq = _sumsq(c32)
+                    if not np.isfinite(c_sumsq).all():
+                        raise _nonfinite_error(c_arr, "corpus", cids, cs)
+                    zero_c += int(np.count_nonzero(c_sumsq == 0))
+                    if normalized:
+                        bmax = float(np.sqrt(c_sumsq.max()))
+                        if bmax > cmax:
+                            cmax = bmax  # tolerances only grow: safe while a selection runs
+                            for lane in lanes:
+                                lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
+                    else:
+                        den[cs : cs + m_c] = _denominators(c_sumsq, eps)
+                cn = c32 if normalized else np.divide(c32, den[cs : cs + m_c, None])
+                del c32
+                release.rows(cs, cs + m_c)
+                scores = score_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
+                masks = mask_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
+                np.matmul(qn, cn.T, out=scores)  # overlaps the selection of the previous block
+                if self_q is not None:
+                    hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
+                    scores[hit, self_q[hit] - cs] = _NEG_INF
+                _wait(pending)  # previous block selected: its buffer is free, lanes idle
+                pending = _start(executor, [functools.partial(lane.push, scores, masks, cs) for lane in lanes])
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            _wait(pending)
+            results = _run_all(executor, [lane.finish for lane in lanes])
+            for lane, (top_i, top_s) in zip(lanes, results, strict=True):
+                for r in np.flatnonzero(q_sumsq[lane.r0 : lane.r1] == 0):
+                    # a zero query scores 0 against everything: the first ids in string order
+                    own = -1 if self_q is None else self_q[lane.r0 + r]
+                    picks = order[: kk + 1]
+                    picks = picks[picks != own][:kk]
+                    top_i[r] = -1
+                    top_i[r, : picks.size] = picks
+                    top_s[r] = np.where(top_i[r] >= 0, np.float32(0.0), _NEG_INF)
+                out_i[qs + lane.r0 : qs + lane.r1] = top_i
+                out_s[qs + lane.r0 : qs + lane.r1] = top_s
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
 
     if zero_q:
         warn(f"{zero_q} query vector(s) are all zeros; their cosine with every document is 0")

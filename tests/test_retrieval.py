@@ -189,6 +189,20 @@ def test_massive_ties_bounded_pool():
         assert_same(got, brute_topk(q, c, 7, ids))
 
 
+def test_threads_give_identical_results():
+    rng = np.random.default_rng(12)
+    c = rng.integers(-2, 3, size=(1500, 6)).astype(np.float32)  # many exact ties
+    q = np.vstack([c[:150], rng.standard_normal((150, 6)).astype(np.float32)])
+    ids = shuffled_ids(rng, 1500)
+    ref = brute_topk(q, c, 40, ids)
+    for blocks in ((300, 97), None):
+        for threads in (1, 2, 5):
+            got = topk(q, c, 40, corpus_ids=ids, blocks=blocks, threads=threads)
+            assert_same(got, ref)
+    with pytest.raises(OptionError, match="threads"):
+        exact_topk(q, c, 4, corpus_ids=ids, threads=0)
+
+
 def test_item_to_item_excludes_self():
     rng = np.random.default_rng(8)
     for blocks in BLOCKS:
