@@ -313,14 +313,14 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
             return ctx
         ctx.aspects = out.value
     default_aspect = ctx.aspects[0] if ctx.aspects else None
-    ukey = _key("universe", gt.universe_key(), default_aspect)
+    ukey = "universe:" + _key(gt.universe_key(), default_aspect)
     out = memo(ukey, lambda: _c_universe(ukey, gt, default_aspect))
     if not out.ok:
         ctx.gt_error = out.error
         return ctx
     universe = out.value
     ctx.n_universe = len(universe)
-    skey = _key("sample", ukey, settings.sample_size, settings.seed)
+    skey = "sample:" + _key(ukey, settings.sample_size, settings.seed)
     sample = memo(skey, lambda: W.sample_query_ids(universe, settings.sample_size, settings.seed)) \
         if settings.sample_size else None
 
@@ -353,7 +353,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
         if aspect in ctx.qrels:
             return ctx.qrels[aspect]
         dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
-        qk = _key("qrels", gt.key(aspect, settings), skey if sample is not None else "all", dkey)
+        qk = "qrels:" + _key(gt.key(aspect, settings), skey if sample is not None else "all", dkey)
         cb = _progress_callback(progress_slot, "building the ground truth from the reference") \
             if (progress_slot is not None and gt.kind == "reference") else None
         if gt.kind == "reference":
@@ -398,14 +398,14 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
                 ctx.run_errors[src.uid] = "the ground truth for this run's aspect failed to load"
                 continue
             if src.kind == "embedding":
-                rkey = _key("run", src.content_key(), qkeys.get(aspect), settings.depth)
+                rkey = "run:" + _key(src.content_key(), qkeys.get(aspect), settings.depth)
             elif src.kind == "fused":
                 if any(u in ctx.run_errors for u in src.fusion.inputs):
                     ctx.run_errors[src.uid] = "a run this fusion uses failed to load"
                     continue
-                rkey = _key("run", src.content_key(), [ctx.run_keys[u] for u in src.fusion.inputs], settings.ties)
+                rkey = "run:" + _key(src.content_key(), [ctx.run_keys[u] for u in src.fusion.inputs], settings.ties)
             else:
-                rkey = _key("run", src.content_key())
+                rkey = "run:" + _key(src.content_key())
             inputs = {u: by_uid[u] for u in src.fusion.inputs} if src.kind == "fused" else None
             cb = _progress_callback(progress_slot, "ranking by cosine similarity") \
                 if (progress_slot is not None and src.kind == "embedding") else None
@@ -433,7 +433,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
 
     # evaluation: every run, every metric, every k at once
     names = [r.name for r in ws.runs if r.name in ctx.runs]
-    ekey = _key("evaluation", [(n, ctx.run_keys[ws_uid(ws, n)], ctx.run_aspect[n]) for n in names],
+    ekey = "eval:" + _key([(n, ctx.run_keys[ws_uid(ws, n)], ctx.run_aspect[n]) for n in names],
                 {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
     pairs = [(ctx.runs[n], ctx.run_aspect[n]) for n in names]
     qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
