@@ -186,4 +186,4 @@ def sidebar(ctx: S.Context | None = None) -> None:
             lines.append(f"queries evaluated: {q.n_queries} of {ctx.n_universe}")
         st.text("\n".join(lines))
         st.subheader("Settings")
-        st.text("\n".join(ws.settings.summary_lines()))
+        st.text("\n".join(ws.settings.summary_lines(reference=gt is not None and gt.kind == "reference")))

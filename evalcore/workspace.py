@@ -143,8 +143,8 @@ class Settings:
     def eval_key(self) -> str:
         return _key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant)
 
-    def summary_lines(self) -> list[str]:
-        """Plain-text lines for the sidebar."""
+    def summary_lines(self, *, reference: bool = False) -> list[str]:
+        """Plain-text lines for the sidebar (``reference``: the ground truth is a reference model)."""
         sample = "all queries" if not self.sample_size else f"{self.sample_size} sampled queries (seed {self.seed})"
         return [
             f"k: {', '.join(map(str, self.k))}",
@@ -152,9 +152,8 @@ class Settings:
             f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
             f"queries: {sample}",
             f"embedding rankings: top {self.depth}",
-            "reference ground truth: " + ("top-k at each k (tied)" if self.gt_mode == "tied"
-                                          else f"top {self.gt_depth}, graded"),
-        ]
+        ] + ([f"reference: {'its top-k at each k (tied)' if self.gt_mode == 'tied' else f'top {self.gt_depth}, graded'}"]
+             if reference else [])
 
 
 # ------------------------------------------------------------------------------------------ sources
