@@ -447,9 +447,7 @@ def ground_truth_aspects(gt: GroundTruthSource) -> tuple[str, ...]:
     """
     if gt.kind != "file" or gt.blob is None:
         return ()
-    if gt.format not in ("auto", "ordered_lists"):
-        return ()
-    return tuple(str(a) for a in loaders.list_aspects(gt.blob.data, label=gt.blob.name))
+    return tuple(str(a) for a in loaders.list_aspects(gt.blob.data, format=gt.format, label=gt.blob.name))
 
 
 # ------------------------------------------------------------------------------------------ pipeline steps
