@@ -145,7 +145,7 @@ def _query_domains(sel: pd.DataFrame) -> pd.Series:
         q = np.unique(sel["query_id"].to_numpy(dtype=object).astype(str))
         return pd.Series([""] * len(q), index=pd.Index(q, name="query_id"), dtype=object)
     dom = sel[["query_id", "domain"]].copy()
-    dom["domain"] = dom["domain"].fillna("").astype(str)
+    dom["domain"] = dom["domain"].astype(object).fillna("").astype(str)
     known = dom[dom["domain"] != ""].drop_duplicates()
     multi = known["query_id"].duplicated(keep=False)
     if multi.any():
@@ -262,7 +262,7 @@ def summarize(
 
     data = table[[*by, "value"]].copy()
     if "domain" in by:
-        data["domain"] = data["domain"].fillna("").astype(str)
+        data["domain"] = data["domain"].astype(object).fillna("").astype(str)
     # sort values inside groups so that floating-point sums do not depend on row order
     data = data.sort_values([*by, "value"], kind="mergesort")
     grouped = data.groupby(by, sort=True, dropna=False, observed=True)["value"]

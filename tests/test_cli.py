@@ -160,3 +160,26 @@ def test_first_rel_rank_not_found_is_null_and_left_out_of_means(files: dict[str,
     agg = rep["aggregates"]["a"]["first_rel_rank"]
     assert agg["n"] == int(frr.notna().sum())
     assert agg["mean"] == pytest.approx(frr.dropna().mean(), rel=1e-12)
+
+
+def test_domain_aggregations_accept_evaluate_table_directly() -> None:
+    """evaluate() returns categorical columns (domain included); the aggregations take it as is."""
+    from evalcore.aggregate import summarize, wide_per_query
+    from evalcore.stats import compare_by_domain
+
+    rng = np.random.default_rng(3)
+    judg = {f"q{i}": {f"d{j}": int(rng.integers(1, 3)) for j in range(3)} for i in range(24)}
+    doms = {f"q{i}": ("a" if i < 12 else "b") for i in range(20)}  # q20..q23 without a domain
+    qrels = Qrels.from_dict(judg, domains=doms)
+    runs = [Run.from_dict({q: {f"d{j}": float(rng.random()) for j in range(6)} for q in judg}, name=n)
+            for n in ("x", "y")]
+    table = evaluate(qrels, runs, metrics=["ndcg"], k=[5]).table
+    assert isinstance(table["domain"].dtype, pd.CategoricalDtype)
+    by_dom = summarize(table, by=("run", "domain", "metric", "k"))
+    assert set(by_dom["domain"]) == {"a", "b", ""}
+    sub = table[(table.run == "x") & (table.domain == "a")]
+    got = by_dom.query("run == 'x' and domain == 'a'")["mean"].iloc[0]
+    assert got == pytest.approx(sub["value"].mean(), rel=1e-12)
+    assert len(wide_per_query(table, metric="ndcg", k=5)) == 24
+    cmp = compare_by_domain(table, metric="ndcg", k=5, baseline="x", n_resamples=200)
+    assert set(cmp["domain"]) == {"a", "b", ""}
