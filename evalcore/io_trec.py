@@ -179,15 +179,26 @@ _EDGE = re.compile(rb"(?m)^ +| +$")
 
 
 def _normalize_ws(data: bytes) -> bytes:
-    """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file.
+    """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file."""
+    return _EDGE.sub(b"", _WS.sub(b" ", data))
 
-    Files already single-space separated (the common case) are returned as they are after one scan.
+
+def _fast_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, str]):
+    """Parse single-space separated data with arrow; irregular blanks fall back to a normalised copy.
+
+    Tabs, CR, FF, VT are detected by a byte scan. Double or trailing spaces make a line too
+    long, which arrow rejects (then we normalise and retry); a leading space makes the first
+    field empty, which is checked after parsing.
     """
-    irregular = (b"\t" in data or b"  " in data or b"\r" in data or b"\n " in data or b" \n" in data
-                 or data[:1] == b" " or b"\f" in data or b"\v" in data)
-    if irregular:
-        data = _EDGE.sub(b"", _WS.sub(b" ", data))
-    return data
+    simple = not (b"\t" in data or b"\r" in data or b"\f" in data or b"\v" in data or data[:1] == b" ")
+    if simple:
+        tbl = _arrow_table(data, ncols, usecols, types)
+        if tbl is not None and tbl.num_rows > 0:
+            import pyarrow.compute as pc
+
+            if not pc.any(pc.equal(pc.utf8_length(tbl.column("c0")), 0)).as_py():
+                return tbl
+    return _arrow_table(_normalize_ws(data), ncols, usecols, types)
 
 
 def _python_table(data: bytes, ncols: int, usecols: list[int], label: str, layout: str,
@@ -229,7 +240,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
     arrow_vocab = None
-    tbl = _arrow_table(_normalize_ws(body), 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
+    tbl = _fast_table(body, 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
     if tbl is not None and tbl.num_rows > 0:
         qc, qu = _codes(tbl.column("c0"))
         dc, du, arrow_vocab = _codes(tbl.column("c2"), keep_arrow=True)
@@ -263,7 +274,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     if not body.strip():
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {3: "int"}
-    tbl = _arrow_table(_normalize_ws(body), 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
+    tbl = _fast_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
     if tbl is not None and tbl.num_rows > 0:
         qs = tbl.column("c0").to_numpy(zero_copy_only=False).astype(object)
         ds = tbl.column("c2").to_numpy(zero_copy_only=False).astype(object)
