@@ -478,12 +478,11 @@ def mean_pm_std_text(
             raise OptionError(f"unknown {name}(s) {unknown}; available: {have}")
     labels = {m: str((metric_labels or {}).get(m, m)) for m in metrics}
 
-    data = table[table["run"].astype(str).isin(runs) & table["metric"].astype(str).isin(metrics)]
-    data = data.assign(run=data["run"].astype(str), metric=data["metric"].astype(str))
-    data = data.sort_values(["run", "metric", "k", "value"], kind="mergesort")
-    g = data.groupby(["run", "metric", "k"], sort=True)["value"]
+    data = table[table["run"].isin(runs) & table["metric"].isin(metrics)]
+    g = data.groupby([data["run"].astype(str), data["metric"].astype(str), data["k"]], sort=True,
+                     observed=True)["value"]
     mean = g.mean()
-    std = g.agg(lambda v: float(np.std(v, ddof=ddof)) if len(v) > ddof else 0.0)
+    std = g.std(ddof=ddof).where(g.count() > ddof, 0.0).fillna(0.0)
 
     def cell(r: str, m: str, kv: int) -> str:
         key = (r, m, kv)
