@@ -200,7 +200,7 @@ def test_upload_overview_and_query_drilldown(server, browser, tmp_path: Path) ->
     assert set(traces) == {"strong", "weak"}, [t.get("name") for t in _plot_traces(page)]
     for row in summ.itertuples(index=False):
         t = traces[str(row.run)]
-        ys = [y for x, y in zip(t["x"], t["y"]) if x == 10]
+        ys = [y for x, y in zip(t["x"], t["y"], strict=True) if x == 10]
         assert ys and abs(ys[0] - row.mean) < 1e-9, (row.run, ys, row.mean)
     assert summ.set_index("run").loc["strong", "mean"] > summ.set_index("run").loc["weak", "mean"]
 
