@@ -252,7 +252,8 @@ def bench_one(name: str, files: dict, args, env: dict, *, mmap: bool, repeats: i
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--scratch", default="/tmp/evalcore_bench", help="data and outputs (never the repository)")
-    p.add_argument("--sizes", nargs="+", default=["5000x100000", "10000x200000"], help="QUERIESxDOCS")
+    p.add_argument("--sizes", nargs="*", default=["5000x100000", "10000x200000"],
+                   help="QUERIESxDOCS sizes (none with --big: only the memory-mapped run)")
     p.add_argument("--dim", type=int, default=384)
     p.add_argument("--k", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)

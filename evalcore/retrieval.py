@@ -290,15 +290,16 @@ def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int) -> tuple[in
     (5·bc, twice: the next block's product overlaps the current block's
     selection), the query (12·d) and its candidate pool (~36·(2k + 256)).
     The widest query block is preferred (the corpus is streamed once per query
-    block); the corpus block (at most 2048 rows) shrinks while fewer than 256
+    block); the corpus block (at most 1024 rows) shrinks while fewer than 256
     queries fit, but not below 256 rows unless not even one query would fit.
     """
     pool_q = 36 * (2 * kk + 256)
-    bc = min(n, 2048)
+    bc = min(n, 1024)
     while True:
         bq = (block_bytes - 16 * bc * d) // (10 * bc + 12 * d + pool_q)
         if bq >= min(nq, 256) or bc == 1 or (bq >= 1 and bc <= 256):
-            return int(max(1, min(nq, bq))), int(bc)
+            bq = max(1, min(nq, bq))
+            return int(-(-nq // -(-nq // bq))), int(bc)  # equal query blocks
         bc = max(1, bc // 2)
 
 
@@ -324,6 +325,7 @@ class _Candidates:
         self.i = np.full((nrows, self.cap), -1, dtype=np.int64)
         self.fill = np.zeros(nrows, dtype=np.int64)
         self.thr = np.full(nrows, -np.inf, dtype=np.float64)
+        self.sparse = False  # few rows got candidates from the last block
         self.rescore = rescore  # (rows, corpus indices) -> canonical float32 scores
         self.id_rank = id_rank
 
@@ -351,12 +353,28 @@ class _Candidates:
             for s in range(0, rows.size, step):
                 part = rows[s : s + step]
                 self.thr[part] = np.partition(scores[part], m - kk, axis=1)[:, m - kk]
-        mask = np.greater_equal(scores, self.cut()[:, None], out=mask_buf)
-        flat = np.flatnonzero(mask)
-        if flat.size == 0:
-            return
-        r, c = np.divmod(flat, m)
-        self._append(r, c + offset, scores.ravel()[flat])
+        cut = self.cut()
+        if self.sparse:
+            # most rows got no candidate from the previous block: a row maximum
+            # (one cheap pass) finds the few rows worth a comparison
+            hot = np.flatnonzero(scores.max(axis=1) >= cut)
+            if hot.size == 0:
+                return
+            sub = scores[hot]
+            flat = np.flatnonzero(sub >= cut[hot, None])
+            r, c = np.divmod(flat, m)
+            r, vals = hot[r], sub.ravel()[flat]
+        else:
+            mask = np.greater_equal(scores, cut[:, None], out=mask_buf)
+            flat = np.flatnonzero(mask)
+            if flat.size == 0:
+                self.sparse = True
+                return
+            r, c = np.divmod(flat, m)
+            vals = scores.ravel()[flat]
+        # rows with a candidate (r is sorted): few of them -> sparse mode next time
+        self.sparse = (np.count_nonzero(np.diff(r)) + 1) < 0.25 * nrows
+        self._append(r, c + offset, vals)
 
     def _append(self, r: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> None:
         counts = np.bincount(r, minlength=self.fill.shape[0])

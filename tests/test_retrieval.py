@@ -203,6 +203,30 @@ def test_threads_give_identical_results():
         exact_topk(q, c, 4, corpus_ids=ids, threads=0)
 
 
+def test_sparse_selection_path_with_late_ties():
+    # many corpus blocks and a small k: after a few blocks most rows get no
+    # candidate, and the engine switches to its row-maximum pre-check
+    rng = np.random.default_rng(13)
+    c = rng.standard_normal((6000, 5)).astype(np.float32)
+    q = rng.standard_normal((80, 5)).astype(np.float32)
+    c[5990:] = q[:10]  # each of the first 10 queries meets an exact copy in the last block
+    c[4000:4010] = q[:10]  # ... and a tied copy much earlier
+    ids = shuffled_ids(rng, 6000)
+    modes = []
+    real_push = retrieval._Candidates.push_block
+
+    def spy(self, *args):
+        modes.append(self.sparse)
+        return real_push(self, *args)
+
+    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+        got = topk(q, c, 3, corpus_ids=ids, blocks=(80, 100), threads=1)
+    assert any(modes) and not all(modes)
+    assert_same(got, brute_topk(q, c, 3, ids))
+    for r in range(10):
+        assert set(got.indices[r, :2]) == {5990 + r, 4000 + r}
+
+
 def test_item_to_item_excludes_self():
     rng = np.random.default_rng(8)
     for blocks in BLOCKS:
@@ -440,7 +464,7 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
         bq, bc = retrieval._plan_blocks(nq, n, d, k, budget)
         assert 1 <= bq <= nq and 1 <= bc <= n
         if bq > 1:
-            assert 5 * bq * bc + 16 * bc * d + bq * (12 * d + 36 * (2 * k + 256)) <= budget
+            assert 10 * bq * bc + 16 * bc * d + bq * (12 * d + 36 * (2 * k + 256)) <= budget
 
 
 def test_topk_to_long_rank_order():
