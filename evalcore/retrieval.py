@@ -16,28 +16,18 @@ How :func:`exact_topk` works
 3. float32 BLAS results depend, in their last bits, on the shape of the
    blocks, so two identical documents may get scores that differ by one ulp.
    Step 2 therefore keeps every candidate within a proven rounding bound of
-   the k-th score.  In the final pool, candidates whose BLAS scores lie
-   within that bound of a neighbour (near-ties) are re-scored canonically:
-   the float32 nearest to the *exact* dot product of the float32 normalised
-   vectors (a float64 product certified against the float32 rounding
-   midpoints, with an exact ``math.fsum`` fallback in rare undecided cases).
-   The order is then score descending, corpus id ascending - exact, whatever
-   the block sizes, threads or memory mapping; equal vectors tie exactly and
-   are ordered by id, also across the k boundary and block boundaries.  Other
-   scores are the BLAS float32 cosines (within ~d * 2**-24 of the exact value;
-   identical for identical inputs and block sizes).
-4. Speed: the rows of a query block are split into lanes filtered by
-   parallel threads (numpy releases the GIL) while the next BLAS product runs
-   (double-buffered score blocks), a helper thread reads and normalises the
-   next corpus block meanwhile, and once most rows stop receiving candidates
-   a cheap row maximum skips the comparison of the others.
+   the k-th score, and the survivors are re-scored canonically: the float64
+   sum (pairwise, fixed order) of the exact float64 products of the float32
+   normalised vectors, rounded to float32.  Ordering uses those scores and the
+   id rank, so results (indices *and* scores) do not depend on block sizes,
+   thread counts or on whether the corpus is memory-mapped, and ties are
+   broken by id exactly, also across the k boundary and block boundaries.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import mmap
 import os
 from collections.abc import Callable, Sequence
@@ -72,7 +62,6 @@ __all__ = [
 _U32 = 2.0**-24  # unit roundoff of float32
 _CHUNK_BYTES = 32 * 2**20  # working set of the helper loops (normalise, checks)
 _NEG_INF = np.float32(-np.inf)
-_SLACK = 256  # spare candidate slots per query beyond k (pool width k + max(_SLACK, k))
 
 
 # --------------------------------------------------------------------------- checks
@@ -330,7 +319,7 @@ class _Candidates:
     def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray) -> None:
         self.kk = kk
         self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
-        self.cap0 = kk + max(_SLACK, kk)
+        self.cap0 = kk + max(256, kk)
         self.cap = self.cap0
         self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
         self.i = np.full((nrows, self.cap), -1, dtype=np.int64)
@@ -496,73 +485,37 @@ class _PageReleaser:
             self._advise(0, self.size)
 
 
-_U64 = 2.0**-53  # unit roundoff of float64
-
-
-def _round_exact(g: np.ndarray, q: np.ndarray) -> np.float32:
-    """float32 nearest (ties to even) to the exact dot product of two float32-valued vectors.
-
-    The float64 products are exact; ``math.fsum`` gives the exactly rounded
-    float64 sum, and exact comparisons with the float32 midpoints around it
-    settle the last float32 rounding (ties to even).
-    """
-    prods = np.multiply(g, q, dtype=np.float64).tolist()
-    s0 = np.float32(math.fsum(prods))
-    for side in (np.inf, -np.inf):
-        nb = np.nextafter(s0, np.float32(side))
-        mid = (float(s0) + float(nb)) / 2.0  # exact in float64
-        diff = math.fsum([*prods, -mid])
-        beyond = diff > 0 if side > 0 else diff < 0
-        if beyond:
-            return nb
-        if diff == 0:  # exactly halfway: even mantissa wins
-            return s0 if int(np.array(s0).view(np.uint32)) % 2 == 0 else nb
-    return s0 if s0 != 0 else np.float32(0.0)
-
-
-def _canonical_pairs(
+def _canonical_scores(
     qn: np.ndarray,
-    rows: np.ndarray,
-    idx: np.ndarray,
+    cand: np.ndarray,
     corpus: np.ndarray,
     den: np.ndarray | None,
-    qbound: np.ndarray,
-    gbound: float,
     chunk_bytes: int,
     release: _PageReleaser | None = None,
 ) -> np.ndarray:
-    """Canonical float32 cosines of the pairs ``(qn[rows[p]], corpus[idx[p]])``.
+    """Canonical float32 cosines of ``qn[r]`` with ``corpus[cand[r, w]]`` (see module doc).
 
-    Corpus rows are re-read and divided by their float32 denominators ``den``
-    (``None``: used as they are), which reproduces the normalised rows bit for
-    bit.  The result is the float32 nearest to the *exact* dot product (ties
-    to even), so it depends on the pair only: a float64 dot product (error
-    <= gamma_d |q| |g|, with ``qbound[rows]`` >= |q| and ``gbound`` >= |g|)
-    settles the rounding whenever its error interval holds no float32
-    rounding midpoint, else :func:`_round_exact` decides exactly (rare: a few
-    pairs per million, or exact zeros).
+    ``qn`` (R, d) are normalised queries, ``cand`` (R, W) corpus rows (``-1``
+    = padding, whose output is meaningless).  Corpus rows are re-read and
+    divided by their float32 denominators ``den`` (``None``: already unit),
+    which reproduces the normalised rows bit for bit; the products are exact in
+    float64 and summed pairwise over each contiguous row, then rounded to
+    float32.  The result of a pair depends on that pair only.
     """
-    npairs = rows.shape[0]
+    nrows, width = cand.shape
     d = qn.shape[1]
-    out = np.empty(npairs, dtype=np.float32)
-    gamma = d * _U64 / (1 - d * _U64) * 1.01
-    step = max(1, chunk_bytes // (28 * d))
-    for s0 in range(0, npairs, step):
-        r, j = rows[s0 : s0 + step], idx[s0 : s0 + step]
+    out = np.empty((nrows, width), dtype=np.float32)
+    if nrows == 0 or width == 0:
+        return out
+    step = max(1, chunk_bytes // (12 * width * d))
+    for r0 in range(0, nrows, step):
+        c = cand[r0 : r0 + step]
+        j = np.maximum(c, 0).ravel()
         g = _as_f32(corpus[j])
         if den is not None:
-            g = g / den[j][:, None]
-        g64 = g.astype(np.float64)
-        q64 = qn[r].astype(np.float64)
-        v = np.einsum("pd,pd->p", g64, q64)
-        sc = v.astype(np.float32)
-        s64 = sc.astype(np.float64)
-        e = gamma * qbound[r] * gbound
-        lo = (s64 + np.nextafter(sc, np.float32(-np.inf)).astype(np.float64)) / 2.0
-        hi = (s64 + np.nextafter(sc, np.float32(np.inf)).astype(np.float64)) / 2.0
-        for p in np.flatnonzero(~((v - e > lo) & (v + e < hi))):
-            sc[p] = _round_exact(g64[p], q64[p])
-        out[s0 : s0 + step] = sc
+            g /= den[j][:, None]
+        prod = np.multiply(g.reshape(c.shape[0], width, d), qn[r0 : r0 + step, None, :], dtype=np.float64)
+        out[r0 : r0 + step] = np.add.reduce(prod, axis=2)
         if release is not None:
             release.everything()
     return out
@@ -574,54 +527,24 @@ class _Lane:
     def __init__(self, r0, r1, qn, q_sumsq, tol, kk, id_rank, corpus, den, chunk_bytes, release) -> None:
         self.r0, self.r1, self.kk, self.id_rank = r0, r1, kk, id_rank
         self.qn = qn[r0:r1]
-        self.qbound = np.sqrt(_sumsq(self.qn)) * (1 + 2**-20)
-        self.gbound = 1.0 + 2**-20  # norm bound of corpus rows seen so far (see exact_topk)
         self.corpus, self.den, self.chunk_bytes, self.release = corpus, den, chunk_bytes, release
         self.pool = _Candidates(r1 - r0, kk, tol, self.rescore, id_rank)
         self.pool.skip_rows(np.flatnonzero(q_sumsq[r0:r1] == 0))
 
-    def rescore_pairs(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        return _canonical_pairs(self.qn, rows, idx, self.corpus, self.den, self.qbound, self.gbound,
-                                self.chunk_bytes, self.release)
-
     def rescore(self, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
-        """Canonical scores of a grid ``cand`` (len(rows), W) of corpus rows (``-1``: padding -> 0)."""
-        out = np.zeros(cand.shape, dtype=np.float32)
-        rr, ww = np.nonzero(cand >= 0)
-        out[rr, ww] = self.rescore_pairs(rows[rr], cand[rr, ww])
-        return out
+        return _canonical_scores(self.qn[rows], cand, self.corpus, self.den, self.chunk_bytes, self.release)
 
     def push(self, scores: np.ndarray, masks: np.ndarray, offset: int) -> None:
         self.pool.push_block(scores[self.r0 : self.r1], offset, masks[self.r0 : self.r1])
 
     def finish(self) -> tuple[np.ndarray, np.ndarray]:
-        """Exact ordering of the pool: score desc, then id rank asc.
-
-        Approximate (BLAS) scores order two candidates correctly when they
-        differ by more than the rounding bound ``tol``; candidates closer than
-        that to a neighbour (near-ties, chained) get their canonical score,
-        which also decides exact ties by id.  The others keep their BLAS score.
-        """
+        """Canonical re-scoring of the pool and exact ordering: score desc, then id rank asc."""
         pool, kk = self.pool, self.kk
         pool.compact()
         width = int(pool.fill.max(initial=0))
         cand_i = pool.i[:, :width]
-        score = pool.s[:, :width].copy()
         valid = cand_i >= 0
-        if width > 1:
-            order = np.argsort(-score, axis=1, kind="stable")
-            srt = np.take_along_axis(score, order, axis=1)
-            with np.errstate(invalid="ignore"):
-                near = (srt[:, :-1] - srt[:, 1:]) <= pool.tol[:, None]
-            mark_sorted = np.zeros(srt.shape, dtype=bool)
-            mark_sorted[:, :-1] |= near
-            mark_sorted[:, 1:] |= near
-            mark = np.zeros(srt.shape, dtype=bool)
-            np.put_along_axis(mark, order, mark_sorted, axis=1)
-            rr, ww = np.nonzero(mark & valid)
-            if rr.size:
-                score[rr, ww] = self.rescore_pairs(rr, cand_i[rr, ww])
-        neg = -score
+        neg = -self.rescore(np.arange(cand_i.shape[0]), cand_i)
         neg[~valid] = np.inf  # padding sorts last
         ranks = np.where(valid, self.id_rank[np.maximum(cand_i, 0)], np.iinfo(np.int64).max)
         best = np.lexsort((ranks, neg), axis=1)[:, :kk]
@@ -640,25 +563,6 @@ def _start(executor: ThreadPoolExecutor | None, calls: list) -> list:
             call()
         return []
     return [executor.submit(call) for call in calls]
-
-
-def _start_one(executor: ThreadPoolExecutor | None, call):
-    """A future of ``call()``, or its result (or exception) at once without an executor."""
-    if executor is not None:
-        return executor.submit(call)
-    try:
-        return ("value", call())
-    except BaseException as e:  # noqa: BLE001 - re-raised by _result
-        return ("error", e)
-
-
-def _result(handle):
-    if isinstance(handle, tuple):
-        kind, value = handle
-        if kind == "error":
-            raise value
-        return value
-    return handle.result()
 
 
 def _wait(futures: list) -> None:
@@ -725,11 +629,9 @@ def exact_topk(
         its own); default: the CPUs available to the process.  Results do not
         depend on it.
 
-    The ranking is exact (module doc, step 3): it does not depend on
-    ``block_bytes``, threads or memory mapping, and equal vectors tie exactly
-    (ordered by id).  Near-tied scores are the correctly rounded exact
-    cosines; the others are float32 BLAS cosines (last-bit differences between
-    block sizes are possible, never between memory-mapped and in-memory runs).
+    Scores are the float32 rounding of the float64 dot product of the float32
+    normalised vectors, computed in a fixed order, so results do not depend on
+    ``block_bytes``, threads or memory mapping, and equal vectors tie exactly.
 
     Raises ShapeMismatchError (dimensions, ids vs rows), NonFiniteValueError
     (NaN/inf: count and first row/id), OptionError (k <= 0, bad options),
@@ -808,26 +710,7 @@ def exact_topk(
     zero_c = 0
     cmax = 1.0  # bound of corpus norms seen so far (grows only with normalized=True)
 
-    def prepare(cs: int, first_pass: bool):
-        """Read and normalise corpus rows cs:cs+bc -> (rows, count, zero rows, max norm)."""
-        c32 = _as_f32(c_arr[cs : cs + bc])
-        m_c = c32.shape[0]
-        zeros, bmax = 0, 0.0
-        if first_pass:  # checks and denominators
-            c_sumsq = _sumsq(c32)
-            if not np.isfinite(c_sumsq).all():
-                raise _nonfinite_error(c_arr, "corpus", cids, cs)
-            zeros = int(np.count_nonzero(c_sumsq == 0))
-            if normalized:
-                bmax = float(np.sqrt(c_sumsq.max()))
-            else:
-                den[cs : cs + m_c] = _denominators(c_sumsq, eps)
-        cn = np.ascontiguousarray(c32) if normalized else np.divide(c32, den[cs : cs + m_c, None])
-        release.rows(cs, cs + m_c)
-        return cn, m_c, zeros, bmax
-
-    # lanes + the helper thread that prepares the next corpus block
-    executor = ThreadPoolExecutor(n_threads + 1) if n_threads > 1 else None  # 1 thread: no overlap
+    executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None  # 1 thread: no overlap
     try:
         for qs in range(0, nq, bq):
             q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
@@ -849,28 +732,29 @@ def exact_topk(
                 _Lane(r0, r1, qn, q_sumsq, err * qnorm[r0:r1] * cmax, kk, id_rank, c_arr, den, chunk_bytes, release)
                 for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
             ]
-            for lane in lanes:
-                lane.gbound = max(lane.gbound, cmax * (1 + 2**-20))
             pending: list = []
-            starts = list(range(0, n, bc))
-            first_pass = qs == 0
-            # the next corpus block is read and normalised by a helper thread while
-            # this one is multiplied: the BLAS calls follow each other closely
-            nxt = _start_one(executor, functools.partial(prepare, starts[0], first_pass))
-            for j, cs in enumerate(starts):
-                cn, m_c, zeros, bmax = _result(nxt)
-                if j + 1 < len(starts):
-                    nxt = _start_one(executor, functools.partial(prepare, starts[j + 1], first_pass))
-                zero_c += zeros
-                if bmax > cmax:  # normalized=True only
-                    cmax = bmax  # tolerances only grow: safe while a selection runs
-                    for lane in lanes:
-                        lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
-                        lane.gbound = cmax * (1 + 2**-20)
+            for j, cs in enumerate(range(0, n, bc)):
+                c32 = _as_f32(c_arr[cs : cs + bc])
+                m_c = c32.shape[0]
+                if qs == 0:  # first pass over the corpus: checks and denominators
+                    c_sumsq = _sumsq(c32)
+                    if not np.isfinite(c_sumsq).all():
+                        raise _nonfinite_error(c_arr, "corpus", cids, cs)
+                    zero_c += int(np.count_nonzero(c_sumsq == 0))
+                    if normalized:
+                        bmax = float(np.sqrt(c_sumsq.max()))
+                        if bmax > cmax:
+                            cmax = bmax  # tolerances only grow: safe while a selection runs
+                            for lane in lanes:
+                                lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
+                    else:
+                        den[cs : cs + m_c] = _denominators(c_sumsq, eps)
+                cn = c32 if normalized else np.divide(c32, den[cs : cs + m_c, None])
+                del c32
+                release.rows(cs, cs + m_c)
                 scores = score_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
                 masks = mask_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
                 np.matmul(qn, cn.T, out=scores)  # overlaps the selection of the previous block
-                del cn
                 if self_q is not None:
                     hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
                     scores[hit, self_q[hit] - cs] = _NEG_INF
