@@ -22,6 +22,11 @@ How :func:`exact_topk` works
    id rank, so results (indices *and* scores) do not depend on block sizes,
    thread counts or on whether the corpus is memory-mapped, and ties are
    broken by id exactly, also across the k boundary and block boundaries.
+4. Speed: the rows of a query block are split into lanes filtered by
+   parallel threads (numpy releases the GIL) while the next BLAS product runs
+   (double-buffered score blocks), a helper thread reads and normalises the
+   next corpus block meanwhile, and once most rows stop receiving candidates
+   a cheap row maximum skips the comparison of the others.
 """
 
 from __future__ import annotations
@@ -565,6 +570,25 @@ def _start(executor: ThreadPoolExecutor | None, calls: list) -> list:
     return [executor.submit(call) for call in calls]
 
 
+def _start_one(executor: ThreadPoolExecutor | None, call):
+    """A future of ``call()``, or its result (or exception) at once without an executor."""
+    if executor is not None:
+        return executor.submit(call)
+    try:
+        return ("value", call())
+    except BaseException as e:  # noqa: BLE001 - re-raised by _result
+        return ("error", e)
+
+
+def _result(handle):
+    if isinstance(handle, tuple):
+        kind, value = handle
+        if kind == "error":
+            raise value
+        return value
+    return handle.result()
+
+
 def _wait(futures: list) -> None:
     """Wait for all futures (even after a failure), then re-raise the first error."""
     error = None
@@ -710,7 +734,26 @@ def exact_topk(
     zero_c = 0
     cmax = 1.0  # bound of corpus norms seen so far (grows only with normalized=True)
 
-    executor = ThreadPoolExecutor(n_threads) if n_threads > 1 else None  # 1 thread: no overlap
+    def prepare(cs: int, first_pass: bool):
+        """Read and normalise corpus rows cs:cs+bc -> (rows, count, zero rows, max norm)."""
+        c32 = _as_f32(c_arr[cs : cs + bc])
+        m_c = c32.shape[0]
+        zeros, bmax = 0, 0.0
+        if first_pass:  # checks and denominators
+            c_sumsq = _sumsq(c32)
+            if not np.isfinite(c_sumsq).all():
+                raise _nonfinite_error(c_arr, "corpus", cids, cs)
+            zeros = int(np.count_nonzero(c_sumsq == 0))
+            if normalized:
+                bmax = float(np.sqrt(c_sumsq.max()))
+            else:
+                den[cs : cs + m_c] = _denominators(c_sumsq, eps)
+        cn = np.ascontiguousarray(c32) if normalized else np.divide(c32, den[cs : cs + m_c, None])
+        release.rows(cs, cs + m_c)
+        return cn, m_c, zeros, bmax
+
+    # lanes + the helper thread that prepares the next corpus block
+    executor = ThreadPoolExecutor(n_threads + 1) if n_threads > 1 else None  # 1 thread: no overlap
     try:
         for qs in range(0, nq, bq):
             q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
@@ -733,28 +776,24 @@ def exact_topk(
                 for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
             ]
             pending: list = []
-            for j, cs in enumerate(range(0, n, bc)):
-                c32 = _as_f32(c_arr[cs : cs + bc])
-                m_c = c32.shape[0]
-                if qs == 0:  # first pass over the corpus: checks and denominators
-                    c_sumsq = _sumsq(c32)
-                    if not np.isfinite(c_sumsq).all():
-                        raise _nonfinite_error(c_arr, "corpus", cids, cs)
-                    zero_c += int(np.count_nonzero(c_sumsq == 0))
-                    if normalized:
-                        bmax = float(np.sqrt(c_sumsq.max()))
-                        if bmax > cmax:
-                            cmax = bmax  # tolerances only grow: safe while a selection runs
-                            for lane in lanes:
-                                lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
-                    else:
-                        den[cs : cs + m_c] = _denominators(c_sumsq, eps)
-                cn = c32 if normalized else np.divide(c32, den[cs : cs + m_c, None])
-                del c32
-                release.rows(cs, cs + m_c)
+            starts = list(range(0, n, bc))
+            first_pass = qs == 0
+            # the next corpus block is read and normalised by a helper thread while
+            # this one is multiplied: the BLAS calls follow each other closely
+            nxt = _start_one(executor, functools.partial(prepare, starts[0], first_pass))
+            for j, cs in enumerate(starts):
+                cn, m_c, zeros, bmax = _result(nxt)
+                if j + 1 < len(starts):
+                    nxt = _start_one(executor, functools.partial(prepare, starts[j + 1], first_pass))
+                zero_c += zeros
+                if bmax > cmax:  # normalized=True only
+                    cmax = bmax  # tolerances only grow: safe while a selection runs
+                    for lane in lanes:
+                        lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
                 scores = score_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
                 masks = mask_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
                 np.matmul(qn, cn.T, out=scores)  # overlaps the selection of the previous block
+                del cn
                 if self_q is not None:
                     hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
                     scores[hit, self_q[hit] - cs] = _NEG_INF

@@ -458,6 +458,7 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
     assert total > 4  # the small budget really split the work
     assert calls == [(i + 1, total) for i in range(total)]
     big = exact_topk(q, c, 5, corpus_ids=ids)
+    # scores too, bit for bit: callers (embedding runs) rely on block-size independence
     np.testing.assert_array_equal(small.indices, big.indices)
     np.testing.assert_array_equal(small.scores, big.scores)
     for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000)):
