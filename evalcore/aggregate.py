@@ -479,22 +479,23 @@ def mean_pm_std_text(
     labels = {m: str((metric_labels or {}).get(m, m)) for m in metrics}
 
     data = table[table["run"].isin(runs) & table["metric"].isin(metrics)]
-    g = data.groupby([data["run"].astype(str), data["metric"].astype(str), data["k"]], sort=True,
-                     observed=True)["value"]
-    mean = g.mean()
-    std = g.std(ddof=ddof).where(g.count() > ddof, 0.0).fillna(0.0)
+    g = data.groupby(["run", "metric", "k"], sort=False, observed=True)["value"]
+    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.count()})
+    stats["std"] = stats["std"].where(stats["n"] > ddof, 0.0).fillna(0.0)
+    found = {(str(r), str(m), int(kv)): (mu, sd)
+             for (r, m, kv), mu, sd in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist())}
 
     def cell(r: str, m: str, kv: int) -> str:
-        key = (r, m, kv)
-        if key not in mean.index:
+        hit = found.get((r, m, kv))
+        if hit is None:
             return "-"
-        return f"{mean[key]:.{digits}f}±{std[key]:.{digits}f}"
+        return f"{hit[0]:.{digits}f}±{hit[1]:.{digits}f}"
 
     lines: list[str] = []
     if title:
         lines += [title, "=" * max(70, len(title)), ""]
     for r in runs:
-        ks = sorted(int(x) for x in data.loc[data["run"] == r, "k"].unique())
+        ks = sorted({kv for (rr, _, kv) in found if rr == r})
         cells = {(kv, m): cell(r, m, kv) for kv in ks for m in metrics}
         widths = {
             m: max(15, len(labels[m]), *(len(cells[(kv, m)]) for kv in ks)) for m in metrics

@@ -61,6 +61,64 @@ def _check_unique_pairs(
         )
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_MAX_HASH_BYTES = 256  # longer ids: exact check through the vocabulary
+
+
+def _mix(h: np.ndarray) -> np.ndarray:
+    """splitmix64-style finaliser on uint64 arrays (wrapping arithmetic)."""
+    h = h ^ (h >> np.uint64(30))
+    h = h * np.uint64(0xBF58476D1CE4E5B9)
+    h = h ^ (h >> np.uint64(27))
+    h = h * np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
+def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
+    """64-bit hash of each (query code, document id) row; None when the ids are too long to hash here.
+
+    Equal pairs always hash equal (in any array: a row's hash depends on its own
+    bytes only), so "no repeated hash" proves "no repeated pair".
+    Works on the arrow buffers: 8 bytes at a time, gathered through an unaligned
+    uint64 view of the string data.
+    """
+    import pyarrow as pa
+
+    arr = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
+    if pa.types.is_large_string(arr.type):
+        odt = np.int64
+    elif pa.types.is_string(arr.type):
+        odt = np.int32
+    else:
+        return None
+    n = len(arr)
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1].astype(np.int64)
+    lens = np.diff(off)
+    width = int(lens.max(initial=0))
+    if width > _MAX_HASH_BYTES:
+        return None
+    raw = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and width else np.zeros(0, np.uint8)
+    data = np.zeros(int(off[-1]) + 8, dtype=np.uint8)  # padded so every 8-byte read stays inside
+    data[: int(off[-1]) - int(off[0])] = raw[int(off[0]): int(off[-1])]
+    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    start = off[:-1] - off[0]
+    with np.errstate(over="ignore"):
+        h = _mix(lens.astype(np.uint64) ^ (q.astype(np.uint64) * _MIX))
+        for w in range(0, width, 8):
+            take = np.clip(lens - w, 0, 8)
+            word = words[np.minimum(start + w, len(words) - 1)]
+            mask = np.where(take >= 8, np.uint64(0xFFFFFFFFFFFFFFFF),
+                            (np.uint64(1) << (take.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
+            h = np.where(take > 0, _mix(h ^ ((word & mask) + _MIX)), h)  # rounds = the row's own length
+    return h
+
+
+def _has_repeats(keys: np.ndarray) -> bool:
+    sk = np.sort(keys)
+    return bool((sk[1:] == sk[:-1]).any())
+
+
 @dataclass(frozen=True, eq=False)
 class Qrels:
     """Graded relevance judgments.
@@ -251,9 +309,10 @@ class Run:
     q : ndarray of int64, shape (n_rows,)
         Index into ``query_ids`` of each row.
     doc_vocab : ndarray of str, shape (n_docs,)
-        Unique document ids of the run.
+        Unique document ids of the run (a property: a run read from a TREC
+        file builds it on first use, evaluation does not need it).
     d : ndarray of int64, shape (n_rows,)
-        Index into ``doc_vocab`` of each row.
+        Index into ``doc_vocab`` of each row (same laziness).
     scores : ndarray of float64, shape (n_rows,)
         Higher is better. Order is decided by score, ties by the tie rule chosen
         at evaluation time (see :func:`evalcore.ranking.rank_order`); the rank
@@ -264,12 +323,65 @@ class Run:
 
     query_ids: np.ndarray
     q: np.ndarray
-    doc_vocab: np.ndarray
-    d: np.ndarray
+    _doc_vocab: np.ndarray | None
+    _d: np.ndarray | None
     scores: np.ndarray
     name: str = "run"
     source: str | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _docs: Any = field(default=None, repr=False, compare=False)  # arrow string array, one id per row
+
+    # ------------------------------------------------------------ documents
+    @property
+    def doc_vocab(self) -> np.ndarray:
+        self._materialize_docs()
+        return self._doc_vocab  # type: ignore[return-value]
+
+    @property
+    def d(self) -> np.ndarray:
+        self._materialize_docs()
+        return self._d  # type: ignore[return-value]
+
+    def _materialize_docs(self) -> None:
+        """Dictionary-encode the per-row document ids (lazy runs only; idempotent, thread-safe)."""
+        if self._d is not None:
+            return
+        import pyarrow.compute as pc
+
+        enc = pc.dictionary_encode(self._docs)
+        vocab = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
+        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        object.__setattr__(self, "_doc_vocab", vocab)  # vocabulary first: readers test _d
+        object.__setattr__(self, "_d", codes)
+
+    def docs_at(self, rows: np.ndarray) -> np.ndarray:
+        """Document ids (object array) of the given rows, without building the vocabulary."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._d is None:
+            import pyarrow as pa
+
+            return self._docs.take(pa.array(rows)).to_numpy(zero_copy_only=False).astype(object)
+        return self._doc_vocab[self._d[rows]]  # type: ignore[index]
+
+    def doc_codes_in(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the index of its document in ``values`` (unique str ids), -1 where absent.
+
+        Parameters
+        ----------
+        values : object ndarray (m,)
+            Unique document ids (e.g. the judged documents of a qrels).
+
+        Returns
+        -------
+        int64 ndarray (n_rows,)
+        """
+        if self._d is None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            found = pc.index_in(self._docs, value_set=pa.array(values, type=pa.string()))
+            return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+        return pd.Index(values).get_indexer(self._doc_vocab)[self._d]
 
     @classmethod
     def from_codes(
@@ -306,6 +418,38 @@ class Run:
                     file=source, line=line, query=str(query_ids[q[i]]), item=str(doc_vocab[d[i]]),
                 )
         return cls(np.asarray(query_ids, dtype=object), q, np.asarray(doc_vocab, dtype=object), d, s, name, source)
+
+    @classmethod
+    def from_arrow_docs(
+        cls, query_ids: np.ndarray, q: np.ndarray, docs: Any, scores: np.ndarray,
+        *, name: str = "run", source: str | None = None,
+    ) -> Run:
+        """Build from query codes and a pyarrow string array of per-row document ids (the TREC reader's path).
+
+        The document vocabulary is built only when something asks for it
+        (:attr:`doc_vocab`, :attr:`d`); evaluation joins the ids against the
+        judged documents directly. Scores and (query, document) uniqueness are
+        validated here: a 64-bit hash of every pair is checked for repeats, and
+        only a repeated hash (a real duplicate, or a ~1e-7 chance collision)
+        builds the vocabulary for the exact check and its message.
+        """
+        s = np.asarray(scores, dtype=np.float64)
+        q = np.asarray(q, dtype=np.int64)
+        if len(q) == 0:
+            raise EmptyInputError("run has no ranked documents", file=source)
+        if not (len(q) == len(docs) == len(s)):
+            raise ValueTypeError(
+                f"query, document and score columns differ in length ({len(q)}, {len(docs)}, {len(s)})", file=source)
+        if docs.null_count:
+            raise ValueTypeError("a document id is missing", file=source)
+        run = cls(np.asarray(query_ids, dtype=object), q, None, None, s, name, source, {}, docs)
+        bad = ~np.isfinite(s)
+        keys = None if bad.any() else _pair_hashes(q, docs)
+        if keys is None or _has_repeats(keys):
+            # exact path: builds the vocabulary; raises the precise error (or finds a hash collision)
+            checked = cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)
+            run._cache.update(checked._cache)
+        return run
 
     @classmethod
     def from_records(
@@ -347,7 +491,10 @@ class Run:
         """Document id of each row (materialised once)."""
         hit = self._cache.get("doc_ids")
         if hit is None:
-            hit = self.doc_vocab[self.d]
+            if self._d is None:
+                hit = self._docs.to_numpy(zero_copy_only=False).astype(object)
+            else:
+                hit = self.doc_vocab[self.d]
             self._cache["doc_ids"] = hit
         return hit
 
@@ -388,7 +535,7 @@ class Run:
 
     def renamed(self, name: str) -> Run:
         """Same lists under another name (arrays shared, they are never written)."""
-        r = Run(self.query_ids, self.q, self.doc_vocab, self.d, self.scores, name, self.source)
+        r = Run(self.query_ids, self.q, self._doc_vocab, self._d, self.scores, name, self.source, {}, self._docs)
         r._cache.update(self._cache)
         return r
 
@@ -409,7 +556,7 @@ class Run:
         out: dict[str, list[tuple[str, float]]] = {str(x): [] for x in self.query_ids}
         q = self.q[order]
         keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
-        docs = self.doc_vocab[self.d[order][keep]]
+        docs = self.docs_at(order[keep])
         for qi, d, s in zip(q[keep].tolist(), docs.tolist(), self.scores[order][keep].tolist()):
             out[self.query_ids[qi]].append((d, s))
         return out

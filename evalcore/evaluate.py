@@ -142,7 +142,7 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     qi = qi[keep]
     pos = pos[keep]
     rows = order[keep]
-    codes = _doc_codes(run, idx)[run.d[rows]]
+    codes = _row_doc_codes(run, idx)[rows]
     grade = np.zeros(len(rows), dtype=np.int64)
     judged = codes >= 0
     if judged.any():
@@ -161,19 +161,9 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     return prep
 
 
-def _doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:
-    """Qrels document code of each run vocabulary entry (-1 when the document is not judged)."""
-    arrow_vocab = run._cache.get("arrow_vocab")
-    if arrow_vocab is not None:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        value_set = idx.get("arrow_value_set")
-        if value_set is None:
-            value_set = idx["arrow_value_set"] = pa.array(idx["vocab"].to_numpy(dtype=object), type=pa.string())
-        found = pc.index_in(arrow_vocab, value_set=value_set)
-        return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx["vocab"].get_indexer(run.doc_vocab)
+def _row_doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:
+    """Qrels document code of each run row (-1 when the document is not judged)."""
+    return run.doc_codes_in(idx["vocab"].to_numpy(dtype=object))
 
 
 def _first_rel(prep: _Prepared, nq: int, theta: int) -> np.ndarray:

@@ -60,11 +60,19 @@ def read_bytes(src: PathOrBytes, *, name: str | None = None) -> tuple[bytes, str
             raise InputFormatError("is a directory, expected a file", file=label) from None
         except OSError as e:
             raise InputFormatError(f"cannot read file ({e.strerror or e})", file=label) from None
-    if not data.strip():
+    if _blank(data):
         raise EmptyInputError("file is empty", file=label)
     if b"\x00" in data[:65536]:
         raise BinaryFileError("binary content (NUL bytes), expected a text file", file=label)
     return data, label
+
+
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _blank(data: bytes) -> bool:
+    """True when the bytes hold only white space (no copy of large inputs, unlike ``strip``)."""
+    return _NON_BLANK.search(data) is None
 
 
 def _decode_check(data: bytes, label: str) -> None:
@@ -161,17 +169,16 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
         return None
 
 
-def _codes(col, *, keep_arrow: bool = False):
-    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object[, arrow dict])."""
+def _codes(col):
+    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     enc = pc.dictionary_encode(col)
-    out = (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-           enc.dictionary.to_numpy(zero_copy_only=False).astype(object))
-    return (*out, enc.dictionary) if keep_arrow else out
+    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            enc.dictionary.to_numpy(zero_copy_only=False).astype(object))
 
 
 _WS = re.compile(rb"[ \t\r\f\v]+")
@@ -236,34 +243,38 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     data, label = read_bytes(src, name=label)
     layout = "qid Q0 docid rank score tag"
     body = _strip_comments(data)
-    if not body.strip():
+    if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
-    arrow_vocab = None
     tbl = _fast_table(body, 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
-    if tbl is not None and tbl.num_rows > 0:
-        qc, qu = _codes(tbl.column("c0"))
-        dc, du, arrow_vocab = _codes(tbl.column("c2"), keep_arrow=True)
-        scores = tbl.column("c4").to_numpy()
-        tag = tbl.column("c5")[0].as_py() if tbl.num_rows else None
-    else:
-        c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
-        qc, qu = pd.factorize(np.asarray(c0, dtype=object))
-        dc, du = pd.factorize(np.asarray(c2, dtype=object))
-        scores = np.asarray(c4, dtype=np.float64)
-        tag = c5[0]
-        qu, du = np.asarray(qu, dtype=object), np.asarray(du, dtype=object)
-    run_name = name or tag or Path(label).stem
-    if not np.all(np.isfinite(scores)):
-        _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
     try:
-        run = Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
-        if arrow_vocab is not None:
-            run._cache["arrow_vocab"] = arrow_vocab  # lets evaluation map documents with arrow's hash join
-        return run
+        if tbl is not None and tbl.num_rows > 0:
+            qc, qu = _codes(tbl.column("c0"))
+            docs = tbl.column("c2").combine_chunks()
+            scores = tbl.column("c4").to_numpy()
+            tag = tbl.column("c5")[0].as_py()
+            run_name = name or tag or Path(label).stem
+            if not np.all(np.isfinite(scores)):
+                _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
+            return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
+        c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
+        qc, qu = _factorize(np.asarray(c0, dtype=object))
+        dc, du = _factorize(np.asarray(c2, dtype=object))
+        scores = np.asarray(c4, dtype=np.float64)
+        run_name = name or c5[0] or Path(label).stem
+        if not np.all(np.isfinite(scores)):
+            _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
+        return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
     except DuplicateIdError as e:
         line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    import pandas as pd
+
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
 def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
@@ -271,7 +282,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     data, label = read_bytes(src, name=label)
     layout = "qid iter docid grade"
     body = _strip_comments(data)
-    if not body.strip():
+    if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {3: "int"}
     tbl = _fast_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})

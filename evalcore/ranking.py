@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from collections.abc import Callable
+
 import numpy as np
-import pandas as pd
 
 from .errors import OptionError
 
@@ -88,6 +89,17 @@ def order_rows(
     >>> order_rows(q, s, np.arange(3), v, ties="docid_asc").tolist()
     [1, 0, 2]
     """
+    vocab = np.asarray(doc_vocab, dtype=object)
+    codes = np.asarray(doc_codes)
+    return _order_rows(q, scores, lambda rows: vocab[codes[rows]], ties=ties)
+
+
+def _order_rows(q: np.ndarray, scores: np.ndarray, docs_at: Callable[[np.ndarray], np.ndarray], *,
+                ties: str) -> np.ndarray:
+    """:func:`order_rows` with the document ids of given rows supplied by ``docs_at(rows)``.
+
+    Only rows inside groups of equal (query, score) ever need their ids.
+    """
     ties = canonical_ties(ties)
     neg = -np.asarray(scores, dtype=np.float64)
     q = np.asarray(q)
@@ -111,7 +123,7 @@ def order_rows(
     tied[1:] |= same
     tied[:-1] |= same
     rows = order[tied]
-    codes, _ = pd.factorize(np.asarray(doc_vocab, dtype=object)[np.asarray(doc_codes)[rows]], sort=True)
+    _, codes = np.unique(np.asarray(docs_at(rows), dtype=object), return_inverse=True)
     key = np.zeros(len(q), dtype=np.int64)
     key[rows] = -codes if ties == "trec" else codes
     tied_rows = order[tied]
@@ -136,7 +148,7 @@ def rank_order(run: Run, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]
     key = ("rank_order", ties)
     hit = run._cache.get(key)
     if hit is None:
-        order = order_rows(run.q, run.scores, run.d, run.doc_vocab, ties=ties)
+        order = _order_rows(run.q, run.scores, run.docs_at, ties=ties)
         hit = (order, _group_positions(run.q[order]))
         run._cache[key] = hit
     return hit

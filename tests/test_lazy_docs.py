@@ -1,0 +1,82 @@
+"""Runs read from TREC files keep their document ids as one arrow column and
+build the vocabulary only on demand; duplicates are found through 64-bit pair
+hashes with an exact fallback. These tests pin both down against the eager path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from evalcore import Qrels, Run, evaluate
+from evalcore.data import _has_repeats, _pair_hashes
+from evalcore.errors import DuplicateIdError
+from evalcore.io_trec import read_trec_run
+
+
+def _run_text(rows: list[tuple[str, str, float]]) -> bytes:
+    return "".join(f"{q} Q0 {d} {i + 1} {s!r} t\n" for i, (q, d, s) in enumerate(rows)).encode()
+
+
+def _ids(rng: np.random.Generator, n: int, *, lo: int = 1, hi: int = 40) -> list[str]:
+    alphabet = list("abcdefgh0123456789-_é漢")
+    return ["".join(rng.choice(alphabet, size=int(rng.integers(lo, hi)))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lazy_run_equals_eager_run(seed):
+    rng = np.random.default_rng(seed)
+    docs = _ids(rng, 60)
+    rows = []
+    for qi in range(30):
+        picked = rng.choice(len(docs), size=int(rng.integers(1, 20)), replace=False)
+        rows += [(f"q{qi}", docs[j], float(rng.integers(0, 4))) for j in picked]  # heavy ties
+    lazy = read_trec_run(_run_text(rows), name="r")
+    eager = Run.from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name="r")
+    assert lazy._d is None  # nothing built the vocabulary yet
+    qrels = Qrels.from_records([r[0] for r in rows[::3]], [r[1] for r in rows[::3]],
+                               rng.integers(0, 3, size=len(rows[::3])))
+    for ties in ("trec", "docid_asc", "input"):
+        a = evaluate(qrels, lazy, metrics=["ndcg", "map", "mrr", "P"], k=[1, 5, 20], ties=ties).table
+        b = evaluate(qrels, eager, metrics=["ndcg", "map", "mrr", "P"], k=[1, 5, 20], ties=ties).table
+        np.testing.assert_array_equal(a["value"].to_numpy(), b["value"].to_numpy())
+        assert lazy.ranked_lists(ties=ties) == eager.ranked_lists(ties=ties)
+    assert lazy._d is None  # evaluation and ranked lists never needed it
+    values = np.asarray(sorted(set(docs[::2])), dtype=object)
+    np.testing.assert_array_equal(lazy.doc_codes_in(values), eager.doc_codes_in(values))
+    rows_at = np.array([0, len(rows) - 1, 3])
+    assert lazy.docs_at(rows_at).tolist() == eager.docs_at(rows_at).tolist()
+    # on demand, the vocabulary describes the same rows
+    assert (lazy.doc_vocab[lazy.d] == eager.doc_vocab[eager.d]).all()
+    assert lazy.doc_ids.tolist() == [r[1] for r in rows]
+
+
+@pytest.mark.parametrize("doc", ["d1", "a-longer-id-sharing-8-bytes-x", "é" * 40, "x" * 300])
+def test_duplicate_found_for_any_id_length(doc):
+    # ids sharing long prefixes, multi-byte characters, and ids past the hashed length (exact fallback)
+    rows = [("q1", doc, 3.0), ("q1", doc[:-1] + "y", 2.0), ("q2", doc, 1.0), ("q1", doc, 0.5)]
+    with pytest.raises(DuplicateIdError) as ei:
+        read_trec_run(_run_text(rows), name="r")
+    assert (ei.value.query, ei.value.item, ei.value.line) == ("q1", doc, 4)
+
+
+def test_ids_differing_only_after_eight_bytes_are_not_duplicates():
+    rows = [("q1", "abcdefgh" + s, 1.0) for s in ("", "1", "12", "123456789", "12345678")]
+    run = read_trec_run(_run_text(rows), name="r")
+    assert len(run) == 5
+
+
+def test_pair_hashes_equal_pairs_hash_equal_and_sliced_arrays_agree():
+    rng = np.random.default_rng(7)
+    ids = _ids(rng, 2000, lo=0, hi=70)
+    q = rng.integers(0, 50, size=2000)
+    h = _pair_hashes(q, pa.array(ids))
+    key = {}
+    for qi, d, hv in zip(q.tolist(), ids, h.tolist()):
+        assert key.setdefault((qi, d), hv) == hv  # equal pairs -> equal hashes
+    distinct = len(key)
+    assert len(set(h.tolist())) == distinct  # and no collision among these distinct pairs
+    assert _has_repeats(h) == (distinct < len(ids))
+    sliced = pa.array(ids).slice(100, 500)  # arrow offsets not starting at 0
+    np.testing.assert_array_equal(_pair_hashes(q[100:600], sliced), h[100:600])
+    assert _pair_hashes(q[:1], pa.array(["x" * 1000])) is None  # too long: caller checks exactly
