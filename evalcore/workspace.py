@@ -45,7 +45,7 @@ __all__ = [
     "build_run", "evaluate_workspace", "prepare_reference", "REFERENCE_MODES", "load_domain_map", "load_metadata", "plain_table",
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
     "metric_k_pairs", "metric_slice", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
-    "qrels_formats", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
+    "qrels_formats", "parse_metric_names", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
     "add_fused_run", "set_run_options", "looks_like_embeddings", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
 ]
 
@@ -97,6 +97,56 @@ def _key(*parts: Any) -> str:
 # ------------------------------------------------------------------------------------------ settings
 
 
+def _split_metric_text(text: str) -> list[str]:
+    """Split on commas, semicolons and blanks that are outside parentheses."""
+    pieces, cur, depth = [], [], 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        if depth == 0 and (ch in ",;" or ch.isspace()):
+            pieces.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    pieces.append("".join(cur))
+    return [p for p in pieces if p.strip()]
+
+
+def parse_metric_names(metrics: str | Iterable[str]) -> tuple[str, ...]:
+    """Canonical metric names from a list of names or from free text.
+
+    Each name is parsed by :func:`evalcore.measures.parse_measure`, so
+    parameters and cutoffs are accepted and printed canonically:
+    ``"recall(rel=2)"``, ``"P(rel=2)@5"`` -> ``"precision(rel=2)@5"``,
+    ``"success@1"`` -> ``"hit_rate@1"``.
+
+    Parameters
+    ----------
+    metrics : str or iterable of str
+        Names; a string is split at commas, semicolons and blanks outside
+        parentheses (``"recall(rel=2), P(rel = 2)@5"`` is two names).
+
+    Returns
+    -------
+    tuple of str
+        Canonical names, duplicates removed (first occurrence kept); empty for
+        an empty text.
+
+    Raises
+    ------
+    UnknownMeasureError
+        For a name that does not parse, with the engine's message (what is
+        wrong and what is supported).
+    """
+    from .measures import parse_measure
+
+    names = _split_metric_text(metrics) if isinstance(metrics, str) else [str(m) for m in metrics]
+    return tuple(dict.fromkeys(str(parse_measure(n)) for n in names))
+
+
+
 @dataclass(frozen=True)
 class Settings:
     """Evaluation settings chosen on the Data page.
@@ -127,6 +177,7 @@ class Settings:
             raise OptionError("choose at least one cutoff k >= 1")
         if not self.metrics:
             raise OptionError("choose at least one metric")
+        metrics = parse_metric_names(self.metrics)
         if int(self.rel_threshold) < 1:
             raise OptionError("the relevance threshold must be >= 1")
         if self.ties not in TIE_CHOICES:
@@ -136,7 +187,7 @@ class Settings:
         if self.gt_mode not in REFERENCE_MODES:
             raise OptionError(f"unknown reference mode {self.gt_mode!r}; choose one of {list(REFERENCE_MODES)}")
         depth = max(int(self.depth), max(ks))
-        return replace(self, k=ks, metrics=tuple(dict.fromkeys(self.metrics)), depth=depth,
+        return replace(self, k=ks, metrics=metrics, depth=depth,
                        rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
                        seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)))
 
@@ -736,7 +787,8 @@ def overview_table(
     s = summary.copy()
     s["run"] = s["run"].astype(str)
     s["metric"] = s["metric"].astype(str)
-    s = best_per_column(s, higher_is_better={"first_rel_rank": False})
+    lower = {m: False for m in s["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}  # + parameterised
+    s = best_per_column(s, higher_is_better=lower)
     cols = list(columns) if columns is not None else metric_k_pairs(s)
     runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
     text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)

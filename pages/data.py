@@ -297,6 +297,13 @@ with st.form("settings_form"):
         metrics = st.multiselect("Metrics", list(W.METRIC_CHOICES), default=[m for m in cur.metrics
                                                                             if m in W.METRIC_CHOICES],
                                  key="set_metrics")
+        extra_metrics = st.text_input(
+            "More metrics, with parameters or a fixed cutoff", key="set_extra_metrics",
+            value=", ".join(m for m in cur.metrics if m not in W.METRIC_CHOICES),
+            placeholder="e.g. recall(rel=2), P(rel=2)@5",
+            help="Comma-separated names as on the command line: name(rel=N) sets the relevance threshold of a "
+                 "binary metric, @k a single cutoff (without it, every k above). `python -m evalcore metrics` "
+                 "lists the names.")
     with c2:
         rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
                               key="set_rel")
@@ -319,14 +326,14 @@ with st.form("settings_form"):
         gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
                                    key="set_gtdepth")
     if st.form_submit_button("Apply settings", type="primary"):
-        new = W.Settings(k=tuple(ks), metrics=tuple(metrics), rel_threshold=int(rel), ties=ties,
-                         no_relevant=no_rel, sample_size=int(sample), seed=int(seed), depth=int(depth),
-                         gt_depth=int(gt_depth), gt_mode=gt_mode)
-        try:
-            new = new.validated()
+        try:  # a bad name or value is reported here, next to the form; nothing changes
+            new = W.Settings(k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)),
+                             rel_threshold=int(rel), ties=ties, no_relevant=no_rel, sample_size=int(sample),
+                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode).validated()
         except EvalcoreError as e:
-            flash("error", str(e))
+            ui.show_error(e, prefix="Settings not applied")
         else:
             S.set_ws(dataclasses.replace(S.get_ws(), settings=new))
+            st.session_state.pop("set_extra_metrics", None)  # shown again as the canonical names
             flash("ok", "settings applied")
-        st.rerun()
+            st.rerun()

@@ -361,6 +361,51 @@ def test_settings_change_the_evaluation():
         ["ndcg@10", "ndcg@5", "precision@10", "precision@5"]
 
 
+def test_parameterised_metrics_flow_to_every_page():
+    at = goto(start(), "data")
+    at.multiselect(key="set_k").set_value([5, 10])
+    at.multiselect(key="set_metrics").set_value(["ndcg"])
+    at.text_input(key="set_extra_metrics").input("recall(rel=2), P(rel = 2)@5")
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not at.exception and not errors(at)
+    assert at.session_state["ws"].settings.metrics == ("ndcg", "recall(rel=2)", "precision(rel=2)@5")
+    assert at.text_input(key="set_extra_metrics").value == "recall(rel=2), precision(rel=2)@5"  # kept, canonical
+
+    at = goto(at, "overview")
+    demo = make_demo(0)
+    ev = evaluate(demo.qrels, demo.runs, metrics=["ndcg", "recall(rel=2)", "P(rel=2)@5"], k=[5, 10], ties="trec")
+    expected = summarize(ev.table)
+    pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True), expected.reset_index(drop=True))
+    assert {"recall(rel=2)@5", "recall(rel=2)@10", "precision(rel=2)@5"} <= set(overview_text(at).columns)
+    assert "precision(rel=2)@10" not in overview_text(at).columns  # a fixed cutoff stays fixed
+    for page in ("compare", "queries", "domains"):
+        goto(at, page)
+        box = at.selectbox(key=f"w_{page}_sel_metric")
+        assert {"recall(rel=2)", "precision(rel=2)"} <= set(box.options)
+        box.select("precision(rel=2)").run()
+        assert not at.exception and not errors(at), (page, errors(at))
+        assert at.selectbox(key=f"w_{page}_sel_k").options == ["5"]  # the only cutoff of P(rel=2)@5
+    goto(at, "fusion")
+    fused = next(d.value for d in at.dataframe if getattr(d.value, "index", pd.Index([])).name == "run")
+    assert "precision(rel=2)@5" in fused.columns
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("recall(rel=2), foo@3", "unknown measure 'foo@3'"),
+    ("ndcg(rel=2)", "measure 'ndcg' takes no parameter 'rel'"),
+    ("recall(rel=x)", "rel must be an integer"),
+])
+def test_bad_parameterised_metric_is_an_error_message(text, message):
+    at = goto(start(), "data")
+    before = at.session_state["ws"].settings
+    at.text_input(key="set_extra_metrics").input(text)
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not at.exception
+    errs = errors(at)
+    assert len(errs) == 1 and errs[0].startswith("Settings not applied: ") and message in errs[0], errs
+    assert at.session_state["ws"].settings == before
+
+
 def test_user_text_is_never_markdown():
     """Ids and names with Markdown/HTML reach only plain-text elements, or are escaped."""
     marker = "Z*x*_<b>y</b>[l](javascript:alert(1))$m$:red[t]"

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -166,6 +168,37 @@ def test_settings_validation():
             bad.validated()
     assert W.Settings().eval_key() == W.Settings(sample_size=50).eval_key()  # sampling is keyed elsewhere
     assert W.Settings().eval_key() != W.Settings(rel_threshold=2).eval_key()
+
+
+def test_parameterised_metric_names():
+    assert W.parse_metric_names("recall(rel=2), P(rel = 2)@5; ndcg success@1 recall(rel=2)") == (
+        "recall(rel=2)", "precision(rel=2)@5", "ndcg", "hit_rate@1")
+    assert W.parse_metric_names("") == W.parse_metric_names(" , ") == ()
+    assert W.parse_metric_names(["ndcg", "R(rel=3)"]) == ("ndcg", "recall(rel=3)")
+    s = W.Settings(metrics=("ndcg", "P(rel=2)@5", "precision(rel=2)@5", "recip_rank")).validated()
+    assert s.metrics == ("ndcg", "precision(rel=2)@5", "mrr")  # canonical, duplicates removed
+    for bad, message in (("foo@3", "unknown measure 'foo@3'"), ("ndcg(rel=2)", "takes no parameter 'rel'"),
+                         ("recall(rel=x)", "rel must be an integer"), ("recall@0", "cutoff must be >= 1")):
+        with pytest.raises(EvalcoreError, match=re.escape(message)):
+            W.parse_metric_names(bad)
+        with pytest.raises(EvalcoreError, match=re.escape(message)):
+            W.Settings(metrics=("ndcg", bad)).validated()
+    # the evaluation takes them like the plain names
+    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws, _ = W.add_ranked_run(ws, blob("a.trec", trec_run(1)))
+    settings = replace(SETTINGS, metrics=("ndcg", "recall(rel=2)", "P(rel=2)@5")).validated()
+    q = W.prepare_qrels(ws.ground_truth, aspect=None, sample=None, domains=None, settings=settings)
+    ev = W.evaluate_workspace({None: q}, [(W.build_run(ws.runs[0]), None)], settings)
+    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("ndcg", 10), ("recall(rel=2)", 1),
+                                          ("recall(rel=2)", 5), ("recall(rel=2)", 10), ("precision(rel=2)", 5)]
+
+
+def test_overview_table_parameterised_first_rel_rank_is_lower_better():
+    summ = pd.DataFrame({"run": ["a", "b"], "metric": ["first_rel_rank(rel=2)"] * 2, "k": [0, 0], "n": [5, 5],
+                         "mean": [2.0, 3.0], "std": [0.1] * 2, "sem": [0.1] * 2, "ci_low": [1.0, 2.0],
+                         "ci_high": [3.0, 4.0], "median": [2.0, 3.0]})
+    _, best = W.overview_table(summ, runs=["a", "b"])
+    assert best["first_rel_rank(rel=2)"].tolist() == [True, False]
 
 
 # ------------------------------------------------------------------------------------------ pipeline
