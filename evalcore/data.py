@@ -74,13 +74,12 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
-def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
-    """64-bit hash of each (query code, document id) row; None when the ids are too long to hash here.
+def string_hashes(docs: Any) -> np.ndarray | None:
+    """64-bit hash of each string of a pyarrow string array; None when ids are too long to hash here.
 
-    Equal pairs always hash equal (in any array: a row's hash depends on its own
-    bytes only), so "no repeated hash" proves "no repeated pair".
-    Works on the arrow buffers: 8 bytes at a time, gathered through an unaligned
-    uint64 view of the string data.
+    A row's hash depends on its own bytes only, so equal strings hash equal in
+    any array. Works on the arrow buffers: 8 bytes at a time, gathered through an
+    unaligned uint64 view of the string data.
     """
     import pyarrow as pa
 
@@ -91,6 +90,8 @@ def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
         odt = np.int32
     else:
         return None
+    if arr.null_count:
+        return None
     n = len(arr)
     bufs = arr.buffers()
     off = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1].astype(np.int64)
@@ -99,12 +100,12 @@ def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
     if width > _MAX_HASH_BYTES:
         return None
     raw = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and width else np.zeros(0, np.uint8)
-    data = np.zeros(int(off[-1]) + 8, dtype=np.uint8)  # padded so every 8-byte read stays inside
+    data = np.zeros(int(off[-1]) - int(off[0]) + 8, dtype=np.uint8)  # padded so every 8-byte read stays inside
     data[: int(off[-1]) - int(off[0])] = raw[int(off[0]): int(off[-1])]
     words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
     start = off[:-1] - off[0]
     with np.errstate(over="ignore"):
-        h = _mix(lens.astype(np.uint64) ^ (q.astype(np.uint64) * _MIX))
+        h = _mix(lens.astype(np.uint64) * _MIX)
         for w in range(0, width, 8):
             take = np.clip(lens - w, 0, 8)
             word = words[np.minimum(start + w, len(words) - 1)]
@@ -112,6 +113,18 @@ def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
                             (np.uint64(1) << (take.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
             h = np.where(take > 0, _mix(h ^ ((word & mask) + _MIX)), h)  # rounds = the row's own length
     return h
+
+
+def pair_keys(q: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
+    """64-bit key of each (integer query, hashed document) row: equal pairs give equal keys."""
+    with np.errstate(over="ignore"):
+        return _mix(doc_hashes ^ (np.asarray(q).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+
+
+def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
+    """:func:`pair_keys` of (query code, document id) rows; None when the ids are too long to hash."""
+    h = string_hashes(docs)
+    return None if h is None else pair_keys(q, h)
 
 
 def _has_repeats(keys: np.ndarray) -> bool:
@@ -444,7 +457,10 @@ class Run:
             raise ValueTypeError("a document id is missing", file=source)
         run = cls(np.asarray(query_ids, dtype=object), q, None, None, s, name, source, {}, docs)
         bad = ~np.isfinite(s)
-        keys = None if bad.any() else _pair_hashes(q, docs)
+        doc_hashes = None if bad.any() else string_hashes(docs)
+        keys = None if doc_hashes is None else pair_keys(q, doc_hashes)
+        if doc_hashes is not None:
+            run._cache["doc_hashes"] = doc_hashes  # evaluation joins on them (see evaluate._row_grades)
         if keys is None or _has_repeats(keys):
             # exact path: builds the vocabulary; raises the precise error (or finds a hash collision)
             checked = cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)

@@ -142,16 +142,9 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     qi = qi[keep]
     pos = pos[keep]
     rows = order[keep]
-    codes = _row_doc_codes(run, idx)[rows]
-    grade = np.zeros(len(rows), dtype=np.int64)
-    judged = codes >= 0
-    if judged.any():
-        k = qi[judged].astype(np.int64) * idx["n_vocab"] + codes[judged]
-        loc = np.searchsorted(idx["keys"], k)
-        loc = np.minimum(loc, len(idx["keys"]) - 1)
-        found = idx["keys"][loc] == k
-        g = np.where(found, idx["key_grades"][loc], 0)
-        grade[judged] = g
+    grade = _hashed_grades(qrels, run, rows, qi)
+    if grade is None:
+        grade = _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
     # group rows by qrels query (runs may list queries in any order)
     so = np.argsort(qi, kind="stable")
     qi, pos, grade = qi[so], pos[so], grade[so]
@@ -159,6 +152,76 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     prep = _Prepared(qi, pos, grade, n_ret, n_ignored)
     run._cache[key] = (qrels, prep)
     return prep
+
+
+def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> np.ndarray:
+    """Grade of each row from its qrels document code (-1: unjudged) and qrels query index."""
+    grade = np.zeros(len(codes), dtype=np.int64)
+    judged = codes >= 0
+    if judged.any():
+        k = qi[judged].astype(np.int64) * idx["n_vocab"] + codes[judged]
+        loc = np.searchsorted(idx["keys"], k)
+        loc = np.minimum(loc, len(idx["keys"]) - 1)
+        found = idx["keys"][loc] == k
+        grade[judged] = np.where(found, idx["key_grades"][loc], 0)
+    return grade
+
+
+_BITMAP_BITS = 24  # prefilter of the hash join: 16 M flags, ~0.6% false hits per 100k judgments
+
+
+def _qrels_pair_index(qrels: Qrels) -> dict[str, Any] | None:
+    """Sorted 64-bit (query, document) keys of the judgments, with a bitmap prefilter (cached)."""
+    if "pair_index" in qrels._cache:
+        return qrels._cache["pair_index"]
+    import pyarrow as pa
+
+    from .data import pair_keys, string_hashes
+
+    hit = None
+    dh = string_hashes(pa.array(qrels.doc_ids.astype(str) if qrels.doc_ids.dtype != object else qrels.doc_ids,
+                                type=pa.string())) if len(qrels.doc_ids) else None
+    if dh is not None:
+        keys = pair_keys(qrels.q, dh)
+        order = np.argsort(keys, kind="stable")
+        flags = np.zeros(1 << _BITMAP_BITS, dtype=bool)
+        flags[(keys & np.uint64((1 << _BITMAP_BITS) - 1)).astype(np.int64)] = True
+        hit = {"keys": keys[order], "rows": order, "flags": flags}
+    qrels._cache["pair_index"] = hit
+    return hit
+
+
+def _hashed_grades(qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray) -> np.ndarray | None:
+    """Grades of run rows by a hash join of (query, document) keys, every match verified on the strings.
+
+    Only for runs that carry per-row document hashes (read from TREC files); None
+    otherwise, or when a hash collision makes a match fail verification (the caller
+    then takes the exact code path).
+    """
+    dh = run._cache.get("doc_hashes")
+    if dh is None:
+        return None
+    pidx = _qrels_pair_index(qrels)
+    if pidx is None:
+        return None
+    from .data import pair_keys
+
+    grade = np.zeros(len(rows), dtype=np.int64)
+    keys = pair_keys(qi, dh[rows])
+    cand = np.flatnonzero(pidx["flags"][(keys & np.uint64((1 << _BITMAP_BITS) - 1)).astype(np.int64)])
+    if len(cand) == 0:
+        return grade
+    ck = keys[cand]
+    loc = np.minimum(np.searchsorted(pidx["keys"], ck), len(pidx["keys"]) - 1)
+    found = pidx["keys"][loc] == ck
+    cand, loc = cand[found], loc[found]
+    qrow = pidx["rows"][loc]
+    # verify: same query and the very same document id (a 64-bit collision falls back to exact codes)
+    same = (qrels.q[qrow] == qi[cand]) & (run.docs_at(rows[cand]) == qrels.doc_ids[qrow])
+    if not bool(np.all(same)):
+        return None
+    grade[cand] = qrels.grades[qrow]
+    return grade
 
 
 def _row_doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:

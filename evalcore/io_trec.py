@@ -85,7 +85,7 @@ def _decode_check(data: bytes, label: str) -> None:
 
 def _strip_comments(data: bytes) -> bytes:
     """Blank out comment lines; keeping them as empty lines keeps error line numbers right."""
-    if data.startswith(b"#") or b"\n#" in data:
+    if b"#" in data and (data.startswith(b"#") or b"\n#" in data):  # one-byte scan first: much faster
         return b"\n".join(b"" if ln.startswith(b"#") else ln for ln in data.split(b"\n"))
     return data
 
@@ -246,13 +246,13 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
-    tbl = _fast_table(body, 6, [0, 2, 4, 5], {0: "str", 2: "str", 4: "float", 5: "str"})
+    tbl = _fast_table(body, 6, [0, 2, 4], {0: "str", 2: "str", 4: "float", 5: "str"})
     try:
         if tbl is not None and tbl.num_rows > 0:
             qc, qu = _codes(tbl.column("c0"))
             docs = tbl.column("c2").combine_chunks()
             scores = tbl.column("c4").to_numpy()
-            tag = tbl.column("c5")[0].as_py()
+            tag = _first_tag(body)
             run_name = name or tag or Path(label).stem
             if not np.all(np.isfinite(scores)):
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
@@ -268,6 +268,13 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     except DuplicateIdError as e:
         line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
+
+
+def _first_tag(body: bytes) -> str | None:
+    """Sixth field of the first record line (the run tag)."""
+    for _, parts in _iter_lines(body[: 1 << 16]):
+        return parts[5] if len(parts) > 5 else None
+    return None
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
