@@ -179,6 +179,12 @@ def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _ref
     return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
+                 _query_ids: list | None) -> Outcome:
+    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, query_ids=_query_ids)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
     from evalcore.aggregate import summarize
@@ -250,6 +256,7 @@ class Context:
     n_universe: int = 0
     runs: dict[str, Run] = field(default_factory=dict)  # name -> Run (loaded runs only)
     run_keys: dict[str, str] = field(default_factory=dict)  # uid -> content key
+    qrels_keys: dict = field(default_factory=dict)  # aspect -> content key of its evaluated qrels
     run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message
     run_warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
@@ -347,7 +354,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
             return None
         return src.aspect if src.aspect in ctx.aspects else default_aspect
 
-    qkeys: dict[str | None, str] = {}
+    qkeys: dict[str | None, str] = ctx.qrels_keys
 
     def qrels_for(aspect: str | None) -> Qrels | None:
         if aspect in ctx.qrels:
@@ -490,6 +497,46 @@ def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: st
     key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD)
     return memo(key, lambda: _c_compare_domains(key, metric_slice(ctx, metric, k), metric, k, baseline, test,
                                                 correction, min_queries, N_RESAMPLES, CI_METHOD))
+
+
+@dataclass(frozen=True)
+class Diversity:
+    """ILD@k and α-nDCG@k of the runs with embeddings (:func:`diversity`)."""
+
+    summary: pd.DataFrame  # evalcore.workspace.diversity_summary of the runs with embeddings
+    runs: tuple[str, ...]  # runs with embeddings, in display order
+    without: tuple[str, ...]  # runs without (ranked files, fusions)
+    errors: dict[str, str] = field(default_factory=dict)  # run -> message
+
+
+def diversity(ctx: Context, k: int) -> Diversity:
+    """Diversity at cutoff ``k`` of every evaluated run whose items have embeddings.
+
+    One :func:`evalcore.workspace.run_diversity` per run, cached by the run's
+    and its ground truth's content keys and the settings, over the queries the
+    evaluation kept for that run.
+    """
+    m0, k0 = metric_k_pairs(ctx)[0]
+    first = metric_slice(ctx, m0, k0)
+    tables, runs, without, errs = [], [], [], {}
+    for name in ctx.run_names:
+        src = next(r for r in ctx.ws.runs if r.name == name)
+        if not memo(f"hasemb:{ctx.run_keys[src.uid]}", lambda src=src: W.has_embeddings(src)):
+            without.append(name)
+            continue
+        aspect = ctx.run_aspect[name]
+        key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
+        qids = memo(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
+            set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
+        out = memo(key, lambda src=src, name=name, key=key, aspect=aspect, qids=qids: _c_diversity(
+            key, src, ctx.runs[name], ctx.qrels[aspect], int(k), ctx.settings.ties, qids))
+        if out.ok:
+            tables.append(out.value)
+            runs.append(name)
+        else:
+            errs[name] = out.error
+    summ = memo("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
+    return Diversity(summ, tuple(runs), tuple(without), errs)
 
 
 # Downloads are generated when clicked (``st.download_button(data=callable)``). Streamlit runs the

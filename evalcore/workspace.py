@@ -44,7 +44,8 @@ __all__ = [
     "content_hash", "capture", "load_ground_truth", "query_universe", "sample_query_ids", "prepare_qrels",
     "build_run", "evaluate_workspace", "prepare_reference", "REFERENCE_MODES", "load_domain_map", "load_metadata", "plain_table",
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
-    "metric_k_pairs", "metric_slice", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
+    "metric_k_pairs", "metric_slice", "has_embeddings", "run_embeddings", "run_diversity", "diversity_summary",
+    "DIVERSITY_ALPHA", "DIVERSITY_METRICS", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
     "qrels_formats", "parse_metric_names", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
     "add_fused_run", "set_run_options", "looks_like_embeddings", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
 ]
@@ -689,6 +690,131 @@ def evaluate_workspace(
     return Evaluation(table, ev.coverage, ev.settings)
 
 
+# ------------------------------------------------------------------------------------------ diversity
+
+#: The α of α-nDCG in the dashboard (seed 002 §7's example value; also the CLI's ``--diversity``).
+DIVERSITY_ALPHA = 0.5
+#: Names of the diversity metrics in :func:`run_diversity`'s table (``metric`` column).
+DIVERSITY_METRICS: tuple[str, str] = ("ild", f"alpha_ndcg(alpha={DIVERSITY_ALPHA:g})")
+
+
+def has_embeddings(src: RunSource) -> bool:
+    """Whether the run's items have vectors of their own (so ILD and α-nDCG exist for it).
+
+    True for embedding runs and for the demo's embedding models; False for
+    ranked files and fused runs (their lists come without vectors).
+    """
+    if src.kind == "embedding":
+        return src.blob is not None
+    if src.kind == "demo":
+        from .demo import cached_demo
+
+        return src.demo_name in cached_demo(src.demo_seed or 0).embeddings
+    return False
+
+
+def run_embeddings(src: RunSource):
+    """The document vectors behind a run (:class:`evalcore.embeddings.Embeddings`), or None.
+
+    An embedding run's document file (its corpus; the query file only placed
+    the queries), or the demo model's matrix; None when :func:`has_embeddings`
+    is False.
+    """
+    if not has_embeddings(src):
+        return None
+    if src.kind == "embedding":
+        return _load_embeddings(src.blob, src.ids_blob)
+    from .demo import cached_demo
+    from .embeddings import Embeddings
+
+    demo = cached_demo(src.demo_seed or 0)
+    return Embeddings.from_arrays(demo.item_ids, demo.embeddings[src.demo_name], source=demo.label)
+
+
+def run_diversity(
+    src: RunSource,
+    run: Run,
+    qrels: Qrels,
+    *,
+    k: Iterable[int],
+    ties: str,
+    alpha: float = DIVERSITY_ALPHA,
+    query_ids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Per-query ILD@k and α-nDCG@k of a run whose items have embeddings (seed 002 §6–7).
+
+    :func:`evalcore.embedding_runs.diversity_table` on the run's own document
+    vectors (:func:`run_embeddings`): ``ild`` is the mean pairwise ``1 − cos``
+    of each top-k list, ``alpha_ndcg(alpha=0.5)`` nDCG (linear gains, the
+    qrels' grades) with each relevant item's gain scaled by
+    ``alpha + (1 − alpha) · novelty`` (novelty = 1 − its highest cosine to an
+    item ranked above it) over plain nDCG's ideal.
+
+    Parameters
+    ----------
+    src : RunSource
+        The run's source (where its vectors come from).
+    run : Run
+        The run as evaluated (named like the evaluation's ``run`` column).
+    qrels : Qrels
+        The evaluated ground truth of the run's aspect (grades of α-nDCG; its
+        queries are the rows, a query absent from the run scores 0).
+    k : iterable of int
+        Cutoffs (>= 1).
+    ties : str
+        Tie rule of the evaluation (the lists are taken in the order the
+        metrics used).
+    alpha : float, default :data:`DIVERSITY_ALPHA`
+        α of α-nDCG, in [0, 1].
+    query_ids : iterable of str, optional
+        Keep only these queries (the evaluated ones: with ``no_relevant="skip"``
+        the evaluation drops some).
+
+    Returns
+    -------
+    DataFrame
+        The long-table schema ``run, query_id, domain, metric, k, value``.
+
+    Raises
+    ------
+    OptionError
+        When the run has no embeddings (a ranked file or a fused run).
+    """
+    from .embedding_runs import diversity_table
+
+    emb = run_embeddings(src)
+    if emb is None:
+        raise OptionError(f"run {src.name!r} has no embeddings (a {src.kind} run): ILD and α-nDCG need the "
+                          "items' vectors")
+    table = diversity_table(run, emb, k_values=list(k), alpha=alpha, qrels=qrels, ties=ties)
+    if query_ids is not None:
+        keep = table["query_id"].astype(str).isin({str(q) for q in query_ids}).to_numpy()
+        table = table[keep].reset_index(drop=True)
+    return table
+
+
+def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.aggregate.summarize`).
+
+    Parameters
+    ----------
+    tables : sequence of DataFrame
+        :func:`run_diversity` outputs, one per run.
+
+    Returns
+    -------
+    DataFrame
+        ``run, metric, k, n, mean, std, sem, ci_low, ci_high, median``; empty
+        (same columns) when ``tables`` is empty.
+    """
+    from .aggregate import summarize
+    from .embedding_runs import concat_tables
+
+    if not tables:
+        return pd.DataFrame(columns=["run", "metric", "k", "n", "mean", "std", "sem", "ci_low", "ci_high", "median"])
+    return summarize(concat_tables(tables))
+
+
 # ------------------------------------------------------------------------------------------ side files
 
 
@@ -774,6 +900,7 @@ def overview_table(
     columns: Iterable[tuple[str, int]] | None = None,
     runs: Sequence[str] | None = None,
     digits: int = 3,
+    mark_best: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Runs × metric@k display table from :func:`evalcore.aggregate.summarize` output.
 
@@ -781,6 +908,8 @@ def overview_table(
     (mean and 95% CI), ``"★ "`` prefixed on the best run of each column
     (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
     better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
+    ``mark_best=False`` leaves the cells unmarked (for measures without a
+    "better" direction, such as intra-list diversity); ``best`` is still returned.
     """
     from .aggregate import best_per_column, metric_at_k_label
 
@@ -806,7 +935,7 @@ def overview_table(
                 continue
             row = idx.loc[key]
             cell = f"{fmt.format(row['mean'])} [{fmt.format(row['ci_low'])}, {fmt.format(row['ci_high'])}]"
-            if bool(row["is_best"]):
+            if mark_best and bool(row["is_best"]):
                 cell = "★ " + cell
             vals.append(cell)
             marks.append(bool(row["is_best"]))

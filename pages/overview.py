@@ -91,6 +91,39 @@ if curve_metrics:
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
 
+# ---------------------------------------------------------------- diversity
+st.subheader("Diversity of the embedding runs")
+div_ks = [k for k in ks if k > 0]
+if not any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs):
+    st.caption("ILD and α-nDCG need the items' vectors: they are shown here for runs built from embeddings "
+               "(none is loaded).")
+else:
+    dc1, dc2 = st.columns([1, 4])
+    with dc1:
+        div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(10) if 10 in div_ks else 0,
+                             key="ov_div_k")
+    with st.spinner("Computing the diversity of the embedding runs…"):
+        div = S.diversity(ctx, int(div_k))
+    for name, message in div.errors.items():
+        ui.show_error(message, prefix="Diversity not computed for a run")
+        st.text(f"(run: {name})")
+    if div.runs:
+        dtext, _ = W.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.DIVERSITY_METRICS],
+                                    runs=list(div.runs), mark_best=False)
+        st.dataframe(dtext, key="overview_diversity")
+    with dc2:
+        st.caption(
+            f"Per run, mean [95% CI] over the evaluated queries of: **ILD@{div_k}** (intra-list diversity, seed 002 "
+            f"§6) — the mean pairwise cosine distance 1 − cos between the top {div_k} items, in the run's own "
+            "embedding space (higher = more varied lists; 0 = near-duplicates). Each run is measured in its own "
+            f"space, so compare ILD across models with care. **α-nDCG@{div_k}** (α = {W.DIVERSITY_ALPHA:g}, seed "
+            "002 §7) — nDCG with the ground truth's grades as gains, each relevant item's gain scaled by "
+            "α + (1 − α) · novelty, novelty = 1 − its highest cosine to an item ranked above it; same ideal as "
+            "nDCG, so α-nDCG ≤ nDCG and the gap is the penalty for redundant results. Only runs built from "
+            "embeddings have these (as `--diversity` on the command line).")
+    if div.without:
+        st.text("No embeddings, not shown: " + ", ".join(div.without))
+
 # ---------------------------------------------------------------- downloads
 st.subheader("Downloads")
 max_k = max(ctx.settings.k)

@@ -214,6 +214,50 @@ def test_interactions_never_recompute(demo_app, monkeypatch):
     assert calls == {"build_run": 0, "evaluate_workspace": 0, "prepare_qrels": 0}
 
 
+def diversity_text(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
+                and d.value.index.name == "run" and any(str(c).startswith("ild@") for c in d.value.columns))
+
+
+def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
+    from evalcore.embedding_runs import diversity_table
+    from evalcore.embeddings import Embeddings
+
+    at = goto(demo_app, "overview")
+    assert at.selectbox(key="ov_div_k").value == 10
+    text = diversity_text(at)
+    assert list(text.index) == ["strong-128d", "weak-64d"]  # the embedding models; lexical is a ranked run
+    assert list(text.columns) == ["ild@10", "alpha_ndcg(alpha=0.5)@10"]
+    assert any("No embeddings, not shown: lexical" in t.value for t in at.text)
+    assert any("ILD@10" in c.value and "novelty" in c.value for c in at.caption)
+    demo = make_demo(0)
+    for run in text.index:
+        t = diversity_table(demo.runs[run], Embeddings.from_arrays(demo.item_ids, demo.embeddings[run]),
+                            k_values=[10], qrels=demo.qrels, ties="trec")
+        s = summarize(t).assign(metric=lambda d: d["metric"].astype(str)).set_index("metric")
+        for m in ("ild", "alpha_ndcg(alpha=0.5)"):
+            r = s.loc[m]
+            assert text.loc[run, f"{m}@10"] == f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
+    at.selectbox(key="ov_div_k").select(5).run()
+    assert not at.exception and list(diversity_text(at).columns) == ["ild@5", "alpha_ndcg(alpha=0.5)@5"]
+
+
+def test_diversity_of_uploaded_embeddings_and_none_without():
+    items = QUERIES + DOCS
+    ws = W.set_ground_truth(W.Workspace(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)))
+    at = start(ws)
+    assert not errors(at)
+    assert any("none is loaded" in c.value for c in at.caption)
+    with pytest.raises(StopIteration):
+        diversity_text(at)
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("emb.npz", npz(items, 8, 4)), name="emb")
+    at = start(ws)
+    assert not errors(at)
+    assert list(diversity_text(at).index) == ["emb"]
+    assert any("No embeddings, not shown: bm25" in t.value for t in at.text)
+
+
 def test_compare_opens_the_query_drilldown(demo_app):
     at = goto(demo_app, "compare")
     box = at.selectbox(key="w_compare_sel_query")

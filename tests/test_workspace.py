@@ -330,6 +330,54 @@ def test_demo_workspace_pipeline():
     assert qrels[None].n_queries == 300
 
 
+def test_diversity_of_embedding_runs_only():
+    from evalcore.demo import cached_demo
+    from evalcore.embedding_runs import diversity_table
+    from evalcore.embeddings import Embeddings
+
+    ws = W.demo_workspace(0, settings=W.Settings(k=(5, 10)))
+    qrels, runs, ev = resolve(ws)
+    assert [W.has_embeddings(src) for src in ws.runs] == [True, True, False]  # lexical: a ranked run
+    demo = cached_demo(0)
+    strong = ws.runs[0]
+    t = W.run_diversity(strong, runs["strong-128d"], qrels[None], k=[10], ties="trec")
+    emb = Embeddings.from_arrays(demo.item_ids, demo.embeddings["strong-128d"])
+    pd.testing.assert_frame_equal(t, diversity_table(runs["strong-128d"], emb, k_values=[10], alpha=0.5,
+                                                     qrels=qrels[None], ties="trec"))
+    assert set(t["metric"].astype(str)) == set(W.DIVERSITY_METRICS) and set(t["k"]) == {10}
+    assert t["query_id"].nunique() == 300
+    with pytest.raises(OptionError, match="has no embeddings"):
+        W.run_diversity(ws.runs[2], runs["lexical"], qrels[None], k=[10], ties="trec")
+    # only the evaluated queries
+    few = W.run_diversity(strong, runs["strong-128d"], qrels[None], k=[5], ties="trec",
+                          query_ids=list(qrels[None].query_ids[:7]))
+    assert few["query_id"].nunique() == 7 and set(few["k"]) == {5}
+    summ = W.diversity_summary([t, W.run_diversity(ws.runs[1], runs["weak-64d"], qrels[None], k=[10],
+                                                   ties="trec")])
+    assert summ["run"].astype(str).tolist() == ["strong-128d"] * 2 + ["weak-64d"] * 2
+    ild = summ[(summ["run"] == "strong-128d") & (summ["metric"] == "ild")]["mean"].item()
+    assert ild == pytest.approx(t.loc[t["metric"] == "ild", "value"].mean())
+    assert W.diversity_summary([]).empty
+    text, _ = W.overview_table(summ, columns=[(m, 10) for m in W.DIVERSITY_METRICS], mark_best=False)
+    assert not text.stack().str.startswith("★").any()
+
+
+def test_diversity_of_an_uploaded_embedding_run():
+    from evalcore.embedding_runs import diversity_table
+
+    items = QUERIES + DOCS
+    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws, _ = W.add_embedding_run(ws, blob("emb.npz", npz(items, 8, 4)), name="emb")
+    ws, _ = W.add_ranked_run(ws, blob("bm25.trec", trec_run(1)))
+    qrels, runs, _ = resolve(ws)
+    assert [W.has_embeddings(src) for src in ws.runs] == [True, False]
+    t = W.run_diversity(ws.runs[0], runs["emb"], qrels[None], k=[1, 5], ties="docid_asc")
+    expected = diversity_table(runs["emb"], load_embeddings(npz(items, 8, 4), label="emb.npz"), k_values=[1, 5],
+                               qrels=qrels[None], ties="docid_asc")
+    pd.testing.assert_frame_equal(t, expected)
+    assert (t.loc[(t["metric"] == "ild") & (t["k"] == 1), "value"] == 0).all()  # one item: no pair
+
+
 # ------------------------------------------------------------------------------------------ side files
 
 
