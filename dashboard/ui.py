@@ -32,10 +32,6 @@ VIA_APP = "_via_app"
 TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
 CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
 
-#: p-values in scientific notation (a plain number column would print 0.0000000000000007).
-PVALUE_COLUMNS = {c: st.column_config.NumberColumn(c, format="%.2e")
-                  for c in ("p-value", "p adjusted", "p_value", "p_adjusted")}
-
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&\"'=^%@/])")
 
 

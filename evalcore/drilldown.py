@@ -31,12 +31,45 @@ from .errors import OptionError
 from .ranking import rank_order
 
 __all__ = [
-    "DIFF_COLUMN", "query_table", "filter_queries", "QueryView", "query_view", "placement_text",
+    "DIFF_COLUMN", "P_THRESHOLD", "format_p_value", "query_table", "filter_queries", "QueryView", "query_view", "placement_text",
     "pair_frame", "compare_matrix", "against_baseline", "domain_flips", "domain_frame", "domain_sizes", "hit_mark",
 ]
 
 #: Name of the difference column of :func:`query_table`.
 DIFF_COLUMN = "difference"
+#: p-values below this read ``"<0.001"`` (:func:`format_p_value`).
+P_THRESHOLD = 0.001
+
+
+def format_p_value(p: object, *, threshold: float = P_THRESHOLD, digits: int = 4, missing: str = "–") -> str:
+    """A p-value as readable text: ``"0.387"``, ``"0.04962"``, ``"<0.001"``.
+
+    Parameters
+    ----------
+    p : float or None
+        The p-value.
+    threshold : float, default :data:`P_THRESHOLD`
+        Values below it read ``"<0.001"`` (their digits tell a reader nothing
+        more, and scientific notation such as ``3.9e-21`` is easy to misread).
+    digits : int, default 4
+        Significant digits of the other values, trailing zeros dropped
+        (``0.3870`` -> ``"0.387"``, ``1.0`` -> ``"1"``; ``0.04996`` stays
+        ``"0.04996"``, never rounded across 0.05).
+    missing : str, default "–"
+        Text of a missing value (None, NaN: a comparison that was not tested).
+
+    Returns
+    -------
+    str
+    """
+    if p is None or p is pd.NA:
+        return missing
+    v = float(p)
+    if not np.isfinite(v):
+        return missing
+    if v < threshold:
+        return f"<{threshold:g}"
+    return f"{v:.{int(digits)}g}"
 
 
 def _plain(table: pd.DataFrame) -> pd.DataFrame:
@@ -251,7 +284,7 @@ def compare_matrix(cmp: pd.DataFrame, runs: Sequence[str]) -> dict[str, pd.DataF
     Cell (row R, column C) is about R − C: ``diff`` = mean(R) − mean(C) (so a
     positive cell means the row run is better), ``p`` the raw and ``p_adjusted``
     the corrected p-value, ``significant`` after correction; the diagonal is
-    NaN / False. ``text`` holds the display text ``"+0.085\\np=0.001 *"``.
+    NaN / False. ``text`` holds the display text ``"+0.085\\np=0.01234 *"`` (:func:`format_p_value`).
     """
     runs = [str(r) for r in runs]
     diff = pd.DataFrame(np.nan, index=runs, columns=runs)
@@ -273,7 +306,7 @@ def compare_matrix(cmp: pd.DataFrame, runs: Sequence[str]) -> dict[str, pd.DataF
             if r == c or np.isnan(diff.loc[r, c]):
                 continue
             pv = padj.loc[r, c]
-            ptxt = "p=n/a" if np.isnan(pv) else (f"p={pv:.3f}" if pv >= 0.001 else f"p={pv:.0e}")
+            ptxt = "p=n/a" if np.isnan(pv) else f"p{'' if pv < P_THRESHOLD else '='}{format_p_value(pv)}"
             text.loc[r, c] = f"{diff.loc[r, c]:+.3f}\n{ptxt}{' *' if sig.loc[r, c] else ''}"
     return {"diff": diff, "p": p, "p_adjusted": padj, "significant": sig, "text": text}
 

@@ -45,7 +45,7 @@ __all__ = [
     "build_run", "evaluate_workspace", "prepare_reference", "REFERENCE_MODES", "load_domain_map", "load_metadata", "plain_table",
     "overview_table", "curve_frame", "reading_band", "reading_guide_frames", "READING_GUIDE", "demo_workspace",
     "metric_k_pairs", "metric_slice", "has_embeddings", "run_embeddings", "run_diversity", "diversity_summary",
-    "DIVERSITY_ALPHA", "DIVERSITY_METRICS", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
+    "DIVERSITY_ALPHA", "DIVERSITY_METRICS", "display_table", "P_VALUE_COLUMNS", "normalize_metadata", "METRIC_CHOICES", "TIE_CHOICES",
     "qrels_formats", "parse_metric_names", "clear_demo", "set_ground_truth", "add_ranked_run", "add_embedding_run",
     "add_fused_run", "set_run_options", "looks_like_embeddings", "run_formats", "embedding_formats", "detect_qrels", "detect_run", "ground_truth_aspects",
 ]
@@ -942,6 +942,65 @@ def overview_table(
         text[label] = vals
         best[label] = marks
     return text, best
+
+
+#: Columns :func:`display_table` formats as p-values.
+P_VALUE_COLUMNS: tuple[str, ...] = ("p-value", "p adjusted", "p_value", "p_adjusted")
+
+
+def display_table(
+    frame: pd.DataFrame,
+    *,
+    p_columns: Iterable[str] = P_VALUE_COLUMNS,
+    blank: str = "–",
+    digits: int = 4,
+) -> pd.DataFrame:
+    """A copy of a table made for reading: p-values as text, no "None" / "NaN" cells.
+
+    * Columns named in ``p_columns`` become text by
+      :func:`evalcore.drilldown.format_p_value` (``"0.387"``, ``"<0.001"``,
+      ``blank`` when missing).
+    * Every other column holding a missing value (None, NaN, ``pd.NA``: a run
+      without that query, an unjudged item's grade, an untested domain's CI)
+      becomes text with ``blank`` there: whole numbers as integers
+      (``"37"``), other numbers with ``digits`` decimals, anything else as is.
+    * Columns without a missing value are left untouched (numbers stay
+      numbers, so they sort numerically).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Not modified; its index is kept.
+    p_columns : iterable of str, default :data:`P_VALUE_COLUMNS`
+    blank : str, default "–"
+        Text of a missing value.
+    digits : int, default 4
+        Decimals of non-integer numbers in the converted columns.
+
+    Returns
+    -------
+    DataFrame
+    """
+    from .drilldown import format_p_value
+
+    out = frame.copy()
+    pcols = set(p_columns)
+    for col in out.columns:
+        values = out[col]
+        if col in pcols:
+            out[col] = [format_p_value(v, missing=blank) for v in values]
+            continue
+        missing = values.isna().to_numpy()
+        if not missing.any():
+            continue
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            out[col] = [blank if m else v for v, m in zip(values.astype(object), missing, strict=True)]
+            continue
+        present = values[~missing].to_numpy(dtype=np.float64)
+        whole = bool(np.all(np.isfinite(present) & (present == np.round(present))))
+        fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
+        out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
+    return out
 
 
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

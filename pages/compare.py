@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import charts, ui
 from dashboard import state as S
 from evalcore import drilldown as D
+from evalcore import workspace as W
 from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
@@ -70,7 +71,7 @@ st.plotly_chart(S.memo(f"fig:matrix:{ctx.eval_key}:{metric}:{k}:{test}:{correcti
                        lambda: charts.compare_heatmap(matrix, metric_label=label)), key="cmp_matrix")
 st.caption("Cell = row run − column run (mean of the per-query differences); blue = the row run is better. "
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
-           "* = significant at 0.05 after correction.")
+           "* = significant at 0.05 after correction; p-values below 0.001 read <0.001.")
 
 rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline}",
               lambda: D.against_baseline(cmp, baseline).rename(columns={
@@ -79,7 +80,7 @@ rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline
                   "p_adjusted": "p adjusted"}))
 st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
            f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
-st.dataframe(rows, hide_index=True, key="cmp_table", column_config=ui.PVALUE_COLUMNS)
+st.dataframe(W.display_table(rows), hide_index=True, key="cmp_table")
 
 # ---------------------------------------------------------------- one pair, per query
 st.subheader("Per query: run A vs run B")

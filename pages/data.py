@@ -225,7 +225,7 @@ if not ws.runs:
     st.info("No run loaded yet.", icon=":material/info:")
 for src in ws.runs:
     with st.container(border=True):
-        cols = st.columns([3, 3, 2, 2, 1])
+        cols = st.columns([3, 3, 2, 2])
         with cols[0]:
             if st.session_state.get(f"name_{src.uid}") != src.name:
                 st.session_state[f"name_{src.uid}"] = src.name
@@ -233,6 +233,9 @@ for src in ws.runs:
         with cols[1]:
             st.caption(f"{src.kind} run")
             st.text(src.label)
+            # here, not in a narrow column of its own (where the label was cut to "Rem…")
+            st.button("Remove", key=f"rm_{src.uid}", on_click=cb_remove_run, args=(src.uid,),
+                      icon=":material/delete:", help="Remove this run (and any fusion built on it)")
         with cols[2]:
             if src.kind == "ranked":
                 formats = ["auto", *W.run_formats()]
@@ -247,8 +250,6 @@ for src in ws.runs:
                 st.session_state[f"aspect_{src.uid}"] = current
                 st.selectbox("Ground-truth aspect", list(ctx.aspects), key=f"aspect_{src.uid}",
                              on_change=cb_run_option, args=(src.uid, "aspect"))
-        with cols[4]:
-            st.button("Remove", key=f"rm_{src.uid}", on_click=cb_remove_run, args=(src.uid,))
         if src.uid in ctx.run_errors:
             ui.show_error(ctx.run_errors[src.uid])
         for w in ctx.run_warnings.get(src.uid, ()):

@@ -65,7 +65,7 @@ st.subheader("The fused run next to its inputs")
 st.dataframe(text, key="fu_table")
 st.caption("★ = best of the column. Mean [95% CI] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
-st.dataframe(sel[["run", "n", "mean", "ci_low", "ci_high"]], hide_index=True, key="fu_metric")
+st.dataframe(W.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     new_ws, new_uid = W.add_fused_run(S.get_ws(), [by_name[n].uid for n in names], weights, c=c,

@@ -53,7 +53,7 @@ if notes:
     with st.expander("Coverage notes"):
         st.text("\n".join(notes))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
-    st.dataframe(summ, hide_index=True, key="overview_numbers")
+    st.dataframe(W.display_table(summ), hide_index=True, key="overview_numbers")
 
 # ---------------------------------------------------------------- reading guide
 labels = {ui.label_of(m, k) for m, k in pairs}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import state as S
 from dashboard import ui
 from evalcore import drilldown as D
+from evalcore import workspace as W
 
 IDS_KEY = "queries_table_ids"
 MAX_OPTIONS = 2000
@@ -57,10 +59,11 @@ with f4:
     ascending = st.toggle("Worst first", value=True, key="q_asc", help="Ascending: lowest values first.")
 shown = D.filter_queries(qt, domains=pick_domains, search=search, sort_by=sort_by, ascending=ascending)
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
-st.dataframe(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"}), hide_index=True, key="queries_table",
+st.dataframe(W.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
+             key="queries_table",
              on_select=on_row_selected, selection_mode="single-row", height=320)
 st.caption(f"{len(shown)} of {len(qt)} queries. Select a row (or use the box below) to open its drill-down. "
-           "Difference = run B − run A on this query.")
+           "Difference = run B − run A on this query; – = the run has no value for it.")
 
 # ---------------------------------------------------------------- one query
 options = (shown["query_id"].tolist() or qt["query_id"].tolist())[:MAX_OPTIONS]  # search/filter reach the rest
@@ -79,7 +82,8 @@ row = qt[qt["query_id"] == qid]
 info = [f"query: {qid}", f"domain: {view.domain or '(none)'}"]
 for r in runs:
     if not row.empty:
-        info.append(f"{label} of {r}: {row.iloc[0][r]:.4f}")
+        v = row.iloc[0][r]
+        info.append(f"{label} of {r}: " + ("– (no value)" if pd.isna(v) else f"{v:.4f}"))
 st.text("\n".join(info))
 if ctx.metadata is not None:
     meta = ctx.metadata[ctx.metadata["doc_id"] == qid]
@@ -109,10 +113,10 @@ if run_a != run_b:
     d1, d2 = st.columns(2)
     with d1:
         st.text(f"in {run_a}, not in {run_b}")
-        st.dataframe(view.only_in(run_a, run_b), hide_index=True, key="q_only_a")
+        st.dataframe(W.display_table(view.only_in(run_a, run_b)), hide_index=True, key="q_only_a")
     with d2:
         st.text(f"in {run_b}, not in {run_a}")
-        st.dataframe(view.only_in(run_b, run_a), hide_index=True, key="q_only_b")
+        st.dataframe(W.display_table(view.only_in(run_b, run_a)), hide_index=True, key="q_only_b")
 
 if ctx.metadata is not None and (ctx.metadata["text"].astype(str) != "").any():
     docs = list(dict.fromkeys([*view.ground_truth["doc_id"], *[d for r in runs for d in view.lists[r]["doc_id"]]]))

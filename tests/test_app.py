@@ -258,6 +258,32 @@ def test_diversity_of_uploaded_embeddings_and_none_without():
     assert any("No embeddings, not shown: bm25" in t.value for t in at.text)
 
 
+P_TEXT = re.compile(r"^(<0\.001|0\.\d{1,5}|1|–)$")
+
+
+def test_no_none_cells_and_readable_p_values(demo_app):
+    """No table of the demo shows a None/NaN cell; p-values read 0.387 / <0.001, never 3.87e-1."""
+    at = demo_app
+    for page in PAGES:
+        goto(at, page)
+        for el in at.dataframe:
+            v = el.value
+            if not isinstance(v, pd.DataFrame):
+                continue
+            assert not v.isna().any().any(), (page, v.columns[v.isna().any()].tolist(), v.head(3))
+            for col in set(v.columns) & set(W.P_VALUE_COLUMNS):
+                assert v[col].map(lambda x: isinstance(x, str) and bool(P_TEXT.match(x))).all(), (page, col, v[col])
+        for chart in at.get("plotly_chart"):
+            assert not any(re.search(r"p=\d(\.\d+)?e-?\d", t) for t in _strings(json.loads(chart.proto.spec)))
+    goto(at, "compare")
+    table = next(d.value for d in at.dataframe if "p adjusted" in getattr(d.value, "columns", []))
+    assert (table["p adjusted"] == "<0.001").any()  # the demo's models differ clearly
+    goto(at, "domains")
+    sig = next(d.value for d in at.dataframe if "p_adjusted" in getattr(d.value, "columns", []))
+    untested = sig[sig["note"].astype(str) != ""]
+    assert len(untested) and (untested[["ci_low", "ci_high", "p_value", "p_adjusted"]] == "–").all().all()
+
+
 def test_compare_opens_the_query_drilldown(demo_app):
     at = goto(demo_app, "compare")
     box = at.selectbox(key="w_compare_sel_query")

@@ -318,6 +318,16 @@ def test_demo_in_browser(server, page):
         maybe_screenshot(page, title)
         if title == "Data":
             wait_main_contains(page, ["built-in demo: synthetic data", "Loaded runs", "strong-128d"])
+            # every run's "Remove" button shows its whole label, also on a narrower window
+            for width in (VIEWPORT["width"], 1000):
+                page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+                texts = page.locator('[class*="st-key-rm_"] button').all_inner_texts()
+                assert len(texts) >= 3 and all("Remove" in t for t in texts), texts
+                cut = page.evaluate("""() => Array.from(document.querySelectorAll('[class*="st-key-rm_"] button'))
+                    .flatMap(b => [b, ...b.querySelectorAll('*')])
+                    .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.outerHTML.slice(0, 200))""")
+                assert not cut, (width, cut)
+            page.set_viewport_size(VIEWPORT)
 
     # interactions, each until the page settles (measured, not asserted)
     B.go_to(page, "Compare", timeout=STEP)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +18,7 @@ from evalcore.drilldown import (
     domain_frame,
     domain_sizes,
     filter_queries,
+    format_p_value,
     hit_mark,
     pair_frame,
     placement_text,
@@ -145,7 +148,19 @@ def test_pair_frame_and_matrix(data):
     assert np.isnan(m["diff"].loc["A", "A"])
     assert m["p_adjusted"].loc["A", "B"] == m["p_adjusted"].loc["B", "A"]
     assert m["text"].loc["A", "A"] == ""
-    assert m["text"].loc["B", "A"].startswith(f"{row['diff']:+.3f}\np=")
+    assert re.match(re.escape(f"{row['diff']:+.3f}") + r"\np(=[01](\.\d{1,5})?|<0\.001)( \*)?$", m["text"].loc["B", "A"])
+    assert "e-" not in "".join(m["text"].to_numpy().ravel())
+
+
+def test_format_p_value():
+    cases = {0.387: "0.387", 0.38700001: "0.387", 0.04996: "0.04996", 0.049624: "0.04962", 1.0: "1",
+             0.5: "0.5", 0.001: "0.001", 0.00099: "<0.001", 3.9e-21: "<0.001", 0.0: "<0.001"}
+    for p, text in cases.items():
+        assert format_p_value(p) == text, p
+    assert format_p_value(None) == format_p_value(np.nan) == format_p_value(pd.NA) == "–"
+    assert format_p_value(np.nan, missing="") == ""
+    assert format_p_value(0.004, threshold=0.01) == "<0.01"
+    assert format_p_value(0.123456, digits=2) == "0.12"
 
 
 def test_domain_views(data):

@@ -423,6 +423,31 @@ def test_overview_table_marks_best_and_formats():
     assert W.curve_frame(summ, "first_rel_rank").empty  # no cutoff, no curve
 
 
+def test_display_table_blanks_and_p_values():
+    df = pd.DataFrame({
+        "run": ["a", "b", "c"], "grade": [3.0, np.nan, 1.0], "ci_low": [0.12345, np.nan, -0.5],
+        "mean": [1.5, 2.5, 0.25], "note": [None, "too few queries", ""], "p_value": [0.387, 1e-20, np.nan],
+        "p adjusted": [1.0, 0.04996, None], "rank: x": pd.array([1, pd.NA, 40], dtype="Int64"),
+        "significant": [True, False, False],
+    }, index=pd.Index(["r1", "r2", "r3"], name="row"))
+    before = df.copy()
+    out = W.display_table(df)
+    pd.testing.assert_frame_equal(df, before)  # not modified
+    assert out.index.equals(df.index)
+    assert out["p_value"].tolist() == ["0.387", "<0.001", "–"]
+    assert out["p adjusted"].tolist() == ["1", "0.04996", "–"]
+    assert out["grade"].tolist() == ["3", "–", "1"]  # whole numbers stay whole
+    assert out["ci_low"].tolist() == ["0.1235", "–", "-0.5000"]
+    assert out["rank: x"].tolist() == ["1", "–", "40"]
+    assert out["note"].tolist() == ["–", "too few queries", ""]
+    # columns without a missing value are untouched (numbers sort as numbers)
+    pd.testing.assert_series_equal(out["mean"], df["mean"])
+    pd.testing.assert_series_equal(out["significant"], df["significant"])
+    assert not out.isna().any().any()
+    assert W.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
+    assert W.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
+
+
 def test_reading_guide():
     assert W.reading_band("ndcg@10", 0.95) == "Excellent"
     assert W.reading_band("ndcg@10", 0.7) == "Very Good"
