@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .errors import OptionError
 
 __all__ = [
@@ -273,7 +273,9 @@ def summarize(
     std = out["std"].to_numpy(dtype=float)
     sem = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), 0.0)
     df = np.maximum(n - 1, 1)
-    from scipy.special import stdtrit  # = scipy.stats.t.ppf, lighter import (lazy: the CLI starts faster)
+    from scipy.special import (
+        stdtrit,  # = scipy.stats.t.ppf, lighter import (lazy: the CLI starts faster)
+    )
 
     tq = stdtrit(df, 0.5 + c / 2.0)
     half = np.where(n > 1, tq * sem, 0.0)

@@ -12,9 +12,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from . import __version__
+from ._lazy import pd
 from .errors import EvalcoreError, OptionError
 
 EXIT_USAGE = 2
@@ -280,6 +279,10 @@ def _maybe_add_embedding_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # pandas is imported on first use (evalcore._lazy); start that import now, in a thread, so it
+    # overlaps with reading and parsing the input files (arrow releases the GIL)
+    if "pandas" not in sys.modules:
+        _preload("pandas")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

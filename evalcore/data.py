@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
 __all__ = ["Qrels", "Run"]
@@ -203,6 +203,26 @@ class Qrels:
         if domains is not None:
             dom = np.asarray([str(domains.get(x, "")) for x in uniq], dtype=object)
         return cls(uniq, codes[order], ds[order], g[order], dom, source)
+
+    @classmethod
+    def from_arrow_docs(
+        cls, query_ids: np.ndarray, q: np.ndarray, docs: Any, grades: np.ndarray, *, source: str | None = None,
+    ) -> Qrels | None:
+        """Build from query codes (first-appearance order), a pyarrow string array of document ids and int grades.
+
+        The TREC reader's path; the result equals :meth:`from_records` on the same
+        rows. Uniqueness of (query, document) is checked through 64-bit pair
+        hashes; returns None (the caller then uses :meth:`from_records`, which
+        names the duplicate exactly) when a hash repeats or ids are too long to hash.
+        """
+        q = np.asarray(q, dtype=np.int64)
+        hashes = string_hashes(docs) if len(q) else None
+        if hashes is None or _has_repeats(pair_keys(q, hashes)):
+            return None
+        ds = docs.to_numpy(zero_copy_only=False).astype(object)
+        order = np.argsort(q, kind="stable")
+        return cls(np.asarray(query_ids, dtype=object), q[order], ds[order], np.asarray(grades, dtype=np.int64)[order],
+                   None, source)
 
     @classmethod
     def from_dict(

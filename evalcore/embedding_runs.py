@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Qrels, Run
 from .embeddings import Embeddings
 from .errors import EmptyInputError, MissingIdsError, OptionError, ShapeMismatchError, warn

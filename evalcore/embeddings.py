@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .errors import (
     DuplicateIdError,
     EmptyInputError,

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Qrels, Run
 from .errors import OptionError
 from .measures import Measure, expand_measures

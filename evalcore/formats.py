@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
     BinaryFileError,

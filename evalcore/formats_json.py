@@ -35,8 +35,8 @@ from types import MappingProxyType
 from typing import IO, Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
     AspectError,

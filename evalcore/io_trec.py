@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
     BinaryFileError,
@@ -294,11 +294,16 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     numeric = {3: "int"}
     tbl = _fast_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
     if tbl is not None and tbl.num_rows > 0:
-        qs = tbl.column("c0").to_numpy(zero_copy_only=False).astype(object)
-        ds = tbl.column("c2").to_numpy(zero_copy_only=False).astype(object)
         gs = tbl.column("c3").to_numpy()
         if tbl.column("c3").null_count or np.any(np.abs(gs) > _GRADE_LIMIT):  # arrow reads 'nan', 'N/A' as null
             _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
+        qc, qu = _codes(tbl.column("c0"))
+        docs = tbl.column("c2").combine_chunks()
+        fast = Qrels.from_arrow_docs(qu, qc, docs, gs.astype(np.int64), source=label)
+        if fast is not None:
+            return fast
+        qs = qu[qc]
+        ds = docs.to_numpy(zero_copy_only=False).astype(object)
     else:
         c0, c2, c3 = _python_table(body, 4, [0, 2, 3], label, layout, numeric)
         qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)

@@ -38,8 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import IO
 
-import pandas as pd
-
+from ._lazy import pd
 from .data import Qrels, Run
 from .errors import OptionError
 from .formats import (

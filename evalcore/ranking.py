@@ -17,9 +17,8 @@ The order never depends on hashing, dict order or platform.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ._lazy import pd
 from .data import Run
 from .evaluate import Evaluation
 

@@ -80,3 +80,48 @@ def test_pair_hashes_equal_pairs_hash_equal_and_sliced_arrays_agree():
     sliced = pa.array(ids).slice(100, 500)  # arrow offsets not starting at 0
     np.testing.assert_array_equal(_pair_hashes(q[100:600], sliced), h[100:600])
     assert _pair_hashes(q[:1], pa.array(["x" * 1000])) is None  # too long: caller checks exactly
+
+
+def test_trec_qrels_fast_path_equals_from_records():
+    from evalcore.io_trec import read_trec_qrels
+
+    rng = np.random.default_rng(3)
+    docs = _ids(rng, 40)
+    rows = [(f"q{int(rng.integers(0, 9))}", d, int(rng.integers(-1, 4))) for d in docs]
+    text = "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows).encode()
+    fast = read_trec_qrels(text)
+    ref = Qrels.from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+    assert fast.query_ids.tolist() == ref.query_ids.tolist()
+    for a, b in ((fast.q, ref.q), (fast.doc_ids, ref.doc_ids), (fast.grades, ref.grades)):
+        assert a.tolist() == b.tolist()
+
+
+def test_hash_collisions_fall_back_to_exact_paths(monkeypatch):
+    """With a hash that collides for every id, duplicates, judgments and results stay exact."""
+    import evalcore.data as data_mod
+    from evalcore.io_trec import read_trec_qrels
+
+    monkeypatch.setattr(data_mod, "string_hashes", lambda docs: np.zeros(len(docs), dtype=np.uint64))
+    rng = np.random.default_rng(11)
+    docs = _ids(rng, 50)
+    rows = [(f"q{i % 7}", d, float(rng.integers(0, 5))) for i, d in enumerate(docs)]
+    run = read_trec_run(_run_text(rows), name="r")  # every pair key collides: exact check, no false error
+    assert run._cache.get("doc_hashes") is not None
+    qtext = "".join(f"q{i % 7} 0 {d} {int(rng.integers(0, 3))}\n" for i, d in enumerate(docs[::2])).encode()
+    qrels = read_trec_qrels(qtext)
+    eager = Run.from_records([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], name="r")
+    a = evaluate(qrels, run, metrics=["ndcg", "map", "recall"], k=[3, 10]).table["value"].to_numpy()
+    b = evaluate(qrels, eager, metrics=["ndcg", "map", "recall"], k=[3, 10]).table["value"].to_numpy()
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(DuplicateIdError):
+        read_trec_run(_run_text(rows + [rows[3]]), name="r")
+
+
+def test_pandas_is_imported_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, evalcore.io_trec, evalcore.loaders, evalcore.cli; "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # the CLI can overlap pandas' import with parsing

@@ -1,0 +1,30 @@
+"""Deferred import of pandas.
+
+Modules say ``from ._lazy import pd``; pandas (about a third of a second to
+import) is imported on the first attribute access. The command line starts that
+import in a background thread while arrow parses the input files without the
+GIL (:func:`evalcore.cli.main`), so start-up and parsing overlap. Library users
+see no difference: the first use of ``pd.<anything>`` imports pandas.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class _Deferred(ModuleType):
+    """A module stand-in that imports the real module on first attribute access."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__dict__["_target"] = name
+
+    def __getattr__(self, attr: str) -> Any:  # only called for names not yet copied
+        module = importlib.import_module(self.__dict__["_target"])
+        self.__dict__.update({k: v for k, v in module.__dict__.items() if k != "__name__"})
+        return getattr(module, attr)
+
+
+pd: Any = _Deferred("pandas")
