@@ -643,6 +643,43 @@ def build_run(
     return run if run.name == src.name else run.renamed(src.name)
 
 
+def _evaluate_reference(reference: Any, runs: Mapping[str, Run], settings: Settings) -> Evaluation:
+    """:func:`evalcore.embedding_runs.evaluate_reference_runs`, also for measures with their own cutoff.
+
+    In the ``"tied"`` mode every k has its own ground truth (the reference's
+    top-k), evaluated once per k; a measure with a fixed cutoff (``P(rel=2)@5``)
+    is evaluated once, against the ground truth of its k (which must be one of
+    the k values), and one without a cutoff (``rprec``, ``first_rel_rank``)
+    against the deepest one.
+    """
+    from .embedding_runs import concat_evaluations, evaluate_reference_runs
+    from .measures import parse_measure
+    from .metrics import K_FREE
+
+    opts = dict(ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant)
+    if reference.mode != "tied":
+        return evaluate_reference_runs(reference, runs, metrics=list(settings.metrics), **opts)
+    per_k, own = [], {}
+    for name in settings.metrics:
+        m = parse_measure(name)
+        if m.name in K_FREE:
+            own.setdefault(None, []).append(name)
+        elif m.k is not None:
+            if m.k not in reference.by_k:
+                raise OptionError(f"{name}: with a reference model's top-k at each k (tied), a fixed cutoff must be "
+                                  f"one of the k values {sorted(reference.by_k)}")
+            own.setdefault(m.k, []).append(name)
+        else:
+            per_k.append(name)
+    parts = [evaluate_reference_runs(reference, runs, metrics=per_k, **opts)] if per_k else []
+    for kk, names in own.items():
+        qrels = reference.deepest if kk is None else reference.by_k[kk]
+        parts.append(evaluate(qrels, runs, metrics=names, k=[max(reference.by_k) if kk is None else kk], **opts))
+    if len(parts) == 1:
+        return parts[0]
+    return concat_evaluations(parts, settings={**parts[0].settings})
+
+
 def evaluate_workspace(
     qrels_by_aspect: Mapping[str | None, Qrels],
     runs: Sequence[tuple[Run, str | None]],
@@ -662,11 +699,7 @@ def evaluate_workspace(
     if not runs:
         raise OptionError("no run to evaluate")
     if reference is not None:
-        from .embedding_runs import evaluate_reference_runs
-
-        ev = evaluate_reference_runs(reference, {r.name: r for r, _ in runs}, metrics=list(settings.metrics),
-                                     ties=settings.ties, rel_threshold=settings.rel_threshold,
-                                     no_relevant=settings.no_relevant)
+        ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
     for run, aspect in runs:

@@ -269,6 +269,29 @@ def test_embedding_run_item_to_item_and_reference_ground_truth():
     assert qrels2[None].n_queries == 7 and runs2["small"].n_queries == 7
 
 
+def test_reference_tied_mode_with_fixed_cutoff_and_k_free_measures():
+    """Tied mode evaluates each k against its own top-k: P(rel=1)@5 once (against the top-5), rprec once."""
+    items = [f"p{i:03d}" for i in range(60)]
+    metrics = ("ndcg", "recall(rel=2)", "P(rel=1)@5", "rprec")
+    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5), metrics=metrics)),
+                            blob("ada.npz", npz(items, 16, 1)), kind="reference")
+    ws, _ = W.add_embedding_run(ws, blob("m.npz", npz(items, 8, 2)), name="m")
+    qrels, runs, ev = resolve(ws)  # was: "run 'm' has two values for precision(rel=1)@5"
+    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("recall(rel=2)", 1), ("recall(rel=2)", 5),
+                                          ("precision(rel=1)", 5), ("rprec", 0)]
+    s = ws.settings.validated()
+    ref = W.prepare_reference(ws.ground_truth, sample=None, domains=None, settings=s)
+    t = ev.table
+    for metric, k, qrels_k in (("precision(rel=1)", 5, ref.by_k[5]), ("rprec", 0, ref.deepest),
+                               ("ndcg", 1, ref.by_k[1])):
+        direct = evaluate(qrels_k, {"m": runs["m"]}, metrics=[metric], k=[max(k, 1)], ties=s.ties).table
+        got = t[(t["metric"] == metric) & (t["k"] == k)]
+        np.testing.assert_array_equal(got["value"].to_numpy(), direct["value"].to_numpy())
+    bad = W.Workspace(ws.ground_truth, ws.runs, settings=W.Settings(k=(1, 5), metrics=("P@3",)))
+    with pytest.raises(OptionError, match="fixed cutoff must be one of the k values"):
+        resolve(bad)
+
+
 def test_reference_tied_mode_reproduces_seed_000():
     """Seed 000: at each k, relevant = the reference's top-k; at k = 1 every metric is the same number."""
     items = [f"p{i:03d}" for i in range(80)]
