@@ -148,7 +148,7 @@ def test_pair_frame_and_matrix(data):
     assert np.isnan(m["diff"].loc["A", "A"])
     assert m["p_adjusted"].loc["A", "B"] == m["p_adjusted"].loc["B", "A"]
     assert m["text"].loc["A", "A"] == ""
-    assert re.match(re.escape(f"{row['diff']:+.3f}") + r"\np(=[01](\.\d{1,5})?|<0\.001)( \*)?$", m["text"].loc["B", "A"])
+    assert re.match(re.escape(f"{row['diff']:+.3f}") + r"\np(=0\.0*[1-9]\d{0,3}|=1|<0\.001)( \*)?$", m["text"].loc["B", "A"])
     assert "e-" not in "".join(m["text"].to_numpy().ravel())
 
 
