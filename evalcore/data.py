@@ -74,24 +74,38 @@ def _mix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint64(31))
 
 
+_HASH_ROWS = 1 << 21  # rows hashed at a time: bounded temporaries for runs of any size
+
+
 def string_hashes(docs: Any) -> np.ndarray | None:
-    """64-bit hash of each string of a pyarrow string array; None when ids are too long to hash here.
+    """64-bit hash of each string of a pyarrow string (chunked) array; None when ids are too long to hash here.
 
     A row's hash depends on its own bytes only, so equal strings hash equal in
-    any array. Works on the arrow buffers: 8 bytes at a time, gathered through an
-    unaligned uint64 view of the string data.
+    any array. Works on the arrow buffers, 8 bytes at a time gathered through an
+    unaligned uint64 view of the string data, a bounded number of rows at a time.
     """
     import pyarrow as pa
 
-    arr = docs.combine_chunks() if isinstance(docs, pa.ChunkedArray) else docs
-    if pa.types.is_large_string(arr.type):
-        odt = np.int64
-    elif pa.types.is_string(arr.type):
-        odt = np.int32
-    else:
-        return None
-    if arr.null_count:
-        return None
+    chunks = docs.chunks if isinstance(docs, pa.ChunkedArray) else [docs]
+    out = np.empty(len(docs), dtype=np.uint64)
+    at = 0
+    for chunk in chunks:
+        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) or chunk.null_count:
+            return None
+        for lo in range(0, len(chunk), _HASH_ROWS):
+            part = chunk.slice(lo, _HASH_ROWS)
+            h = _hash_string_array(part)
+            if h is None:
+                return None
+            out[at: at + len(h)] = h
+            at += len(h)
+    return out
+
+
+def _hash_string_array(arr: Any) -> np.ndarray | None:
+    import pyarrow as pa
+
+    odt = np.int64 if pa.types.is_large_string(arr.type) else np.int32
     n = len(arr)
     bufs = arr.buffers()
     off = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1].astype(np.int64)
@@ -379,9 +393,11 @@ class Run:
         """Dictionary-encode the per-row document ids (lazy runs only; idempotent, thread-safe)."""
         if self._d is not None:
             return
+        import pyarrow as pa
         import pyarrow.compute as pc
 
-        enc = pc.dictionary_encode(self._docs)
+        docs = self._docs.combine_chunks() if isinstance(self._docs, pa.ChunkedArray) else self._docs
+        enc = pc.dictionary_encode(docs)
         vocab = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
         codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         object.__setattr__(self, "_doc_vocab", vocab)  # vocabulary first: readers test _d

@@ -174,9 +174,14 @@ def _codes(col):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
     enc = pc.dictionary_encode(col)
+    if isinstance(enc, pa.ChunkedArray):
+        chunks = enc.chunks
+        dicts = {c.dictionary.buffers()[2].address if c.dictionary.buffers()[2] else 0 for c in chunks}
+        if len(dicts) == 1 and len({len(c.dictionary) for c in chunks}) == 1:  # one shared dictionary (arrow's way)
+            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
+            return codes, chunks[0].dictionary.to_numpy(zero_copy_only=False).astype(object)
+        enc = pc.dictionary_encode(col.combine_chunks())
     return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
             enc.dictionary.to_numpy(zero_copy_only=False).astype(object))
 
@@ -250,7 +255,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     try:
         if tbl is not None and tbl.num_rows > 0:
             qc, qu = _codes(tbl.column("c0"))
-            docs = tbl.column("c2").combine_chunks()
+            docs = tbl.column("c2")  # kept chunked: no copy of the ids
             scores = tbl.column("c4").to_numpy()
             tag = _first_tag(body)
             run_name = name or tag or Path(label).stem

@@ -125,3 +125,38 @@ def test_pandas_is_imported_lazily():
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"  # the CLI can overlap pandas' import with parsing
+
+
+def test_chunked_ids_hash_and_encode_like_one_array():
+    from evalcore.io_trec import _codes
+
+    rng = np.random.default_rng(5)
+    ids = _ids(rng, 3000, lo=1, hi=30)
+    chunked = pa.chunked_array([pa.array(ids[:1000]), pa.array(ids[1000:1001]), pa.array(ids[1001:])])
+    from evalcore.data import string_hashes
+
+    np.testing.assert_array_equal(string_hashes(chunked), string_hashes(pa.array(ids)))
+    codes, uniq = _codes(chunked)
+    assert uniq[codes].tolist() == ids
+    assert uniq.tolist() == list(dict.fromkeys(ids))  # first-appearance order, as pandas.factorize
+
+
+def test_run_from_chunked_ids_equals_eager_run():
+    rng = np.random.default_rng(9)
+    docs = _ids(rng, 200, lo=2, hi=12)
+    docs = list(dict.fromkeys(docs))
+    q = np.repeat(np.arange(4), len(docs))
+    all_docs = docs * 4
+    scores = rng.integers(0, 3, size=len(all_docs)).astype(float)
+    chunked = pa.chunked_array([pa.array(all_docs[:333]), pa.array(all_docs[333:])])
+    lazy = Run.from_arrow_docs(np.array(["a", "b", "c", "d"], dtype=object), q, chunked, scores, name="r")
+    eager = Run.from_records(np.array(["a", "b", "c", "d"])[q], all_docs, scores, name="r")
+    qrels = Qrels.from_records(["a", "b", "c"], [docs[0], docs[5], docs[-1]], [1, 2, 3])
+    a = evaluate(qrels, lazy, metrics=["ndcg", "mrr"], k=[5, 50]).table["value"].to_numpy()
+    b = evaluate(qrels, eager, metrics=["ndcg", "mrr"], k=[5, 50]).table["value"].to_numpy()
+    np.testing.assert_array_equal(a, b)
+    assert lazy.ranked_lists(depth=7) == eager.ranked_lists(depth=7)
+    assert (lazy.doc_vocab[lazy.d] == np.asarray(all_docs, dtype=object)).all()
+    with pytest.raises(DuplicateIdError):
+        Run.from_arrow_docs(np.array(["a"], dtype=object), np.zeros(3, dtype=np.int64),
+                            pa.chunked_array([pa.array(["x", "y"]), pa.array(["x"])]), np.ones(3), name="r")
