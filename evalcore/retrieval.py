@@ -387,9 +387,9 @@ class _Candidates:
         if need > self.cap:
             self._resize(need)
         starts = np.cumsum(counts) - counts
-        pos = self.fill[r] + (np.arange(r.size) - starts[r])
-        self.s[r, pos] = vals
-        self.i[r, pos] = idx
+        flat = r * self.cap + self.fill[r] + (np.arange(r.size) - starts[r])  # flat indices: cheaper than 2-D
+        self.s.reshape(-1)[flat] = vals
+        self.i.reshape(-1)[flat] = idx
         self.fill += counts
         if need > self.cap0:
             self.compact()
@@ -726,7 +726,7 @@ def exact_topk(
     # selection threads filter block j
     score_bufs = [np.empty(bq * bc, dtype=np.float32) for _ in range(2)]
     mask_bufs = [np.empty(bq * bc, dtype=np.bool_) for _ in range(2)]
-    chunk_bytes = max(1, min(int(block_bytes) // 4, 8 * 2**20))
+    chunk_bytes = max(1, min(int(block_bytes) // 4, 2 * 2**20))  # re-scoring chunks stay cache-sized
     den = None if normalized else np.empty(n, dtype=np.float32)
     release = _PageReleaser(c_arr)
     out_i = np.empty((nq, kk), dtype=np.int64)
