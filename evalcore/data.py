@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._arrow import numbers, strings
 from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
@@ -233,7 +234,7 @@ class Qrels:
         hashes = string_hashes(docs) if len(q) else None
         if hashes is None or _has_repeats(pair_keys(q, hashes)):
             return None
-        ds = docs.to_numpy(zero_copy_only=False).astype(object)
+        ds = strings(docs)
         order = np.argsort(q, kind="stable")
         return cls(np.asarray(query_ids, dtype=object), q[order], ds[order], np.asarray(grades, dtype=np.int64)[order],
                    None, source)
@@ -398,8 +399,8 @@ class Run:
 
         docs = self._docs.combine_chunks() if isinstance(self._docs, pa.ChunkedArray) else self._docs
         enc = pc.dictionary_encode(docs)
-        vocab = enc.dictionary.to_numpy(zero_copy_only=False).astype(object)
-        codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        vocab = strings(enc.dictionary)
+        codes = numbers(enc.indices).astype(np.int64)
         object.__setattr__(self, "_doc_vocab", vocab)  # vocabulary first: readers test _d
         object.__setattr__(self, "_d", codes)
 

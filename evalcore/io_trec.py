@@ -21,6 +21,7 @@ from typing import IO
 
 import numpy as np
 
+from ._arrow import numbers, strings
 from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
@@ -179,11 +180,10 @@ def _codes(col):
         chunks = enc.chunks
         dicts = {c.dictionary.buffers()[2].address if c.dictionary.buffers()[2] else 0 for c in chunks}
         if len(dicts) == 1 and len({len(c.dictionary) for c in chunks}) == 1:  # one shared dictionary (arrow's way)
-            codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int64)
-            return codes, chunks[0].dictionary.to_numpy(zero_copy_only=False).astype(object)
+            codes = np.concatenate([numbers(c.indices) for c in chunks]).astype(np.int64)
+            return codes, strings(chunks[0].dictionary)
         enc = pc.dictionary_encode(col.combine_chunks())
-    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            enc.dictionary.to_numpy(zero_copy_only=False).astype(object))
+    return numbers(enc.indices).astype(np.int64), strings(enc.dictionary)
 
 
 _WS = re.compile(rb"[ \t\r\f\v]+")
@@ -193,6 +193,21 @@ _EDGE = re.compile(rb"(?m)^ +| +$")
 def _normalize_ws(data: bytes) -> bytes:
     """Collapse runs of blanks to one space and trim lines, so the fast reader can take the file."""
     return _EDGE.sub(b"", _WS.sub(b" ", data))
+
+
+def _any_empty(col) -> bool:
+    """Whether a (chunked) arrow string column holds an empty string, read from its offsets.
+
+    (numpy on the buffers: pyarrow.compute with a Python scalar argument would import pandas.)
+    """
+    for chunk in getattr(col, "chunks", [col]):
+        if len(chunk) == 0:
+            continue
+        odt = np.int64 if "large" in str(chunk.type) else np.int32
+        off = np.frombuffer(chunk.buffers()[1], dtype=odt)[chunk.offset: chunk.offset + len(chunk) + 1]
+        if bool((off[1:] == off[:-1]).any()):
+            return True
+    return False
 
 
 def _fast_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, str]):
@@ -206,9 +221,8 @@ def _fast_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, st
     if simple:
         tbl = _arrow_table(data, ncols, usecols, types)
         if tbl is not None and tbl.num_rows > 0:
-            import pyarrow.compute as pc
 
-            if not pc.any(pc.equal(pc.utf8_length(tbl.column("c0")), 0)).as_py():
+            if not _any_empty(tbl.column("c0")):
                 return tbl
     return _arrow_table(_normalize_ws(data), ncols, usecols, types)
 
@@ -256,7 +270,10 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
         if tbl is not None and tbl.num_rows > 0:
             qc, qu = _codes(tbl.column("c0"))
             docs = tbl.column("c2")  # kept chunked: no copy of the ids
-            scores = tbl.column("c4").to_numpy()
+            if tbl.column("c4").null_count:  # arrow reads 'nan', 'N/A' as null
+                _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
+                raise NonFiniteValueError("a score is missing or not a number", file=label)
+            scores = numbers(tbl.column("c4"))
             tag = _first_tag(body)
             run_name = name or tag or Path(label).stem
             if not np.all(np.isfinite(scores)):
@@ -299,8 +316,11 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     numeric = {3: "int"}
     tbl = _fast_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
     if tbl is not None and tbl.num_rows > 0:
-        gs = tbl.column("c3").to_numpy()
-        if tbl.column("c3").null_count or np.any(np.abs(gs) > _GRADE_LIMIT):  # arrow reads 'nan', 'N/A' as null
+        if tbl.column("c3").null_count:  # arrow reads 'nan', 'N/A' as null
+            _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
+            raise ValueTypeError("a grade is missing or not an integer", file=label)
+        gs = numbers(tbl.column("c3"))
+        if np.any(np.abs(gs) > _GRADE_LIMIT):
             _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
         qc, qu = _codes(tbl.column("c0"))
         docs = tbl.column("c2").combine_chunks()
@@ -308,7 +328,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         if fast is not None:
             return fast
         qs = qu[qc]
-        ds = docs.to_numpy(zero_copy_only=False).astype(object)
+        ds = strings(docs)
     else:
         c0, c2, c3 = _python_table(body, 4, [0, 2, 3], label, layout, numeric)
         qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)

@@ -72,7 +72,7 @@ def test_pair_hashes_equal_pairs_hash_equal_and_sliced_arrays_agree():
     q = rng.integers(0, 50, size=2000)
     h = _pair_hashes(q, pa.array(ids))
     key = {}
-    for qi, d, hv in zip(q.tolist(), ids, h.tolist()):
+    for qi, d, hv in zip(q.tolist(), ids, h.tolist(), strict=True):
         assert key.setdefault((qi, d), hv) == hv  # equal pairs -> equal hashes
     distinct = len(key)
     assert len(set(h.tolist())) == distinct  # and no collision among these distinct pairs
@@ -160,3 +160,33 @@ def test_run_from_chunked_ids_equals_eager_run():
     with pytest.raises(DuplicateIdError):
         Run.from_arrow_docs(np.array(["a"], dtype=object), np.zeros(3, dtype=np.int64),
                             pa.chunked_array([pa.array(["x", "y"]), pa.array(["x"])]), np.ones(3), name="r")
+
+
+def test_arrow_buffer_conversions_match_pyarrow():
+    from evalcore._arrow import numbers, strings
+
+    words = ["a", "", "é漢", "longer-id-123", "x" * 40]
+    chunked = pa.chunked_array([pa.array(words), pa.array(words[::-1])])
+    assert strings(chunked).tolist() == words + words[::-1]
+    assert strings(pa.array(words).slice(1, 3)).tolist() == words[1:4]
+    assert strings(pa.array(words, type=pa.large_string())).tolist() == words
+    for typ, values in ((pa.int64(), [3, -1, 7]), (pa.int32(), [0, 2]), (pa.float64(), [0.5, -2.25, 1e300])):
+        arr = pa.chunked_array([pa.array(values, type=typ), pa.array(values[:1], type=typ)])
+        got = numbers(arr)
+        assert got.tolist() == values + values[:1] and got.dtype == np.dtype(typ.to_pandas_dtype())
+    assert numbers(pa.array([1, 2, 3, 4], type=pa.int64()).slice(1, 2)).tolist() == [2, 3]
+    with pytest.raises(ValueError):
+        numbers(pa.array([1.0, None]))
+
+
+def test_reading_trec_files_does_not_import_pandas(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
+    code = ("import sys; from evalcore.loaders import load_qrels, load_run; "
+            f"load_qrels({str(tmp_path / 'q.txt')!r}); load_run({str(tmp_path / 'r.txt')!r}); "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # parsing overlaps with the CLI's background import of pandas

@@ -1,0 +1,64 @@
+"""Arrow → numpy conversions that read the buffers directly.
+
+pyarrow's own ``to_numpy`` (and ``pa.array`` on Python or numpy input) imports
+pandas on first use (~0.3 s). The TREC readers convert through these helpers
+instead, so the command line can parse its inputs while pandas is still being
+imported in a background thread (see :mod:`evalcore._lazy`). Columns must hold
+no nulls (the callers check ``null_count`` first).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["numbers", "strings"]
+
+_NUMERIC = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64,
+}
+
+
+def _chunks(col: Any) -> list:
+    return list(col.chunks) if hasattr(col, "chunks") else [col]
+
+
+def numbers(col: Any) -> np.ndarray:
+    """A numeric arrow (chunked) array without nulls as a new numpy array."""
+    chunks = _chunks(col)
+    name = str(col.type)
+    if name not in _NUMERIC:
+        raise TypeError(f"not a numeric arrow type: {name}")
+    dt = np.dtype(_NUMERIC[name])
+    parts = [np.frombuffer(c.buffers()[1], dtype=dt)[c.offset: c.offset + len(c)] for c in chunks if len(c)]
+    if any(c.null_count for c in chunks):
+        raise ValueError("column holds nulls")
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dt)
+
+
+def strings(col: Any) -> np.ndarray:
+    """A string arrow (chunked) array without nulls as a numpy object array of ``str``."""
+    out: list[str] = []
+    for c in _chunks(col):
+        n = len(c)
+        if n == 0:
+            continue
+        if c.null_count:
+            raise ValueError("column holds nulls")
+        odt = np.int64 if "large" in str(c.type) else np.int32
+        bufs = c.buffers()
+        off = np.frombuffer(bufs[1], dtype=odt)[c.offset: c.offset + n + 1].astype(np.int64)
+        raw = bytes(memoryview(bufs[2])[int(off[0]): int(off[-1])]) if bufs[2] is not None else b""
+        off -= off[0]
+        bounds = off.tolist()
+        if raw.isascii():  # one decode, then character slices (byte offsets = character offsets)
+            text = raw.decode("ascii")
+            out.extend(text[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+        else:
+            out.extend(raw[a:b].decode("utf-8") for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    arr = np.empty(len(out), dtype=object)
+    arr[:] = out
+    return arr
