@@ -139,15 +139,16 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     n_ignored = int((qmap < 0).sum())
     qi = qmap[run.q[order]]
     keep = qi >= 0
-    qi = qi[keep]
-    pos = pos[keep]
-    rows = order[keep]
+    rows = order
+    if not keep.all():  # (copies only when some run queries are not in the qrels)
+        qi, pos, rows = qi[keep], pos[keep], order[keep]
     grade = _hashed_grades(qrels, run, rows, qi)
     if grade is None:
         grade = _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
-    # group rows by qrels query (runs may list queries in any order)
-    so = np.argsort(qi, kind="stable")
-    qi, pos, grade = qi[so], pos[so], grade[so]
+    # group rows by qrels query (runs may list queries in any order; often already in qrels order)
+    if len(qi) > 1 and not bool(np.all(qi[1:] >= qi[:-1])):
+        so = np.argsort(qi, kind="stable")
+        qi, pos, grade = qi[so], pos[so], grade[so]
     n_ret = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
     prep = _Prepared(qi, pos, grade, n_ret, n_ignored)
     run._cache[key] = (qrels, prep)

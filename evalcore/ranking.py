@@ -148,6 +148,7 @@ def rank_order(run: Run, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]
     hit = run._cache.get(key)
     if hit is None:
         order = _order_rows(run.q, run.scores, run.docs_at, ties=ties)
-        hit = (order, _group_positions(run.q[order]))
+        identity = len(order) > 0 and order[0] == 0 and bool(np.all(np.diff(order) == 1))
+        hit = (order, _group_positions(run.q if identity else run.q[order]))
         run._cache[key] = hit
     return hit
