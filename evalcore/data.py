@@ -120,13 +120,17 @@ def _hash_string_array(arr: Any) -> np.ndarray | None:
     words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
     start = off[:-1] - off[0]
     with np.errstate(over="ignore"):
-        h = _mix(lens.astype(np.uint64) * _MIX)
+        h = lens.astype(np.uint64) * _MIX
         for w in range(0, width, 8):
             take = np.clip(lens - w, 0, 8)
             word = words[np.minimum(start + w, len(words) - 1)]
-            mask = np.where(take >= 8, np.uint64(0xFFFFFFFFFFFFFFFF),
-                            (np.uint64(1) << (take.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
-            h = np.where(take > 0, _mix(h ^ ((word & mask) + _MIX)), h)  # rounds = the row's own length
+            lo = int(take.min())
+            if lo < 8:  # some rows end inside this word: keep only their own bytes
+                mask = np.where(take >= 8, np.uint64(0xFFFFFFFFFFFFFFFF),
+                                (np.uint64(1) << (take.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
+                word &= mask
+            mixed = _mix(h ^ (word + _MIX))
+            h = mixed if lo > 0 else np.where(take > 0, mixed, h)  # rounds = the row's own length
     return h
 
 
