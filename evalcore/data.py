@@ -240,8 +240,10 @@ class Qrels:
             return None
         ds = strings(docs)
         order = np.argsort(q, kind="stable")
-        return cls(np.asarray(query_ids, dtype=object), q[order], ds[order], np.asarray(grades, dtype=np.int64)[order],
-                   None, source)
+        out = cls(np.asarray(query_ids, dtype=object), q[order], ds[order], np.asarray(grades, dtype=np.int64)[order],
+                  None, source)
+        out._cache["doc_hashes"] = hashes[order]  # reused by evaluation's hash join
+        return out
 
     @classmethod
     def from_dict(
