@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numbers", "strings"]
+__all__ = ["numbers", "strings", "string_offsets", "has_empty"]
 
 _NUMERIC = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -39,6 +39,23 @@ def numbers(col: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dt)
 
 
+def string_offsets(chunk: Any) -> np.ndarray:
+    """int64 offsets (len + 1) of a string / large_string arrow array into its data buffer."""
+    odt = np.int64 if "large" in str(chunk.type) else np.int32
+    n = len(chunk)
+    return np.frombuffer(chunk.buffers()[1], dtype=odt)[chunk.offset: chunk.offset + n + 1].astype(np.int64)
+
+
+def has_empty(col: Any) -> bool:
+    """Whether a (chunked) string array holds an empty string (read from the offsets)."""
+    for c in _chunks(col):
+        if len(c):
+            off = string_offsets(c)
+            if bool((off[1:] == off[:-1]).any()):
+                return True
+    return False
+
+
 def strings(col: Any) -> np.ndarray:
     """A string arrow (chunked) array without nulls as a numpy object array of ``str``."""
     out: list[str] = []
@@ -48,9 +65,8 @@ def strings(col: Any) -> np.ndarray:
             continue
         if c.null_count:
             raise ValueError("column holds nulls")
-        odt = np.int64 if "large" in str(c.type) else np.int32
         bufs = c.buffers()
-        off = np.frombuffer(bufs[1], dtype=odt)[c.offset: c.offset + n + 1].astype(np.int64)
+        off = string_offsets(c)
         raw = bytes(memoryview(bufs[2])[int(off[0]): int(off[-1])]) if bufs[2] is not None else b""
         off -= off[0]
         bounds = off.tolist()

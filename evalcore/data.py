@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrow import numbers, strings
+from ._arrow import numbers, string_offsets, strings
 from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
@@ -104,12 +104,8 @@ def string_hashes(docs: Any) -> np.ndarray | None:
 
 
 def _hash_string_array(arr: Any) -> np.ndarray | None:
-    import pyarrow as pa
-
-    odt = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    n = len(arr)
     bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], dtype=odt)[arr.offset: arr.offset + n + 1].astype(np.int64)
+    off = string_offsets(arr)
     lens = np.diff(off)
     width = int(lens.max(initial=0))
     if width > _MAX_HASH_BYTES:
@@ -353,6 +349,14 @@ def _integer_grades(g: np.ndarray, *, source: str | None, lines: np.ndarray | No
     return f.astype(np.int64)
 
 
+def _check_run_columns(nq: int, nd: int, ns: int, source: str | None) -> None:
+    """A run needs rows, and its query, document and score columns must be equally long."""
+    if nq == 0:
+        raise EmptyInputError("run has no ranked documents", file=source)
+    if not (nq == nd == ns):
+        raise ValueTypeError(f"query, document and score columns differ in length ({nq}, {nd}, {ns})", file=source)
+
+
 @dataclass(frozen=True, eq=False)
 class Run:
     """Ranked lists: per query, documents with scores (any depth).
@@ -447,11 +451,7 @@ class Run:
     ) -> Run:
         """Build from integer codes (the readers' fast path); validates scores and duplicates."""
         s = np.asarray(scores, dtype=np.float64)
-        if len(q) == 0:
-            raise EmptyInputError("run has no ranked documents", file=source)
-        if not (len(q) == len(d) == len(s)):
-            raise ValueTypeError(
-                f"query, document and score columns differ in length ({len(q)}, {len(d)}, {len(s)})", file=source)
+        _check_run_columns(len(q), len(d), len(s), source)
         bad = ~np.isfinite(s)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -491,11 +491,7 @@ class Run:
         """
         s = np.asarray(scores, dtype=np.float64)
         q = np.asarray(q, dtype=np.int64)
-        if len(q) == 0:
-            raise EmptyInputError("run has no ranked documents", file=source)
-        if not (len(q) == len(docs) == len(s)):
-            raise ValueTypeError(
-                f"query, document and score columns differ in length ({len(q)}, {len(docs)}, {len(s)})", file=source)
+        _check_run_columns(len(q), len(docs), len(s), source)
         if docs.null_count:
             raise ValueTypeError("a document id is missing", file=source)
         run = cls(np.asarray(query_ids, dtype=object), q, None, None, s, name, source, {}, docs)
@@ -503,11 +499,10 @@ class Run:
         doc_hashes = None if bad.any() else string_hashes(docs)
         keys = None if doc_hashes is None else pair_keys(q, doc_hashes)
         if doc_hashes is not None:
-            run._cache["doc_hashes"] = doc_hashes  # evaluation joins on them (see evaluate._row_grades)
+            run._cache["doc_hashes"] = doc_hashes  # evaluation joins on them (see evaluate._hashed_grades)
         if keys is None or _has_repeats(keys):
             # exact path: builds the vocabulary; raises the precise error (or finds a hash collision)
-            checked = cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)
-            run._cache.update(checked._cache)
+            cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)
         return run
 
     @classmethod

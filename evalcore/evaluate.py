@@ -182,8 +182,7 @@ def _qrels_pair_index(qrels: Qrels) -> dict[str, Any] | None:
     hit = None
     dh = qrels._cache.get("doc_hashes")
     if dh is None and len(qrels.doc_ids):
-        dh = string_hashes(pa.array(qrels.doc_ids.astype(str) if qrels.doc_ids.dtype != object else qrels.doc_ids,
-                                    type=pa.string()))
+        dh = string_hashes(pa.array(qrels.doc_ids, type=pa.string()))
     if dh is not None:
         keys = pair_keys(qrels.q, dh)
         order = np.argsort(keys, kind="stable")

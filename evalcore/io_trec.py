@@ -21,9 +21,9 @@ from typing import IO
 
 import numpy as np
 
-from ._arrow import numbers, strings
+from ._arrow import has_empty, numbers, strings
 from ._lazy import pd
-from .data import Qrels, Run
+from .data import Qrels, Run, _factorize_queries
 from .errors import (
     BinaryFileError,
     ColumnCountError,
@@ -195,21 +195,6 @@ def _normalize_ws(data: bytes) -> bytes:
     return _EDGE.sub(b"", _WS.sub(b" ", data))
 
 
-def _any_empty(col) -> bool:
-    """Whether a (chunked) arrow string column holds an empty string, read from its offsets.
-
-    (numpy on the buffers: pyarrow.compute with a Python scalar argument would import pandas.)
-    """
-    for chunk in getattr(col, "chunks", [col]):
-        if len(chunk) == 0:
-            continue
-        odt = np.int64 if "large" in str(chunk.type) else np.int32
-        off = np.frombuffer(chunk.buffers()[1], dtype=odt)[chunk.offset: chunk.offset + len(chunk) + 1]
-        if bool((off[1:] == off[:-1]).any()):
-            return True
-    return False
-
-
 def _fast_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, str]):
     """Parse single-space separated data with arrow; irregular blanks fall back to a normalised copy.
 
@@ -220,10 +205,9 @@ def _fast_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, st
     simple = not (b"\t" in data or b"\r" in data or b"\f" in data or b"\v" in data or data[:1] == b" ")
     if simple:
         tbl = _arrow_table(data, ncols, usecols, types)
-        if tbl is not None and tbl.num_rows > 0:
-
-            if not _any_empty(tbl.column("c0")):
-                return tbl
+        # (offsets read with numpy: pyarrow.compute with a Python scalar argument would import pandas)
+        if tbl is not None and tbl.num_rows > 0 and not has_empty(tbl.column("c0")):
+            return tbl
     return _arrow_table(_normalize_ws(data), ncols, usecols, types)
 
 
@@ -280,8 +264,8 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
             return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
         c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
-        qc, qu = _factorize(np.asarray(c0, dtype=object))
-        dc, du = _factorize(np.asarray(c2, dtype=object))
+        qc, qu = _factorize_queries(np.asarray(c0, dtype=object))
+        dc, du = _factorize_queries(np.asarray(c2, dtype=object))
         scores = np.asarray(c4, dtype=np.float64)
         run_name = name or c5[0] or Path(label).stem
         if not np.all(np.isfinite(scores)):
@@ -297,13 +281,6 @@ def _first_tag(body: bytes) -> str | None:
     for _, parts in _iter_lines(body[: 1 << 16]):
         return parts[5] if len(parts) > 5 else None
     return None
-
-
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    import pandas as pd
-
-    codes, uniques = pd.factorize(values)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
 def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
