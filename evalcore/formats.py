@@ -65,7 +65,7 @@ from .errors import (
     UnreadableFileError,
     ValueTypeError,
 )
-from .io_trec import read_bytes
+from .io_trec import _blank, read_bytes
 
 __all__ = [
     "QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "SCORE_COLUMNS", "RANK_COLUMNS", "DOMAIN_COLUMNS",
@@ -142,7 +142,7 @@ def read_source(src: Source, *, label: str | None = None) -> tuple[bytes, str]:
                                       file=name) from None
     else:
         raise OptionError(f"expected a path, bytes or a binary stream, got {type(src).__name__}")
-    if not data or data.isspace():
+    if _blank(data):
         raise EmptyInputError("file is empty", file=name)
     return data, name
 

@@ -43,26 +43,11 @@ PathOrBytes = str | os.PathLike | bytes | IO[bytes]
 
 
 def read_bytes(src: PathOrBytes, *, name: str | None = None) -> tuple[bytes, str]:
-    """Return (content, display name); raise clear errors for unreadable, empty or binary input."""
-    if isinstance(src, bytes):
-        data, label = src, name or "<bytes>"
-    elif hasattr(src, "read"):
-        data = src.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        label = name or getattr(src, "name", "<stream>")
-    else:
-        label = name or str(src)
-        try:
-            data = Path(src).read_bytes()
-        except FileNotFoundError:
-            raise InputFormatError("file not found", file=label) from None
-        except IsADirectoryError:
-            raise InputFormatError("is a directory, expected a file", file=label) from None
-        except OSError as e:
-            raise InputFormatError(f"cannot read file ({e.strerror or e})", file=label) from None
-    if _blank(data):
-        raise EmptyInputError("file is empty", file=label)
+    """Return (content, display name) of a text input: :func:`evalcore.formats.read_source`
+    (unreadable or empty input) plus a check for binary content (NUL bytes)."""
+    from .formats import read_source
+
+    data, label = read_source(src, label=name)
     if b"\x00" in data[:65536]:
         raise BinaryFileError("binary content (NUL bytes), expected a text file", file=label)
     return data, label
