@@ -22,19 +22,29 @@ How :func:`exact_topk` works
    id rank, so results (indices *and* scores) do not depend on block sizes,
    thread counts or on whether the corpus is memory-mapped, and ties are
    broken by id exactly, also across the k boundary and block boundaries.
-4. Speed: the rows of a query block are split into lanes filtered by
-   parallel threads (numpy releases the GIL) while the next BLAS product runs
-   (double-buffered score blocks), a helper thread reads and normalises the
-   next corpus block meanwhile, and once most rows stop receiving candidates
-   a cheap row maximum skips the comparison of the others.
+4. Speed: one worker thread per core, each with single-threaded BLAS
+   (``threadpoolctl``), takes the next free corpus block, normalises it,
+   multiplies it and filters the scores into its own candidate pool, so no
+   core waits for another until the end; the pools share their thresholds.
+   Progress is reported from the calling thread.  At the end the pools are
+   merged and re-scored row range by row range in parallel; the canonical
+   scores come from a float64 BLAS product whose rounding to float32 is
+   proven equal to the definition's (step 3), with the definition itself
+   computed for the rare pairs too close to a rounding boundary.  Once most
+   rows stop receiving candidates a cheap row maximum skips the comparison
+   of the others.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import itertools
 import mmap
 import os
+import queue
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -67,6 +77,8 @@ __all__ = [
 _U32 = 2.0**-24  # unit roundoff of float32
 _CHUNK_BYTES = 32 * 2**20  # working set of the helper loops (normalise, checks)
 _NEG_INF = np.float32(-np.inf)
+_SLACK = 256
+_RESCORE_BYTES = 8 * 2**20
 
 
 # --------------------------------------------------------------------------- checks
@@ -287,24 +299,32 @@ def _id_ranks(ids: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
     return rank, order
 
 
-def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int) -> tuple[int, int]:
+def _pool_slot_bytes(n: int) -> int:
+    """Bytes per candidate-pool slot (kept arrays + compaction temporaries), see :func:`_plan_blocks`."""
+    return 24 if n < 2**31 else 28
+
+
+def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int, workers: int = 2) -> tuple[int, int]:
     """Rows per query block and per corpus block so the working set fits ``block_bytes``.
 
-    Per corpus row: float32 copy, float64 squares and the normalised row
-    (~16·d bytes).  Per query row: scores and mask over the corpus block
-    (5·bc, twice: the next block's product overlaps the current block's
-    selection), the query (12·d) and its candidate pool (~36·(2k + 256)).
-    The widest query block is preferred (the corpus is streamed once per query
-    block); the corpus block (1024 rows) shrinks while fewer than 256 queries
-    fit, but not below 256 rows unless not even one query would fit.  When a
-    wider corpus block (4096 or 2048 rows) needs no more query blocks than
-    1024 rows do, it is taken: fewer, larger steps cost less per-block
-    overhead (measured ~5% faster at 5k x 100k x 384).
+    ``workers`` threads each hold one corpus block being normalised (float32
+    copy, float64 squares and the normalised row: ~16·d bytes per corpus row),
+    one score block and its mask (5 bytes per score) and one candidate pool
+    per query row: up to 2k + 256 slots of a float32 score and an int32 index
+    (int64 for corpora of 2**31 rows or more), plus the temporaries of a
+    compaction, 24 (28) bytes a slot; the query block itself costs 12·d bytes
+    per row.  The widest query block is preferred (the corpus is
+    streamed once per query block); the corpus block (1024 rows) shrinks while
+    fewer than 256 queries fit, but not below 256 rows unless not even one
+    query would fit.  When a wider corpus block (4096 or 2048 rows) needs no
+    more query blocks than 1024 rows do, it is taken: fewer, larger steps cost
+    less per-block overhead.
     """
-    pool_q = 36 * (2 * kk + 256)
+    w = max(1, int(workers))
+    pool_q = _pool_slot_bytes(n) * (2 * kk + 256)
 
     def rows_per_query_block(bc: int) -> int:
-        return (block_bytes - 16 * bc * d) // (10 * bc + 12 * d + pool_q)
+        return (block_bytes - w * 16 * bc * d) // (w * (5 * bc + pool_q) + 12 * d)
 
     bc = min(n, 1024)
     while True:
@@ -327,27 +347,41 @@ class _Candidates:
     """Per-query candidate pool of one query block, as padded 2-D arrays.
 
     Invariant: every corpus item whose canonical score could place it in the
-    final top-k of its query is in the pool.  ``thr`` is a lower bound of the
-    k-th largest approximate (BLAS) score seen so far, refreshed only when a
-    row overflows (a stale threshold merely admits more candidates); items
-    below ``thr - tol`` cannot qualify (see :func:`exact_topk`).  Rows that
+    final top-k of its query is in the pool, or in one of its ``peers``.
+    ``thr`` is a lower bound of the k-th largest approximate (BLAS) score
+    seen so far, refreshed only when a row overflows (a stale threshold
+    merely admits more candidates); items below ``thr - tol`` cannot qualify
+    (see :func:`exact_topk`).  Pools of parallel workers (``peers``, same
+    ``tol``) cut at the best threshold of any of them: the pool behind that
+    threshold holds k items better than anything below the cut.  Rows that
     still overflow after that (many near-equal scores) are pruned exactly with
     canonical scores and id ranks, so the pool stays bounded even for
     massive ties.
     """
 
-    def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray) -> None:
+    def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray,
+                 index_dtype=np.int64) -> None:
         self.kk = kk
         self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
-        self.cap0 = kk + max(256, kk)
+        self.cap0 = kk + max(_SLACK, kk // 2)
         self.cap = self.cap0
         self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
-        self.i = np.full((nrows, self.cap), -1, dtype=np.int64)
+        self.index_dtype = index_dtype  # int32 when the corpus has < 2**31 rows
+        self.i = np.full((nrows, self.cap), -1, dtype=index_dtype)
         self.fill = np.zeros(nrows, dtype=np.int64)
         self.thr = np.full(nrows, -np.inf, dtype=np.float64)
         self.sparse = False  # few rows got candidates from the last block
         self.rescore = rescore  # (rows, corpus indices) -> canonical float32 scores
         self.id_rank = id_rank
+        self.peers: list[_Candidates] = []  # pools whose thresholds this one may use
+
+    def bound(self) -> np.ndarray:
+        """Per row, the best threshold of this pool and its peers (a peer's may be mid-update:
+        every value it ever holds is a valid bound)."""
+        thr = self.thr
+        for peer in self.peers:
+            thr = np.maximum(thr, peer.thr)
+        return thr
 
     def skip_rows(self, rows: np.ndarray) -> None:
         """Rows answered elsewhere (zero queries): never admit candidates."""
@@ -355,7 +389,7 @@ class _Candidates:
 
     def cut(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """float32 cut-off per row: no score below it can reach the top-k."""
-        c64 = self.thr[rows] - self.tol[rows]
+        c64 = self.bound()[rows] - self.tol[rows]
         c32 = c64.astype(np.float32)
         c32 = np.where(c32 > c64, np.nextafter(c32, _NEG_INF), c32)  # round down
         # -inf marks excluded items (self); they are never candidates.
@@ -364,7 +398,7 @@ class _Candidates:
     def push_block(self, scores: np.ndarray, offset: int, mask_buf: np.ndarray) -> None:
         nrows, m = scores.shape
         kk = self.kk
-        init = np.isneginf(self.thr)
+        init = np.isneginf(self.bound())
         if m >= kk and init.any():
             # rows without a threshold yet: the block's own k-th best is one
             # (partitioned a few rows at a time: small temporaries)
@@ -413,7 +447,7 @@ class _Candidates:
         nrows = self.s.shape[0]
         keep = min(cap, self.cap)
         s = np.full((nrows, cap), _NEG_INF, dtype=np.float32)
-        i = np.full((nrows, cap), -1, dtype=np.int64)
+        i = np.full((nrows, cap), -1, dtype=self.index_dtype)
         s[:, :keep] = self.s[:, :keep]
         i[:, :keep] = self.i[:, :keep]
         self.s, self.i, self.cap = s, i, cap
@@ -436,7 +470,7 @@ class _Candidates:
         newpos = np.arange(flat.size) - starts[rows]
         width = max(self.cap0, int(fill.max(initial=0)))
         s = np.full((self.s.shape[0], width), _NEG_INF, dtype=np.float32)
-        i = np.full((self.s.shape[0], width), -1, dtype=np.int64)
+        i = np.full((self.s.shape[0], width), -1, dtype=self.index_dtype)
         s[rows, newpos] = self.s.ravel()[flat]
         i[rows, newpos] = self.i.ravel()[flat]
         self.s, self.i, self.cap = s, i, width
@@ -505,6 +539,32 @@ class _PageReleaser:
             self._advise(0, self.size)
 
 
+def _round_proven(v: np.ndarray, e: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """``float32(v)`` and where it is proven to be the float32 rounding of every value within ``e`` of ``v``.
+
+    Rounding to nearest is constant between two consecutive rounding
+    boundaries (the midpoints between neighbouring float32 values), so
+    ``float32(x) == float32(v)`` for all ``|x - v| <= e`` when both ends of
+    that interval lie strictly inside the boundaries around ``float32(v)``.
+    The float64 arithmetic of the test itself is covered by widening ``e`` by
+    ``2**-50 |v|``.  Overflow (``|v|`` beyond float32) and NaN are never
+    proven.
+
+    >>> s, ok = _round_proven(np.array([0.5, 0.5 + 2.0**-25]), 1e-12)
+    >>> ok.tolist()  # the second value sits on the midpoint between 0.5 and its neighbour
+    [True, False]
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = v.astype(np.float32)
+        s64 = s.astype(np.float64)
+        below = (s64 - np.nextafter(s, _NEG_INF).astype(np.float64)) * 0.5  # to the lower boundary
+        above = (np.nextafter(s, np.float32(np.inf)).astype(np.float64) - s64) * 0.5
+        e = e + 2.0**-50 * np.abs(v)
+        off = v - s64
+        proven = (off - e > -below) & (off + e < above)
+    return s, proven
+
+
 def _canonical_scores(
     qn: np.ndarray,
     cand: np.ndarray,
@@ -512,116 +572,144 @@ def _canonical_scores(
     den: np.ndarray | None,
     chunk_bytes: int,
     release: _PageReleaser | None = None,
+    *,
+    bound: np.ndarray | float = 1.0,
 ) -> np.ndarray:
     """Canonical float32 cosines of ``qn[r]`` with ``corpus[cand[r, w]]`` (see module doc).
 
     ``qn`` (R, d) are normalised queries, ``cand`` (R, W) corpus rows (``-1``
     = padding, whose output is meaningless).  Corpus rows are re-read and
     divided by their float32 denominators ``den`` (``None``: already unit),
-    which reproduces the normalised rows bit for bit; the products are exact in
-    float64 and summed pairwise over each contiguous row, then rounded to
-    float32.  The result of a pair depends on that pair only.
+    which reproduces the normalised rows bit for bit.  The canonical score is
+    the float32 rounding of the float64 pairwise sum (fixed order, over each
+    contiguous row) of the exact float64 products; it depends on the pair only.
+
+    Computed fast and proven equal: ``v``, a float64 BLAS product, and the
+    pairwise sum ``p`` are both within ``gamma_d * sum|q_i c_i| <= gamma_d *
+    bound[r]`` of the exact dot product (``gamma_d = d u / (1 - d u)``, ``u =
+    2**-53``, any summation order), so ``|v - p| <= 2 gamma_d bound``.  When no
+    float32 rounding boundary (midpoint between neighbouring float32 values)
+    lies within that distance of ``v``, ``float32(v) == float32(p)``; the few
+    other pairs (about one in a million for dense data; exact zeros of sparse
+    data) get the pairwise sum itself.  ``bound`` (scalar or one per row of
+    ``qn``) must bound ``||q_r|| * ||c||`` for every candidate.
     """
     nrows, width = cand.shape
     d = qn.shape[1]
     out = np.empty((nrows, width), dtype=np.float32)
     if nrows == 0 or width == 0:
         return out
+    u64 = 2.0**-53
+    # twice the bound of one sum's error, inflated for the rounding of this arithmetic itself
+    slack = 2.0 * (d * u64 / (1 - d * u64)) * (1 + 2.0**-20)
+    bounds = np.broadcast_to(np.asarray(bound, dtype=np.float64), (nrows,))
     step = max(1, chunk_bytes // (12 * width * d))
     for r0 in range(0, nrows, step):
         c = cand[r0 : r0 + step]
+        m = c.shape[0]
         j = np.maximum(c, 0).ravel()
         g = _as_f32(corpus[j])
         if den is not None:
             g /= den[j][:, None]
-        prod = np.multiply(g.reshape(c.shape[0], width, d), qn[r0 : r0 + step, None, :], dtype=np.float64)
-        out[r0 : r0 + step] = np.add.reduce(prod, axis=2)
+        q = qn[r0 : r0 + step]
+        v = np.matmul(g.astype(np.float64).reshape(m, width, d), q.astype(np.float64)[:, :, None])[..., 0]
+        s, proven = _round_proven(v, slack * bounds[r0 : r0 + m, None])
+        bad = np.flatnonzero(~proven)
+        if bad.size:
+            # the definition itself, for the pairs too close to a rounding boundary
+            prod = np.multiply(g[bad], q[bad // width], dtype=np.float64)
+            s.reshape(-1)[bad] = np.add.reduce(prod, axis=1)
+        out[r0 : r0 + m] = s
         if release is not None:
             release.everything()
     return out
 
 
-class _Lane:
-    """Rows ``r0:r1`` of a query block with their candidate pool (one thread at a time)."""
+def _blas_single_thread():
+    """Context manager: BLAS runs single-threaded inside (each worker thread is one core's work).
 
-    def __init__(self, r0, r1, qn, q_sumsq, tol, kk, id_rank, corpus, den, chunk_bytes, release) -> None:
-        self.r0, self.r1, self.kk, self.id_rank = r0, r1, kk, id_rank
-        self.qn = qn[r0:r1]
-        self.corpus, self.den, self.chunk_bytes, self.release = corpus, den, chunk_bytes, release
-        self.pool = _Candidates(r1 - r0, kk, tol, self.rescore, id_rank)
-        self.pool.skip_rows(np.flatnonzero(q_sumsq[r0:r1] == 0))
+    ``threadpoolctl`` sets the limit of every BLAS library loaded in the process
+    (OpenBLAS, MKL, BLIS) and restores it on exit.  The limit is process-wide.
+    """
+    from threadpoolctl import threadpool_limits
 
-    def rescore(self, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
-        return _canonical_scores(self.qn[rows], cand, self.corpus, self.den, self.chunk_bytes, self.release)
-
-    def push(self, scores: np.ndarray, masks: np.ndarray, offset: int) -> None:
-        self.pool.push_block(scores[self.r0 : self.r1], offset, masks[self.r0 : self.r1])
-
-    def finish(self) -> tuple[np.ndarray, np.ndarray]:
-        """Canonical re-scoring of the pool and exact ordering: score desc, then id rank asc."""
-        pool, kk = self.pool, self.kk
-        pool.compact()
-        width = int(pool.fill.max(initial=0))
-        cand_i = pool.i[:, :width]
-        valid = cand_i >= 0
-        neg = -self.rescore(np.arange(cand_i.shape[0]), cand_i)
-        neg[~valid] = np.inf  # padding sorts last
-        ranks = np.where(valid, self.id_rank[np.maximum(cand_i, 0)], np.iinfo(np.int64).max)
-        best = np.lexsort((ranks, neg), axis=1)[:, :kk]
-        top_i = np.take_along_axis(cand_i, best, axis=1)
-        top_s = -np.take_along_axis(neg, best, axis=1)
-        if width < kk:
-            top_i = np.pad(top_i, ((0, 0), (0, kk - width)), constant_values=-1)
-            top_s = np.pad(top_s, ((0, 0), (0, kk - width)), constant_values=-np.inf)
-        return top_i, np.where(top_i >= 0, top_s, _NEG_INF).astype(np.float32)
+    return threadpool_limits(limits=1, user_api="blas")
 
 
-def _start(executor: ThreadPoolExecutor | None, calls: list) -> list:
-    """Start callables in the background (run them now without an executor)."""
-    if executor is None:
-        for call in calls:
-            call()
-        return []
-    return [executor.submit(call) for call in calls]
+def _merged_pool(pools: list[_Candidates], r0: int, r1: int, rescore) -> _Candidates:
+    """One pool for rows ``r0:r1`` holding the candidates of every worker's pool."""
+    first = pools[0]
+    out = _Candidates(r1 - r0, first.kk, np.max([p.tol[r0:r1] for p in pools], axis=0), rescore, first.id_rank,
+                      first.index_dtype)
+    out.s = np.concatenate([p.s[r0:r1] for p in pools], axis=1)
+    out.i = np.concatenate([p.i[r0:r1] for p in pools], axis=1)
+    out.cap = out.s.shape[1]
+    out.fill = np.count_nonzero(out.i >= 0, axis=1).astype(np.int64)
+    # each worker's threshold is a lower bound of the k-th best of the union
+    out.thr = np.max([p.thr[r0:r1] for p in pools], axis=0)
+    return out
 
 
-def _start_one(executor: ThreadPoolExecutor | None, call):
-    """A future of ``call()``, or its result (or exception) at once without an executor."""
-    if executor is not None:
-        return executor.submit(call)
+def _finish(pool: _Candidates, rescore, id_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical re-scoring of a pool and exact ordering: score desc, then id rank asc."""
+    kk = pool.kk
+    pool.compact()
+    width = int(pool.fill.max(initial=0))
+    cand_i = pool.i[:, :width]
+    valid = cand_i >= 0
+    neg = -rescore(np.arange(cand_i.shape[0]), cand_i)
+    neg[~valid] = np.inf  # padding sorts last
+    ranks = np.where(valid, id_rank[np.maximum(cand_i, 0)], np.iinfo(np.int64).max)
+    best = np.lexsort((ranks, neg), axis=1)[:, :kk]
+    top_i = np.take_along_axis(cand_i, best, axis=1)
+    top_s = -np.take_along_axis(neg, best, axis=1)
+    if width < kk:
+        top_i = np.pad(top_i, ((0, 0), (0, kk - width)), constant_values=-1)
+        top_s = np.pad(top_s, ((0, 0), (0, kk - width)), constant_values=-np.inf)
+    return top_i, np.where(top_i >= 0, top_s, _NEG_INF).astype(np.float32)
+
+
+def _run_workers(executor: ThreadPoolExecutor | None, jobs: list, events: queue.SimpleQueue, steps: int,
+                 on_step: Callable[[object], None]) -> None:
+    """Run ``jobs`` (callables ``job(stop)``) in parallel; ``on_step`` runs here, once per event.
+
+    Each job puts one event into ``events`` per finished step; ``on_step``
+    (progress reporting) is called from the calling thread, so a callback
+    that must run on its own thread (a Streamlit script) can.  When a job or
+    ``on_step`` raises, the other jobs are told to stop (``stop.is_set()``),
+    every job is waited for, and the first error is re-raised.
+    """
+    stop = threading.Event()
+    if executor is None:  # one worker, in this thread
+        for job in jobs:
+            job(stop)
+            while not events.empty():
+                on_step(events.get())
+        return
+    futures = [executor.submit(job, stop) for job in jobs]
+    error: BaseException | None = None
     try:
-        return ("value", call())
-    except BaseException as e:  # noqa: BLE001 - re-raised by _result
-        return ("error", e)
-
-
-def _result(handle):
-    if isinstance(handle, tuple):
-        kind, value = handle
-        if kind == "error":
-            raise value
-        return value
-    return handle.result()
-
-
-def _wait(futures: list) -> None:
-    """Wait for all futures (even after a failure), then re-raise the first error."""
-    error = None
-    for f in futures:
-        try:
-            f.result()
-        except BaseException as e:  # noqa: BLE001 - re-raised below
-            error = error or e
+        received = 0
+        while received < steps:
+            try:
+                item = events.get(timeout=0.05)
+            except queue.Empty:
+                if all(f.done() for f in futures):
+                    break  # a job failed early (its error is raised below)
+                continue
+            received += 1
+            on_step(item)
+    except BaseException as e:  # noqa: BLE001 - re-raised below, after the jobs stopped
+        error = e
+    finally:
+        stop.set()  # harmless when every job is done; stops the others after a failure
+        for f in futures:
+            try:
+                f.result()
+            except BaseException as e:  # noqa: BLE001 - the first error wins
+                error = error or e
     if error is not None:
         raise error
-
-
-def _run_all(executor: ThreadPoolExecutor | None, calls: list) -> list:
-    """Run zero-argument callables, in parallel threads when there is an executor."""
-    if executor is None or len(calls) == 1:
-        return [call() for call in calls]
-    futures = [executor.submit(call) for call in calls]
-    return [f.result() for f in futures]
 
 
 def exact_topk(
@@ -714,6 +802,7 @@ def exact_topk(
         if qids.shape[0] != nq:
             raise ShapeMismatchError(f"queries have {nq} rows but query_ids has {qids.shape[0]} ids")
     id_rank, order = _id_ranks(cids, "corpus_ids")
+    index_dtype = np.int32 if n < 2**31 else np.int64
 
     self_pos = None
     available = n
@@ -730,24 +819,27 @@ def exact_topk(
 
     zero_q = _scan_rows(q_arr, "queries", qids)
 
-    bq, bc = _plan_blocks(nq, n, d, kk, int(block_bytes))
+    workers = n_threads
+    bq, bc = _plan_blocks(nq, n, d, kk, int(block_bytes), workers)
     nqb, ncb = -(-nq // bq), -(-n // bc)
-    total, done = nqb * ncb, 0
+    total = nqb * ncb
     # |BLAS float32 score - canonical score| <= (gamma_d + u) |q| |c| per item;
     # a pair of items: twice that; 1.01 covers the norms' own rounding.
     gamma = d * _U32 / (1 - d * _U32)
     err = 2.0 * (gamma + _U32) * 1.01
-    # two score/mask buffers: the BLAS product of block j+1 runs while the
-    # selection threads filter block j
-    score_bufs = [np.empty(bq * bc, dtype=np.float32) for _ in range(2)]
-    mask_bufs = [np.empty(bq * bc, dtype=np.bool_) for _ in range(2)]
-    chunk_bytes = max(1, min(int(block_bytes) // 4, 2 * 2**20))  # re-scoring chunks stay cache-sized
+    # one score block (and its mask) per worker
+    score_bufs = [np.empty(bq * bc, dtype=np.float32) for _ in range(workers)]
+    mask_bufs = [np.empty(bq * bc, dtype=np.bool_) for _ in range(workers)]
+    chunk_bytes = max(1, min(int(block_bytes) // 4, _RESCORE_BYTES))  # re-scoring chunks stay cache-sized
     den = None if normalized else np.empty(n, dtype=np.float32)
     release = _PageReleaser(c_arr)
     out_i = np.empty((nq, kk), dtype=np.int64)
     out_s = np.empty((nq, kk), dtype=np.float32)
-    zero_c = 0
-    cmax = 1.0  # bound of corpus norms seen so far (grows only with normalized=True)
+    # progress and the count of zero corpus rows are kept by the calling thread
+    tally = {"done": 0, "zero_c": 0}
+    # bound of corpus norms seen so far (grows only with normalized=True); shared by the workers
+    cmax = [1.0]
+    cmax_lock = threading.Lock()
 
     def prepare(cs: int, first_pass: bool):
         """Read and normalise corpus rows cs:cs+bc -> (rows, count, zero rows, max norm)."""
@@ -767,72 +859,104 @@ def exact_topk(
         release.rows(cs, cs + m_c)
         return cn, m_c, zeros, bmax
 
-    # lanes + the helper thread that prepares the next corpus block
-    executor = ThreadPoolExecutor(n_threads + 1) if n_threads > 1 else None  # 1 thread: no overlap
+    def on_step(zeros: int) -> None:
+        tally["done"] += 1
+        tally["zero_c"] += zeros
+        if progress is not None:
+            progress(tally["done"], total)
+
+    # ``workers`` threads, each with single-threaded BLAS, take every workers-th
+    # corpus block (read, normalise, multiply, select into its own pool): the
+    # cores never wait for each other until the pools are merged
+    executor = ThreadPoolExecutor(workers) if workers > 1 else None
+    limiter = _blas_single_thread() if workers > 1 else contextlib.nullcontext()
     try:
-        for qs in range(0, nq, bq):
-            q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
-            m_q = q32.shape[0]
-            q_sumsq = _sumsq(q32)
-            if normalized:
-                qn = q32
-                qnorm = np.maximum(np.sqrt(q_sumsq), 1.0)
-            else:
-                qn = np.divide(q32, _denominators(q_sumsq, eps)[:, None])
-                qnorm = np.ones(m_q)
-            self_q = None if self_pos is None else self_pos[qs : qs + m_q]
-            # the query block's rows are split into lanes run by parallel threads
-            # (numpy releases the GIL); every step is row-wise, so results do not
-            # depend on the number of lanes
-            n_lanes = max(1, min(n_threads, m_q // 64))
-            cuts = np.linspace(0, m_q, n_lanes + 1).astype(int).tolist()
-            lanes = [
-                _Lane(r0, r1, qn, q_sumsq, err * qnorm[r0:r1] * cmax, kk, id_rank, c_arr, den, chunk_bytes, release)
-                for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)
-            ]
-            pending: list = []
-            starts = list(range(0, n, bc))
-            first_pass = qs == 0
-            # the next corpus block is read and normalised by a helper thread while
-            # this one is multiplied: the BLAS calls follow each other closely
-            nxt = _start_one(executor, functools.partial(prepare, starts[0], first_pass))
-            for j, cs in enumerate(starts):
-                cn, m_c, zeros, bmax = _result(nxt)
-                if j + 1 < len(starts):
-                    nxt = _start_one(executor, functools.partial(prepare, starts[j + 1], first_pass))
-                zero_c += zeros
-                if bmax > cmax:  # normalized=True only
-                    cmax = bmax  # tolerances only grow: safe while a selection runs
-                    for lane in lanes:
-                        lane.pool.tol = err * qnorm[lane.r0 : lane.r1] * cmax
-                scores = score_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
-                masks = mask_bufs[j % 2][: m_q * m_c].reshape(m_q, m_c)
-                np.matmul(qn, cn.T, out=scores)  # overlaps the selection of the previous block
-                del cn
-                if self_q is not None:
-                    hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
-                    scores[hit, self_q[hit] - cs] = _NEG_INF
-                _wait(pending)  # previous block selected: its buffer is free, lanes idle
-                pending = _start(executor, [functools.partial(lane.push, scores, masks, cs) for lane in lanes])
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            _wait(pending)
-            results = _run_all(executor, [lane.finish for lane in lanes])
-            for lane, (top_i, top_s) in zip(lanes, results, strict=True):
-                for r in np.flatnonzero(q_sumsq[lane.r0 : lane.r1] == 0):
-                    # a zero query scores 0 against everything: the first ids in string order
-                    own = -1 if self_q is None else self_q[lane.r0 + r]
-                    picks = order[: kk + 1]
-                    picks = picks[picks != own][:kk]
-                    top_i[r] = -1
-                    top_i[r, : picks.size] = picks
-                    top_s[r] = np.where(top_i[r] >= 0, np.float32(0.0), _NEG_INF)
-                out_i[qs + lane.r0 : qs + lane.r1] = top_i
-                out_s[qs + lane.r0 : qs + lane.r1] = top_s
+        with limiter:
+            for qs in range(0, nq, bq):
+                q32 = np.ascontiguousarray(q_arr[qs : qs + bq], dtype=np.float32)
+                m_q = q32.shape[0]
+                q_sumsq = _sumsq(q32)
+                if normalized:
+                    qn = q32
+                    qnorm = np.maximum(np.sqrt(q_sumsq), 1.0)
+                else:
+                    qn = np.divide(q32, _denominators(q_sumsq, eps)[:, None])
+                    qnorm = np.ones(m_q)
+                self_q = None if self_pos is None else self_pos[qs : qs + m_q]
+                zero_rows = np.flatnonzero(q_sumsq == 0)
+
+                def rescore(rows, cand, qn=qn, qnorm=qnorm, r0=0):
+                    # bound of ||q|| ||c||: normalised rows have norm < 1 + 2**-22; with
+                    # normalized=True the largest norms seen so far (every candidate's block was seen)
+                    bound = qnorm[r0 + rows] * max(cmax[0], 1.0) * (1 + 2.0**-20)
+                    return _canonical_scores(qn[r0 + rows], cand, c_arr, den, chunk_bytes, release, bound=bound)
+
+                pools = []
+                for _ in range(workers):
+                    pool = _Candidates(m_q, kk, err * qnorm * cmax[0], rescore, id_rank, index_dtype)
+                    pool.skip_rows(zero_rows)
+                    pools.append(pool)
+                if not normalized:  # tolerances are fixed: the workers share thresholds
+                    for pool in pools:
+                        pool.peers = [p for p in pools if p is not pool]
+                starts = list(range(0, n, bc))
+                next_block = itertools.count()  # blocks are handed out as workers get free
+                first_pass = qs == 0
+                events: queue.SimpleQueue = queue.SimpleQueue()
+
+                def job(stop, w, pools=pools, starts=starts, first_pass=first_pass, qn=qn, qnorm=qnorm,
+                        self_q=self_q, m_q=m_q, events=events, next_block=next_block):
+                    pool = pools[w]
+                    while (b := next(next_block)) < len(starts):
+                        if stop.is_set():
+                            return
+                        cs = starts[b]
+                        cn, m_c, zeros, bmax = prepare(cs, first_pass)
+                        if bmax > cmax[0]:  # normalized=True only
+                            with cmax_lock:  # tolerances only grow: safe for every pool
+                                cmax[0] = max(cmax[0], bmax)
+                                pool.tol = err * qnorm * cmax[0]
+                        scores = score_bufs[w][: m_q * m_c].reshape(m_q, m_c)
+                        masks = mask_bufs[w][: m_q * m_c].reshape(m_q, m_c)
+                        np.matmul(qn, cn.T, out=scores)
+                        del cn
+                        if self_q is not None:
+                            hit = np.flatnonzero((self_q >= cs) & (self_q < cs + m_c))
+                            scores[hit, self_q[hit] - cs] = _NEG_INF
+                        pool.push_block(scores, cs, masks)
+                        events.put(zeros)
+
+                jobs = [functools.partial(job, w=w) for w in range(workers)]
+                _run_workers(executor, jobs, events, len(starts), on_step)
+
+                # the pools are merged row range by row range, re-scored and ordered in parallel
+                n_lanes = max(1, min(workers, m_q // 64))
+                cuts = np.linspace(0, m_q, n_lanes + 1).astype(int).tolist()
+
+                def finish_rows(r0, r1, pools=pools, qn=qn, qnorm=qnorm):
+                    lane_rescore = functools.partial(rescore, qn=qn, qnorm=qnorm, r0=r0)
+                    return _finish(_merged_pool(pools, r0, r1, lane_rescore), lane_rescore, id_rank)
+
+                calls = [functools.partial(finish_rows, r0, r1) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)]
+                if executor is None or len(calls) == 1:
+                    results = [call() for call in calls]
+                else:
+                    results = [f.result() for f in [executor.submit(call) for call in calls]]
+                for (r0, r1), (top_i, top_s) in zip(zip(cuts[:-1], cuts[1:], strict=True), results, strict=True):
+                    for r in np.flatnonzero(q_sumsq[r0:r1] == 0):
+                        # a zero query scores 0 against everything: the first ids in string order
+                        own = -1 if self_q is None else self_q[r0 + r]
+                        picks = order[: kk + 1]
+                        picks = picks[picks != own][:kk]
+                        top_i[r] = -1
+                        top_i[r, : picks.size] = picks
+                        top_s[r] = np.where(top_i[r] >= 0, np.float32(0.0), _NEG_INF)
+                    out_i[qs + r0 : qs + r1] = top_i
+                    out_s[qs + r0 : qs + r1] = top_s
     finally:
         if executor is not None:
             executor.shutdown(wait=True)
+    zero_c = tally["zero_c"]
 
     if zero_q:
         warn(f"{zero_q} query vector(s) are all zeros; their cosine with every document is 0")

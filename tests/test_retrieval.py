@@ -97,7 +97,7 @@ def forced_blocks(blocks):
     if blocks is None:
         return contextlib.nullcontext()
     bq, bc = blocks
-    return mock.patch.object(retrieval, "_plan_blocks", lambda nq, n, d, kk, budget: (min(nq, bq), min(n, bc)))
+    return mock.patch.object(retrieval, "_plan_blocks", lambda nq, n, d, kk, budget, workers=2: (min(nq, bq), min(n, bc)))
 
 
 def topk(*args, blocks=None, **kwargs):
@@ -349,6 +349,112 @@ def test_memmap_corpus_identical_and_untouched(tmp_path):
     assert os.stat(path).st_mtime_ns == mtime
 
 
+def _definition_scores(qn, cand, corpus32):
+    """The canonical score, written out: float64 products of the float32 vectors, numpy's pairwise
+    sum over each row, rounded to float32 (no BLAS)."""
+    prod = corpus32[np.maximum(cand, 0)].astype(np.float64) * qn.astype(np.float64)[:, None, :]
+    return np.add.reduce(prod, axis=2).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse_integers", "near_duplicates"])
+def test_certified_rescoring_equals_the_definition(kind):
+    # the fast path (float64 BLAS + a proof that its float32 rounding is the definition's)
+    # must give the definition bit for bit, also where the proof fails and the definition runs
+    rng = np.random.default_rng(31)
+    d = 96
+    if kind == "dense":
+        c = normalize(rng.standard_normal((400, d)))
+        q = normalize(rng.standard_normal((60, d)))
+    elif kind == "sparse_integers":  # many exact zeros and exact ties: the proof fails for those
+        c = normalize(rng.integers(-1, 2, size=(400, d)) * (rng.random((400, d)) < 0.05))
+        q = normalize(rng.integers(-1, 2, size=(60, d)) * (rng.random((60, d)) < 0.05))
+    else:  # scores within a few ulps of each other
+        base = rng.standard_normal(d)
+        c = normalize(base + 1e-6 * rng.standard_normal((400, d)))
+        q = normalize(base + 1e-6 * rng.standard_normal((60, d)))
+    cand = rng.integers(-1, 400, size=(60, 37))
+    expected = _definition_scores(q, cand, c)
+    valid = cand >= 0
+    for chunk in (1, 4096, 2**24):
+        got = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1.0 + 2**-20)
+        np.testing.assert_array_equal(got[valid], expected[valid])
+        # a bound so large that nothing is proven: every pair takes the definition's own path
+        slow = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1e30)
+        np.testing.assert_array_equal(slow[valid], expected[valid])
+    if kind == "sparse_integers":
+        assert (expected[valid] == 0).mean() > 0.5  # the exact-zero case really was exercised
+
+
+def test_round_proven_rejects_every_interval_touching_a_boundary():
+    s = np.float32(0.7)
+    up = np.nextafter(s, np.float32(1))
+    mid = (np.float64(s) + np.float64(up)) / 2  # the rounding boundary between s and up
+    e = 1e-13
+    v = np.array([np.float64(s), mid, mid - e / 2, mid + e / 2, mid - 3 * e, mid + 3 * e, 1e39, np.nan])
+    rounded, ok = retrieval._round_proven(v, e)
+    assert ok.tolist() == [True, False, False, False, True, True, False, False]
+    assert rounded[4] == s and rounded[5] == up
+    # exact zero: float32 boundaries around 0 are subnormal, nothing of width e fits
+    assert not retrieval._round_proven(np.zeros(1), e)[1][0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-2, 2, allow_nan=False), st.floats(1e-18, 1e-9), st.floats(-1, 1))
+def test_round_proven_is_sound(v, e, t):
+    # whatever is proven holds for every value in the interval (checked at a point inside it)
+    rounded, ok = retrieval._round_proven(np.array([v]), e)
+    if ok[0]:
+        x = np.float64(v) + t * e
+        assert np.float32(x) == rounded[0]
+        assert np.float32(np.float64(v) - e) == rounded[0] == np.float32(np.float64(v) + e)
+
+
+def test_canonical_scores_divide_by_the_denominators_like_normalize():
+    rng = np.random.default_rng(32)
+    raw = (rng.standard_normal((300, 40)) * 7).astype(np.float32)
+    den = retrieval._denominators(retrieval._sumsq(raw), 1e-12)
+    q = normalize(rng.standard_normal((20, 40)))
+    cand = rng.integers(0, 300, size=(20, 15))
+    got = retrieval._canonical_scores(q, cand, raw, den, 2**20, bound=1.0 + 2**-20)
+    np.testing.assert_array_equal(got, _definition_scores(q, cand, normalize(raw)))
+
+
+def test_progress_runs_on_the_calling_thread_and_its_error_stops_the_workers():
+    import threading
+
+    rng = np.random.default_rng(33)
+    q, c = rng.standard_normal((50, 8)), rng.standard_normal((4000, 8))
+    ids = shuffled_ids(rng, 4000)
+    caller = threading.get_ident()
+    seen = []
+    exact_topk(q, c, 5, corpus_ids=ids, block_bytes=60_000, threads=2,
+               progress=lambda done, total: seen.append((threading.get_ident(), done, total)))
+    assert len(seen) > 4 and {t for t, _, _ in seen} == {caller}
+    assert [d for _, d, _ in seen] == list(range(1, len(seen) + 1))
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done, total):
+        if done == 2:
+            raise Cancelled
+
+    before = threading.active_count()
+    with pytest.raises(Cancelled):
+        exact_topk(q, c, 5, corpus_ids=ids, block_bytes=60_000, threads=2, progress=cancel)
+    assert threading.active_count() == before  # the workers were stopped and joined
+
+
+def test_blas_thread_limit_is_restored():
+    import threadpoolctl  # a runtime dependency of the engine
+
+    before = [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info()]
+    rng = np.random.default_rng(34)
+    exact_topk(rng.standard_normal((300, 16)), rng.standard_normal((2000, 16)), 5,
+               corpus_ids=shuffled_ids(rng, 2000), threads=2)
+    assert [(i["filepath"], i["num_threads"]) for i in threadpoolctl.threadpool_info()] == before
+
+
 def test_caller_arrays_not_modified():
     rng = np.random.default_rng(4)
     c = rng.standard_normal((100, 7)).astype(np.float32)
@@ -462,10 +568,13 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
     np.testing.assert_array_equal(small.indices, big.indices)
     np.testing.assert_array_equal(small.scores, big.scores)
     for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000)):
-        bq, bc = retrieval._plan_blocks(nq, n, d, k, budget)
-        assert 1 <= bq <= nq and 1 <= bc <= n
-        if bq > 1:
-            assert 10 * bq * bc + 16 * bc * d + bq * (12 * d + 36 * (2 * k + 256)) <= budget
+        for workers in (1, 2, 8):
+            bq, bc = retrieval._plan_blocks(nq, n, d, k, budget, workers)
+            assert 1 <= bq <= nq and 1 <= bc <= n
+            if bq > 1:
+                # per worker: a normalised corpus block, a score block with its mask, a pool per query row
+                per_worker = 16 * bc * d + 5 * bq * bc + bq * 24 * (2 * k + 256)
+                assert workers * per_worker + bq * 12 * d <= budget
 
 
 def test_topk_to_long_rank_order():
