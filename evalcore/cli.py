@@ -115,12 +115,23 @@ def _evaluate_from_args(args: argparse.Namespace, *, metrics, k):
     return ev, runs, qrels.source
 
 
-def _preload(module: str) -> None:
-    """Import a module in a background thread (overlaps with file parsing, which releases the GIL)."""
+PRELOAD_THREAD = "evalcore-preload"
+
+
+def _preload(module: str):
+    """Import a module in a background thread (overlaps with file parsing, which releases the GIL).
+
+    Returns the thread: :func:`main` joins it before returning, because an
+    interpreter that exits while a thread is inside a C++ extension's import
+    (pyarrow, under pandas) can abort ("terminate called without an active
+    exception") after an early error.
+    """
     import importlib
     import threading
 
-    threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start()
+    thread = threading.Thread(target=importlib.import_module, args=(module,), daemon=True, name=PRELOAD_THREAD)
+    thread.start()
+    return thread
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -281,8 +292,15 @@ def _maybe_add_embedding_options(p: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     # pandas is imported on first use (evalcore._lazy); start that import now, in a thread, so it
     # overlaps with reading and parsing the input files (arrow releases the GIL)
-    if "pandas" not in sys.modules:
-        _preload("pandas")
+    loader = _preload("pandas") if "pandas" not in sys.modules else None
+    try:
+        return _run(argv)
+    finally:
+        if loader is not None:
+            loader.join()  # never exit while the import runs (see _preload)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -130,6 +130,24 @@ def test_bad_run_is_one_line_error(files: dict[str, Path], tmp_path: Path, conte
     assert err.startswith("error: ") and str(bad) in err and fragment in err
 
 
+def test_early_error_waits_for_the_background_import(files: dict[str, Path], tmp_path: Path) -> None:
+    # an exit while the pandas import thread is inside pyarrow's C++ start-up could abort the
+    # interpreter (exit -6, "terminate called without an active exception") after the error line
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q1 Q0 d1 1 abc t\n")
+    code = (
+        "import sys, threading\n"
+        "from evalcore.cli import PRELOAD_THREAD, main\n"
+        "assert 'pandas' not in sys.modules\n"
+        f"rc = main(['evaluate', '--qrels', {str(files['qrels'])!r}, '--run', 'x=' + {str(bad)!r}])\n"
+        "alive = [t.name for t in threading.enumerate() if t.name == PRELOAD_THREAD]\n"
+        "print(rc, alive, 'pandas' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "[]", "True"]  # error status, no import left running
+
+
 def test_unknown_metric_lists_supported(files: dict[str, Path], capsys) -> None:
     assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}",
                  "--metrics", "ndgc"]) == 2
