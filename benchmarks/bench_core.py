@@ -14,7 +14,7 @@ after one warm-up round (file cache, numba's on-disk cache for ranx):
 * ranx: ``Qrels.from_file``/``Run.from_file`` + ``evaluate(..., return_mean=False)``.
 
 Metrics: nDCG, MAP, recall at 10 and 100, and MRR (recip_rank / mrr@100).
-Reports wall time (best and median), peak RSS (ru_maxrss of the child) and the
+Reports wall time (best and median), peak RSS (the child's own VmHWM) and the
 ratio evalcore / fastest peer. Data goes to a scratch directory (default
 /tmp/evalcore_bench), never into the repository.
 """
@@ -30,6 +30,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _peak  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,16 +99,16 @@ def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int) -> tu
 
 
 def timed(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
-    """Like run_process but measuring peak RSS with wait4."""
+    """Wall seconds, peak RSS in MiB (the child's own VmHWM, see benchmarks/_peak.py) and the last output line."""
+    wrapped, report = _peak.wrap(cmd)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.stdout.read(), proc.stderr.read()  # reap below with wait4 for rusage
-    _, status, ru = os.wait4(proc.pid, 0)
+    proc = subprocess.Popen(wrapped, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate()
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    peak = _peak.read(report)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return wall, ru.ru_maxrss / 1024.0, (out.decode().strip().splitlines() or [""])[-1]
+    return wall, peak, (out.decode().strip().splitlines() or [""])[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     compileall.compile_dir(str(ROOT / "evalcore"), quiet=1)
     # warm-up (file cache, numba cache) — not timed
-    for name, cmd in cmds.items():
+    for cmd in cmds.values():
         timed(cmd, ROOT)
     results: dict[str, list[tuple[float, float]]] = {n: [] for n in cmds}
     names = list(cmds)

@@ -7,8 +7,8 @@ size, runs both command lines several times in alternating order:
   (a) python -m evalcore.cli_topk --docs ... --queries ... --k 100 --out ours.trec
   (b) python benchmarks/faiss_topk.py --docs ... --queries ... --k 100 --out faiss.trec
 
-and reports best and median wall time, peak RSS of each child (``os.wait4``
-rusage), the ours/faiss ratios, and whether both runs return the same top-k
+and reports best and median wall time, peak RSS of each child (its own
+``VmHWM``, benchmarks/_peak.py), the ours/faiss ratios, and whether both runs return the same top-k
 (ids may differ only where scores tie within float error).  Prints a markdown
 table.
 
@@ -33,6 +33,9 @@ import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _peak  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -85,16 +88,18 @@ def make_dataset(root: str, nq: int, n: int, d: int, *, seed: int) -> dict:
 
 
 def run_child(cmd: list[str], env: dict) -> tuple[float, float, float, int]:
-    """Wall seconds, CPU seconds (user + sys), peak RSS (MiB) and exit status of one child process."""
+    """Wall seconds, CPU seconds (user + sys), peak RSS (MiB, the child's own VmHWM, see
+    benchmarks/_peak.py) and exit status of one child process."""
+    wrapped, report = _peak.wrap(cmd)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(wrapped, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         print(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{err}", file=sys.stderr)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0, proc.returncode
+    return wall, usage.ru_utime + usage.ru_stime, _peak.read(report), proc.returncode
 
 
 def commands(files: dict, out_dir: str, k: int, *, mmap: bool, block_mb: int) -> dict[str, list[str]]:

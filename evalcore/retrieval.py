@@ -77,7 +77,7 @@ __all__ = [
 _U32 = 2.0**-24  # unit roundoff of float32
 _CHUNK_BYTES = 32 * 2**20  # working set of the helper loops (normalise, checks)
 _NEG_INF = np.float32(-np.inf)
-_SLACK = 256
+_POOL_SLACK = 100  # pool slots beyond k before a compaction refreshes the thresholds (measured: 50-100 best)
 _RESCORE_BYTES = 8 * 2**20
 
 
@@ -363,7 +363,7 @@ class _Candidates:
                  index_dtype=np.int64) -> None:
         self.kk = kk
         self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
-        self.cap0 = kk + max(_SLACK, kk // 2)
+        self.cap0 = kk + max(_POOL_SLACK, kk // 2)
         self.cap = self.cap0
         self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
         self.index_dtype = index_dtype  # int32 when the corpus has < 2**31 rows
