@@ -629,7 +629,11 @@ def _blas_single_thread():
     """Context manager: BLAS runs single-threaded inside (each worker thread is one core's work).
 
     ``threadpoolctl`` sets the limit of every BLAS library loaded in the process
-    (OpenBLAS, MKL, BLIS) and restores it on exit.  The limit is process-wide.
+    (OpenBLAS, MKL, BLIS) and restores it on exit.  The limit is process-wide:
+    another thread's BLAS call made meanwhile (a second dashboard session) runs
+    single-threaded too, and two overlapping calls may leave the other's
+    workers on multi-threaded BLAS for a while.  That changes speed only,
+    never results (scores do not depend on how BLAS splits its work).
     """
     from threadpoolctl import threadpool_limits
 
@@ -752,9 +756,11 @@ def exact_topk(
         the caller guarantees rows are already unit vectors; they are used as
         they are (cast to float32).
     threads:
-        threads for the selection and re-scoring steps (the BLAS product has
-        its own); default: the CPUs available to the process.  Results do not
-        depend on it.
+        worker threads (default: the CPUs available to the process, at most
+        16).  With more than one, each worker multiplies, filters and
+        re-scores with BLAS limited to one thread for the duration of the call
+        (``threadpoolctl``, process-wide); with one, the BLAS product keeps its
+        own threads.  Results do not depend on it.
 
     Scores are the float32 rounding of the float64 dot product of the float32
     normalised vectors, computed in a fixed order, so results do not depend on
