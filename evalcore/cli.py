@@ -292,7 +292,10 @@ def _maybe_add_embedding_options(p: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     # pandas is imported on first use (evalcore._lazy); start that import now, in a thread, so it
     # overlaps with reading and parsing the input files (arrow releases the GIL)
-    loader = _preload("pandas") if "pandas" not in sys.modules else None
+    words = list(sys.argv[1:] if argv is None else argv)
+    # `topk` never uses pandas: importing it there would only take CPU from the search
+    wants_pandas = words[:1] != ["topk"]
+    loader = _preload("pandas") if wants_pandas and "pandas" not in sys.modules else None
     try:
         return _run(argv)
     finally:

@@ -708,6 +708,26 @@ def test_register_adds_subcommand(emb_files):
     assert len(read_trec(tmp / "r.trec")) == 300 * 3
 
 
+def test_topk_subcommand_does_not_import_pandas(emb_files):
+    # the main CLI preloads pandas for the evaluation commands; topk never needs it
+    import subprocess
+    import sys
+
+    tmp, *_ = emb_files
+    code = (
+        "import sys\n"
+        "from evalcore.cli import main\n"
+        f"rc = main(['topk', '--docs', {str(tmp / 'docs.npy')!r}, '--doc-ids', {str(tmp / 'ids.txt')!r},"
+        f" '--k', '3', '--quiet', '--out', {str(tmp / 'r.trec')!r}])\n"
+        "print(rc, 'pandas' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "False"]
+    assert len(read_trec(tmp / "r.trec")) == 300 * 3
+
+
 def test_write_trec_padding_and_stream():
     got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
                      exclude_self=True)
