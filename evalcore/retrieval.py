@@ -590,8 +590,9 @@ def _canonical_scores(
     2**-53``, any summation order), so ``|v - p| <= 2 gamma_d bound``.  When no
     float32 rounding boundary (midpoint between neighbouring float32 values)
     lies within that distance of ``v``, ``float32(v) == float32(p)``; the few
-    other pairs (about one in a million for dense data; exact zeros of sparse
-    data) get the pairwise sum itself.  ``bound`` (scalar or one per row of
+    other pairs (measured: 4 of 512,500 on dense synthetic data, 0 of 30,600
+    on SciFact's MiniLM embeddings; exact zeros of sparse data always) get the
+    pairwise sum itself.  ``bound`` (scalar or one per row of
     ``qn``) must bound ``||q_r|| * ||c||`` for every candidate.
     """
     nrows, width = cand.shape
