@@ -485,7 +485,7 @@ def mean_pm_std_text(
     stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.count()})
     stats["std"] = stats["std"].where(stats["n"] > ddof, 0.0).fillna(0.0)
     found = {(str(r), str(m), int(kv)): (mu, sd)
-             for (r, m, kv), mu, sd in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist())}
+             for (r, m, kv), mu, sd in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist(), strict=True)}
 
     def cell(r: str, m: str, kv: int) -> str:
         hit = found.get((r, m, kv))

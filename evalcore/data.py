@@ -269,7 +269,7 @@ class Qrels:
         doms = None
         if domain is not None and domain in frame.columns:
             sub = frame[[query, domain]].dropna().astype(str).drop_duplicates(query)
-            doms = dict(zip(sub[query], sub[domain]))
+            doms = dict(zip(sub[query], sub[domain], strict=True))
         return cls.from_records(frame[query].to_numpy(), frame[doc].to_numpy(), frame[grade].to_numpy(),
                                 domains=doms, source=source)
 
@@ -318,7 +318,7 @@ class Qrels:
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {str(x): {} for x in self.query_ids}
-        for qi, d, g in zip(self.q.tolist(), self.doc_ids.tolist(), self.grades.tolist()):
+        for qi, d, g in zip(self.q.tolist(), self.doc_ids.tolist(), self.grades.tolist(), strict=True):
             out[self.query_ids[qi]][d] = int(g)
         return out
 
@@ -598,7 +598,7 @@ class Run:
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {str(x): {} for x in self.query_ids}
-        for qi, d, s in zip(self.q.tolist(), self.doc_ids.tolist(), self.scores.tolist()):
+        for qi, d, s in zip(self.q.tolist(), self.doc_ids.tolist(), self.scores.tolist(), strict=True):
             out[self.query_ids[qi]][d] = s
         return out
 
@@ -611,7 +611,7 @@ class Run:
         q = self.q[order]
         keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
         docs = self.docs_at(order[keep])
-        for qi, d, s in zip(q[keep].tolist(), docs.tolist(), self.scores[order][keep].tolist()):
+        for qi, d, s in zip(q[keep].tolist(), docs.tolist(), self.scores[order][keep].tolist(), strict=True):
             out[self.query_ids[qi]].append((d, s))
         return out
 

@@ -86,7 +86,7 @@ def weighted_rrf(
         raise OptionError(f"top_n must be >= 1, got {top_n}")
 
     qs, ds, contrib = [], [], []
-    for run, weight in zip(run_list, w):
+    for run, weight in zip(run_list, w, strict=True):
         order, pos = rank_order(run, ties=ties)
         keep = np.ones(len(order), dtype=bool) if top_n is None else pos < top_n
         rows = order[keep]

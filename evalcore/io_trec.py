@@ -206,7 +206,7 @@ def _python_table(data: bytes, ncols: int, usecols: list[int], label: str, layou
             raise ColumnCountError(
                 f"expected {ncols} columns ({layout}), found {len(parts)}: {' '.join(parts)[:80]!r}",
                 file=label, line=lineno)
-        for out, c in zip(cols, usecols):
+        for out, c in zip(cols, usecols, strict=True):
             out.append(parts[c])
     if not cols[0]:
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
@@ -394,7 +394,7 @@ def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
     _check_ids(qrels.query_ids, "query id")
     _check_ids(qrels.doc_ids, "document id")
     qs = qrels.query_ids[qrels.q].astype(str)
-    lines = [f"{q} 0 {d} {int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
+    lines = [f"{q} 0 {d} {int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True)]
     _write_text(dest, "\n".join(lines) + ("\n" if lines else ""))
 
 
@@ -402,7 +402,7 @@ def write_beir_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
     """Write BEIR qrels TSV with header ``query-id corpus-id score``."""
     qs = qrels.query_ids[qrels.q].astype(str)
     lines = ["query-id\tcorpus-id\tscore"] + [
-        f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist())]
+        f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True)]
     _write_text(dest, "\n".join(lines) + "\n")
 
 

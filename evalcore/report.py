@@ -121,10 +121,10 @@ def _per_query(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k:
         block = values[ri, qs]
         has_nan = np.isnan(block).any(axis=1)
         rows = block.tolist()
-        for qi, row, nan in zip(qs.tolist(), rows, has_nan.tolist()):
+        for qi, row, nan in zip(qs.tolist(), rows, has_nan.tolist(), strict=True):
             if nan:
                 row = [None if v != v else v for v in row]
-            per_query.setdefault(q_names[qi], {})[run_name] = dict(zip(labels, row))
+            per_query.setdefault(q_names[qi], {})[run_name] = dict(zip(labels, row, strict=True))
     if runs:
         ties = evaluation.settings.get("ties", "trec")
         for run_name, run in runs.items():
