@@ -318,7 +318,9 @@ def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int, workers: in
     fewer than 256 queries fit, but not below 256 rows unless not even one
     query would fit.  When a wider corpus block (4096 or 2048 rows) needs no
     more query blocks than 1024 rows do, it is taken: fewer, larger steps cost
-    less per-block overhead.
+    less per-block overhead.  With several workers the corpus blocks are then
+    evened out to a multiple of the workers in number (a 5,000-row corpus in
+    2,048-row blocks would leave one core idle for a third of the search).
     """
     w = max(1, int(workers))
     pool_q = _pool_slot_bytes(n) * (2 * kk + 256)
@@ -340,6 +342,10 @@ def _plan_blocks(nq: int, n: int, d: int, kk: int, block_bytes: int, workers: in
             if min(n, wide) > bc and wq >= 1 and -(-nq // min(nq, wq)) <= blocks:
                 bq, bc = min(nq, wq), min(n, wide)
                 break
+    if w > 1:  # as many equal corpus blocks as a multiple of the workers: no core idles at the end
+        nb = -(-n // bc)
+        nb = -(-nb // w) * w
+        bc = -(-n // nb)
     return int(-(-nq // -(-nq // bq))), int(bc)  # equal query blocks
 
 

@@ -567,7 +567,8 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
     # scores too, bit for bit: callers (embedding runs) rely on block-size independence
     np.testing.assert_array_equal(small.indices, big.indices)
     np.testing.assert_array_equal(small.scores, big.scores)
-    for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000)):
+    for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000),
+                                 (5000, 5000, 1536, 100, 256 * 2**20)):
         for workers in (1, 2, 8):
             bq, bc = retrieval._plan_blocks(nq, n, d, k, budget, workers)
             assert 1 <= bq <= nq and 1 <= bc <= n
@@ -575,6 +576,8 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
                 # per worker: a normalised corpus block, a score block with its mask, a pool per query row
                 per_worker = 16 * bc * d + 5 * bq * bc + bq * 24 * (2 * k + 256)
                 assert workers * per_worker + bq * 12 * d <= budget
+            if n >= 1000:  # the workers get equal shares of the corpus blocks
+                assert -(-n // bc) % workers == 0
 
 
 def test_topk_to_long_rank_order():
