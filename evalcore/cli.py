@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from ._lazy import pd
-from .errors import EvalcoreError, OptionError
+from .errors import EvalcoreError, OptionError, plain_warnings
 
 EXIT_USAGE = 2
 
@@ -297,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_pandas = words[:1] != ["topk"]
     loader = _preload("pandas") if wants_pandas and "pandas" not in sys.modules else None
     try:
-        return _run(argv)
+        with plain_warnings():
+            return _run(argv)
     finally:
         if loader is not None:
             loader.join()  # never exit while the import runs (see _preload)

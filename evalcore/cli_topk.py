@@ -39,6 +39,7 @@ from .errors import (
     ShapeMismatchError,
     UnsafeFileError,
     ValueTypeError,
+    plain_warnings,
 )
 from .retrieval import TopK, exact_topk, load_npy_mmap
 
@@ -290,7 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        with plain_warnings():
+            return run(args)
     except EvalcoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

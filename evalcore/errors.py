@@ -8,6 +8,8 @@ can show it next to the file it concerns.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import warnings
 
 
@@ -99,6 +101,28 @@ class EvalcoreWarning(UserWarning):
 def warn(message: str) -> None:
     """Emit an :class:`EvalcoreWarning` attributed to the caller of the library."""
     warnings.warn(message, EvalcoreWarning, stacklevel=3)
+
+
+@contextlib.contextmanager
+def plain_warnings():
+    """Inside, an :class:`EvalcoreWarning` prints as one line ``warning: <message>`` on stderr.
+
+    For the command lines: Python's default format adds the engine's file,
+    line number and source line, which mean nothing to the person reading it.
+    Other warnings keep the default format; the previous handler comes back
+    on exit.
+    """
+    with warnings.catch_warnings():
+        default = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, EvalcoreWarning):
+                print(f"warning: {message}", file=file if file is not None else sys.stderr)
+            else:
+                default(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 # --------------------------------------------------------------------------- loaders (files and validation)

@@ -731,6 +731,26 @@ def test_topk_subcommand_does_not_import_pandas(emb_files):
     assert len(read_trec(tmp / "r.trec")) == 300 * 3
 
 
+@pytest.mark.parametrize("entry", [["-m", "evalcore", "topk"], ["-m", "evalcore.cli_topk"]])
+def test_cli_warnings_are_one_plain_line(emb_files, entry):
+    import subprocess
+    import sys
+
+    tmp, docs, *_ = emb_files
+    docs = docs.copy()
+    docs[7] = 0  # an all-zero vector: a warning, not an error
+    np.save(tmp / "zero.npy", docs)
+    proc = subprocess.run([sys.executable, *entry, "--docs", str(tmp / "zero.npy"), "--doc-ids", str(tmp / "ids.txt"),
+                           "--k", "3", "--quiet", "--out", str(tmp / "r.trec")], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr
+    # item-to-item: the zero row is a query too
+    assert proc.stderr.splitlines() == [
+        "warning: 1 query vector(s) are all zeros; their cosine with every document is 0",
+        "warning: 1 corpus vector(s) are all zeros; their cosine with every query is 0",
+    ]
+
+
 def test_write_trec_padding_and_stream():
     got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
                      exclude_self=True)
