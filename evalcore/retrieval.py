@@ -680,7 +680,14 @@ def _finish(pool: _Candidates, rescore, id_rank: np.ndarray) -> tuple[np.ndarray
     return top_i, np.where(top_i >= 0, top_s, _NEG_INF).astype(np.float32)
 
 
-def _run_workers(executor: ThreadPoolExecutor | None, jobs: list, events: queue.SimpleQueue, steps: int,
+class _Inline:
+    """Stands in for the event queue when the only worker is the calling thread: ``put`` reports at once."""
+
+    def __init__(self, on_step: Callable[[object], None]) -> None:
+        self.put = on_step
+
+
+def _run_workers(executor: ThreadPoolExecutor | None, jobs: list, events: queue.SimpleQueue | _Inline, steps: int,
                  on_step: Callable[[object], None]) -> None:
     """Run ``jobs`` (callables ``job(stop)``) in parallel; ``on_step`` runs here, once per event.
 
@@ -691,11 +698,9 @@ def _run_workers(executor: ThreadPoolExecutor | None, jobs: list, events: queue.
     every job is waited for, and the first error is re-raised.
     """
     stop = threading.Event()
-    if executor is None:  # one worker, in this thread
+    if executor is None:  # one worker, in this thread (its events call on_step directly: see _Inline)
         for job in jobs:
             job(stop)
-            while not events.empty():
-                on_step(events.get())
         return
     futures = [executor.submit(job, stop) for job in jobs]
     error: BaseException | None = None
@@ -878,7 +883,7 @@ def exact_topk(
         if progress is not None:
             progress(tally["done"], total)
 
-    # ``workers`` threads, each with single-threaded BLAS, take every workers-th
+    # ``workers`` threads, each with single-threaded BLAS, take the next free
     # corpus block (read, normalise, multiply, select into its own pool): the
     # cores never wait for each other until the pools are merged
     executor = ThreadPoolExecutor(workers) if workers > 1 else None
@@ -915,7 +920,8 @@ def exact_topk(
                 starts = list(range(0, n, bc))
                 next_block = itertools.count()  # blocks are handed out as workers get free
                 first_pass = qs == 0
-                events: queue.SimpleQueue = queue.SimpleQueue()
+                # one worker runs here and reports each block at once; several report through a queue
+                events = _Inline(on_step) if executor is None else queue.SimpleQueue()
 
                 def job(stop, w, pools=pools, starts=starts, first_pass=first_pass, qn=qn, qnorm=qnorm,
                         self_q=self_q, m_q=m_q, events=events, next_block=next_block):

@@ -445,6 +445,29 @@ def test_progress_runs_on_the_calling_thread_and_its_error_stops_the_workers():
     assert threading.active_count() == before  # the workers were stopped and joined
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_progress_follows_each_block(threads):
+    # with one worker too, progress is reported block by block, not all at the end
+    rng = np.random.default_rng(35)
+    q, c = rng.standard_normal((40, 6)), rng.standard_normal((3000, 6))
+    log = []
+    real_push = retrieval._Candidates.push_block
+
+    def spy(self, *args):
+        log.append("block")
+        return real_push(self, *args)
+
+    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+        exact_topk(q, c, 5, corpus_ids=shuffled_ids(rng, 3000), block_bytes=60_000, threads=threads,
+                   progress=lambda done, total: log.append("progress"))
+    n = log.count("block")
+    assert n > 4 and log.count("progress") == n
+    if threads == 1:
+        assert log == ["block", "progress"] * n
+    else:  # reported as the blocks finish: never more reports than finished blocks
+        assert all(log[:i].count("progress") <= log[:i].count("block") for i in range(len(log) + 1))
+
+
 def test_blas_thread_limit_is_restored():
     import threadpoolctl  # a runtime dependency of the engine
 
