@@ -48,6 +48,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._arrow import read_csv_bytes
 from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
@@ -317,8 +318,8 @@ def _fast_table(text: str, sep: str, label: str) -> _Table:
         raise _NeedSlowPath
     names = [f"c{i}" for i in range(len(header))]
     try:
-        tbl = pacsv.read_csv(
-            io.BytesIO(body),
+        tbl = read_csv_bytes(
+            body,  # returns once arrow has let go of it (see evalcore._arrow.read_csv_bytes)
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(

@@ -21,7 +21,7 @@ from typing import IO
 
 import numpy as np
 
-from ._arrow import has_empty, numbers, strings
+from ._arrow import has_empty, numbers, read_csv_bytes, strings
 from ._lazy import pd
 from .data import Qrels, Run, _factorize_queries
 from .errors import (
@@ -140,8 +140,8 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
     names = [f"c{i}" for i in range(ncols)]
     typemap = {"str": pa.string(), "int": pa.int64(), "float": pa.float64()}
     try:
-        return pacsv.read_csv(
-            io.BytesIO(data),
+        return read_csv_bytes(
+            data,
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False),
             convert_options=pacsv.ConvertOptions(

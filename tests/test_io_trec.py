@@ -274,3 +274,53 @@ def test_scores_parse_like_floats():
     run = read_trec_run(b"q Q0 a 1 1e3 t\nq Q0 b 2 -.5 t\nq Q0 c 3 +7 t\nq Q0 d 4 0.1 t\n")
     assert run.to_dict() == {"q": {"a": 1000.0, "b": -0.5, "c": 7.0, "d": 0.1}}
     assert math.copysign(1, run.scores[1]) == -1
+
+
+# --------------------------------------------------------------------------- arrow lets go of the input
+
+
+def test_read_csv_bytes_waits_until_the_reader_lets_go(monkeypatch):
+    # an arrow pool thread dropping its view of the bytes after the process began to exit
+    # aborted short-lived processes (exit -6); read_csv_bytes returns only once the view is gone.
+    # Here a stand-in reader hands the view to a thread that drops it 50 ms later.
+    import sys
+    import threading
+    import time
+
+    import pyarrow.csv as pacsv
+
+    from evalcore._arrow import read_csv_bytes
+
+    def slow_to_let_go(source, **options):
+        holder = [source]  # a pa.BufferReader: it holds a buffer view of the bytes
+        threading.Timer(0.05, holder.clear).start()
+        return "table"
+
+    monkeypatch.setattr(pacsv, "read_csv", slow_to_let_go)
+    data = b"q1 Q0 d1 1 1.0 t\n"
+    before = sys.getrefcount(data)
+    t0 = time.perf_counter()
+    assert read_csv_bytes(data) == "table"
+    assert time.perf_counter() - t0 >= 0.04
+    assert sys.getrefcount(data) == before
+
+
+def test_read_csv_bytes_reads_and_raises_like_arrow():
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from evalcore._arrow import read_csv_bytes
+
+    opts = dict(read_options=pacsv.ReadOptions(autogenerate_column_names=True),
+                parse_options=pacsv.ParseOptions(delimiter=" "))
+    data = b"a b\nc d\n"
+    before = sys.getrefcount(data)
+    assert read_csv_bytes(data, **opts).to_pydict() == {"f0": ["a", "c"], "f1": ["b", "d"]}
+    assert sys.getrefcount(data) == before
+    bad = b"a b\nc d e\n"  # a parse error: arrow raises, and has let go of the bytes too
+    before = sys.getrefcount(bad)
+    with pytest.raises(pa.ArrowInvalid):
+        read_csv_bytes(bad, **opts)
+    assert sys.getrefcount(bad) == before
