@@ -38,6 +38,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ._arrow import read_parquet_bytes
 from ._lazy import pd
 from .errors import (
     DuplicateIdError,
@@ -375,7 +376,7 @@ def _read_parquet(data: bytes | None, path: Path | None, name: str,
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(io.BytesIO(data) if data is not None else str(path))
+        table = read_parquet_bytes(data) if data is not None else pq.read_table(str(path))
     except (pa.ArrowInvalid, OSError, ValueError) as e:
         raise InputFormatError(f"cannot read Parquet file ({e})", file=name) from None
     if table.num_rows == 0:

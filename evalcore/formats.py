@@ -48,7 +48,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._arrow import read_csv_bytes
+from ._arrow import read_csv_bytes, read_parquet_bytes
 from ._lazy import pd
 from .data import Qrels, Run
 from .errors import (
@@ -415,11 +415,9 @@ def _with_text_table(data: bytes, label: str, sep: str, build: Callable[[_Table]
 
 
 def _parquet_table(data: bytes, label: str) -> _Table:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
-        tbl = pq.read_table(pa.BufferReader(data))
+        tbl = read_parquet_bytes(data)
         names = [str(n) for n in tbl.column_names]
         cols = []
         for c in tbl.columns:

@@ -279,29 +279,61 @@ def test_scores_parse_like_floats():
 # --------------------------------------------------------------------------- arrow lets go of the input
 
 
-def test_read_csv_bytes_waits_until_the_reader_lets_go(monkeypatch):
+@pytest.mark.parametrize("reader", ["csv", "parquet"])
+def test_arrow_reads_wait_until_the_reader_lets_go(monkeypatch, reader):
     # an arrow pool thread dropping its view of the bytes after the process began to exit
-    # aborted short-lived processes (exit -6); read_csv_bytes returns only once the view is gone.
+    # aborted short-lived processes (exit -6); the readers return only once the view is gone.
     # Here a stand-in reader hands the view to a thread that drops it 50 ms later.
     import sys
     import threading
     import time
 
     import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
 
-    from evalcore._arrow import read_csv_bytes
+    from evalcore._arrow import read_csv_bytes, read_parquet_bytes
 
     def slow_to_let_go(source, **options):
         holder = [source]  # a pa.BufferReader: it holds a buffer view of the bytes
         threading.Timer(0.05, holder.clear).start()
         return "table"
 
-    monkeypatch.setattr(pacsv, "read_csv", slow_to_let_go)
+    if reader == "csv":
+        monkeypatch.setattr(pacsv, "read_csv", slow_to_let_go)
+        call = read_csv_bytes
+    else:
+        monkeypatch.setattr(pq, "read_table", slow_to_let_go)
+        call = read_parquet_bytes
     data = b"q1 Q0 d1 1 1.0 t\n"
     before = sys.getrefcount(data)
     t0 = time.perf_counter()
-    assert read_csv_bytes(data) == "table"
+    assert call(data) == "table"
     assert time.perf_counter() - t0 >= 0.04
+    assert sys.getrefcount(data) == before
+
+
+def test_a_failed_read_does_not_hold_the_bytes_through_its_traceback(monkeypatch):
+    # the traceback of a failed read keeps the reader's frames, and so the bytes, alive: without
+    # clearing those frames every failed read waited out the whole limit (the fuzz tests crawled)
+    import sys
+
+    import pyarrow.csv as pacsv
+
+    import evalcore._arrow as arrow_helpers
+
+    def failing(source, **options):
+        raise ValueError("not a CSV file")  # this frame holds `source`
+
+    sleeps = []
+    monkeypatch.setattr(pacsv, "read_csv", failing)
+    monkeypatch.setattr(arrow_helpers.time, "sleep", sleeps.append)
+    data = b"whatever"
+    before = sys.getrefcount(data)
+    with pytest.raises(ValueError, match="not a CSV file") as info:
+        arrow_helpers.read_csv_bytes(data)
+    assert sleeps == []  # nothing left holding the bytes: no wait at all
+    assert info.traceback[-1].name == "failing"  # the traceback itself is kept for the reader
+    del info  # its frames of read_csv_bytes hold `data` as an argument (Python's, harmless)
     assert sys.getrefcount(data) == before
 
 
