@@ -415,7 +415,6 @@ def _with_text_table(data: bytes, label: str, sep: str, build: Callable[[_Table]
 
 
 def _parquet_table(data: bytes, label: str) -> _Table:
-
     try:
         tbl = read_parquet_bytes(data)
         names = [str(n) for n in tbl.column_names]

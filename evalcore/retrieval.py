@@ -661,9 +661,9 @@ def _merged_pool(pools: list[_Candidates], r0: int, r1: int, rescore) -> _Candid
     return out
 
 
-def _finish(pool: _Candidates, rescore, id_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _finish(pool: _Candidates) -> tuple[np.ndarray, np.ndarray]:
     """Canonical re-scoring of a pool and exact ordering: score desc, then id rank asc."""
-    kk = pool.kk
+    kk, rescore, id_rank = pool.kk, pool.rescore, pool.id_rank
     pool.compact()
     width = int(pool.fill.max(initial=0))
     cand_i = pool.i[:, :width]
@@ -954,7 +954,7 @@ def exact_topk(
 
                 def finish_rows(r0, r1, pools=pools, qn=qn, qnorm=qnorm):
                     lane_rescore = functools.partial(rescore, qn=qn, qnorm=qnorm, r0=r0)
-                    return _finish(_merged_pool(pools, r0, r1, lane_rescore), lane_rescore, id_rank)
+                    return _finish(_merged_pool(pools, r0, r1, lane_rescore))
 
                 calls = [functools.partial(finish_rows, r0, r1) for r0, r1 in zip(cuts[:-1], cuts[1:], strict=True)]
                 if executor is None or len(calls) == 1:
