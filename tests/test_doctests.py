@@ -11,7 +11,7 @@ import pytest
 import evalcore
 
 MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(evalcore.__path__, "evalcore.") if m.name != "evalcore.__main__"
+    m.name for m in pkgutil.walk_packages(evalcore.__path__, "evalcore.") if not m.name.endswith("__main__")
 )
 
 

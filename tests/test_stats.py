@@ -526,14 +526,14 @@ def test_compare_by_domain_missing_run_in_domain():
 def test_bca_undefined_falls_back_to_percentile(ab, monkeypatch):
     import evalcore.stats as st
 
-    real = st._bootstrap_ci
+    real = st.paired._bootstrap_ci
 
     def fake(x, y, n_resamples, seed, confidence, method, batch):
         if method == "BCa":
             return float("nan"), float("nan")
         return real(x, y, n_resamples, seed, confidence, method, batch)
 
-    monkeypatch.setattr(st, "_bootstrap_ci", fake)
+    monkeypatch.setattr(st.paired, "_bootstrap_ci", fake)
     a, b = ab
     r = st.paired_test(a, b, n_resamples=NR, seed=2)
     ref = sps.bootstrap(

@@ -1,0 +1,51 @@
+r"""Paired statistics between runs, paired by query id.
+
+Two runs evaluated on the same queries give paired per-query values
+:math:`a_i` (run A) and :math:`b_i` (run B).  Everything here works on the
+paired differences :math:`d_i = b_i - a_i`, so a positive difference means B is
+better than A for a higher-is-better metric.
+
+* :func:`paired_test` tests one pair of aligned arrays and returns a
+  :class:`PairedTestResult` (means, mean difference with a paired bootstrap
+  confidence interval, Cohen's :math:`d_z`, test statistic and p-value,
+  wins/ties/losses).
+* :func:`compare`, :func:`compare_many` and :func:`compare_by_domain` take the
+  long per-query table (see :mod:`evalcore.aggregate`), pair the runs by
+  ``query_id`` and correct the p-values for multiple comparisons
+  (:func:`adjust_pvalues`: Holm, Bonferroni, Benjamini-Hochberg).
+
+Reproducibility: every random procedure (bootstrap, permutation test) draws
+from ``numpy.random.default_rng(seed)``, so equal inputs and seed give equal
+outputs.
+
+Degenerate inputs never raise nor return an unexplained NaN; see
+:func:`paired_test` for the exact rules.  Invalid options or non-finite input
+values raise :class:`~evalcore.errors.OptionError`.
+"""
+
+from .paired import (
+    CORRECTIONS,
+    NOTE_TOO_FEW,
+    NOTE_TOO_SMALL,
+    TESTS,
+    PairedTestResult,
+    adjust_pvalues,
+    paired_test,
+    win_tie_loss,
+)
+from .tables import COMPARE_COLUMNS, compare, compare_by_domain, compare_many
+
+__all__ = [
+    "TESTS",
+    "CORRECTIONS",
+    "NOTE_TOO_FEW",
+    "NOTE_TOO_SMALL",
+    "COMPARE_COLUMNS",
+    "PairedTestResult",
+    "paired_test",
+    "win_tie_loss",
+    "adjust_pvalues",
+    "compare",
+    "compare_many",
+    "compare_by_domain",
+]

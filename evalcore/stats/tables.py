@@ -1,0 +1,350 @@
+"""Paired comparisons of runs from the long per-query table, with multiple-comparison corrections.
+
+:func:`compare`, :func:`compare_many` and :func:`compare_by_domain` pair the runs by
+``query_id``, test each pair with :func:`evalcore.stats.paired.paired_test` and correct the
+p-values jointly (:func:`evalcore.stats.paired.adjust_pvalues`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
+from ..errors import OptionError
+from .paired import (
+    _CI_METHODS,
+    _ZERO_METHODS,
+    CORRECTIONS,
+    NOTE_TOO_SMALL,
+    TESTS,
+    PairedTestResult,
+    _check_choice,
+    _check_int,
+    _check_prob,
+    _check_tolerance,
+    adjust_pvalues,
+    paired_test,
+    win_tie_loss,
+)
+
+__all__ = ["COMPARE_COLUMNS", "compare", "compare_many", "compare_by_domain"]
+
+COMPARE_COLUMNS: tuple[str, ...] = (
+    "run_a", "run_b", "metric", "k", "n", "n_unpaired", "mean_a", "mean_b", "diff",
+    "ci_low", "ci_high", "effect_size", "statistic", "p_value", "p_adjusted", "significant",
+    "wins", "ties", "losses", "test", "correction", "note",
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _check_runs(runs: Sequence[str] | None) -> list[str] | None:
+    if runs is None:
+        return None
+    runs = [runs] if isinstance(runs, str) else [str(r) for r in runs]
+    if len(set(runs)) != len(runs):
+        raise OptionError(f"runs lists a run twice: {runs}")
+    return runs
+
+
+def _wide(sel: pd.DataFrame) -> pd.DataFrame:
+    """query_id x run values of one metric@k (NaN where a run lacks the query)."""
+    return sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
+        index="query_id", columns="run", values="value"
+    )
+
+
+def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    if baseline is None:
+        return list(itertools.combinations(runs, 2))
+    return [(baseline, r) for r in runs if r != baseline]
+
+
+def _test_pair(
+    wide: pd.DataFrame, run_a: str, run_b: str, *, min_queries: int | None, kw: dict[str, Any]
+) -> tuple[PairedTestResult, int]:
+    """Test one pair of columns of ``wide``; return the result and n_unpaired.
+
+    Queries present for only one of the runs are dropped (and counted).  The
+    pairs are put in a canonical order (sorted by value of A, then B) before
+    testing, so that the results, random resamples included, depend only on
+    the multiset of pairs, not on query ids or row order.
+    """
+    va = wide[run_a].to_numpy(dtype=float) if run_a in wide else np.full(len(wide), np.nan)
+    vb = wide[run_b].to_numpy(dtype=float) if run_b in wide else np.full(len(wide), np.nan)
+    has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
+    both = has_a & has_b
+    n_unpaired = int(np.count_nonzero(has_a ^ has_b))
+    xa, xb = va[both], vb[both]
+    order = np.lexsort((xb, xa))
+    xa, xb = xa[order], xb[order]
+    if min_queries is not None and len(xa) < min_queries:
+        w, t, lo = win_tie_loss(xa, xb, tolerance=kw["tie_tolerance"])
+        nan = float("nan")
+        n = len(xa)
+        res = PairedTestResult(
+            n=n, mean_a=float(np.mean(xa)) if n else nan, mean_b=float(np.mean(xb)) if n else nan,
+            diff=float(np.mean(xb - xa)) if n else nan, ci_low=nan, ci_high=nan, effect_size=nan,
+            statistic=nan, p_value=nan, wins=w, ties=t, losses=lo, test=kw["test"],
+            note=f"{NOTE_TOO_SMALL}: {n} paired queries < min_queries={min_queries}",
+        )  # fmt: skip
+        return res, n_unpaired
+    return paired_test(xa, xb, **kw), n_unpaired
+
+
+def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str, alpha: float) -> pd.DataFrame:
+    out = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_adjusted", "significant", "correction")])
+    p = out["p_value"].to_numpy(dtype=float) if len(out) else np.array([], dtype=float)
+    adj = adjust_pvalues(p, method=correction)
+    pos = list(out.columns).index("p_value") + 1
+    out.insert(pos, "p_adjusted", adj)
+    out.insert(pos + 1, "significant", np.where(np.isnan(adj), False, adj < alpha).astype(bool))
+    out.insert(list(out.columns).index("test") + 1, "correction", correction)
+    for col in ("n", "n_unpaired", "wins", "ties", "losses", "k"):
+        out[col] = out[col].astype(np.int64)
+    return out[list(columns)].reset_index(drop=True)
+
+
+def _common_options(
+    test: str, correction: str, alpha: float, n_resamples: int, seed: int, confidence: float,
+    zero_method: str, tie_tolerance: float, ci_method: str,
+) -> tuple[dict[str, Any], float]:
+    _check_choice("test", test, TESTS)
+    _check_choice("correction", correction, CORRECTIONS)
+    alpha = _check_prob("alpha", alpha)
+    kw = dict(
+        test=test, n_resamples=_check_int("n_resamples", n_resamples, minimum=1),
+        seed=_check_int("seed", seed, minimum=0), confidence=_check_prob("confidence", confidence),
+        zero_method=_check_choice("zero_method", zero_method, _ZERO_METHODS),
+        tie_tolerance=_check_tolerance(tie_tolerance),
+        ci_method=_check_choice("ci_method", ci_method, _CI_METHODS),
+    )  # fmt: skip
+    return kw, alpha
+
+
+def compare_many(
+    table: pd.DataFrame,
+    *,
+    metrics_k: Sequence[tuple[str, int]] | None = None,
+    runs: Sequence[str] | None = None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    r"""Paired comparisons of runs over several metric@k, corrected jointly.
+
+    For every metric@k of ``metrics_k`` and every pair of runs (all pairs
+    ``(A, B)`` with A before B in ``runs``, or ``(baseline, B)`` for every
+    other run B), the per-query values are paired by ``query_id`` and tested
+    with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
+    comparison ``correction`` (:func:`adjust_pvalues`) is applied once across
+    ALL rows (all pairs × metric@k); untestable rows (p-value NaN) are left out
+    of it and keep ``p_adjusted`` NaN, ``significant`` False and their note.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table (:mod:`evalcore.aggregate`).  Not modified.
+    metrics_k : sequence of (metric, k), optional
+        Metric@k to compare; default every (metric, k) of the table, sorted.
+    runs : sequence of str, optional
+        Runs compared, in this order; default every run having values for the
+        metric@k, sorted by name.  A listed run without values for a metric@k
+        raises :class:`OptionError`.
+    baseline : str, optional
+        Compare every run against this one only (``run_a`` = baseline).
+    test : {"t", "wilcoxon", "permutation"}, default "t"
+    correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
+    alpha : float, default 0.05
+        ``significant`` is ``p_adjusted < alpha``.
+    n_resamples, seed, confidence, zero_method, tie_tolerance, ci_method
+        Passed to :func:`paired_test`.  Each pair uses ``seed`` itself, so a
+        pair's result does not depend on which other pairs are compared.
+
+    Returns
+    -------
+    DataFrame
+        One row per (metric@k, pair) with columns ``run_a, run_b, metric, k, n,
+        n_unpaired, mean_a, mean_b, diff, ci_low, ci_high, effect_size,
+        statistic, p_value, p_adjusted, significant, wins, ties, losses, test,
+        correction, note``.  ``n`` counts the paired queries, ``n_unpaired``
+        the queries that only one of the two runs has (dropped).
+    """
+    kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
+                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+    _validate_table(table)
+    runs = _check_runs(runs)
+    if baseline is not None:
+        baseline = str(baseline)
+        if runs is not None and baseline not in runs:
+            runs = [baseline, *runs]
+    if metrics_k is None:
+        mk = table[["metric", "k"]].drop_duplicates()
+        metrics_k = sorted((str(m), int(kv)) for m, kv in mk.itertuples(index=False))
+    else:
+        metrics_k = [(str(m), 0 if kv is None else kv) for m, kv in metrics_k]
+        if len(set(metrics_k)) != len(metrics_k):
+            raise OptionError(f"metrics_k lists a metric@k twice: {metrics_k}")
+    rows: list[dict[str, Any]] = []
+    for metric, k in metrics_k:
+        sel = _select_metric_k(table, metric, k)
+        present = sorted(set(sel["run"].astype(str)))
+        use = present if runs is None else runs
+        missing = [r for r in use if r not in present]
+        if baseline is not None and baseline not in present:
+            missing = sorted({*missing, baseline})
+        if missing:
+            raise OptionError(
+                f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; "
+                f"available: {present}"
+            )
+        wide = _wide(sel[sel["run"].astype(str).isin(use)])
+        for run_a, run_b in _pairs(use, baseline):
+            res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
+            rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
+                         "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    return _finish(rows, COMPARE_COLUMNS, correction, alpha)
+
+
+def compare(
+    table: pd.DataFrame,
+    *,
+    metric: str,
+    k: int | None,
+    runs: Sequence[str] | None = None,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
+
+    Every pair of runs (or every run against ``baseline``) is paired by
+    ``query_id`` (queries missing for one side are dropped and counted in
+    ``n_unpaired``), tested with :func:`paired_test`, and the p-values of the
+    pairs are corrected with ``correction``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table.  Not modified.
+    metric : str
+        Canonical metric name.
+    k : int or None
+        Cutoff (``0``/``None`` = no cutoff).
+    runs, baseline, test, correction, alpha, n_resamples, seed, confidence, \
+zero_method, tie_tolerance, ci_method
+        As in :func:`compare_many`.
+
+    Returns
+    -------
+    DataFrame
+        Same columns as :func:`compare_many`, one row per pair.
+    """
+    return compare_many(
+        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, test=test,
+        correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
+        confidence=confidence, zero_method=zero_method, tie_tolerance=tie_tolerance,
+        ci_method=ci_method,
+    )  # fmt: skip
+
+
+def compare_by_domain(
+    table: pd.DataFrame,
+    *,
+    metric: str,
+    k: int | None,
+    baseline: str,
+    runs: Sequence[str] | None = None,
+    test: str = "t",
+    min_queries: int = 5,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    zero_method: str = "wilcox",
+    tie_tolerance: float = 0.0,
+    ci_method: str = "BCa",
+) -> pd.DataFrame:
+    """Per-domain paired comparison of every run against a baseline.
+
+    The queries are split by their domain (the ``domain`` column; ``""`` =
+    unknown forms its own group, a query with two different non-empty domains
+    raises :class:`OptionError`).  In each domain, each run is paired with the
+    baseline by ``query_id`` and tested with :func:`paired_test`.  A domain
+    with fewer than ``min_queries`` paired queries is not tested: its row keeps
+    the descriptive columns (n, means, diff, wins/ties/losses) but
+    ``statistic``, ``p_value``, CI and ``effect_size`` are NaN and ``note``
+    starts with ``"too small to test"``.  The correction is applied across all
+    tested domain × run rows.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table.  Not modified.
+    metric, k : str, int or None
+        The metric@k compared.
+    baseline : str
+        Run every other run is compared with (``run_a``).
+    runs : sequence of str, optional
+        Runs compared to the baseline; default all runs with values.
+    min_queries : int, default 5
+        Minimum number of paired queries for a domain to be tested (>= 2).
+    test, correction, alpha, n_resamples, seed, confidence, zero_method, \
+tie_tolerance, ci_method
+        As in :func:`compare_many`.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``domain`` then those of :func:`compare_many`; rows sorted by
+        domain, then run in ``runs`` order.
+    """
+    kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
+                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+    min_queries = _check_int("min_queries", min_queries, minimum=2)
+    _validate_table(table)
+    sel = _select_metric_k(table, metric, k)
+    k = 0 if k is None else int(k)
+    present = sorted(set(sel["run"].astype(str)))
+    baseline = str(baseline)
+    checked = _check_runs(runs)
+    use = present if checked is None else checked
+    if baseline not in use:
+        use = [baseline, *use]
+    missing = [r for r in use if r not in present]
+    if missing:
+        raise OptionError(
+            f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; available: {present}"
+        )
+    sel = sel[sel["run"].astype(str).isin(use)]
+    domains = _query_domains(sel)
+    wide = _wide(sel)
+    rows: list[dict[str, Any]] = []
+    for dom in sorted(set(domains)):
+        sub = wide.loc[domains.index[domains.to_numpy() == dom]]
+        for run_a, run_b in _pairs(use, baseline):
+            res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw)
+            rows.append({"domain": dom, "run_a": run_a, "run_b": run_b, "metric": metric,
+                         "k": k, "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    return _finish(rows, ("domain", *COMPARE_COLUMNS), correction, alpha)
