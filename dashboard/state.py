@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -206,7 +207,7 @@ def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, base
                        correction: str, min_queries: int, n_resamples: int, ci_method: str) -> Outcome:
     from evalcore.stats import compare_by_domain
 
-    return _attempt(compare_by_domain, W.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
+    return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
                     correction=correction, min_queries=min_queries, n_resamples=n_resamples, ci_method=ci_method)
 
 
@@ -345,7 +346,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
         else:
             ctx.metadata_error = out.error
     elif ws.is_demo and gt.kind == "demo":
-        from evalcore.demo import cached_demo
+        from evalcore.workspace.demo import cached_demo
 
         ctx.metadata = cached_demo(gt.demo_seed or 0).metadata
 
@@ -458,7 +459,7 @@ def ws_uid(ws: W.Workspace, name: str) -> str:
 
 
 def _key(*parts: Any) -> str:
-    return W._key(*parts)
+    return W.stable_key(*parts)
 
 
 # ------------------------------------------------------------------------------------------ derived views
@@ -472,11 +473,11 @@ def summary(ctx: Context) -> pd.DataFrame:
 
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
     """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: W.metric_slice(ctx.evaluation.table, metric, k))
+    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
-    return memo("mk:" + ctx.eval_key, lambda: W.metric_k_pairs(ctx.evaluation.table))
+    return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs(ctx.evaluation.table))
 
 
 #: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000), and the

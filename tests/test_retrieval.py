@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from evalcore import cli_topk, retrieval
+from evalcore import retrieval
+from evalcore.cli import main as cli_main
+from evalcore.cli import topk as topk_cli
 from evalcore.errors import (
     DuplicateIdError,
     EmptyInputError,
@@ -30,6 +32,7 @@ from evalcore.errors import (
     ShapeMismatchError,
     UnsafeFileError,
 )
+from evalcore.io import write_trec_topk
 from evalcore.retrieval import (
     TopK,
     count_zero_rows,
@@ -677,7 +680,7 @@ def test_cli_writes_trec_run(emb_files, mmap, capsys):
     out = tmp / "run.trec"
     argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--queries", str(tmp / "q.npy"),
             "--query-ids", str(tmp / "qids.txt"), "--k", "20", "--block-mb", "1", "--out", str(out), "--tag", "t1"]
-    assert cli_topk.main(argv + (["--mmap"] if mmap else [])) == 0
+    assert cli_main(["topk", *argv, *(["--mmap"] if mmap else [])]) == 0
     assert "topk [" in capsys.readouterr().err  # progress bar on stderr
     rows = read_trec(out)
     ref_i, ref_s = brute_topk(queries, docs, 20, ids)
@@ -691,7 +694,7 @@ def test_cli_writes_trec_run(emb_files, mmap, capsys):
 def test_cli_item_to_item_exclude_self(emb_files):
     tmp, docs, _, ids, _ = emb_files
     out = tmp / "i2i.trec"
-    code = cli_topk.main(["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "5",
+    code = cli_main(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "5",
                           "--exclude-self", "--quiet", "--out", str(out)])
     assert code == 0
     rows = read_trec(out)
@@ -716,7 +719,7 @@ def test_cli_errors_one_line_exit_2(emb_files, capsys):
     for extra, message in cases:
         argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--out", str(tmp / "o.trec"),
                 "--quiet", *extra]
-        assert cli_topk.main(argv) == 2
+        assert cli_main(["topk", *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
 
@@ -727,7 +730,7 @@ def test_register_adds_subcommand(emb_files):
     tmp, *_ = emb_files
     parser = argparse.ArgumentParser(prog="evalcore")
     sub = parser.add_subparsers(dest="command", required=True)
-    cli_topk.register(sub)
+    topk_cli.register(sub)
     args = parser.parse_args(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"),
                               "--k", "3", "--quiet", "--out", str(tmp / "r.trec")])
     assert args.func(args) == 0
@@ -754,7 +757,7 @@ def test_topk_subcommand_does_not_import_pandas(emb_files):
     assert len(read_trec(tmp / "r.trec")) == 300 * 3
 
 
-@pytest.mark.parametrize("entry", [["-m", "evalcore", "topk"], ["-m", "evalcore.cli_topk"]])
+@pytest.mark.parametrize("entry", [["-m", "evalcore", "topk"], ["-m", "evalcore.cli", "topk"]])
 def test_cli_warnings_are_one_plain_line(emb_files, entry):
     import subprocess
     import sys
@@ -778,7 +781,7 @@ def test_write_trec_padding_and_stream():
     got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
                      exclude_self=True)
     buf = io.StringIO()
-    cli_topk.write_trec(got, buf, tag="x")
+    write_trec_topk(got, buf, tag="x")
     assert buf.getvalue().splitlines() == ["a Q0 b 1 0 x", "q Q0 b 1 1 x", "q Q0 a 2 0 x"]
     with pytest.raises(OptionError):
-        cli_topk.write_trec(got, io.StringIO(), tag="two words")
+        write_trec_topk(got, io.StringIO(), tag="two words")

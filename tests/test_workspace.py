@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dashboard import tables as T
 from evalcore import evaluate
 from evalcore import workspace as W
 from evalcore.aggregate import summarize
 from evalcore.embedding_runs import embedding_run, reference_qrels
-from evalcore.embeddings import load_embeddings
 from evalcore.errors import EvalcoreError, OptionError
 from evalcore.fusion import weighted_rrf
-from evalcore.loaders import load_qrels, load_run
+from evalcore.io import load_embeddings, load_qrels, load_run
 
 QUERIES = [f"q{i}" for i in range(12)]
 DOCS = [f"d{j}" for j in range(40)]
@@ -189,7 +189,7 @@ def test_parameterised_metric_names():
     settings = replace(SETTINGS, metrics=("ndcg", "recall(rel=2)", "P(rel=2)@5")).validated()
     q = W.prepare_qrels(ws.ground_truth, aspect=None, sample=None, domains=None, settings=settings)
     ev = W.evaluate_workspace({None: q}, [(W.build_run(ws.runs[0]), None)], settings)
-    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("ndcg", 10), ("recall(rel=2)", 1),
+    assert T.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("ndcg", 10), ("recall(rel=2)", 1),
                                           ("recall(rel=2)", 5), ("recall(rel=2)", 10), ("precision(rel=2)", 5)]
 
 
@@ -197,7 +197,7 @@ def test_overview_table_parameterised_first_rel_rank_is_lower_better():
     summ = pd.DataFrame({"run": ["a", "b"], "metric": ["first_rel_rank(rel=2)"] * 2, "k": [0, 0], "n": [5, 5],
                          "mean": [2.0, 3.0], "std": [0.1] * 2, "sem": [0.1] * 2, "ci_low": [1.0, 2.0],
                          "ci_high": [3.0, 4.0], "median": [2.0, 3.0]})
-    _, best = W.overview_table(summ, runs=["a", "b"])
+    _, best = T.overview_table(summ, runs=["a", "b"])
     assert best["first_rel_rank(rel=2)"].tolist() == [True, False]
 
 
@@ -277,7 +277,7 @@ def test_reference_tied_mode_with_fixed_cutoff_and_k_free_measures():
                             blob("ada.npz", npz(items, 16, 1)), kind="reference")
     ws, _ = W.add_embedding_run(ws, blob("m.npz", npz(items, 8, 2)), name="m")
     qrels, runs, ev = resolve(ws)  # was: "run 'm' has two values for precision(rel=1)@5"
-    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("recall(rel=2)", 1), ("recall(rel=2)", 5),
+    assert T.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("recall(rel=2)", 1), ("recall(rel=2)", 5),
                                           ("precision(rel=1)", 5), ("rprec", 0)]
     s = ws.settings.validated()
     ref = W.prepare_reference(ws.ground_truth, sample=None, domains=None, settings=s)
@@ -354,9 +354,9 @@ def test_demo_workspace_pipeline():
 
 
 def test_diversity_of_embedding_runs_only():
-    from evalcore.demo import cached_demo
-    from evalcore.embedding_runs import diversity_table
-    from evalcore.embeddings import Embeddings
+    from evalcore.diversity import diversity_table
+    from evalcore.io import Embeddings
+    from evalcore.workspace.demo import cached_demo
 
     ws = W.demo_workspace(0, settings=W.Settings(k=(5, 10)))
     qrels, runs, ev = resolve(ws)
@@ -381,12 +381,12 @@ def test_diversity_of_embedding_runs_only():
     ild = summ[(summ["run"] == "strong-128d") & (summ["metric"] == "ild")]["mean"].item()
     assert ild == pytest.approx(t.loc[t["metric"] == "ild", "value"].mean())
     assert W.diversity_summary([]).empty
-    text, _ = W.overview_table(summ, columns=[(m, 10) for m in W.DIVERSITY_METRICS], mark_best=False)
+    text, _ = T.overview_table(summ, columns=[(m, 10) for m in W.DIVERSITY_METRICS], mark_best=False)
     assert not text.stack().str.startswith("★").any()
 
 
 def test_diversity_of_an_uploaded_embedding_run():
-    from evalcore.embedding_runs import diversity_table
+    from evalcore.diversity import diversity_table
 
     items = QUERIES + DOCS
     ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
@@ -436,14 +436,14 @@ def test_overview_table_marks_best_and_formats():
         "k": [10, 10, 0, 0], "n": [5] * 4, "mean": [0.5, 0.7, 2.0, 3.0], "std": [0.1] * 4, "sem": [0.1] * 4,
         "ci_low": [0.4, 0.6, 1.0, 2.0], "ci_high": [0.6, 0.8, 3.0, 4.0], "median": [0.5] * 4,
     })
-    text, best = W.overview_table(summ, runs=["a", "b"])
+    text, best = T.overview_table(summ, runs=["a", "b"])
     assert list(text.columns) == ["ndcg@10", "first_rel_rank"]
     assert text.loc["b", "ndcg@10"] == "★ 0.700 [0.600, 0.800]"
     assert text.loc["a", "ndcg@10"] == "0.500 [0.400, 0.600]"
     assert best.loc["a", "first_rel_rank"] and not best.loc["b", "first_rel_rank"]  # lower is better
-    c = W.curve_frame(summ, "ndcg")
+    c = T.curve_frame(summ, "ndcg")
     assert c["run"].tolist() == ["a", "b"]
-    assert W.curve_frame(summ, "first_rel_rank").empty  # no cutoff, no curve
+    assert T.curve_frame(summ, "first_rel_rank").empty  # no cutoff, no curve
 
 
 def test_display_table_blanks_and_p_values():
@@ -454,7 +454,7 @@ def test_display_table_blanks_and_p_values():
         "significant": [True, False, False],
     }, index=pd.Index(["r1", "r2", "r3"], name="row"))
     before = df.copy()
-    out = W.display_table(df)
+    out = T.display_table(df)
     pd.testing.assert_frame_equal(df, before)  # not modified
     assert out.index.equals(df.index)
     assert out["p_value"].tolist() == ["0.387", "<0.001", "–"]
@@ -467,16 +467,16 @@ def test_display_table_blanks_and_p_values():
     pd.testing.assert_series_equal(out["mean"], df["mean"])
     pd.testing.assert_series_equal(out["significant"], df["significant"])
     assert not out.isna().any().any()
-    assert W.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
-    assert W.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
+    assert T.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
+    assert T.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
 
 
 def test_reading_guide():
-    assert W.reading_band("ndcg@10", 0.95) == "Excellent"
-    assert W.reading_band("ndcg@10", 0.7) == "Very Good"
-    assert W.reading_band("ndcg@10", 0.1) == "Poor"
-    assert W.reading_band("recall@10", 0.65) == "Good"
-    assert W.reading_band("map@10", 0.5) is None
-    frames = W.reading_guide_frames()
+    assert T.reading_band("ndcg@10", 0.95) == "Excellent"
+    assert T.reading_band("ndcg@10", 0.7) == "Very Good"
+    assert T.reading_band("ndcg@10", 0.1) == "Poor"
+    assert T.reading_band("recall@10", 0.65) == "Good"
+    assert T.reading_band("map@10", 0.5) is None
+    frames = T.reading_guide_frames()
     assert frames["ndcg@10"]["band"].tolist() == ["Excellent", "Very Good", "Good", "Fair", "Poor"]
     assert frames["recall@10"]["recall@10"].tolist() == ["> 0.8", "0.6 - 0.8", "0.4 - 0.6", "< 0.4"]
