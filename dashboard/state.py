@@ -1,6 +1,6 @@
 """Session state and caching of the dashboard.
 
-* The :class:`~evalcore.workspace.Workspace` (what the user loaded, keyed by
+* The :class:`~evalcore.workspace.Snapshot` (what the user loaded, keyed by
   the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
   session starts on the built-in demo.
 * Every derived object is computed by one ``st.cache_data`` function per
@@ -58,14 +58,14 @@ SEL_CORRECTION = "sel_correction"
 # ------------------------------------------------------------------------------------------ workspace
 
 
-def get_ws() -> W.Workspace:
+def get_ws() -> W.Snapshot:
     """The session's workspace; a new session opens on the demo."""
     if WS_KEY not in st.session_state:
         st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
     return st.session_state[WS_KEY]
 
 
-def set_ws(ws: W.Workspace) -> None:
+def set_ws(ws: W.Snapshot) -> None:
     st.session_state[WS_KEY] = ws
 
 
@@ -245,7 +245,7 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
 class Context:
     """Everything the pages need for one rerun (built by :func:`context`)."""
 
-    ws: W.Workspace
+    ws: W.Snapshot
     settings: W.Settings | None = None
     settings_error: str | None = None
     gt_error: str | None = None
@@ -293,7 +293,7 @@ def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
     return cb
 
 
-def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> Context:
+def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
     """Resolve the workspace into qrels, runs and the evaluation (every step cached by content key).
 
     ``progress_slot`` (an ``st.empty()``) receives a progress bar while
@@ -454,7 +454,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
     return ctx
 
 
-def ws_uid(ws: W.Workspace, name: str) -> str:
+def ws_uid(ws: W.Snapshot, name: str) -> str:
     return next(r.uid for r in ws.runs if r.name == name)
 
 

@@ -76,7 +76,7 @@ def npz(ids, dim: int, seed: int) -> bytes:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def start(workspace: W.Workspace | None = None) -> AppTest:
+def start(workspace: W.Snapshot | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if workspace is not None:
         at.session_state["ws"] = workspace
@@ -137,7 +137,7 @@ def clear_demo(at: AppTest) -> AppTest:
 
 def empty_data_page() -> AppTest:
     """A session without the demo, on the Data page (what "Clear demo" gives; tested above)."""
-    return goto(start(W.Workspace()), "data")
+    return goto(start(W.Snapshot()), "data")
 
 
 # ------------------------------------------------------------------------------------------ demo
@@ -245,7 +245,7 @@ def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
 
 def test_diversity_of_uploaded_embeddings_and_none_without():
     items = QUERIES + DOCS
-    ws = W.set_ground_truth(W.Workspace(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
     ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)))
     at = start(ws)
     assert not errors(at)

@@ -1,6 +1,6 @@
 """The dashboard's data model and pipeline, in pure Python (no Streamlit).
 
-* :mod:`.model` — what the user loaded and chose (:class:`Workspace`: files as
+* :mod:`.model` — what the user loaded and chose (:class:`Snapshot`: files as
   :class:`Blob`, a :class:`GroundTruthSource`, :class:`RunSource` s, :class:`Settings`)
   and the functions that edit it;
 * :mod:`.pipeline` — from that to the :class:`~evalcore.evaluate.Evaluation`: each step a

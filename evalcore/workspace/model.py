@@ -1,6 +1,6 @@
 """What the user loaded and chose: files as :class:`Blob`, the ground truth, the runs, the settings.
 
-A :class:`Workspace` holds uploaded files as :class:`Blob` (bytes + SHA-256), a
+A :class:`Snapshot` holds uploaded files as :class:`Blob` (bytes + SHA-256), a
 :class:`GroundTruthSource`, any number of :class:`RunSource`, optional domain and
 document-metadata files, and the :class:`Settings`. It is immutable; the functions
 here return an edited copy. Nothing here keeps derived data: every derived object is a
@@ -38,7 +38,7 @@ __all__ = [
     "GroundTruthSource",
     "FusionSpec",
     "RunSource",
-    "Workspace",
+    "Snapshot",
     "demo_workspace",
     "clear_demo",
     "set_ground_truth",
@@ -305,7 +305,7 @@ class RunSource:
 
 
 @dataclass(frozen=True)
-class Workspace:
+class Snapshot:
     """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`)."""
 
     ground_truth: GroundTruthSource | None = None
@@ -325,10 +325,10 @@ class Workspace:
     def names(self) -> list[str]:
         return [r.name for r in self.runs]
 
-    def with_run(self, run: RunSource) -> Workspace:
+    def with_run(self, run: RunSource) -> Snapshot:
         return replace(self, runs=(*self.runs, run))
 
-    def without_run(self, uid: str) -> Workspace:
+    def without_run(self, uid: str) -> Snapshot:
         """Remove a run, and every fused run built on it."""
         drop = {uid}
         changed = True
@@ -340,7 +340,7 @@ class Workspace:
                     changed = True
         return replace(self, runs=tuple(r for r in self.runs if r.uid not in drop))
 
-    def renamed(self, uid: str, name: str) -> Workspace:
+    def renamed(self, uid: str, name: str) -> Snapshot:
         name = str(name).strip()
         if not name:
             raise OptionError("a run name cannot be empty")
@@ -360,13 +360,13 @@ class Workspace:
         return f"{base} ({i})"
 
 
-def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Workspace:
+def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
     """The workspace the app opens with: the built-in demo (see :mod:`evalcore.workspace.demo`)."""
     from .demo import DEMO_RUN_NAMES
 
     gt = GroundTruthSource("demo", demo_seed=seed)
     runs = tuple(RunSource(f"demo-{seed}-{n}", n, "demo", demo_seed=seed, demo_name=n) for n in DEMO_RUN_NAMES)
-    return Workspace(gt, runs, settings=settings or Settings(), demo_seed=seed)
+    return Snapshot(gt, runs, settings=settings or Settings(), demo_seed=seed)
 
 
 def _stem(filename: str) -> str:
@@ -378,7 +378,7 @@ def _stem(filename: str) -> str:
     return base or "run"
 
 
-def _new_uid(ws: Workspace, kind: str, sha: str) -> str:
+def _new_uid(ws: Snapshot, kind: str, sha: str) -> str:
     used = {r.uid for r in ws.runs}
     i = len(ws.runs)
     while f"{kind[:3]}{i}-{sha[:10]}" in used:
@@ -386,7 +386,7 @@ def _new_uid(ws: Workspace, kind: str, sha: str) -> str:
     return f"{kind[:3]}{i}-{sha[:10]}"
 
 
-def clear_demo(ws: Workspace) -> Workspace:
+def clear_demo(ws: Snapshot) -> Snapshot:
     """The workspace without the demo's ground truth and runs (settings, side files and uploads kept)."""
     if not ws.is_demo:
         return ws
@@ -394,8 +394,8 @@ def clear_demo(ws: Workspace) -> Workspace:
     return replace(ws, ground_truth=gt, runs=tuple(r for r in ws.runs if r.kind != "demo"), demo_seed=None)
 
 
-def set_ground_truth(ws: Workspace, blob: Blob, *, kind: str = "file", ids_blob: Blob | None = None,
-                     format: str = "auto") -> Workspace:
+def set_ground_truth(ws: Snapshot, blob: Blob, *, kind: str = "file", ids_blob: Blob | None = None,
+                     format: str = "auto") -> Snapshot:
     """Use an uploaded file as the ground truth (a qrels-like file, or a reference model's embeddings).
 
     Loading your own ground truth clears the demo.
@@ -412,8 +412,8 @@ def looks_like_embeddings(blob: Blob) -> bool:
     return name.endswith((".npy", ".npz")) or blob.data[:6] == b"\x93NUMPY" or blob.data[:4] == b"PK\x03\x04"
 
 
-def add_ranked_run(ws: Workspace, blob: Blob, *, name: str | None = None, format: str = "auto",
-                   aspect: str | None = None) -> tuple[Workspace, str]:
+def add_ranked_run(ws: Snapshot, blob: Blob, *, name: str | None = None, format: str = "auto",
+                   aspect: str | None = None) -> tuple[Snapshot, str]:
     """Add a ranked-run file (TREC, CSV/Parquet, JSON...); returns the new workspace and the run's uid."""
     ws = clear_demo(ws)
     uid = _new_uid(ws, "ranked", blob.sha256)
@@ -421,9 +421,9 @@ def add_ranked_run(ws: Workspace, blob: Blob, *, name: str | None = None, format
     return ws.with_run(src), uid
 
 
-def add_embedding_run(ws: Workspace, blob: Blob, *, ids_blob: Blob | None = None, query_blob: Blob | None = None,
+def add_embedding_run(ws: Snapshot, blob: Blob, *, ids_blob: Blob | None = None, query_blob: Blob | None = None,
                       query_ids_blob: Blob | None = None, name: str | None = None,
-                      aspect: str | None = None) -> tuple[Workspace, str]:
+                      aspect: str | None = None) -> tuple[Snapshot, str]:
     """Add an embedding run: document vectors (+ ids for ``.npy``), optionally separate query vectors.
 
     Without query vectors the run is item-to-item: the queries are the ground
@@ -436,9 +436,9 @@ def add_embedding_run(ws: Workspace, blob: Blob, *, ids_blob: Blob | None = None
     return ws.with_run(src), uid
 
 
-def add_fused_run(ws: Workspace, inputs: Sequence[str], weights: Sequence[float], *, c: float = 60.0,
+def add_fused_run(ws: Snapshot, inputs: Sequence[str], weights: Sequence[float], *, c: float = 60.0,
                   top_n: int | None = None, name: str | None = None, aspect: str | None = None
-                  ) -> tuple[Workspace, str]:
+                  ) -> tuple[Snapshot, str]:
     """Add a weighted-RRF run over existing runs (by uid)."""
     if not inputs:
         raise OptionError("choose at least one run to fuse")
@@ -455,8 +455,8 @@ def add_fused_run(ws: Workspace, inputs: Sequence[str], weights: Sequence[float]
     return ws.with_run(src), uid
 
 
-def set_run_options(ws: Workspace, uid: str, **changes: Any) -> Workspace:
-    """Change a run's ``format`` or ``aspect`` (renaming: :meth:`Workspace.renamed`)."""
+def set_run_options(ws: Snapshot, uid: str, **changes: Any) -> Snapshot:
+    """Change a run's ``format`` or ``aspect`` (renaming: :meth:`Snapshot.renamed`)."""
     bad = set(changes) - {"format", "aspect"}
     if bad:
         raise OptionError(f"cannot change {sorted(bad)} of a run")

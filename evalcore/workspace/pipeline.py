@@ -1,6 +1,6 @@
 """The pipeline from what the user loaded to the evaluation, in pure Python (no Streamlit).
 
-A :class:`Workspace` holds what the user loaded — uploaded files as
+A :class:`Snapshot` holds what the user loaded — uploaded files as
 :class:`Blob` (bytes + SHA-256), a :class:`GroundTruthSource`, any number of
 :class:`RunSource`, optional domain and document-metadata files — and the
 :class:`Settings`. Nothing here keeps derived data: every derived object
