@@ -10,8 +10,8 @@ import pytest
 
 import evalcore
 
-MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(evalcore.__path__, "evalcore.") if m.name != "evalcore.__main__"
+MODULES = sorted(  # subpackages' modules too (evalcore.retrieval.scoring, ...)
+    m.name for m in pkgutil.walk_packages(evalcore.__path__, "evalcore.") if m.name != "evalcore.__main__"
 )
 
 
