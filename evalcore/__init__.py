@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from . import _compat
 
+# `evaluate` is also the name of a submodule: bound here, first, so that the function (not the
+# module, which Python sets as a package attribute when it is first imported) is `evalcore.evaluate`
+from .evaluate import Evaluation, evaluate
+
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
@@ -35,7 +39,7 @@ _API: dict[str, str] = {
     "load_qrels": "evalcore.io", "load_run": "evalcore.io", "load_embeddings": "evalcore.io",
     "Embeddings": "evalcore.io", "write_trec_run": "evalcore.io", "write_trec_qrels": "evalcore.io",
     # evaluation, aggregation, statistics
-    "Evaluation": "evalcore.evaluate", "evaluate": "evalcore.evaluate",
+    "Evaluation": "evalcore.evaluate", "evaluate": "evalcore.evaluate",  # bound above
     "summarize": "evalcore.aggregate", "wide_per_query": "evalcore.aggregate",
     "compare": "evalcore.stats", "compare_many": "evalcore.stats", "compare_by_domain": "evalcore.stats",
     "paired_test": "evalcore.stats",
@@ -106,7 +110,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .diversity import diversity_table
     from .embedding_runs import embedding_run, evaluate_against_reference, reference_ground_truth
     from .errors import EvalcoreError, EvalcoreWarning
-    from .evaluate import Evaluation, evaluate
     from .fusion import weighted_rrf
     from .io import (
         Embeddings,

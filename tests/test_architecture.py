@@ -182,6 +182,9 @@ def test_public_api_of_the_package():
     from evalcore.io import load_qrels
 
     assert evalcore.load_qrels is load_qrels
+    import evalcore.evaluate  # noqa: F401  (the submodule of the same name does not shadow the function)
+
+    assert callable(evalcore.evaluate) and evalcore.evaluate.__module__ == "evalcore.evaluate"
     with pytest.raises(AttributeError):
         evalcore.no_such_name  # noqa: B018
 

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from evalcore import retrieval
 from evalcore.cli import main as cli_main
 from evalcore.cli import topk as topk_cli
 from evalcore.errors import (
@@ -38,9 +37,13 @@ from evalcore.retrieval import (
     count_zero_rows,
     exact_topk,
     load_npy_mmap,
+    local,
     normalize,
+    planning,
+    pools,
     sample_pairs,
     sample_queries,
+    scoring,
     similarity_agreement,
     topk_to_long,
 )
@@ -100,7 +103,7 @@ def forced_blocks(blocks):
     if blocks is None:
         return contextlib.nullcontext()
     bq, bc = blocks
-    return mock.patch.object(retrieval, "_plan_blocks", lambda nq, n, d, kk, budget, workers=2: (min(nq, bq), min(n, bc)))
+    return mock.patch.object(local, "_plan_blocks", lambda nq, n, d, kk, budget, workers=2: (min(nq, bq), min(n, bc)))
 
 
 def topk(*args, blocks=None, **kwargs):
@@ -206,6 +209,58 @@ def test_threads_give_identical_results():
         exact_topk(q, c, 4, corpus_ids=ids, threads=0)
 
 
+def test_backend_keyword_names_the_local_search_only():
+    rng = np.random.default_rng(36)
+    c, q = rng.standard_normal((500, 6)), rng.standard_normal((20, 6))
+    ids = shuffled_ids(rng, 500)
+    assert_same(exact_topk(q, c, 5, corpus_ids=ids, backend=None), brute_topk(q, c, 5, ids))
+    with pytest.raises(OptionError, match="backend"):
+        exact_topk(q, c, 5, corpus_ids=ids, backend="dask")
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_shards_searched_apart_merge_into_the_same_topk(normalized):
+    # what a distributed backend does: each shard (a range of corpus blocks) runs the
+    # per-block work and finishes its own top-k; the union, ordered by the one exact
+    # order, is the top-k of the whole corpus, indices and scores bit for bit
+    from evalcore.retrieval.backends import SearchTask
+    from evalcore.retrieval.blocks import _CorpusReader, _QueryBlock
+    from evalcore.retrieval.inputs import _id_ranks
+
+    rng = np.random.default_rng(37)
+    c = rng.integers(-2, 3, size=(2000, 6)).astype(np.float32)  # many exact ties across shards
+    q = np.vstack([c[:30], rng.standard_normal((30, 6)).astype(np.float32)])
+    c[0] = 0  # a zero corpus row
+    q[5] = 0  # a zero query
+    if normalized:
+        c, q = normalize(c), normalize(q)
+    ids = shuffled_ids(rng, 2000)
+    qids = ids[rng.integers(0, 2000, size=60)]
+    id_rank, order = _id_ranks(ids, "corpus_ids")
+    self_pos = np.searchsorted(ids[order], qids)
+    task = SearchTask(queries=q, corpus=c, corpus_ids=ids, id_rank=id_rank, id_order=order,
+                      self_pos=order[self_pos], kk=12, normalized=normalized, eps=1e-12,
+                      block_bytes=2**20, progress=None)
+    bc, parts, zeros = 150, [], 0
+    for shard in (range(0, 900, bc), range(900, 2000, bc)):
+        reader = _CorpusReader(task, bc, 2**20)  # each shard's own reader (denominators, page release)
+        block = _QueryBlock(task, 0, 60, reader)
+        pool = block.new_pool()
+        scores, masks = np.empty(60 * bc, np.float32), np.empty(60 * bc, np.bool_)
+        zeros += sum(block.search_block(cs, True, pool, scores, masks) for cs in shard)
+        parts.append(block.finish([pool], 0, 60))
+    cand = np.hstack([i for i, _ in parts])
+    best, neg = pools._exact_order(np.hstack([s for _, s in parts]), cand, cand >= 0, id_rank, 12)
+    top_i, top_s = np.take_along_axis(cand, best, axis=1), -np.take_along_axis(neg, best, axis=1)
+    block.answer_zero_queries(top_i, top_s)  # once, after the merge
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        whole = exact_topk(q, c, 12, corpus_ids=ids, query_ids=qids, exclude_self=True, normalized=normalized)
+    np.testing.assert_array_equal(top_i, whole.indices)
+    np.testing.assert_array_equal(top_s, whole.scores)
+    assert zeros == 1 and (top_s[5] == 0).all()
+
+
 def test_sparse_selection_path_with_late_ties():
     # many corpus blocks and a small k: after a few blocks most rows get no
     # candidate, and the engine switches to its row-maximum pre-check
@@ -216,13 +271,13 @@ def test_sparse_selection_path_with_late_ties():
     c[4000:4010] = q[:10]  # ... and a tied copy much earlier
     ids = shuffled_ids(rng, 6000)
     modes = []
-    real_push = retrieval._Candidates.push_block
+    real_push = pools._Candidates.push_block
 
     def spy(self, *args):
         modes.append(self.sparse)
         return real_push(self, *args)
 
-    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+    with mock.patch.object(pools._Candidates, "push_block", spy):
         got = topk(q, c, 3, corpus_ids=ids, blocks=(80, 100), threads=1)
     assert any(modes) and not all(modes)
     assert_same(got, brute_topk(q, c, 3, ids))
@@ -379,10 +434,10 @@ def test_certified_rescoring_equals_the_definition(kind):
     expected = _definition_scores(q, cand, c)
     valid = cand >= 0
     for chunk in (1, 4096, 2**24):
-        got = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1.0 + 2**-20)
+        got = scoring._canonical_scores(q, cand, c, None, chunk, bound=1.0 + 2**-20)
         np.testing.assert_array_equal(got[valid], expected[valid])
         # a bound so large that nothing is proven: every pair takes the definition's own path
-        slow = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1e30)
+        slow = scoring._canonical_scores(q, cand, c, None, chunk, bound=1e30)
         np.testing.assert_array_equal(slow[valid], expected[valid])
     if kind == "sparse_integers":
         assert (expected[valid] == 0).mean() > 0.5  # the exact-zero case really was exercised
@@ -394,18 +449,18 @@ def test_round_proven_rejects_every_interval_touching_a_boundary():
     mid = (np.float64(s) + np.float64(up)) / 2  # the rounding boundary between s and up
     e = 1e-13
     v = np.array([np.float64(s), mid, mid - e / 2, mid + e / 2, mid - 3 * e, mid + 3 * e, 1e39, np.nan])
-    rounded, ok = retrieval._round_proven(v, e)
+    rounded, ok = scoring._round_proven(v, e)
     assert ok.tolist() == [True, False, False, False, True, True, False, False]
     assert rounded[4] == s and rounded[5] == up
     # exact zero: float32 boundaries around 0 are subnormal, nothing of width e fits
-    assert not retrieval._round_proven(np.zeros(1), e)[1][0]
+    assert not scoring._round_proven(np.zeros(1), e)[1][0]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.floats(-2, 2, allow_nan=False), st.floats(1e-18, 1e-9), st.floats(-1, 1))
 def test_round_proven_is_sound(v, e, t):
     # whatever is proven holds for every value in the interval (checked at a point inside it)
-    rounded, ok = retrieval._round_proven(np.array([v]), e)
+    rounded, ok = scoring._round_proven(np.array([v]), e)
     if ok[0]:
         x = np.float64(v) + t * e
         assert np.float32(x) == rounded[0]
@@ -415,10 +470,10 @@ def test_round_proven_is_sound(v, e, t):
 def test_canonical_scores_divide_by_the_denominators_like_normalize():
     rng = np.random.default_rng(32)
     raw = (rng.standard_normal((300, 40)) * 7).astype(np.float32)
-    den = retrieval._denominators(retrieval._sumsq(raw), 1e-12)
+    den = scoring._denominators(scoring._sumsq(raw), 1e-12)
     q = normalize(rng.standard_normal((20, 40)))
     cand = rng.integers(0, 300, size=(20, 15))
-    got = retrieval._canonical_scores(q, cand, raw, den, 2**20, bound=1.0 + 2**-20)
+    got = scoring._canonical_scores(q, cand, raw, den, 2**20, bound=1.0 + 2**-20)
     np.testing.assert_array_equal(got, _definition_scores(q, cand, normalize(raw)))
 
 
@@ -454,13 +509,13 @@ def test_progress_follows_each_block(threads):
     rng = np.random.default_rng(35)
     q, c = rng.standard_normal((40, 6)), rng.standard_normal((3000, 6))
     log = []
-    real_push = retrieval._Candidates.push_block
+    real_push = pools._Candidates.push_block
 
     def spy(self, *args):
         log.append("block")
         return real_push(self, *args)
 
-    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+    with mock.patch.object(pools._Candidates, "push_block", spy):
         exact_topk(q, c, 5, corpus_ids=shuffled_ids(rng, 3000), block_bytes=60_000, threads=threads,
                    progress=lambda done, total: log.append("progress"))
     n = log.count("block")
@@ -596,7 +651,7 @@ def test_block_bytes_bounds_blocks_and_progress_counts_them():
     for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000),
                                  (5000, 5000, 1536, 100, 256 * 2**20)):
         for workers in (1, 2, 8):
-            bq, bc = retrieval._plan_blocks(nq, n, d, k, budget, workers)
+            bq, bc = planning._plan_blocks(nq, n, d, k, budget, workers)
             assert 1 <= bq <= nq and 1 <= bc <= n
             if bq > 1:
                 # per worker: a normalised corpus block, a score block with its mask, a pool per query row
