@@ -176,16 +176,15 @@ def _layout(indent: int | None, level: int) -> tuple[str, str, str]:
     return inner, "," + inner, "\n" + " " * (indent * level)
 
 
-def _floats(col: np.ndarray) -> list[str]:
-    """``json.dumps`` text of float64 values (``repr``; NaN -> ``null``); ValueError on infinities.
-
-    Each distinct value (bit pattern: -0.0 is not 0.0) is formatted once.
+def _floats(values: np.ndarray) -> np.ndarray:
+    """``json.dumps`` text of float64 values (``repr``; NaN -> ``null``), as an object array of the same shape;
+    ValueError on infinities.  Each distinct value (bit pattern: -0.0 is not 0.0) is formatted once.
     """
-    if np.isinf(col).any():
+    if np.isinf(values).any():
         raise ValueError("Out of range float values are not JSON compliant")
-    bits, inverse = np.unique(col.view(np.int64), return_inverse=True)
-    text = [("null" if v != v else float.__repr__(v)) for v in bits.view(np.float64).tolist()]
-    return np.asarray(text, dtype=object)[inverse].tolist()
+    codes, bits = pd.factorize(np.ascontiguousarray(values).reshape(-1).view(np.int64))
+    text = [("null" if v != v else float.__repr__(v)) for v in np.asarray(bits).view(np.float64).tolist()]
+    return np.asarray(text, dtype=object)[codes.reshape(values.shape)]
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
@@ -224,31 +223,29 @@ def per_query_text(pq: PerQuery, *, indent: int | None = None, level: int = 1) -
     template = "%s%s: {" + o3 + s3.join(lab + ": %s" for lab in labels) + "%s" + c3 + "}%s"
     q = pq.entry_query
     first = np.flatnonzero(np.r_[True, q[1:] != q[:-1]])
-    prefixes = [s2] * n
-    q_text = [s1 + _enc(pq.query_names[qi]) + ": {" + o2 for qi in q[first].tolist()]
-    q_text[0] = q_text[0][len(s1) :]
-    for e, text in zip(first.tolist(), q_text, strict=True):
-        prefixes[e] = text
-    suffixes = [""] * n
-    for e in [*(first[1:] - 1).tolist(), n - 1]:
-        suffixes[e] = c2 + "}"
-    run_text = [_enc(x) for x in pq.run_names]
-    tops = [""] * n
+    # the entries as a grid of text pieces, one row per entry, read out row by row into the template
+    grid = np.empty((n, width), dtype=object)
+    grid[:, 0] = s2  # the next run of the same query
+    names = [pq.query_names[qi] for qi in q[first].tolist()]
+    if _NEEDS_ESCAPE.search("".join(names)) is None:
+        heads = [f'{s1}"{name}": {{{o2}' for name in names]
+    else:
+        heads = [s1 + _enc(name) + ": {" + o2 for name in names]
+    heads[0] = heads[0][len(s1) :]
+    grid[first, 0] = heads
+    run_text = np.array([_enc(x) for x in pq.run_names] or [""], dtype=object)
+    grid[:, 1] = run_text[pq.entry_run]
+    grid[:, 2 : 2 + len(labels)] = _floats(pq.values)
+    grid[:, width - 2] = ""
     for src, docs in enumerate(pq.top_docs):
         text, starts = _joined(docs, s4)
         es = np.flatnonzero(pq.top_src == src)
         a, b = starts[pq.top_start[es]].tolist(), (starts[pq.top_end[es]] - len(s4)).tolist()
         head, tail = s3 + '"topK": [' + o4, c4 + "]"
-        for e, i, j in zip(es.tolist(), a, b, strict=True):
-            tops[e] = head + text[i:j] + tail if j > i else s3 + '"topK": []'
-    vals: list[Any] = [None] * (n * width)
-    vals[0::width] = prefixes
-    vals[1::width] = [run_text[r] for r in pq.entry_run.tolist()]
-    for j in range(len(labels)):
-        vals[2 + j :: width] = _floats(pq.values[:, j])
-    vals[width - 2 :: width] = tops
-    vals[width - 1 :: width] = suffixes
-    return "{" + o1 + (template * n) % tuple(vals) + c1 + "}"
+        grid[es, width - 2] = [head + text[i:j] + tail for i, j in zip(a, b, strict=True)]
+    grid[:, width - 1] = ""
+    grid[np.r_[first[1:] - 1, n - 1], width - 1] = c2 + "}"
+    return "{" + o1 + (template * n) % tuple(grid.ravel().tolist()) + c1 + "}"
 
 
 def report_text(report: Mapping[str, Any], per_query: str, *, indent: int | None) -> str:

@@ -50,3 +50,40 @@ def test_page_releaser_keeps_a_corpus_within_its_budget_mapped(tmp_path):
         after = _resident_bytes()
         assert (before - after > size // 2) is dropped, (budget, before, after)
         del rel, arr
+
+
+def _sorting_has_repeats(keys: np.ndarray, groups: np.ndarray) -> bool:  # the definition: a (group, key) twice
+    pairs = np.stack([groups.astype(np.uint64), keys])
+    sk = pairs[:, np.lexsort(pairs[::-1])]
+    return bool(np.any((sk[:, 1:] == sk[:, :-1]).all(axis=0)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_grouped_repeat_check_matches_the_sorting_definition(seed):
+    from evalcore.data import _NO_KEY, _has_repeats
+
+    rng = np.random.default_rng(seed)
+    n_groups = int(rng.integers(1, 30))
+    lengths = rng.integers(1, [2, 8, 60][seed % 3], size=n_groups)
+    groups = np.repeat(np.arange(n_groups), lengths)
+    keys = rng.integers(0, [5, 1000, 2**62][seed % 3], size=len(groups)).astype(np.uint64)  # few values: repeats
+    if seed % 4 == 0:
+        keys[rng.integers(len(keys), size=2)] = _NO_KEY  # the padding value as a real key (once or twice)
+    if seed % 7 == 0:
+        groups = rng.permutation(groups)  # not listed group by group: the global sort decides
+    any_twice = bool(len(np.unique(keys)) < len(keys))
+    exact = _sorting_has_repeats(keys, groups)
+    got = _has_repeats(keys, groups)
+    # never misses a (group, key) twice; says more only as "a key twice" (callers then check exactly)
+    assert got == exact or (got and any_twice)
+    assert _has_repeats(keys) == any_twice
+
+
+def test_grouped_repeat_check_ignores_keys_shared_by_two_groups():
+    from evalcore.data import _has_repeats
+
+    keys = np.array([1, 2, 1, 2, 3], dtype=np.uint64)
+    assert not _has_repeats(keys, np.array([0, 0, 1, 1, 1]))  # query by query: no pair twice
+    assert _has_repeats(keys, np.array([0, 1, 0, 1, 1]))  # not grouped: the key check decides
+    assert _has_repeats(keys, np.array([0, 0, 1, 1, 0]))
+    assert _has_repeats(np.array([5, 5], dtype=np.uint64), np.array([3, 3]))
