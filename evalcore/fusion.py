@@ -81,7 +81,7 @@ __all__ = [
     "WEIGHTED_METHODS",
     "canonical_method",
     "canonical_norm",
-    "normalize",
+    "normalize_run",
     "fuse",
     "weighted_rrf",
     "random_run",
@@ -198,7 +198,7 @@ def _normalized_scores(lists: _Lists, norm: str) -> np.ndarray:
     return (s - mean) / lists.per_row(np.maximum(std, EPS))
 
 
-def normalize(run: Run, *, norm: str, ties: str = "docid_asc", top_n: int | None = None,
+def normalize_run(run: Run, *, norm: str, ties: str = "docid_asc", top_n: int | None = None,
               name: str | None = None) -> Run:
     """One run with its scores normalised per query (see :data:`NORMS`).
 
@@ -222,7 +222,7 @@ def normalize(run: Run, *, norm: str, ties: str = "docid_asc", top_n: int | None
     Examples
     --------
     >>> r = Run.from_dict({"q": {"a": 3.0, "b": 1.0, "c": 2.0}})
-    >>> normalize(r, norm="min-max").to_dict()["q"]
+    >>> normalize_run(r, norm="min-max").to_dict()["q"]
     {'a': 1.0, 'c': 0.5, 'b': 0.0}
     """
     norm = canonical_norm(norm)
@@ -345,26 +345,20 @@ def prepare(
     _warn_missing_queries(lists, names, qu)
 
     present = np.bincount(inv, minlength=m).astype(np.float64)  # |{S ∋ d}|
+    rank = np.concatenate([x.rank for x in lists]).astype(np.float64)
+    score = None if method in RANK_METHODS else np.concatenate([_normalized_scores(x, norm) for x in lists])
+    columns, base = None, np.zeros(m, dtype=np.float64)
     if method in WEIGHTED_METHODS:
-        if method == "rrf":
-            columns = np.full((m, len(lists)), np.inf)
-            columns[inv, run_of_row] = c + np.concatenate([x.rank for x in lists]).astype(np.float64)
-        else:
-            columns = np.zeros((m, len(lists)), dtype=np.float64)
-            columns[inv, run_of_row] = np.concatenate([_normalized_scores(x, norm) for x in lists])
-        base = np.zeros(m, dtype=np.float64)
+        columns = np.full((m, len(lists)), np.inf if method == "rrf" else 0.0)
+        columns[inv, run_of_row] = c + rank if method == "rrf" else score
+    elif method == "combsum":
+        base = _sum_by_run(inv, run_of_row, score, m)
+    elif method == "combmnz":
+        base = _sum_by_run(inv, run_of_row, score, m) * present
+    elif method == "isr":
+        base = _sum_by_run(inv, run_of_row, 1.0 / (rank * rank), m) * present
     else:
-        columns = None
-        if method == "combsum":
-            base = _sum_by_run(inv, run_of_row, np.concatenate([_normalized_scores(x, norm) for x in lists]), m)
-        elif method == "combmnz":
-            base = _sum_by_run(inv, run_of_row, np.concatenate([_normalized_scores(x, norm) for x in lists]),
-                               m) * present
-        elif method == "isr":
-            r = np.concatenate([x.rank for x in lists]).astype(np.float64)
-            base = _sum_by_run(inv, run_of_row, 1.0 / (r * r), m) * present
-        else:
-            base = _borda(lists, qc, inv, m, len(qu))
+        base = _borda(lists, qc, inv, m, len(qu))
     nd = max(len(du), 1)
     return Prepared(names, method, np.asarray(qu, dtype=object), (uniq // nd).astype(np.int64),
                     np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns)

@@ -24,7 +24,7 @@ from evalcore.fusion import (
     canonical_method,
     canonical_norm,
     fuse,
-    normalize,
+    normalize_run,
     weighted_rrf,
 )
 
@@ -107,14 +107,14 @@ def test_rank_methods_equal_ranx(ranx, seed, method):
 @pytest.mark.parametrize("norm", [n for n in NORMS if n != "none"])
 def test_normalisations_equal_ranx(ranx, norm):
     for d in random_dicts(5, n_runs=2):
-        assert_same(normalize(Run.from_dict(d), norm=norm), ranx_dict(ranx.normalize(ranx.Run(d), norm=RANX_NORM[norm])))
+        assert_same(normalize_run(Run.from_dict(d), norm=norm), ranx_dict(ranx.normalize(ranx.Run(d), norm=RANX_NORM[norm])))
 
 
 def test_normalisations_equal_ranx_on_constant_and_single_lists(ranx):
     # one-document lists and constant lists hit every 1e-9 floor; all-negative lists the max floor
     d = {"a": {"x": 2.0}, "b": {"x": 1.5, "y": 1.5, "z": 1.5}, "c": {"x": -3.0, "y": -1.0, "z": -2.0}}
     for norm in ("min-max", "max", "sum", "z-score"):
-        assert_same(normalize(Run.from_dict(d), norm=norm, ties="docid_asc"),
+        assert_same(normalize_run(Run.from_dict(d), norm=norm, ties="docid_asc"),
                     ranx_dict(ranx.normalize(ranx.Run(d), norm=RANX_NORM[norm])))
 
 
@@ -184,7 +184,7 @@ def test_normalize_cut_and_ties_match_oracle():
     d = random_dicts(8, n_runs=1, ties=True)[0]
     for norm in NORMS:  # CombSUM of one run is its normalised scores
         expected = oracle([d], method="combsum", norm=norm, top_n=3)
-        assert_same(normalize(Run.from_dict(d), norm=norm, top_n=3, ties="docid_asc"), expected)
+        assert_same(normalize_run(Run.from_dict(d), norm=norm, top_n=3, ties="docid_asc"), expected)
 
 
 # ----------------------------------------------------------------------------- invariants and options
