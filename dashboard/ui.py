@@ -24,6 +24,7 @@ PAGES = {
     "queries": "pages/queries.py",
     "domains": "pages/domains.py",
     "fusion": "pages/fusion.py",
+    "agreement": "pages/agreement.py",
 }
 
 VIA_APP = "_via_app"
@@ -44,6 +45,7 @@ def navigation():
         st.Page(PAGES["queries"], title="Queries", icon=":material/manage_search:"),
         st.Page(PAGES["domains"], title="Domains", icon=":material/category:"),
         st.Page(PAGES["fusion"], title="Fusion", icon=":material/merge:"),
+        st.Page(PAGES["agreement"], title="Agreement", icon=":material/join_inner:"),
     ])
 
 

@@ -53,7 +53,7 @@ MAX_GRID_TRIALS = 20_000
 #: Warning given when weights are tuned on every evaluated query.
 OVERFIT_WARNING = (
     "fusion weights tuned on the evaluated queries overfit them: the best value is optimistic; "
-    "tune on one split of the queries and report on the other (tune_fraction)"
+    "tune on one split of the queries and report on the other"
 )
 
 
