@@ -52,10 +52,13 @@ def evaluated_queries(ctx: S.Context) -> list[str]:
         str(q) for qrels in ctx.qrels.values() for q in qrels.query_ids)))
 
 
-def agreement(ctx: S.Context, p: float) -> S.Outcome:
-    """Overlap@k, RBO(p) and Kendall's τ of every pair of evaluated runs, at every k of the settings."""
+def agreement(ctx: S.Context, p: float, k: int) -> S.Outcome:
+    """Overlap@k, RBO(p) and Kendall's τ of every pair of evaluated runs (and each with itself) at ``k``.
+
+    One k at a time: Kendall's τ is one SciPy call per pair and query (~0.5 s per k on the demo).
+    """
     names = ctx.run_names
-    ks = tuple(ctx.settings.k)
+    ks = (int(k),)
     key = S._key("agree", ctx.eval_key, float(p), ks)
     runs = {n: ctx.runs[n] for n in names}
     return S.memo(key, lambda: _c_agreement(key, runs, evaluated_queries(ctx), ks, float(p), ctx.settings.ties))

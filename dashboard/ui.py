@@ -110,6 +110,15 @@ def need_evaluation(ctx: S.Context) -> None:
     st.stop()
 
 
+def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -> list[str]:
+    """The evaluated runs; stop the page with a hint when there are fewer than ``minimum``."""
+    runs = ctx.run_names
+    if len(runs) < minimum:
+        st.info(f"Load at least {minimum} runs to {what}.", icon=":material/info:")
+        st.stop()
+    return runs
+
+
 def _sync(wkey: str, pkey: str) -> None:
     st.session_state[pkey] = st.session_state[wkey]
 

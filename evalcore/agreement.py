@@ -46,6 +46,7 @@ import pandas as pd
 from .data import Run
 from .errors import OptionError
 from .ranking import rank_order
+from .stats.paired import _check_prob
 
 __all__ = [
     "MEASURES",
@@ -77,13 +78,7 @@ def rbo_name(p: float) -> str:
 
 
 def _check_p(p: float) -> float:
-    try:
-        v = float(p)
-    except (TypeError, ValueError):
-        raise OptionError(f"RBO's p must be a number in (0, 1), got {p!r}") from None
-    if not 0.0 < v < 1.0:
-        raise OptionError(f"RBO's p must be in (0, 1), got {p!r}")
-    return v
+    return _check_prob("RBO's p", p)
 
 
 # --------------------------------------------------------------------------- one pair of lists

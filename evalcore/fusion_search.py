@@ -43,6 +43,7 @@ from .errors import OptionError, warn
 from .evaluate import evaluate
 from .fusion import WEIGHTED_METHODS, canonical_method, prepare
 from .measures import Measure, parse_measure
+from .stats.paired import _check_prob
 
 __all__ = ["STRATEGIES", "OVERFIT_WARNING", "WeightSearch", "weight_grid", "split_queries", "search_weights"]
 
@@ -145,12 +146,7 @@ def split_queries(query_ids: Sequence[str] | np.ndarray, *, fraction: float, see
     are returned sorted.
     """
     ids = np.asarray(sorted({str(x) for x in query_ids}), dtype=object)
-    try:
-        f = float(fraction)
-    except (TypeError, ValueError):
-        raise OptionError(f"tune_fraction must be a number in (0, 1), got {fraction!r}") from None
-    if not 0 < f < 1:
-        raise OptionError(f"tune_fraction must be in (0, 1), got {fraction!r}")
+    f = _check_prob("tune_fraction", fraction)
     if len(ids) < 2:
         raise OptionError(f"a tune/report split needs at least 2 queries, got {len(ids)}")
     rng = np.random.default_rng(_streams(seed)[0])

@@ -23,10 +23,7 @@ st.caption("For each pair of runs and each evaluated query, how similar the two 
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
-runs = ctx.run_names
-if len(runs) < 2:
-    st.info("Load at least two runs to compare their rankings.", icon=":material/info:")
-    st.stop()
+runs = ui.need_runs(ctx, what="compare their rankings")
 
 c1, c2, c3 = st.columns(3)
 with c1:
@@ -37,7 +34,7 @@ with c3:
     p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
                         key="ag_p", help="Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
 
-out = A.agreement(ctx, p)
+out = A.agreement(ctx, p, int(k))
 if not out.ok:
     ui.show_error(out.error, prefix="Agreement failed")
     st.stop()

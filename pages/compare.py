@@ -41,10 +41,7 @@ st.title("Compare runs")
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
-runs = ctx.run_names
-if len(runs) < 2:
-    st.info("Load at least two runs to compare them.", icon=":material/info:")
-    st.stop()
+runs = ui.need_runs(ctx, what="compare them")
 
 c1, c2, c3, c4 = st.columns(4)
 metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
