@@ -13,12 +13,15 @@ first use (so ``python -m evalcore topk`` never pays for pandas or SciPy)::
 Layers, lowest first (an upper layer may import a lower one, never the reverse):
 ``errors`` → data model (``data``, ``ranking``, ``measures``, ``metrics``) → ``io`` and
 ``retrieval`` → engine (``evaluate``, ``aggregate``, ``stats``, ``fusion``, ``diversity``,
-``combine``, ``report``, ``embedding_runs``) → ``workspace`` → ``cli``.
+``combine``, ``report``, ``embedding_runs``) → ``workspace`` (the persistent
+:class:`Workspace`) → ``cli``.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from . import _compat
@@ -47,6 +50,8 @@ _API: dict[str, str] = {
     "exact_topk": "evalcore.retrieval", "TopK": "evalcore.retrieval",
     "diversity_table": "evalcore.diversity",
     "write_outputs": "evalcore.report", "build_report": "evalcore.report",
+    # the persistent workspace
+    "Workspace": "evalcore.workspace",
 }
 
 __all__ = [
@@ -78,6 +83,7 @@ __all__ = [
     "TopK",
     "weighted_rrf",
     "wide_per_query",
+    "Workspace",
     "write_outputs",
     "write_trec_qrels",
     "write_trec_run",
@@ -97,6 +103,22 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
+class _Face(types.ModuleType):
+    """The package module: a public name that is also a submodule's name stays the public object.
+
+    ``evalcore.evaluate`` is the function, yet ``evalcore/evaluate.py`` is a module too; when
+    something imports that module first (``import evalcore.workspace`` does), the import system
+    binds the module to the package attribute, and ``from evalcore import evaluate`` would give
+    the module. Here the binding keeps the function instead (the module stays in ``sys.modules``).
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _API.get(name) == value.__name__ and hasattr(value, name):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Face
 _compat.install()
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -120,3 +142,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .report import build_report, write_outputs
     from .retrieval import TopK, exact_topk
     from .stats import compare, compare_by_domain, compare_many, paired_test
+    # Workspace (evalcore.workspace, layer 4) is not imported here: the package face is layer 3
