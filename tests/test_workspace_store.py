@@ -24,6 +24,7 @@ from evalcore import Qrels, Run, Workspace, embedding_run, evaluate
 from evalcore import workspace as W
 from evalcore.errors import (
     CorruptArtifactError,
+    EvalcoreError,
     EvalcoreWarning,
     OptionError,
     ReadOnlyWorkspaceError,
@@ -203,19 +204,23 @@ def test_same_numbers_as_the_dashboard_pipeline(ws: Workspace) -> None:
     ids = [f"tt{i:04d}" for i in range(12)]
     snap = W.Snapshot(settings=replace(SETTINGS, sample_size=8, seed=3, ties="docid_asc"))
     snap = W.set_ground_truth(snap, W.Blob.of("gt.json", ordered_lists()))
-    snap, u1 = W.add_embedding_run(snap, W.Blob.of("a.npz", npz(ids, 8, 1)), aspect="content")
-    snap, u2 = W.add_embedding_run(snap, W.Blob.of("b.npz", npz(ids, 8, 2)), aspect="overall")
+    overall, content = (next(a for a in W.ground_truth_aspects(snap.ground_truth) if part in a)
+                        for part in ("overall", "content"))
+    snap, u1 = W.add_embedding_run(snap, W.Blob.of("a.npz", npz(ids, 8, 1)), aspect=content)
+    snap, u2 = W.add_embedding_run(snap, W.Blob.of("b.npz", npz(ids, 8, 2)), aspect=overall)
     snap, _ = W.add_fused_run(snap, [u1, u2], [0.7, 0.3], name="rrf")
     _, _, want = snapshot_resolve(snap)
     ws.set_ground_truth(ordered_lists(), source_name="gt.json")
     assert ws.aspects() == tuple(W.ground_truth_aspects(snap.ground_truth))
-    ws.add_embedding_run("a", npz(ids, 8, 1), source_name="a.npz", aspect="content")
-    ws.add_embedding_run("b", npz(ids, 8, 2), source_name="b.npz", aspect="overall")
+    ws.add_embedding_run("a", npz(ids, 8, 1), source_name="a.npz", aspect="content")  # a unique part of its name
+    ws.add_embedding_run("b", npz(ids, 8, 2), source_name="b.npz", aspect=overall)
     ws.add_fused_run("rrf", {"a": 0.7, "b": 0.3})
     ws.set_settings(snap.settings)
     got = ws.evaluate()
     pd.testing.assert_frame_equal(got.table, want.table)
-    assert got.settings["aspects"] == want.settings["aspects"]
+    assert got.settings["aspects"] == want.settings["aspects"] == {"a": content, "b": overall, "rrf": content}
+    with pytest.raises(EvalcoreError, match="unknown aspect 'plot'"):
+        ws.add_run("c", csv_run(1), aspect="plot")
 
 
 def test_reference_ground_truth_matches_the_dashboard_pipeline(ws: Workspace) -> None:

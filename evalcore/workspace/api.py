@@ -262,7 +262,9 @@ class Workspace(SettingsAndSideFiles):
         format : str
             ``"auto"`` or one of :data:`evalcore.io.RUN_FORMATS`.
         aspect : str, optional
-            The ground-truth aspect to evaluate it against (seed 001).
+            The ground-truth aspect to evaluate it against (seed 001): its name or a unique
+            part of it (``"content"``), stored as the ground truth's full name when there is
+            one; default the first aspect.
         replace : bool
             Replace a run of the same name (it keeps its place); else that is an error.
         source_name, source_sha256 : str, optional
@@ -272,6 +274,7 @@ class Workspace(SettingsAndSideFiles):
         meta = self._meta(model, version, step, tags)
         self._check_free(name, replace)
         run, src_name, sha = run_input(path_or_run, name=name, format=format, label=source_name)
+        aspect = self._aspect(aspect)
         return self._insert(name, "ranked", meta, lambda: [self.put("run", lambda p: codecs.write_run(run, p))],
                             {"aspect": aspect} if aspect else {}, src_name, source_sha256 or sha,
                             (run.n_queries, len(run), None), replace)
@@ -303,6 +306,7 @@ class Workspace(SettingsAndSideFiles):
         self._check_free(name, replace)
         docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name)
         queries = None
+        aspect = self._aspect(aspect)
         options: dict[str, Any] = {"aspect": aspect} if aspect else {}
         if query_embeddings is not None:
             queries, qname, _ = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
@@ -360,9 +364,20 @@ class Workspace(SettingsAndSideFiles):
         missing = [n for n in names if n not in records]
         if missing:
             raise OptionError(f"run {name!r}: no run named {missing} in the workspace")
-        options["aspect"] = aspect or records[names[0]].aspect
+        options["aspect"] = self._aspect(aspect) or records[names[0]].aspect
         self._check_free(name, replace)
         return self._insert(name, "fused", meta, list, options, None, None, (None, None, None), replace)
+
+    def _aspect(self, aspect: str | None) -> str | None:
+        """The aspect to store: the active ground truth's own name for it when it has aspects."""
+        if aspect is None or str(aspect).strip() == "":
+            return None
+        gt = self.ground_truth_record()
+        if gt is None or gt.kind != "qrels" or not gt.aspects:
+            return str(aspect)
+        from ..io.lists import pick_aspect
+
+        return pick_aspect(list(gt.aspects), str(aspect), label=f"ground truth {gt.name!r}")
 
     def _meta(self, model: Any, version: Any, step: Any, tags: Any) -> tuple:
         return check_label(model, "model"), check_label(version, "version"), check_step(step), check_tags(tags)
@@ -448,8 +463,8 @@ class Workspace(SettingsAndSideFiles):
         options = dict(rec.options)
         if aspect is not _UNSET:
             options.pop("aspect", None)
-            if aspect:
-                options["aspect"] = str(aspect)
+            if self._aspect(aspect):
+                options["aspect"] = self._aspect(aspect)
 
         def record(conn: sqlite3.Connection, stored: list) -> None:
             cur = conn.execute("UPDATE runs SET model = ?, version = ?, step = ?, tags = ?, options = ? WHERE id = ?",

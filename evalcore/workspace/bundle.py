@@ -230,15 +230,17 @@ def copy_workspace(ws: WorkspaceCore, new_path: str | os.PathLike) -> Path:
 
 # ------------------------------------------------------------------ housekeeping
 def collect_garbage(ws: WorkspaceCore, *, age: float | None = None) -> dict[str, int]:
-    """Drop what nothing refers to: cached rankings of removed inputs, unreferenced artifact rows, files.
+    """Drop what nothing refers to: cached rankings of removed inputs, unreferenced artifacts, their files.
 
-    Runs inside one write transaction (writers wait), so no writer can record a file
-    while it is removed; files younger than ``age`` seconds (default one hour) are kept,
-    as another process may just have written them. Returns counts of what was removed.
+    Two transactions keep the rule "every artifact row has its file" true at every moment:
+    the first drops stale rankings and unreferenced artifact rows; the second, holding the
+    write lock (so no writer records a file meanwhile), removes the object files no row
+    names and leftover temporary files. Files younger than ``age`` seconds (default one
+    hour) are kept: another process may just have written them. Returns counts.
     """
     limit = GC_AGE if age is None else float(age)
 
-    def work(conn: sqlite3.Connection) -> dict[str, int]:
+    def rows(conn: sqlite3.Connection) -> dict[str, int]:
         live = {r[0] for r in conn.execute(
             "SELECT artifact FROM runs UNION SELECT ids_artifact FROM runs UNION SELECT query_artifact FROM runs "
             "UNION SELECT query_ids_artifact FROM runs UNION SELECT artifact FROM ground_truth_parts "
@@ -247,13 +249,17 @@ def collect_garbage(ws: WorkspaceCore, *, age: float | None = None) -> dict[str,
                  if not set(json.loads(inputs)) <= live]
         conn.executemany("DELETE FROM derived WHERE key = ?", [(k,) for k in stale])
         referenced = {r[0] for r in conn.execute(_REFERENCES) if r[0]}
-        rows = conn.execute("SELECT sha256 FROM artifacts").fetchall()
-        dropped = [s for (s,) in rows if s not in referenced]
+        dropped = [s for (s,) in conn.execute("SELECT sha256 FROM artifacts").fetchall() if s not in referenced]
         conn.executemany("DELETE FROM artifacts WHERE sha256 = ?", [(s,) for s in dropped])
-        files = ws.objects.gc(referenced, age=limit)
-        return {"rankings": len(stale), "artifacts": len(dropped), "files": len(files)}
+        return {"rankings": len(stale), "artifacts": len(dropped)}
 
-    return ws.catalogue.write(work, bump=False)
+    def files(conn: sqlite3.Connection) -> int:
+        known = {r[0] for r in conn.execute("SELECT sha256 FROM artifacts")}
+        return len(ws.objects.gc(known, age=limit))
+
+    out = ws.catalogue.write(rows, bump=False)
+    out["files"] = ws.catalogue.write(files, bump=False)
+    return out
 
 
 def verify_artifacts(ws: WorkspaceCore) -> list[str]:

@@ -19,8 +19,9 @@ The same steps as the dashboard's in-memory pipeline (:mod:`.pipeline`), on stor
 4. :func:`~.pipeline.evaluate_workspace`: every run against its aspect (or the reference
    ground truth), every metric at every k at once.
 
-A run evaluated against an aspect it does not have (or with no aspect) uses the first
-aspect of the ground truth, like the dashboard.
+A run without an aspect is evaluated against the first aspect of the ground truth (like
+the dashboard); a run whose aspect the ground truth does not have fails with a message
+naming the aspects; a ground truth without aspects ignores the runs' aspects.
 """
 
 from __future__ import annotations
@@ -110,6 +111,16 @@ class Resolved:
 def ranking_key(rec: RunRecord, depth: int, qrels: Qrels) -> str:
     """Key of an embedding run's ranking: its artifacts, the depth and the judged queries' content."""
     return stable_key("ranking", list(rec.artifacts), int(depth), qrels_key(qrels))
+
+
+def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
+    """The aspect a run is evaluated against: its own (exact, case-insensitive or a unique part,
+    :func:`evalcore.io.lists.pick_aspect`), else the first; a ground truth without aspects ignores it."""
+    if not aspects or not rec.aspect:
+        return default
+    from ..io.lists import pick_aspect
+
+    return pick_aspect(list(aspects), rec.aspect, label=f"run {rec.name!r}")
 
 
 def _sample(ids: np.ndarray, settings: Settings) -> np.ndarray | None:
@@ -240,8 +251,8 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                 else:
                     rest.append(rec)
                 continue
-            aspect = rec.aspect if rec.aspect in out.aspects else default
             try:
+                aspect = run_aspect(rec, out.aspects, default)
                 qrels = qrels_of(aspect)
                 if rec.kind == "ranked":
                     run, msgs = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}"), []
