@@ -4,8 +4,9 @@ The persistent store (issue #9) — a folder with an SQLite catalogue and conten
 Parquet / ``.npy`` artifacts, shared by the Python API, the CLI and the dashboard:
 
 * :mod:`.api` — :class:`Workspace` (``from evalcore import Workspace``), the public API;
-* :mod:`.roots` — :class:`WorkspaceRoot` (named workspaces), the read-only demo
-  (:func:`demo_workspace`), :func:`order_versions`;
+* :mod:`.roots` — :class:`WorkspaceRoot` (named workspaces), :func:`order_versions`;
+  ``Workspace.demo()`` is the built-in demo as a read-only workspace (:mod:`.demostore`);
+  ``demo_workspace`` (of :mod:`.model`) stays the dashboard's in-memory demo ``Snapshot``;
 * :mod:`.store` (catalogue, schema, transactions), :mod:`.artifacts` (files),
   :mod:`.codecs` (how data is stored), :mod:`.resolve` (evaluation), :mod:`.bundle`
   (export, import, copy, gc), :mod:`.locations` (default folders), :mod:`.inputs`,
@@ -39,7 +40,7 @@ from .locations import default_path, default_root
 from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
 from .resolve import Resolved
-from .roots import WorkspaceRoot, demo_workspace, order_versions
+from .roots import WorkspaceRoot, order_versions
 
 __all__ = [*model.__all__, *pipeline.__all__, "Workspace", "WorkspaceRoot", "Resolved", "RUN_COLUMNS",
-           "demo_workspace", "order_versions", "default_path", "default_root"]
+           "order_versions", "default_path", "default_root"]

@@ -39,7 +39,7 @@ def _demo_fingerprint() -> str:
 
 
 def demo_path(seed: int = 0, *, cache_dir: str | os.PathLike | None = None) -> Path:
-    """The folder of the demo workspace of ``seed`` (built by :func:`demo_workspace`)."""
+    """The folder of the demo workspace of ``seed`` (built by :func:`ensure_demo`)."""
     base = Path(cache_dir) if cache_dir is not None else demo_cache_dir()
     return base / f"seed{int(seed)}-{_demo_fingerprint()}"
 

@@ -1,11 +1,10 @@
-"""Named workspaces under one root folder (the dashboard's picker), the read-only demo, version order.
+"""Named workspaces under one root folder (the dashboard's picker) and the order of versions.
 
 * :class:`WorkspaceRoot` — list, create, open, rename, delete and copy the workspaces of a
   root folder (default :func:`~.locations.default_root`); names are single folder names
   (:func:`~.locations.check_name`);
-* :func:`demo_workspace` — the built-in synthetic demo as a read-only
-  :class:`~.api.Workspace` (:mod:`.demostore`); ``ws.copy_to(path)`` /
-  ``root.copy(ws, name)`` give a writable copy;
+* :meth:`WorkspaceRoot.copy` — e.g. of the read-only demo (:meth:`~.api.Workspace.demo`)
+  into a new, writable workspace of the root;
 * :func:`order_versions` — the runs of :meth:`~.api.Workspace.runs` grouped by model and
   ordered by step, then version label (natural order: ``epoch 9`` < ``epoch 10``), then time.
 """
@@ -24,7 +23,7 @@ from ..errors import WorkspaceError
 from .api import Workspace
 from .locations import CATALOGUE_NAME, check_name, default_root, is_workspace
 
-__all__ = ["WorkspaceRoot", "demo_workspace", "order_versions", "ROOT_COLUMNS"]
+__all__ = ["WorkspaceRoot", "order_versions", "ROOT_COLUMNS"]
 
 #: Columns of :meth:`WorkspaceRoot.table`.
 ROOT_COLUMNS = ["name", "path", "runs", "ground_truth", "generation"]
@@ -111,12 +110,6 @@ class WorkspaceRoot:
         if path.exists():
             raise WorkspaceError(f"a workspace or folder named {path.name!r} already exists", file=str(path))
         return ws.copy_to(path)
-
-
-# ------------------------------------------------------------------ the demo
-def demo_workspace(seed: int = 0, *, cache_dir: str | os.PathLike | None = None) -> Workspace:
-    """The built-in demo as a read-only :class:`~.api.Workspace` (:meth:`~.api.Workspace.demo`)."""
-    return Workspace.demo(seed, cache_dir=cache_dir)
 
 
 # ------------------------------------------------------------------ versions
