@@ -578,3 +578,26 @@ def test_process_cache_serves_one_copy(ws: Workspace) -> None:
         ws.load_embeddings("a")
     assert load_embeddings(ws.objects.path(ws.run_record("e").artifact, "npy"),
                            ids_src=b"x\ny\nz\n").ids.tolist() == ["x", "y", "z"]
+
+
+def test_embedding_inputs_from_files(ws: Workspace, tmp_path: Path) -> None:
+    from evalcore.io import save_embeddings
+    from evalcore.workspace.artifacts import sha256_file
+
+    rng = np.random.default_rng(12)
+    ids = [f"d{j}" for j in range(20)]
+    vec = rng.normal(size=(20, 5)).astype(np.float32)
+    save_embeddings(Embeddings.from_arrays(ids, vec), tmp_path / "v.npy")  # + v_ids.txt beside it
+    ws.add_embedding_run("beside", tmp_path / "v.npy")
+    ws.add_embedding_run("listed", tmp_path / "v.npy", ids[::-1])  # ids given as a list
+    ws.add_embedding_run("npz", npz(ids, 3, 1), source_name="x.npz")
+    docs, queries = ws.load_embeddings("beside")
+    assert queries is None and docs.ids.tolist() == ids and docs.vectors.tobytes() == vec.tobytes()
+    assert ws.load_embeddings("listed")[0].ids.tolist() == ids[::-1]
+    frame = ws.runs().set_index("name")
+    assert frame.loc["beside", "source_sha256"] == sha256_file(tmp_path / "v.npy")
+    assert frame.loc["npz", "source_name"] == "x.npz" and frame.loc["npz", "dim"] == 3
+    with pytest.raises(OptionError, match="need their ids"):
+        ws.add_embedding_run("x", vec)
+    with pytest.raises(EvalcoreError, match="ids"):
+        ws.add_embedding_run("x", vec, ids[:3])

@@ -52,6 +52,7 @@ from .inputs import (
     run_input,
 )
 from .locations import default_path
+from .model import stable_key
 from .resolve import Resolved, resolve
 from .sidecar import SettingsAndSideFiles
 from .store import NoChange, dumps, loads, now
@@ -535,7 +536,8 @@ class Workspace(SettingsAndSideFiles):
             warnings.warn(f"run {run_name!r} not evaluated: {msg}", EvalcoreWarning, stacklevel=2)
         ev = res.evaluate(progress=progress)
         if record and not self.read_only:
-            self.record_evaluation(ev, key=res.key, ground_truth_id=res.ground_truth.id)
+            key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))
+            self.record_evaluation(ev, key=key, ground_truth_id=res.ground_truth.id)
         return ev
 
     def record_evaluation(self, ev: Evaluation, *, key: str | None = None, ground_truth_id: int | None = None) -> int:

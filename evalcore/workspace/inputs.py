@@ -20,6 +20,7 @@ import numpy as np
 from ..data import Qrels, Run
 from ..errors import OptionError
 from ..io.embeddings import Embeddings
+from .locations import plain_text
 
 __all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "check_run_name",
            "check_label", "check_step", "check_tags"]
@@ -150,16 +151,7 @@ def _ids_source(ids: Any, what: str) -> Any:
 # ------------------------------------------------------------------ names
 def check_run_name(name: Any) -> str:
     """A run name: text, stripped, 1–200 characters, no control characters (tabs, line breaks)."""
-    if not isinstance(name, str):
-        raise OptionError(f"a run name must be text, got {type(name).__name__}")
-    text = name.strip()
-    if not text:
-        raise OptionError("a run name cannot be empty")
-    if len(text) > _MAX_NAME:
-        raise OptionError(f"a run name has at most {_MAX_NAME} characters ({len(text)} given)")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
-        raise OptionError(f"run name {text!r}: no control characters (tabs, line breaks)")
-    return text
+    return plain_text(name, what="a run name", limit=_MAX_NAME, error=OptionError)
 
 
 def check_label(value: Any, what: str) -> str | None:

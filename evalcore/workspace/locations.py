@@ -32,6 +32,7 @@ __all__ = [
     "data_home",
     "demo_cache_dir",
     "check_name",
+    "plain_text",
     "is_workspace",
 ]
 
@@ -82,21 +83,31 @@ def demo_cache_dir() -> Path:
     return _platform_dir("cache") / "demo"
 
 
+def plain_text(value: object, *, what: str, limit: int, error: type[Exception]) -> str:
+    """``value`` stripped, if it is text of 1 to ``limit`` characters without control characters.
+
+    Otherwise ``error`` (an :class:`~evalcore.errors.EvalcoreError` subclass) says what is wrong,
+    naming ``what`` (``"a run name"``, ``"a workspace name"``).
+    """
+    if not isinstance(value, str):
+        raise error(f"{what} must be text, got {type(value).__name__}")
+    text = value.strip()
+    if not text:
+        raise error(f"{what} cannot be empty")
+    if len(text) > limit:
+        raise error(f"{what} has at most {limit} characters ({len(text)} given)")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise error(f"{what} {text!r}: no control characters (tabs, line breaks)")
+    return text
+
+
 def check_name(name: str) -> str:
     """A valid workspace name (stripped), or :class:`~evalcore.errors.WorkspaceError` saying why not."""
-    if not isinstance(name, str):
-        raise WorkspaceError(f"a workspace name must be text, got {type(name).__name__}")
-    text = name.strip()
-    if not text:
-        raise WorkspaceError("a workspace name cannot be empty")
-    if len(text) > _MAX_NAME:
-        raise WorkspaceError(f"a workspace name has at most {_MAX_NAME} characters ({len(text)} given)")
+    text = plain_text(name, what="a workspace name", limit=_MAX_NAME, error=WorkspaceError)
     if any(ch in text for ch in "/\\:") or text in (".", ".."):
         raise WorkspaceError(f"workspace name {text!r}: no '/', '\\' or ':' (it is one folder name)")
     if text.startswith("."):
         raise WorkspaceError(f"workspace name {text!r}: it cannot start with a dot")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
-        raise WorkspaceError(f"workspace name {text!r}: no control characters")
     return text
 
 

@@ -212,6 +212,8 @@ class Catalogue:
         """Run ``fn(conn)`` in one read transaction (a consistent snapshot); retried when busy."""
         def body() -> T:
             conn = self.connection()
+            if conn.in_transaction:  # left open by an interrupted call (KeyboardInterrupt...)
+                conn.execute("ROLLBACK")
             conn.execute("BEGIN")
             try:
                 return fn(conn)
@@ -233,6 +235,8 @@ class Catalogue:
 
         def body() -> T:
             conn = self.connection()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 out = fn(conn)
