@@ -601,3 +601,30 @@ def test_embedding_inputs_from_files(ws: Workspace, tmp_path: Path) -> None:
         ws.add_embedding_run("x", vec)
     with pytest.raises(EvalcoreError, match="ids"):
         ws.add_embedding_run("x", vec, ids[:3])
+
+
+def test_gc_interrupted_while_removing_files_leaves_a_consistent_workspace(ws: Workspace, monkeypatch) -> None:
+    qrels, runs = tie_heavy(4)
+    ws.set_ground_truth(qrels)
+    ws.add_run("a", runs["bm25"])
+    ws.add_run("b", runs["dense"])
+    ws.add_run("c", tie_heavy(5)[1]["bm25"])
+    ws.remove_run("a")
+    ws.remove_run("b")
+    real_unlink = Path.unlink
+    calls = []
+
+    def dies_after_one(self, *args, **kwargs):  # the process "dies" after removing one file
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(self)
+        return real_unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", dies_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        ws.gc(age=0)
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    assert len(calls) == 1
+    fresh = Workspace.open(ws.path)
+    assert fresh.verify() == [] and fresh.run_names() == ["c"]  # every artifact row still has its file
+    assert fresh.gc(age=0)["files"] == 1
