@@ -24,8 +24,16 @@ Every change is atomic (artifacts are written first, then ONE catalogue transact
 records them) and visible to other processes at once; :attr:`Workspace.generation` tells
 a reader cheaply whether anything changed. See :mod:`.store` (catalogue and concurrency),
 :mod:`.artifacts` (files), :mod:`.codecs` (how data is stored), :mod:`.resolve`
-(evaluation), :mod:`.bundle` (export, import, copy) and :mod:`.roots` (named workspaces,
-the demo).
+(evaluation), :mod:`.bundle` (export, import, copy), :mod:`.roots` (named workspaces,
+version order) and :mod:`.demostore` (the read-only demo).
+
+Decisions: parsed data is stored, not the original bytes (to read a file with another
+format, add it again with ``replace=True``); a run name is unique, adding it again is an
+error unless ``replace=True`` (the run keeps its place); a fused run stores its inputs by
+name and is computed at evaluation (renames follow, removing an input removes it); setting
+the same ground truth again changes nothing, setting another keeps the old one inactive;
+an embedding run's exact top-k ranking is kept keyed by its artifacts, the depth and the
+judged queries' content; evaluations are recorded once per distinct input.
 """
 
 from __future__ import annotations
