@@ -13,7 +13,8 @@ first use (so ``python -m evalcore topk`` never pays for pandas or SciPy)::
 Layers, lowest first (an upper layer may import a lower one, never the reverse):
 ``errors`` → data model (``data``, ``ranking``, ``measures``, ``metrics``) → ``io`` and
 ``retrieval`` → engine (``evaluate``, ``aggregate``, ``stats``, ``fusion``, ``diversity``,
-``combine``, ``report``, ``embedding_runs``) → ``workspace`` → ``cli``.
+``combine``, ``report``, ``embedding_runs``) → ``workspace`` (the persistent
+:class:`Workspace`) → ``cli``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ _API: dict[str, str] = {
     "exact_topk": "evalcore.retrieval", "TopK": "evalcore.retrieval",
     "diversity_table": "evalcore.diversity",
     "write_outputs": "evalcore.report", "build_report": "evalcore.report",
+    # the persistent workspace
+    "Workspace": "evalcore.workspace",
 }
 
 __all__ = [
@@ -90,6 +93,7 @@ __all__ = [
     "tukey_hsd",
     "weighted_rrf",
     "wide_per_query",
+    "Workspace",
     "write_outputs",
     "write_trec_qrels",
     "write_trec_run",
@@ -133,3 +137,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .report import build_report, write_outputs
     from .retrieval import TopK, exact_topk
     from .stats import compare, compare_by_domain, compare_many, paired_test, tukey_hsd
+    # Workspace (evalcore.workspace, layer 4) is not imported here: the package face is layer 3

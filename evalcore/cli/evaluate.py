@@ -15,6 +15,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
     p.add_argument("--report-depth", type=int, default=10, help="top-k list length stored per query in report.json")
     add_embedding_options(p)
+    from .workspace import add_workspace_option
+
+    add_workspace_option(p, help="also record the ground truth, every run and the evaluation in workspace DIR "
+                                 "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise)")
     p.set_defaults(func=run)
     return p
 
@@ -28,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
+    details: dict = {}
     ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
-                                            progress=ProgressBar("ranking"))
+                                            progress=ProgressBar("ranking"), details=details)
     print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
     for row in ev.coverage.itertuples(index=False):
         notes = []
@@ -45,4 +50,8 @@ def run(args: argparse.Namespace) -> int:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)
         print(f"wrote {', '.join(str(p) for p in paths)}")
+    if args.workspace:
+        from .workspace import record_evaluation
+
+        print(record_evaluation(args, ev, runs, details))
     return 0

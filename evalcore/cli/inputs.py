@@ -179,13 +179,18 @@ def evaluate_from_args(
     k: Sequence[int] | int,
     load_runs: Callable[[Sequence[str]], dict[str, Run]],
     progress: ProgressFn | None = None,
+    details: dict[str, Any] | None = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
     Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
     ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
     ``--n-samples``/``--seed`` and ``--diversity``. Returns the evaluation,
-    every run by name, and a label of the ground truth.
+    every run by name, and a label of the ground truth. ``details`` (optional)
+    receives what recording into a workspace needs: ``embeddings`` (the loaded files,
+    a ``get(path, ids)`` cache), ``qrels_for`` (name -> the Qrels each run was ranked
+    and evaluated against), ``depth`` (of embedding runs) and ``file_runs`` (names of
+    the ``--run`` runs, in order).
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
@@ -267,6 +272,10 @@ def evaluate_from_args(
             warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; "
                  "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
 
+    if details is not None:
+        details.update(embeddings=cache, depth=next((i["depth"] for i in emb_info.values()), None),
+                       qrels_for={n: (gt.deepest if gt is not None else qrels_for[n]) for n in runs},
+                       file_runs=[n for n in runs if n not in emb_info and n not in fusion_info])
     if gt is not None:
         ev = evaluate_reference_runs(gt, runs, **opts)
         if getattr(args, "agreement_pairs", 0):
