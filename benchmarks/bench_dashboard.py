@@ -60,9 +60,9 @@ def make_files(n: int, dims: tuple[int, ...], seed: int = 0) -> dict[str, bytes]
     return out
 
 
-def workspace(files: dict[str, bytes], settings: W.Settings) -> W.Workspace:
+def workspace(files: dict[str, bytes], settings: W.Settings) -> W.Snapshot:
     names = list(files)
-    ws = W.set_ground_truth(W.Workspace(settings=settings), W.Blob.of(names[0], files[names[0]]), kind="reference")
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of(names[0], files[names[0]]), kind="reference")
     for name in names[1:]:
         ws, _ = W.add_embedding_run(ws, W.Blob.of(name, files[name]))
     return ws
@@ -92,7 +92,7 @@ def bench_pipeline(files: dict[str, bytes], settings: W.Settings) -> None:
     clock = Clock()
     blobs = clock("hash the uploads (sha256)", lambda: {k: W.Blob.of(k, v) for k, v in files.items()})
     names = list(blobs)
-    ws = W.set_ground_truth(W.Workspace(settings=settings), blobs[names[0]], kind="reference")
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), blobs[names[0]], kind="reference")
     for name in names[1:]:
         ws, _ = W.add_embedding_run(ws, blobs[name])
     s = ws.settings.validated()

@@ -4,7 +4,7 @@ Not a test.  Generates seeded float32 data (.npy + id files) in a scratch
 directory (default /tmp/evalcore_bench, never the repository), then, for each
 size, runs both command lines several times in alternating order:
 
-  (a) python -m evalcore.cli_topk --docs ... --queries ... --k 100 --out ours.trec
+  (a) python -m evalcore topk --docs ... --queries ... --k 100 --out ours.trec
   (b) python benchmarks/faiss_topk.py --docs ... --queries ... --k 100 --out faiss.trec
 
 and reports best and median wall time, peak RSS of each child (its own
@@ -105,7 +105,7 @@ def run_child(cmd: list[str], env: dict) -> tuple[float, float, float, int]:
 def commands(files: dict, out_dir: str, k: int, *, mmap: bool, block_mb: int) -> dict[str, list[str]]:
     common = ["--docs", files["docs"], "--doc-ids", files["doc_ids"], "--queries", files["queries"],
               "--query-ids", files["query_ids"], "--k", str(k)]
-    ours = [sys.executable, "-m", "evalcore.cli_topk", *common, "--quiet", "--block-mb", str(block_mb),
+    ours = [sys.executable, "-m", "evalcore", "topk", *common, "--quiet", "--block-mb", str(block_mb),
             "--out", os.path.join(out_dir, "ours.trec")]
     theirs = [sys.executable, os.path.join(REPO, "benchmarks", "faiss_topk.py"), *common,
               "--out", os.path.join(out_dir, "faiss.trec")]

@@ -1,7 +1,7 @@
 """Reference for benchmarks/bench_retrieval.py: exact cosine top-k with faiss.
 
-Same inputs and output as ``python -m evalcore.cli_topk`` (TREC run written
-by the same :func:`evalcore.cli_topk.write_trec`, same id reading), so the two
+Same inputs and output as ``python -m evalcore topk`` (TREC run written
+by the same :func:`evalcore.io.write_trec_topk`, same id reading), so the two
 processes do the same loading and writing work and differ only in the search:
 here faiss ``IndexFlatIP`` (exact inner product, its own BLAS + heaps) on
 L2-normalised float32 vectors.  faiss does not break score ties by id.
@@ -25,7 +25,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import faiss  # noqa: E402
 
-from evalcore.cli_topk import load_vectors, read_ids, write_trec  # noqa: E402
+from evalcore.io import load_vectors, write_trec_topk  # noqa: E402
+from evalcore.io import read_token_ids as read_ids  # noqa: E402
 from evalcore.retrieval import TopK  # noqa: E402
 
 
@@ -61,7 +62,7 @@ def main(argv=None) -> int:
         del docs
     scores, indices = index.search(queries, min(args.k, index.ntotal))
     topk = TopK(indices.astype(np.int64, copy=False), scores, query_ids, doc_ids)
-    write_trec(topk, args.out, tag=args.tag)
+    write_trec_topk(topk, args.out, tag=args.tag)
     return 0
 
 

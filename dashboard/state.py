@@ -1,6 +1,6 @@
 """Session state and caching of the dashboard.
 
-* The :class:`~evalcore.workspace.Workspace` (what the user loaded, keyed by
+* The :class:`~evalcore.workspace.Snapshot` (what the user loaded, keyed by
   the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
   session starts on the built-in demo.
 * Every derived object is computed by one ``st.cache_data`` function per
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -57,14 +58,14 @@ SEL_CORRECTION = "sel_correction"
 # ------------------------------------------------------------------------------------------ workspace
 
 
-def get_ws() -> W.Workspace:
+def get_ws() -> W.Snapshot:
     """The session's workspace; a new session opens on the demo."""
     if WS_KEY not in st.session_state:
         st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
     return st.session_state[WS_KEY]
 
 
-def set_ws(ws: W.Workspace) -> None:
+def set_ws(ws: W.Snapshot) -> None:
     st.session_state[WS_KEY] = ws
 
 
@@ -206,7 +207,7 @@ def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, base
                        correction: str, min_queries: int, n_resamples: int, ci_method: str) -> Outcome:
     from evalcore.stats import compare_by_domain
 
-    return _attempt(compare_by_domain, W.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
+    return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
                     correction=correction, min_queries=min_queries, n_resamples=n_resamples, ci_method=ci_method)
 
 
@@ -244,7 +245,7 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
 class Context:
     """Everything the pages need for one rerun (built by :func:`context`)."""
 
-    ws: W.Workspace
+    ws: W.Snapshot
     settings: W.Settings | None = None
     settings_error: str | None = None
     gt_error: str | None = None
@@ -292,7 +293,7 @@ def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
     return cb
 
 
-def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> Context:
+def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
     """Resolve the workspace into qrels, runs and the evaluation (every step cached by content key).
 
     ``progress_slot`` (an ``st.empty()``) receives a progress bar while
@@ -345,7 +346,7 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
         else:
             ctx.metadata_error = out.error
     elif ws.is_demo and gt.kind == "demo":
-        from evalcore.demo import cached_demo
+        from evalcore.workspace.demo import cached_demo
 
         ctx.metadata = cached_demo(gt.demo_seed or 0).metadata
 
@@ -453,12 +454,12 @@ def context(progress_slot: Any | None = None, ws: W.Workspace | None = None) -> 
     return ctx
 
 
-def ws_uid(ws: W.Workspace, name: str) -> str:
+def ws_uid(ws: W.Snapshot, name: str) -> str:
     return next(r.uid for r in ws.runs if r.name == name)
 
 
 def _key(*parts: Any) -> str:
-    return W._key(*parts)
+    return W.stable_key(*parts)
 
 
 # ------------------------------------------------------------------------------------------ derived views
@@ -472,11 +473,11 @@ def summary(ctx: Context) -> pd.DataFrame:
 
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
     """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: W.metric_slice(ctx.evaluation.table, metric, k))
+    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
-    return memo("mk:" + ctx.eval_key, lambda: W.metric_k_pairs(ctx.evaluation.table))
+    return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs(ctx.evaluation.table))
 
 
 #: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000), and the

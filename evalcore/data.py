@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._arrow import numbers, string_offsets, strings
+from ._columns import numbers, pair_keys, string_hashes, strings
 from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
@@ -61,79 +61,6 @@ def _check_unique_pairs(
             file=source, line=line, query=str(query_ids[q[i]]), item=str(docs[i]),
         )
 
-
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-_MAX_HASH_BYTES = 256  # longer ids: exact check through the vocabulary
-
-
-def _mix(h: np.ndarray) -> np.ndarray:
-    """splitmix64-style finaliser on uint64 arrays (wrapping arithmetic)."""
-    h = h ^ (h >> np.uint64(30))
-    h = h * np.uint64(0xBF58476D1CE4E5B9)
-    h = h ^ (h >> np.uint64(27))
-    h = h * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
-
-
-_HASH_ROWS = 1 << 21  # rows hashed at a time: bounded temporaries for runs of any size
-
-
-def string_hashes(docs: Any) -> np.ndarray | None:
-    """64-bit hash of each string of a pyarrow string (chunked) array; None when ids are too long to hash here.
-
-    A row's hash depends on its own bytes only, so equal strings hash equal in
-    any array. Works on the arrow buffers, 8 bytes at a time gathered through an
-    unaligned uint64 view of the string data, a bounded number of rows at a time.
-    """
-    import pyarrow as pa
-
-    chunks = docs.chunks if isinstance(docs, pa.ChunkedArray) else [docs]
-    out = np.empty(len(docs), dtype=np.uint64)
-    at = 0
-    for chunk in chunks:
-        if not (pa.types.is_string(chunk.type) or pa.types.is_large_string(chunk.type)) or chunk.null_count:
-            return None
-        for lo in range(0, len(chunk), _HASH_ROWS):
-            part = chunk.slice(lo, _HASH_ROWS)
-            h = _hash_string_array(part)
-            if h is None:
-                return None
-            out[at: at + len(h)] = h
-            at += len(h)
-    return out
-
-
-def _hash_string_array(arr: Any) -> np.ndarray | None:
-    bufs = arr.buffers()
-    off = string_offsets(arr)
-    lens = np.diff(off)
-    width = int(lens.max(initial=0))
-    if width > _MAX_HASH_BYTES:
-        return None
-    raw = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None and width else np.zeros(0, np.uint8)
-    data = np.zeros(int(off[-1]) - int(off[0]) + 8, dtype=np.uint8)  # padded so every 8-byte read stays inside
-    data[: int(off[-1]) - int(off[0])] = raw[int(off[0]): int(off[-1])]
-    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    start = off[:-1] - off[0]
-    with np.errstate(over="ignore"):
-        h = lens.astype(np.uint64) * _MIX
-        for w in range(0, width, 8):
-            take = np.clip(lens - w, 0, 8)
-            word = words[np.minimum(start + w, len(words) - 1)]
-            lo = int(take.min())
-            if lo < 8:  # some rows end inside this word: keep only their own bytes
-                mask = np.where(take >= 8, np.uint64(0xFFFFFFFFFFFFFFFF),
-                                (np.uint64(1) << (take.astype(np.uint64) * np.uint64(8))) - np.uint64(1))
-                word &= mask
-            mixed = _mix(h ^ (word + _MIX))
-            h = mixed if lo > 0 else np.where(take > 0, mixed, h)  # rounds = the row's own length
-    return h
-
-
-def pair_keys(q: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
-    """64-bit key of each (integer query, hashed document) row: equal pairs give equal keys."""
-    with np.errstate(over="ignore"):
-        return _mix(doc_hashes ^ (np.asarray(q).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
 
 
 def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:

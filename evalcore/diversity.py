@@ -1,5 +1,8 @@
 """Diversity metrics of seed 002: intra-list diversity (ILD) and alpha-nDCG.
 
+:func:`diversity_table` gives both per query for a run whose documents have embeddings, in the
+long per-query table schema.
+
 Both work on ranked lists of *embedding rows*: ``lists`` is an integer array
 ``(n_queries, k)`` whose entries index the rows of ``embeddings_normalized``,
 ``-1`` marking an empty slot (e.g. the padding of :class:`evalcore.retrieval.TopK`).
@@ -10,10 +13,13 @@ vectorised over queries in chunks of bounded memory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._lazy import pd
+from .data import Qrels, Run
 from .errors import (
     DuplicateIdError,
     NonFiniteValueError,
@@ -22,7 +28,10 @@ from .errors import (
     ValueTypeError,
 )
 
-__all__ = ["alpha_dcg", "alpha_ndcg", "intra_list_diversity"]
+if TYPE_CHECKING:
+    from .io.embeddings import Embeddings
+
+__all__ = ["alpha_dcg", "alpha_ndcg", "intra_list_diversity", "diversity_table"]
 
 _CHUNK_BYTES = 64 * 2**20
 
@@ -272,3 +281,89 @@ def alpha_ndcg(lists, relevance, embeddings_normalized, *, alpha: float = 0.5, k
     idcg = ideal @ _discounts(k)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
+
+
+# --------------------------------------------------------------------------- as a per-query table
+def diversity_table(
+    run: Run,
+    embeddings: Embeddings,
+    *,
+    k_values: Iterable[int],
+    alpha: float = 0.5,
+    qrels: Qrels | None = None,
+    ties: str = "docid_asc",
+) -> pd.DataFrame:
+    """ILD@k and α-nDCG@k (seed 002 §6–7) of a run, in the long-table schema of :class:`Evaluation`.
+
+    These metrics need the documents' vectors, so they exist only for runs
+    whose documents have embeddings (embedding runs, or a run over an
+    embedded corpus); they are not part of :func:`evalcore.evaluate.evaluate`.
+
+    Rows ``run, query_id, domain, metric, k, value``:
+
+    * ``ild`` — mean pairwise ``1 − cos`` of the top k (0 for fewer than 2
+      documents), :func:`evalcore.diversity.intra_list_diversity`;
+    * ``alpha_ndcg(alpha=0.5)`` (when ``qrels`` is given) —
+      :func:`evalcore.diversity.alpha_ndcg` with the qrels grades as linear
+      relevance; its ideal DCG counts every judged document, embedded or not.
+
+    Lists are the run's order under ``ties`` (``docid_asc`` for embedding
+    runs); a listed document absent from ``embeddings`` keeps its position but
+    adds nothing. Queries: the run's, or with ``qrels`` the qrels' (a query
+    absent from the run scores 0, as in :func:`~evalcore.evaluate.evaluate`).
+    The frame concatenates with ``Evaluation.table`` (:func:`evalcore.combine.concat_tables`,
+    :func:`evalcore.combine.with_diversity`).
+    """
+    from .io.embeddings import gather_rows
+    from .retrieval import normalize
+
+    ks = sorted({int(x) for x in k_values})
+    if not ks or ks[0] < 1:
+        raise OptionError(f"k values must be integers >= 1, got {ks}")
+    kmax = ks[-1]
+    lists = run.ranked_lists(ties=ties, depth=kmax)
+    qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
+    mat = np.full((len(qids), kmax), -1, dtype=np.int64)
+    for i, q in enumerate(qids):
+        docs = [d for d, _ in lists.get(q, [])]
+        if docs:
+            mat[i, : len(docs)] = embeddings.rows_of(np.asarray(docs, dtype=object))
+    used = np.unique(mat[mat >= 0])
+    local = np.full(mat.shape, -1, dtype=np.int64)
+    local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])
+    vecs = normalize(gather_rows(embeddings.vectors, used)) if len(used) else np.zeros((1, embeddings.dim), np.float32)
+    relevance = None
+    if qrels is not None:
+        relevance = [dict() for _ in qids]
+        rows = embeddings.rows_of(qrels.doc_ids)
+        pos_in_used = np.searchsorted(used, rows) if len(used) else np.zeros(len(rows), dtype=np.int64)
+        found = (rows >= 0) & (pos_in_used < len(used))
+        found[found] &= used[pos_in_used[found]] == rows[found]
+        # judged documents not in the lists still count in the ideal: give them keys no list holds
+        keys = np.where(found, pos_in_used, len(used) + np.arange(len(rows)))
+        for qi, key, g in zip(qrels.q.tolist(), keys.tolist(), qrels.grades.tolist(), strict=True):
+            if g > 0:
+                relevance[qi][key] = float(g)
+    label_a = f"alpha_ndcg(alpha={alpha:g})"
+    parts_m, parts_k, parts_v = [], [], []
+    for kk in ks:
+        sub = local[:, :kk]
+        parts_m.append(np.full(len(qids), "ild", dtype=object))
+        parts_k.append(np.full(len(qids), kk, dtype=np.int32))
+        parts_v.append(intra_list_diversity(sub, vecs))
+        if relevance is not None:
+            parts_m.append(np.full(len(qids), label_a, dtype=object))
+            parts_k.append(np.full(len(qids), kk, dtype=np.int32))
+            parts_v.append(alpha_ndcg(sub, relevance, vecs, alpha=alpha, k=kk))
+    n_parts = len(parts_m)
+    qcol = np.tile(np.asarray(qids, dtype=object), n_parts)
+    dom = qrels.domain_of() if qrels is not None else np.full(len(qids), "", dtype=object)
+    metrics = ["ild"] + ([label_a] if relevance is not None else [])
+    return pd.DataFrame({
+        "run": pd.Categorical(np.full(len(qcol), run.name, dtype=object)),
+        "query_id": pd.Categorical(qcol, categories=list(dict.fromkeys(qids))),
+        "domain": pd.Categorical(np.tile(np.asarray(dom, dtype=object), n_parts)),
+        "metric": pd.Categorical(np.concatenate(parts_m), categories=metrics),
+        "k": np.concatenate(parts_k),
+        "value": np.concatenate(parts_v).astype(np.float64),
+    })

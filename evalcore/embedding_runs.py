@@ -1,4 +1,4 @@
-"""Embeddings as runs and as ground truth (seeds 000 and 001), plus diversity of embedding runs.
+"""Embeddings as runs and as ground truth (seeds 000 and 001).
 
 * :func:`embedding_run` — exact cosine top-k (:func:`evalcore.retrieval.exact_topk`)
   turned into a :class:`~evalcore.data.Run`: item-to-item from one file
@@ -7,10 +7,9 @@
   model's top lists as the ground truth (seed 000, "Ada-002 as reference").
 * :func:`reference_agreement` — seed 000's training metrics (Spearman of
   sampled pair similarities, MAE).
-* :func:`diversity_table` — ILD and α-nDCG (seed 002) in the long-table schema.
-* :func:`concat_evaluations` / :func:`evaluate_per_ground_truth` — one
-  :class:`~evalcore.evaluate.Evaluation` from runs evaluated against different
-  ground truths (seed 001: each space against its own aspect).
+
+ILD and α-nDCG of embedding runs (seed 002): :func:`evalcore.diversity.diversity_table`;
+one evaluation from several ground truths: :mod:`evalcore.combine`.
 
 Ties: the retrieval orders equal cosines by document id ascending (seed 001
 §3). A run built here is therefore evaluated as it was ranked with
@@ -28,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from ._lazy import pd
+from .combine import concat_evaluations
 from .data import Qrels, Run
-from .embeddings import Embeddings
 from .errors import EmptyInputError, MissingIdsError, OptionError, ShapeMismatchError, warn
 from .evaluate import DEFAULT_METRICS, Evaluation, evaluate
+from .io.embeddings import Embeddings, gather_rows
 
 __all__ = [
     "embedding_run",
@@ -41,11 +41,6 @@ __all__ = [
     "evaluate_reference_runs",
     "ReferenceGroundTruth",
     "reference_agreement",
-    "diversity_table",
-    "concat_evaluations",
-    "concat_tables",
-    "with_diversity",
-    "evaluate_per_ground_truth",
     "REFERENCE_MODES",
     "DEFAULT_BLOCK_BYTES",
 ]
@@ -162,7 +157,7 @@ def embedding_run(
         what = "ground-truth queries"
     if queries is None:
         qids, rows = _select_queries(docs, wanted, what=what, name=name)
-        qv = _gather(docs.vectors, rows)
+        qv = gather_rows(docs.vectors, rows)
         excl = True if exclude_self is None else bool(exclude_self)
     else:
         if queries.dim != docs.dim:
@@ -170,26 +165,13 @@ def embedding_run(
                 f"run {name!r}: dimension mismatch: corpus {docs.label} has {docs.dim} dimensions but "
                 f"queries {queries.label} have {queries.dim}", file=queries.source)
         qids, rows = _select_queries(queries, wanted, what=what, name=name)
-        qv = _gather(queries.vectors, rows)
+        qv = gather_rows(queries.vectors, rows)
         excl = False if exclude_self is None else bool(exclude_self)
     if qrels is not None:
         _check_relevant_docs(qrels, docs, qids, name=name)
     top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress)
     return _run_from_topk(top, docs, qids, name=name,
                           source=docs.label if queries is None else f"{queries.label} vs {docs.label}")
-
-
-def _gather(vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``vectors[rows]`` in memory, read in ascending row order (sequential on a memmap).
-
-    All rows in order: the array itself (a memmap stays on disk; exact_topk streams it).
-    """
-    if len(rows) == vectors.shape[0] and np.array_equal(rows, np.arange(len(rows))):
-        return vectors
-    order = np.argsort(rows, kind="stable")
-    out = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
-    out[order] = vectors[rows[order]]
-    return out
 
 
 def _run_from_topk(top: Any, docs: Embeddings, qids: np.ndarray, *, name: str, source: str) -> Run:
@@ -210,7 +192,7 @@ def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] |
         raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
     wanted = None if query_ids is None else np.asarray(list(query_ids), dtype=object)
     qids, rows = _select_queries(reference, wanted, what="queries", name="reference")
-    qv = _gather(reference.vectors, rows)
+    qv = gather_rows(reference.vectors, rows)
     top = _topk(qv, reference, int(depth), query_ids=qids, exclude_self=True, block_bytes=block_bytes,
                 progress=progress)
     if top.indices.shape[1] == 0:
@@ -432,177 +414,3 @@ def reference_agreement(
     return pd.DataFrame(rows, columns=["model", "spearman", "mae", "n_pairs", "n_items"])
 
 
-# ------------------------------------------------------------------ combining evaluations
-def _union_cat(parts: list[pd.Series]) -> pd.Categorical:
-    from pandas.api.types import union_categoricals
-
-    cats = [p if isinstance(p.dtype, pd.CategoricalDtype) else p.astype("category") for p in parts]
-    return union_categoricals(cats, ignore_order=True)
-
-
-def concat_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Stack long per-query tables (``run, query_id, domain, metric, k, value``), uniting the categories.
-
-    A (run, query, metric, k) appearing twice is an :class:`OptionError`.
-    """
-    tables = list(tables)
-    cols = {c: _union_cat([t[c] for t in tables]) for c in ("run", "query_id", "domain", "metric")}
-    table = pd.DataFrame({
-        **cols,
-        "k": np.concatenate([t["k"].to_numpy().astype(np.int32) for t in tables]),
-        "value": np.concatenate([t["value"].to_numpy(dtype=np.float64) for t in tables]),
-    })
-    dup = table.duplicated(["run", "query_id", "metric", "k"])
-    if dup.any():
-        r = table[dup].iloc[0]
-        raise OptionError(f"run {r['run']!r} has two values for {r['metric']}@{r['k']} on query {r['query_id']!r}; "
-                          "give the evaluations distinct run names")
-    return table
-
-
-def concat_evaluations(evaluations: Sequence[Evaluation], *, settings: Mapping[str, Any] | None = None) -> Evaluation:
-    """One :class:`Evaluation` from several (different runs, ground truths or cutoffs).
-
-    Tables are stacked (categories united, first-seen order kept); coverage
-    keeps one row per run (the first; repeated runs — one evaluation per k in
-    the tied reference mode — take the maximum of each count). Settings: those
-    of the first, ``k`` and ``measures`` united, then ``settings`` on top.
-    A (run, query, metric, k) appearing twice is an error.
-    """
-    evs = list(evaluations)
-    if not evs:
-        raise OptionError("nothing to concatenate")
-    if len(evs) == 1 and not settings:
-        return evs[0]
-    table = concat_tables([e.table for e in evs])
-    cov = pd.concat([e.coverage for e in evs], ignore_index=True)
-    if cov["run"].duplicated().any():
-        num = [c for c in cov.columns if c != "run" and pd.api.types.is_numeric_dtype(cov[c])]
-        order = list(dict.fromkeys(cov["run"]))
-        cov = cov.groupby("run", sort=False)[num].max().reindex(order).reset_index()
-    merged = dict(evs[0].settings)
-    merged["k"] = sorted({int(x) for e in evs for x in e.settings.get("k", [])})
-    merged["measures"] = list(dict.fromkeys(m for e in evs for m in e.settings.get("measures", [])))
-    if settings:
-        merged.update(dict(settings))
-    return Evaluation(table, cov, merged)
-
-
-def evaluate_per_ground_truth(
-    ground_truth: Mapping[str, Qrels],
-    runs: Mapping[str, Run],
-    **options: Any,
-) -> Evaluation:
-    """Evaluate each run against its own ground truth (``ground_truth[run name]``), as one Evaluation.
-
-    Runs sharing a :class:`Qrels` object are evaluated together. Seed 001:
-    each embedding space against its aspect, the fused run against
-    ``overall``. ``options`` go to :func:`evalcore.evaluate.evaluate`;
-    ``settings["ground_truth"]`` maps each run to its ground truth's source.
-    """
-    missing = [n for n in runs if n not in ground_truth]
-    if missing:
-        raise OptionError(f"no ground truth given for runs {missing}")
-    groups: dict[int, tuple[Qrels, dict[str, Run]]] = {}
-    for name, run in runs.items():
-        q = ground_truth[name]
-        groups.setdefault(id(q), (q, {}))[1][name] = run
-    parts = [evaluate(q, rs, **options) for q, rs in groups.values()]
-    gt = {name: ground_truth[name].source for name in runs}
-    sources = list(dict.fromkeys(str(s) for s in gt.values()))
-    return concat_evaluations(parts, settings={"ground_truth": gt, "qrels": "; ".join(sources)})
-
-
-# ------------------------------------------------------------------ diversity
-def diversity_table(
-    run: Run,
-    embeddings: Embeddings,
-    *,
-    k_values: Iterable[int],
-    alpha: float = 0.5,
-    qrels: Qrels | None = None,
-    ties: str = "docid_asc",
-) -> pd.DataFrame:
-    """ILD@k and α-nDCG@k (seed 002 §6–7) of a run, in the long-table schema of :class:`Evaluation`.
-
-    These metrics need the documents' vectors, so they exist only for runs
-    whose documents have embeddings (embedding runs, or a run over an
-    embedded corpus); they are not part of :func:`evalcore.evaluate.evaluate`.
-
-    Rows ``run, query_id, domain, metric, k, value``:
-
-    * ``ild`` — mean pairwise ``1 − cos`` of the top k (0 for fewer than 2
-      documents), :func:`evalcore.diversity.intra_list_diversity`;
-    * ``alpha_ndcg(alpha=0.5)`` (when ``qrels`` is given) —
-      :func:`evalcore.diversity.alpha_ndcg` with the qrels grades as linear
-      relevance; its ideal DCG counts every judged document, embedded or not.
-
-    Lists are the run's order under ``ties`` (``docid_asc`` for embedding
-    runs); a listed document absent from ``embeddings`` keeps its position but
-    adds nothing. Queries: the run's, or with ``qrels`` the qrels' (a query
-    absent from the run scores 0, as in :func:`~evalcore.evaluate.evaluate`).
-    The frame concatenates with ``Evaluation.table`` (:func:`concat_tables`,
-    :func:`with_diversity`).
-    """
-    from .diversity import alpha_ndcg, intra_list_diversity
-    from .retrieval import normalize
-
-    ks = sorted({int(x) for x in k_values})
-    if not ks or ks[0] < 1:
-        raise OptionError(f"k values must be integers >= 1, got {ks}")
-    kmax = ks[-1]
-    lists = run.ranked_lists(ties=ties, depth=kmax)
-    qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
-    mat = np.full((len(qids), kmax), -1, dtype=np.int64)
-    for i, q in enumerate(qids):
-        docs = [d for d, _ in lists.get(q, [])]
-        if docs:
-            mat[i, : len(docs)] = embeddings.rows_of(np.asarray(docs, dtype=object))
-    used = np.unique(mat[mat >= 0])
-    local = np.full(mat.shape, -1, dtype=np.int64)
-    local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])
-    vecs = normalize(_gather(embeddings.vectors, used)) if len(used) else np.zeros((1, embeddings.dim), np.float32)
-    relevance = None
-    if qrels is not None:
-        relevance = [dict() for _ in qids]
-        rows = embeddings.rows_of(qrels.doc_ids)
-        pos_in_used = np.searchsorted(used, rows) if len(used) else np.zeros(len(rows), dtype=np.int64)
-        found = (rows >= 0) & (pos_in_used < len(used))
-        found[found] &= used[pos_in_used[found]] == rows[found]
-        # judged documents not in the lists still count in the ideal: give them keys no list holds
-        keys = np.where(found, pos_in_used, len(used) + np.arange(len(rows)))
-        for qi, key, g in zip(qrels.q.tolist(), keys.tolist(), qrels.grades.tolist(), strict=True):
-            if g > 0:
-                relevance[qi][key] = float(g)
-    label_a = f"alpha_ndcg(alpha={alpha:g})"
-    parts_m, parts_k, parts_v = [], [], []
-    for kk in ks:
-        sub = local[:, :kk]
-        parts_m.append(np.full(len(qids), "ild", dtype=object))
-        parts_k.append(np.full(len(qids), kk, dtype=np.int32))
-        parts_v.append(intra_list_diversity(sub, vecs))
-        if relevance is not None:
-            parts_m.append(np.full(len(qids), label_a, dtype=object))
-            parts_k.append(np.full(len(qids), kk, dtype=np.int32))
-            parts_v.append(alpha_ndcg(sub, relevance, vecs, alpha=alpha, k=kk))
-    n_parts = len(parts_m)
-    qcol = np.tile(np.asarray(qids, dtype=object), n_parts)
-    dom = qrels.domain_of() if qrels is not None else np.full(len(qids), "", dtype=object)
-    metrics = ["ild"] + ([label_a] if relevance is not None else [])
-    return pd.DataFrame({
-        "run": pd.Categorical(np.full(len(qcol), run.name, dtype=object)),
-        "query_id": pd.Categorical(qcol, categories=list(dict.fromkeys(qids))),
-        "domain": pd.Categorical(np.tile(np.asarray(dom, dtype=object), n_parts)),
-        "metric": pd.Categorical(np.concatenate(parts_m), categories=metrics),
-        "k": np.concatenate(parts_k),
-        "value": np.concatenate(parts_v).astype(np.float64),
-    })
-
-
-def with_diversity(evaluation: Evaluation, tables: Sequence[pd.DataFrame]) -> Evaluation:
-    """``evaluation`` with diversity rows (from :func:`diversity_table`) appended to its table."""
-    if not tables:
-        return evaluation
-    settings = dict(evaluation.settings)
-    settings["diversity"] = list(dict.fromkeys(str(m) for t in tables for m in t["metric"].unique()))
-    return Evaluation(concat_tables([evaluation.table, *tables]), evaluation.coverage, settings)

@@ -18,14 +18,21 @@ The order never depends on hashing, dict order or platform.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from .errors import OptionError
 
-if TYPE_CHECKING:
-    from .data import Run
+
+class Ranked(Protocol):
+    """What :func:`rank_order` reads of a run (:class:`evalcore.data.Run` has it)."""
+
+    q: np.ndarray
+    scores: np.ndarray
+    _cache: dict[Any, Any]
+
+    def docs_at(self, rows: np.ndarray) -> np.ndarray: ...
 
 TIE_RULES: dict[str, str] = {
     "trec": "score descending, then document id descending (trec_eval)",
@@ -133,7 +140,7 @@ def _order_rows(q: np.ndarray, scores: np.ndarray, docs_at: Callable[[np.ndarray
     return order
 
 
-def rank_order(run: Run, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]:
+def rank_order(run: Ranked, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarray]:
     """Evaluation order of a run, cached on the run (it is immutable).
 
     Returns

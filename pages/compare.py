@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import drilldown as D
 from dashboard import state as S
-from evalcore import drilldown as D
-from evalcore import workspace as W
+from dashboard import tables as T
 from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
@@ -80,7 +80,7 @@ rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline
                   "p_adjusted": "p adjusted"}))
 st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
            f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
-st.dataframe(W.display_table(rows), hide_index=True, key="cmp_table")
+st.dataframe(T.display_table(rows), hide_index=True, key="cmp_table")
 
 # ---------------------------------------------------------------- one pair, per query
 st.subheader("Per query: run A vs run B")

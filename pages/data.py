@@ -93,7 +93,7 @@ st.title("Data")
 show_flash()
 ws = S.get_ws()
 if ws.is_demo:
-    from evalcore.demo import cached_demo, demo_description
+    from evalcore.workspace.demo import cached_demo, demo_description
 
     st.info("You are looking at the **built-in demo: synthetic data**. " + demo_description(cached_demo(ws.demo_seed)),
             icon=":material/science:")

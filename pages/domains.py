@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import drilldown as D
 from dashboard import state as S
-from evalcore import drilldown as D
-from evalcore import workspace as W
+from dashboard import tables as T
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 
@@ -51,7 +51,7 @@ for row in small.itertuples(index=False):
 
 wide = dom.pivot(index="domain", columns="run", values="mean").reindex(columns=runs)
 st.caption("Mean per run and domain (n = queries)")
-st.dataframe(W.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
+st.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
 
 if len(runs) >= 2:
     correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="domains",
@@ -66,7 +66,7 @@ if len(runs) >= 2:
         shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
-        st.dataframe(W.display_table(shown), hide_index=True, key="dom_significance")
+        st.dataframe(T.display_table(shown), hide_index=True, key="dom_significance")
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns).")

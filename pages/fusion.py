@@ -7,6 +7,7 @@ import dataclasses
 import streamlit as st
 
 from dashboard import state as S
+from dashboard import tables as T
 from dashboard import ui
 from evalcore import workspace as W
 
@@ -60,12 +61,12 @@ if not pctx.ready:
 summ = S.summary(pctx)
 metric, k = ui.metric_k_picker(pctx, "fusion")
 label = ui.label_of(metric, k)
-text, best = W.overview_table(summ, runs=pctx.run_names)
+text, best = T.overview_table(summ, runs=pctx.run_names)
 st.subheader("The fused run next to its inputs")
 st.dataframe(text, key="fu_table")
 st.caption("★ = best of the column. Mean [95% CI] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
-st.dataframe(W.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
+st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     new_ws, new_uid = W.add_fused_run(S.get_ws(), [by_name[n].uid for n in names], weights, c=c,

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import charts, ui
 from dashboard import state as S
+from dashboard import tables as T
 from evalcore import workspace as W
 
 ui.page_setup()
@@ -33,7 +34,7 @@ with c2:
                              format_func=lambda k: "no cutoff" if k == 0 else str(k))
 cols = [(m, k) for m, k in pairs if m in show_metrics and k in show_ks]
 text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}",
-                    lambda: W.overview_table(summ, columns=cols, runs=ctx.run_names))
+                    lambda: T.overview_table(summ, columns=cols, runs=ctx.run_names))
 st.dataframe(text, key="overview_table")
 st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank). Cells: mean [95% CI of the mean, "
            "Student t]. Every value is a mean over the evaluated queries of evalcore's per-query table.")
@@ -53,11 +54,11 @@ if notes:
     with st.expander("Coverage notes"):
         st.text("\n".join(notes))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
-    st.dataframe(W.display_table(summ), hide_index=True, key="overview_numbers")
+    st.dataframe(T.display_table(summ), hide_index=True, key="overview_numbers")
 
 # ---------------------------------------------------------------- reading guide
 labels = {ui.label_of(m, k) for m, k in pairs}
-guide = W.reading_guide_frames()
+guide = T.reading_guide_frames()
 with st.expander("How to read nDCG@10 and Recall@10 (reading guide of seed 002)", icon=":material/lightbulb:"):
     st.caption("Rules of thumb from the user's metrics guide (seed 002); they depend on the task and on how the "
                "ground truth was built, so compare runs rather than reading the bands in isolation.")
@@ -68,7 +69,7 @@ with st.expander("How to read nDCG@10 and Recall@10 (reading guide of seed 002)"
             if label in labels:
                 m, k = label.split("@")
                 sel = summ[(summ["metric"].astype(str) == m) & (summ["k"] == int(k))]
-                rows = [{"run": str(r.run), label: round(float(r.mean), 4), "band": W.reading_band(label, r.mean)}
+                rows = [{"run": str(r.run), label: round(float(r.mean), 4), "band": T.reading_band(label, r.mean)}
                         for r in sel.itertuples(index=False)]
                 st.dataframe(rows, hide_index=True)
 
@@ -84,7 +85,7 @@ if curve_metrics:
         log_x = st.toggle("Log k axis", value=True, key="ov_logx")
     with c3:
         st.caption("Click a run in the legend to hide its line and band.")
-    curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: W.curve_frame(summ, metric))
+    curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
     fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}",
                  lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=ctx.run_names))
     st.plotly_chart(fig, key="overview_curves")
@@ -108,7 +109,7 @@ else:
         ui.show_error(message, prefix="Diversity not computed for a run")
         st.text(f"(run: {name})")
     if div.runs:
-        dtext, _ = W.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.DIVERSITY_METRICS],
+        dtext, _ = T.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.DIVERSITY_METRICS],
                                     runs=list(div.runs), mark_best=False)
         st.dataframe(dtext, key="overview_diversity")
     with dc2:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from dashboard import drilldown as D
 from dashboard import state as S
+from dashboard import tables as T
 from dashboard import ui
-from evalcore import drilldown as D
-from evalcore import workspace as W
 
 IDS_KEY = "queries_table_ids"
 MAX_OPTIONS = 2000
@@ -59,7 +59,7 @@ with f4:
     ascending = st.toggle("Worst first", value=True, key="q_asc", help="Ascending: lowest values first.")
 shown = D.filter_queries(qt, domains=pick_domains, search=search, sort_by=sort_by, ascending=ascending)
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
-st.dataframe(W.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
+st.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
              key="queries_table",
              on_select=on_row_selected, selection_mode="single-row", height=320)
 st.caption(f"{len(shown)} of {len(qt)} queries. Select a row (or use the box below) to open its drill-down. "
@@ -113,10 +113,10 @@ if run_a != run_b:
     d1, d2 = st.columns(2)
     with d1:
         st.text(f"in {run_a}, not in {run_b}")
-        st.dataframe(W.display_table(view.only_in(run_a, run_b)), hide_index=True, key="q_only_a")
+        st.dataframe(T.display_table(view.only_in(run_a, run_b)), hide_index=True, key="q_only_a")
     with d2:
         st.text(f"in {run_b}, not in {run_a}")
-        st.dataframe(W.display_table(view.only_in(run_b, run_a)), hide_index=True, key="q_only_b")
+        st.dataframe(T.display_table(view.only_in(run_b, run_a)), hide_index=True, key="q_only_b")
 
 if ctx.metadata is not None and (ctx.metadata["text"].astype(str) != "").any():
     docs = list(dict.fromkeys([*view.ground_truth["doc_id"], *[d for r in runs for d in view.lists[r]["doc_id"]]]))

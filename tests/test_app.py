@@ -21,11 +21,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import tables as T
 from evalcore import evaluate
 from evalcore import workspace as W
 from evalcore.aggregate import summarize
-from evalcore.demo import DEMO_RUN_NAMES, make_demo
-from evalcore.loaders import load_qrels, load_run
+from evalcore.io import load_qrels, load_run
+from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["data", "overview", "compare", "queries", "domains", "fusion"]
@@ -75,7 +76,7 @@ def npz(ids, dim: int, seed: int) -> bytes:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def start(workspace: W.Workspace | None = None) -> AppTest:
+def start(workspace: W.Snapshot | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if workspace is not None:
         at.session_state["ws"] = workspace
@@ -136,7 +137,7 @@ def clear_demo(at: AppTest) -> AppTest:
 
 def empty_data_page() -> AppTest:
     """A session without the demo, on the Data page (what "Clear demo" gives; tested above)."""
-    return goto(start(W.Workspace()), "data")
+    return goto(start(W.Snapshot()), "data")
 
 
 # ------------------------------------------------------------------------------------------ demo
@@ -220,8 +221,8 @@ def diversity_text(at: AppTest) -> pd.DataFrame:
 
 
 def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
-    from evalcore.embedding_runs import diversity_table
-    from evalcore.embeddings import Embeddings
+    from evalcore.diversity import diversity_table
+    from evalcore.io import Embeddings
 
     at = goto(demo_app, "overview")
     assert at.selectbox(key="ov_div_k").value == 10
@@ -244,7 +245,7 @@ def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
 
 def test_diversity_of_uploaded_embeddings_and_none_without():
     items = QUERIES + DOCS
-    ws = W.set_ground_truth(W.Workspace(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
     ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)))
     at = start(ws)
     assert not errors(at)
@@ -271,7 +272,7 @@ def test_no_none_cells_and_readable_p_values(demo_app):
             if not isinstance(v, pd.DataFrame):
                 continue
             assert not v.isna().any().any(), (page, v.columns[v.isna().any()].tolist(), v.head(3))
-            for col in set(v.columns) & set(W.P_VALUE_COLUMNS):
+            for col in set(v.columns) & set(T.P_VALUE_COLUMNS):
                 assert v[col].map(lambda x: isinstance(x, str) and bool(P_TEXT.match(x))).all(), (page, col, v[col])
         for chart in at.get("plotly_chart"):
             assert not any(re.search(r"p=\d(\.\d+)?e-?\d", t) for t in _strings(json.loads(chart.proto.spec)))

@@ -35,8 +35,8 @@ import pytest
 
 from evalcore import evaluate
 from evalcore.aggregate import summarize
-from evalcore.io_trec import read_trec_qrels, read_trec_run
-from evalcore.loaders import load_run
+from evalcore.io import load_run
+from evalcore.io.trec import read_trec_qrels, read_trec_run
 
 pytestmark = pytest.mark.browser
 

@@ -14,7 +14,7 @@ import pytest
 from evalcore import Qrels, Run, evaluate
 from evalcore.cli import main
 from evalcore.fusion import weighted_rrf
-from evalcore.io_trec import read_trec_run, write_trec_qrels, write_trec_run
+from evalcore.io.trec import read_trec_run, write_trec_qrels, write_trec_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +53,7 @@ def test_evaluate_writes_contract_files(files: dict[str, Path], tmp_path: Path, 
     assert len(pq) == 31 * 2 * 4 * 2
     assert set(pq["query_id"]) == {f"q{i}" for i in range(30)} | {"q_empty"}
     # values equal the library's
-    from evalcore.loaders import load_qrels
+    from evalcore.io import load_qrels
 
     ev = evaluate(load_qrels(files["qrels"]), [read_trec_run(files["bm25"], name="bm25"),
                                                 read_trec_run(files["dense"], name="dense")],
@@ -137,7 +137,7 @@ def test_early_error_waits_for_the_background_import(files: dict[str, Path], tmp
     bad.write_text("q1 Q0 d1 1 abc t\n")
     code = (
         "import sys, threading\n"
-        "from evalcore.cli import PRELOAD_THREAD, main\n"
+        "from evalcore.cli import main\nfrom evalcore.cli.background import PRELOAD_THREAD\n"
         "assert 'pandas' not in sys.modules\n"
         f"rc = main(['evaluate', '--qrels', {str(files['qrels'])!r}, '--run', 'x=' + {str(bad)!r}])\n"
         "alive = [t.name for t in threading.enumerate() if t.name == PRELOAD_THREAD]\n"

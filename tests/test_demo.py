@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dashboard.tables import plain_table
 from evalcore import evaluate
 from evalcore.aggregate import summarize
-from evalcore.demo import DEMO_LABEL, DEMO_RUN_NAMES, FLIP_DOMAIN, make_demo
 from evalcore.stats import compare, compare_by_domain
-from evalcore.workspace import plain_table
+from evalcore.workspace.demo import DEMO_LABEL, DEMO_RUN_NAMES, FLIP_DOMAIN, make_demo
 
 KS = [1, 3, 5, 10, 20, 50, 100]
 

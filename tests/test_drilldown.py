@@ -1,4 +1,4 @@
-"""The views behind the Compare, Queries and Domains pages (evalcore.drilldown), on hand-checked data."""
+"""The views behind the Compare, Queries and Domains pages (dashboard.drilldown), on hand-checked data."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore import Qrels, Run, evaluate
-from evalcore.aggregate import summarize
-from evalcore.drilldown import (
+from dashboard.drilldown import (
     DIFF_COLUMN,
     against_baseline,
     compare_matrix,
@@ -25,6 +23,8 @@ from evalcore.drilldown import (
     query_table,
     query_view,
 )
+from evalcore import Qrels, Run, evaluate
+from evalcore.aggregate import summarize
 from evalcore.errors import OptionError
 from evalcore.stats import compare
 

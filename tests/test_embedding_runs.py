@@ -8,17 +8,13 @@ import numpy as np
 import pytest
 
 from evalcore.cli import main
+from evalcore.cli.options import parse_emb_spec, parse_fuse_spec
+from evalcore.combine import concat_evaluations, evaluate_per_ground_truth
 from evalcore.data import Qrels, Run
-from evalcore.embedding_runs import (
-    concat_evaluations,
-    embedding_run,
-    evaluate_per_ground_truth,
-    reference_qrels,
-)
-from evalcore.embeddings import Embeddings, load_embeddings, save_embeddings
-from evalcore.embeddings_cli import parse_emb_spec, parse_fuse_spec
+from evalcore.embedding_runs import embedding_run, reference_qrels
 from evalcore.errors import EvalcoreWarning, MissingIdsError, OptionError, ShapeMismatchError
 from evalcore.evaluate import evaluate
+from evalcore.io import Embeddings, load_embeddings, save_embeddings
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared/data/scifact"
 
@@ -231,7 +227,7 @@ scifact = pytest.mark.skipif(not (SCIFACT / "minilm_corpus.npy").exists(), reaso
 
 @scifact
 def test_scifact_minilm_ranking_matches_the_shipped_run():
-    from evalcore.loaders import load_qrels, load_run
+    from evalcore.io import load_qrels, load_run
 
     corpus = load_embeddings(SCIFACT / "minilm_corpus.npy", mmap=True)
     queries = load_embeddings(SCIFACT / "minilm_queries.npy")
@@ -285,7 +281,8 @@ def _alpha_ndcg(docs, grades, vec, k, alpha=0.5):
 
 
 def test_diversity_table_matches_seed_002_formulas():
-    from evalcore.embedding_runs import diversity_table, with_diversity
+    from evalcore.combine import with_diversity
+    from evalcore.diversity import diversity_table
 
     rng = np.random.default_rng(5)
     ids = [f"d{i:02d}" for i in range(15)]

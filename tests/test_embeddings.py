@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.embeddings import Embeddings, load_embeddings, read_ids, save_embeddings
 from evalcore.errors import (
     DuplicateIdError,
     EmptyInputError,
@@ -24,6 +23,7 @@ from evalcore.errors import (
     UnsafeFileError,
     ValueTypeError,
 )
+from evalcore.io import Embeddings, load_embeddings, read_ids, save_embeddings
 
 IDS = ["doc-1", "doc-2", "doc-3"]
 VECS = np.array([[0.1, 0.2, 0.3, 0.4], [1.5, -2.25, 3.0, 1e-8], [-0.5, 0.0, 7.0, 1.0]], dtype=np.float32)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.loaders import (
+from evalcore.io import (
     QRELS_FORMATS,
     RUN_FORMATS,
     list_aspects,

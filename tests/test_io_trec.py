@@ -23,7 +23,7 @@ from evalcore.errors import (
     NonFiniteValueError,
     ValueTypeError,
 )
-from evalcore.io_trec import (
+from evalcore.io.trec import (
     read_beir_qrels,
     read_trec_qrels,
     read_trec_run,
@@ -291,7 +291,7 @@ def test_arrow_reads_wait_until_the_reader_lets_go(monkeypatch, reader):
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from evalcore._arrow import read_csv_bytes, read_parquet_bytes
+    from evalcore.io._arrow import read_csv_bytes, read_parquet_bytes
 
     def slow_to_let_go(source, **options):
         holder = [source]  # a pa.BufferReader: it holds a buffer view of the bytes
@@ -319,7 +319,7 @@ def test_a_failed_read_does_not_hold_the_bytes_through_its_traceback(monkeypatch
 
     import pyarrow.csv as pacsv
 
-    import evalcore._arrow as arrow_helpers
+    import evalcore.io._arrow as arrow_helpers
 
     def failing(source, **options):
         raise ValueError("not a CSV file")  # this frame holds `source`
@@ -343,7 +343,7 @@ def test_read_csv_bytes_reads_and_raises_like_arrow():
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from evalcore._arrow import read_csv_bytes
+    from evalcore.io._arrow import read_csv_bytes
 
     opts = dict(read_options=pacsv.ReadOptions(autogenerate_column_names=True),
                 parse_options=pacsv.ParseOptions(delimiter=" "))

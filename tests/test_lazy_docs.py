@@ -11,7 +11,7 @@ import pytest
 from evalcore import Qrels, Run, evaluate
 from evalcore.data import _has_repeats, _pair_hashes
 from evalcore.errors import DuplicateIdError
-from evalcore.io_trec import read_trec_run
+from evalcore.io.trec import read_trec_run
 
 
 def _run_text(rows: list[tuple[str, str, float]]) -> bytes:
@@ -83,7 +83,7 @@ def test_pair_hashes_equal_pairs_hash_equal_and_sliced_arrays_agree():
 
 
 def test_trec_qrels_fast_path_equals_from_records():
-    from evalcore.io_trec import read_trec_qrels
+    from evalcore.io.trec import read_trec_qrels
 
     rng = np.random.default_rng(3)
     docs = _ids(rng, 40)
@@ -99,7 +99,7 @@ def test_trec_qrels_fast_path_equals_from_records():
 def test_hash_collisions_fall_back_to_exact_paths(monkeypatch):
     """With a hash that collides for every id, duplicates, judgments and results stay exact."""
     import evalcore.data as data_mod
-    from evalcore.io_trec import read_trec_qrels
+    from evalcore.io.trec import read_trec_qrels
 
     monkeypatch.setattr(data_mod, "string_hashes", lambda docs: np.zeros(len(docs), dtype=np.uint64))
     rng = np.random.default_rng(11)
@@ -121,14 +121,14 @@ def test_pandas_is_imported_lazily():
     import subprocess
     import sys
 
-    code = ("import sys, evalcore.io_trec, evalcore.loaders, evalcore.cli; "
+    code = ("import sys, evalcore.io.trec, evalcore.io, evalcore.cli; "
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"  # the CLI can overlap pandas' import with parsing
 
 
 def test_chunked_ids_hash_and_encode_like_one_array():
-    from evalcore.io_trec import _codes
+    from evalcore.io.trec import _codes
 
     rng = np.random.default_rng(5)
     ids = _ids(rng, 3000, lo=1, hi=30)
@@ -163,7 +163,7 @@ def test_run_from_chunked_ids_equals_eager_run():
 
 
 def test_arrow_buffer_conversions_match_pyarrow():
-    from evalcore._arrow import numbers, strings
+    from evalcore._columns import numbers, strings
 
     words = ["a", "", "é漢", "longer-id-123", "x" * 40]
     chunked = pa.chunked_array([pa.array(words), pa.array(words[::-1])])
@@ -185,7 +185,7 @@ def test_reading_trec_files_does_not_import_pandas(tmp_path):
 
     (tmp_path / "q.txt").write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
-    code = ("import sys; from evalcore.loaders import load_qrels, load_run; "
+    code = ("import sys; from evalcore.io import load_qrels, load_run; "
             f"load_qrels({str(tmp_path / 'q.txt')!r}); load_run({str(tmp_path / 'r.txt')!r}); "
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

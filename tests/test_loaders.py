@@ -13,7 +13,7 @@ import pytest
 
 from evalcore.data import Qrels, Run
 from evalcore.errors import AspectError, EvalcoreError, OptionError
-from evalcore.loaders import (
+from evalcore.io import (
     FORMAT_DESCRIPTIONS,
     QRELS_FORMATS,
     RUN_FORMATS,

@@ -1,15 +1,12 @@
-"""Tests of evalcore.retrieval (exact cosine top-k) and the ``topk`` command.
+"""Tests of evalcore.retrieval (exact cosine top-k): agreement with an oracle, ties, memory maps, scoring.
 
 The oracle is a brute-force reference written here independently: the full
 similarity matrix (float64 products of the float32-normalised vectors, rounded
 to float32) and, per query, ``np.lexsort((id_rank, -scores))``.
 """
-
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import os
 import warnings
 from unittest import mock
@@ -18,93 +15,29 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy.stats import spearmanr
+from retrieval_support import (
+    BLOCKS,
+    assert_same,
+    brute_topk,
+    ref_normalize,
+    shuffled_ids,
+    topk,
+)
 
-from evalcore import cli_topk, retrieval
 from evalcore.errors import (
-    DuplicateIdError,
-    EmptyInputError,
     EvalcoreWarning,
-    NonFiniteValueError,
     OptionError,
     ShapeMismatchError,
     UnsafeFileError,
 )
 from evalcore.retrieval import (
-    TopK,
-    count_zero_rows,
     exact_topk,
     load_npy_mmap,
     normalize,
-    sample_pairs,
-    sample_queries,
-    similarity_agreement,
+    pools,
+    scoring,
     topk_to_long,
 )
-
-# --------------------------------------------------------------------------- reference
-
-
-def ref_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:
-    """Seed 001 §2.3, u / (||u|| + eps), in float32 like the engine."""
-    x32 = np.asarray(x, dtype=np.float32)
-    norms = np.sqrt((x32.astype(np.float64) ** 2).sum(axis=1))
-    return x32 / (norms + eps).astype(np.float32)[:, None]
-
-
-def brute_topk(queries, corpus, k, corpus_ids, query_ids=None, exclude_self=False):
-    """Full similarity matrix + lexsort((id_rank, -score)); -1/-inf padding like TopK."""
-    sims = (ref_normalize(queries).astype(np.float64) @ ref_normalize(corpus).astype(np.float64).T)
-    sims = sims.astype(np.float32)
-    ids = [str(x) for x in corpus_ids]
-    id_rank = np.empty(len(ids), dtype=np.int64)
-    id_rank[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
-    allowed = np.ones(sims.shape, dtype=bool)
-    if exclude_self:
-        for i, q in enumerate(query_ids):
-            allowed[i] &= np.array([c != str(q) for c in ids])
-    all_self = exclude_self and len(query_ids) > 0 and all(str(q) in ids for q in query_ids)
-    width = min(k, len(ids) - 1) if all_self else min(k, len(ids))
-    out_i = np.full((sims.shape[0], width), -1, dtype=np.int64)
-    out_s = np.full((sims.shape[0], width), -np.inf, dtype=np.float32)
-    for i in range(sims.shape[0]):
-        order = np.lexsort((id_rank, -sims[i]))
-        order = order[allowed[i][order]][:width]
-        out_i[i, : order.size] = order
-        out_s[i, : order.size] = sims[i, order]
-    return out_i, out_s
-
-
-def assert_same(topk: TopK, ref) -> None:
-    ref_i, ref_s = ref
-    np.testing.assert_array_equal(topk.indices, ref_i)
-    np.testing.assert_array_equal(topk.scores, ref_s)
-    assert topk.indices.dtype == np.int64 and topk.scores.dtype == np.float32
-
-
-def shuffled_ids(rng, n, prefix="d"):
-    # string order differs from numeric order ("d10" < "d2") and from row order
-    return np.array([f"{prefix}{x}" for x in rng.permutation(n)])
-
-
-# (query rows, corpus rows) per block forced on the engine; None = its own plan.
-# Tiny corpus blocks (1, 7) are narrower than k, so the top-k is assembled across
-# many blocks and ties straddle block boundaries.
-BLOCKS = [(1, 1), (3, 7), (16, 50), None]
-
-
-def forced_blocks(blocks):
-    if blocks is None:
-        return contextlib.nullcontext()
-    bq, bc = blocks
-    return mock.patch.object(retrieval, "_plan_blocks", lambda nq, n, d, kk, budget, workers=2: (min(nq, bq), min(n, bc)))
-
-
-def topk(*args, blocks=None, **kwargs):
-    with forced_blocks(blocks), warnings.catch_warnings():
-        warnings.simplefilter("ignore", EvalcoreWarning)
-        return exact_topk(*args, **kwargs)
-
 
 # --------------------------------------------------------------------------- agreement with brute force
 
@@ -203,6 +136,58 @@ def test_threads_give_identical_results():
         exact_topk(q, c, 4, corpus_ids=ids, threads=0)
 
 
+def test_backend_keyword_names_the_local_search_only():
+    rng = np.random.default_rng(36)
+    c, q = rng.standard_normal((500, 6)), rng.standard_normal((20, 6))
+    ids = shuffled_ids(rng, 500)
+    assert_same(exact_topk(q, c, 5, corpus_ids=ids, backend=None), brute_topk(q, c, 5, ids))
+    with pytest.raises(OptionError, match="backend"):
+        exact_topk(q, c, 5, corpus_ids=ids, backend="dask")
+
+
+@pytest.mark.parametrize("normalized", [False, True])
+def test_shards_searched_apart_merge_into_the_same_topk(normalized):
+    # what a distributed backend does: each shard (a range of corpus blocks) runs the
+    # per-block work and finishes its own top-k; the union, ordered by the one exact
+    # order, is the top-k of the whole corpus, indices and scores bit for bit
+    from evalcore.retrieval.backends import SearchTask
+    from evalcore.retrieval.blocks import _CorpusReader, _QueryBlock
+    from evalcore.retrieval.inputs import _id_ranks
+
+    rng = np.random.default_rng(37)
+    c = rng.integers(-2, 3, size=(2000, 6)).astype(np.float32)  # many exact ties across shards
+    q = np.vstack([c[:30], rng.standard_normal((30, 6)).astype(np.float32)])
+    c[0] = 0  # a zero corpus row
+    q[5] = 0  # a zero query
+    if normalized:
+        c, q = normalize(c), normalize(q)
+    ids = shuffled_ids(rng, 2000)
+    qids = ids[rng.integers(0, 2000, size=60)]
+    id_rank, order = _id_ranks(ids, "corpus_ids")
+    self_pos = np.searchsorted(ids[order], qids)
+    task = SearchTask(queries=q, corpus=c, corpus_ids=ids, id_rank=id_rank, id_order=order,
+                      self_pos=order[self_pos], kk=12, normalized=normalized, eps=1e-12,
+                      block_bytes=2**20, progress=None)
+    bc, parts, zeros = 150, [], 0
+    for shard in (range(0, 900, bc), range(900, 2000, bc)):
+        reader = _CorpusReader(task, bc, 2**20)  # each shard's own reader (denominators, page release)
+        block = _QueryBlock(task, 0, 60, reader)
+        pool = block.new_pool()
+        scores, masks = np.empty(60 * bc, np.float32), np.empty(60 * bc, np.bool_)
+        zeros += sum(block.search_block(cs, True, pool, scores, masks) for cs in shard)
+        parts.append(block.finish([pool], 0, 60))
+    cand = np.hstack([i for i, _ in parts])
+    best, neg = pools._exact_order(np.hstack([s for _, s in parts]), cand, cand >= 0, id_rank, 12)
+    top_i, top_s = np.take_along_axis(cand, best, axis=1), -np.take_along_axis(neg, best, axis=1)
+    block.answer_zero_queries(top_i, top_s)  # once, after the merge
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        whole = exact_topk(q, c, 12, corpus_ids=ids, query_ids=qids, exclude_self=True, normalized=normalized)
+    np.testing.assert_array_equal(top_i, whole.indices)
+    np.testing.assert_array_equal(top_s, whole.scores)
+    assert zeros == 1 and (top_s[5] == 0).all()
+
+
 def test_sparse_selection_path_with_late_ties():
     # many corpus blocks and a small k: after a few blocks most rows get no
     # candidate, and the engine switches to its row-maximum pre-check
@@ -213,13 +198,13 @@ def test_sparse_selection_path_with_late_ties():
     c[4000:4010] = q[:10]  # ... and a tied copy much earlier
     ids = shuffled_ids(rng, 6000)
     modes = []
-    real_push = retrieval._Candidates.push_block
+    real_push = pools._Candidates.push_block
 
     def spy(self, *args):
         modes.append(self.sparse)
         return real_push(self, *args)
 
-    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+    with mock.patch.object(pools._Candidates, "push_block", spy):
         got = topk(q, c, 3, corpus_ids=ids, blocks=(80, 100), threads=1)
     assert any(modes) and not all(modes)
     assert_same(got, brute_topk(q, c, 3, ids))
@@ -376,10 +361,10 @@ def test_certified_rescoring_equals_the_definition(kind):
     expected = _definition_scores(q, cand, c)
     valid = cand >= 0
     for chunk in (1, 4096, 2**24):
-        got = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1.0 + 2**-20)
+        got = scoring._canonical_scores(q, cand, c, None, chunk, bound=1.0 + 2**-20)
         np.testing.assert_array_equal(got[valid], expected[valid])
         # a bound so large that nothing is proven: every pair takes the definition's own path
-        slow = retrieval._canonical_scores(q, cand, c, None, chunk, bound=1e30)
+        slow = scoring._canonical_scores(q, cand, c, None, chunk, bound=1e30)
         np.testing.assert_array_equal(slow[valid], expected[valid])
     if kind == "sparse_integers":
         assert (expected[valid] == 0).mean() > 0.5  # the exact-zero case really was exercised
@@ -391,18 +376,18 @@ def test_round_proven_rejects_every_interval_touching_a_boundary():
     mid = (np.float64(s) + np.float64(up)) / 2  # the rounding boundary between s and up
     e = 1e-13
     v = np.array([np.float64(s), mid, mid - e / 2, mid + e / 2, mid - 3 * e, mid + 3 * e, 1e39, np.nan])
-    rounded, ok = retrieval._round_proven(v, e)
+    rounded, ok = scoring._round_proven(v, e)
     assert ok.tolist() == [True, False, False, False, True, True, False, False]
     assert rounded[4] == s and rounded[5] == up
     # exact zero: float32 boundaries around 0 are subnormal, nothing of width e fits
-    assert not retrieval._round_proven(np.zeros(1), e)[1][0]
+    assert not scoring._round_proven(np.zeros(1), e)[1][0]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.floats(-2, 2, allow_nan=False), st.floats(1e-18, 1e-9), st.floats(-1, 1))
 def test_round_proven_is_sound(v, e, t):
     # whatever is proven holds for every value in the interval (checked at a point inside it)
-    rounded, ok = retrieval._round_proven(np.array([v]), e)
+    rounded, ok = scoring._round_proven(np.array([v]), e)
     if ok[0]:
         x = np.float64(v) + t * e
         assert np.float32(x) == rounded[0]
@@ -412,10 +397,10 @@ def test_round_proven_is_sound(v, e, t):
 def test_canonical_scores_divide_by_the_denominators_like_normalize():
     rng = np.random.default_rng(32)
     raw = (rng.standard_normal((300, 40)) * 7).astype(np.float32)
-    den = retrieval._denominators(retrieval._sumsq(raw), 1e-12)
+    den = scoring._denominators(scoring._sumsq(raw), 1e-12)
     q = normalize(rng.standard_normal((20, 40)))
     cand = rng.integers(0, 300, size=(20, 15))
-    got = retrieval._canonical_scores(q, cand, raw, den, 2**20, bound=1.0 + 2**-20)
+    got = scoring._canonical_scores(q, cand, raw, den, 2**20, bound=1.0 + 2**-20)
     np.testing.assert_array_equal(got, _definition_scores(q, cand, normalize(raw)))
 
 
@@ -451,13 +436,13 @@ def test_progress_follows_each_block(threads):
     rng = np.random.default_rng(35)
     q, c = rng.standard_normal((40, 6)), rng.standard_normal((3000, 6))
     log = []
-    real_push = retrieval._Candidates.push_block
+    real_push = pools._Candidates.push_block
 
     def spy(self, *args):
         log.append("block")
         return real_push(self, *args)
 
-    with mock.patch.object(retrieval._Candidates, "push_block", spy):
+    with mock.patch.object(pools._Candidates, "push_block", spy):
         exact_topk(q, c, 5, corpus_ids=shuffled_ids(rng, 3000), block_bytes=60_000, threads=threads,
                    progress=lambda done, total: log.append("progress"))
     n = log.count("block")
@@ -499,286 +484,3 @@ def test_load_npy_mmap_refuses_object_arrays(tmp_path):
         load_npy_mmap(tmp_path / "one.npy")
 
 
-# --------------------------------------------------------------------------- input checks
-
-
-def test_dimension_mismatch_names_both():
-    with pytest.raises(ShapeMismatchError, match=r"queries have 3 dimensions but the corpus has 4"):
-        exact_topk(np.ones((2, 3)), np.ones((5, 4)), 2, corpus_ids=list("abcde"))
-
-
-def test_nan_reports_count_and_first_row():
-    c = np.ones((6, 3))
-    c[2, 1] = np.nan
-    c[4, 0] = np.inf
-    ids = ["r0", "r1", "r2", "r3", "r4", "r5"]
-    with pytest.raises(NonFiniteValueError, match=r"corpus has 2 row\(s\).*first at row 2 \(id 'r2'\)"):
-        exact_topk(np.ones((1, 3)), c, 2, corpus_ids=ids)
-    with pytest.raises(NonFiniteValueError, match=r"queries has 2 row\(s\).*first at row 2 \(id 'r2'\)"):
-        exact_topk(c, np.ones((3, 3)), 2, corpus_ids=["a", "b", "c"], query_ids=ids)
-    with pytest.raises(NonFiniteValueError, match="first at row 2"):
-        normalize(c)
-
-
-def test_nan_in_memmap_found_while_streaming(tmp_path):
-    c = np.ones((5000, 4), dtype=np.float32)
-    c[4321, 3] = np.nan
-    np.save(tmp_path / "c.npy", c)
-    with pytest.raises(NonFiniteValueError, match=r"1 row\(s\).*first at row 4321 \(id 'x4321'\)"):
-        exact_topk(np.ones((2, 4)), load_npy_mmap(tmp_path / "c.npy"), 3,
-                   corpus_ids=[f"x{i}" for i in range(5000)], block_bytes=100_000)
-
-
-@pytest.mark.parametrize("k", [0, -3, 2.5, True, "5"])
-def test_bad_k(k):
-    with pytest.raises(OptionError, match="k must be a positive integer"):
-        exact_topk(np.ones((1, 2)), np.ones((3, 2)), k, corpus_ids=["a", "b", "c"])
-
-
-def test_ids_rows_mismatch():
-    with pytest.raises(ShapeMismatchError, match="the corpus has 3 rows but corpus_ids has 2 ids"):
-        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b"])
-    with pytest.raises(ShapeMismatchError, match="queries have 2 rows but query_ids has 1 ids"):
-        exact_topk(np.ones((2, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], query_ids=["q"])
-
-
-def test_other_input_errors():
-    with pytest.raises(DuplicateIdError, match="'b' twice"):
-        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["b", "a", "b"])
-    with pytest.raises(OptionError, match="needs query_ids"):
-        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], exclude_self=True)
-    with pytest.raises(EmptyInputError):
-        exact_topk(np.ones((1, 2)), np.ones((0, 2)), 1, corpus_ids=[])
-    with pytest.raises(ShapeMismatchError, match="2-D"):
-        exact_topk(np.ones(2), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"])
-    with pytest.raises(OptionError, match="block_bytes"):
-        exact_topk(np.ones((1, 2)), np.ones((3, 2)), 1, corpus_ids=["a", "b", "c"], block_bytes=0)
-
-
-def test_no_queries_gives_empty_result():
-    got = exact_topk(np.ones((0, 2)), np.ones((3, 2)), 2, corpus_ids=["a", "b", "c"])
-    assert got.indices.shape == (0, 2)
-    assert all(a.size == 0 for a in topk_to_long(got))
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def test_normalize_and_zero_rows():
-    x = np.array([[3.0, 4.0], [0.0, 0.0], [1e-3, 0.0]])
-    y = normalize(x)
-    assert y.dtype == np.float32
-    np.testing.assert_allclose(y, [[0.6, 0.8], [0, 0], [1, 0]], rtol=1e-6)
-    assert x[0, 0] == 3.0  # not in place
-    assert count_zero_rows(x) == 1
-    np.testing.assert_allclose(normalize(np.array([0.0, 2.0])), [0, 1])
-    with pytest.raises(OptionError):
-        normalize(x, eps=-1)
-
-
-def test_block_bytes_bounds_blocks_and_progress_counts_them():
-    rng = np.random.default_rng(0)
-    q, c = rng.standard_normal((300, 4)), rng.standard_normal((3000, 4))
-    ids = shuffled_ids(rng, 3000)
-    calls = []
-    small = exact_topk(q, c, 5, corpus_ids=ids, block_bytes=200_000,
-                       progress=lambda done, total: calls.append((done, total)))
-    total = calls[-1][1]
-    assert total > 4  # the small budget really split the work
-    assert calls == [(i + 1, total) for i in range(total)]
-    big = exact_topk(q, c, 5, corpus_ids=ids)
-    # scores too, bit for bit: callers (embedding runs) rely on block-size independence
-    np.testing.assert_array_equal(small.indices, big.indices)
-    np.testing.assert_array_equal(small.scores, big.scores)
-    for nq, n, d, k, budget in ((5000, 10**6, 384, 100, 256 * 2**20), (10, 50, 3, 5, 1), (300, 3000, 4, 5, 200_000),
-                                 (5000, 5000, 1536, 100, 256 * 2**20)):
-        for workers in (1, 2, 8):
-            bq, bc = retrieval._plan_blocks(nq, n, d, k, budget, workers)
-            assert 1 <= bq <= nq and 1 <= bc <= n
-            if bq > 1:
-                # per worker: a normalised corpus block, a score block with its mask, a pool per query row
-                per_worker = 16 * bc * d + 5 * bq * bc + bq * 24 * (2 * k + 256)
-                assert workers * per_worker + bq * 12 * d <= budget
-            if n >= 1000:  # the workers get equal shares of the corpus blocks
-                assert -(-n // bc) % workers == 0
-
-
-def test_topk_to_long_rank_order():
-    rng = np.random.default_rng(6)
-    c = rng.standard_normal((20, 3))
-    ids = shuffled_ids(rng, 20)
-    got = exact_topk(c[:4], c, 5, corpus_ids=ids, query_ids=ids[:4], exclude_self=True)
-    qid, doc, score = topk_to_long(got)
-    assert qid.shape == doc.shape == score.shape == (20,)
-    np.testing.assert_array_equal(qid, np.repeat(ids[:4], 5))
-    np.testing.assert_array_equal(doc, ids[got.indices].ravel())
-    assert (np.diff(score.reshape(4, 5), axis=1) <= 0).all()
-
-
-def test_sample_queries_reproduces_seed_000():
-    for n, m, seed in ((5000, 500, 42), (100, 7, 0), (10, 9, 3)):
-        np.random.seed(seed)
-        expected = np.random.choice(n, m, replace=False)
-        np.testing.assert_array_equal(sample_queries(np.arange(n).astype(str), m, seed=seed), expected)
-    np.testing.assert_array_equal(sample_queries(["a", "b", "c"], 3, seed=1), [0, 1, 2])
-    np.testing.assert_array_equal(sample_queries(["a", "b", "c"], 10, seed=1), [0, 1, 2])
-    with pytest.raises(OptionError):
-        sample_queries(["a"], -1, seed=0)
-
-
-def test_similarity_agreement_matches_scipy_on_same_pairs():
-    rng = np.random.default_rng(9)
-    ref = rng.standard_normal((300, 16))
-    model = ref[:, :8] + 0.5 * rng.standard_normal((300, 8))
-    res = similarity_agreement(ref, model, n_pairs=2000, seed=4)
-    i, j = sample_pairs(300, 2000, seed=4)
-    assert (i != j).all()
-
-    def cos(e):
-        a, b = e[i], e[j]
-        return (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
-
-    assert res["n_pairs"] == 2000
-    assert res["spearman"] == pytest.approx(spearmanr(cos(ref), cos(model)).statistic, abs=1e-6)
-    assert res["mae"] == pytest.approx(np.mean(np.abs(cos(ref) - cos(model))), abs=1e-6)
-    assert 0.2 < res["spearman"] < 0.99
-    same = similarity_agreement(ref, ref.copy(), n_pairs=500, seed=1)
-    assert same["spearman"] == pytest.approx(1.0) and same["mae"] == 0.0
-    with pytest.raises(ShapeMismatchError):
-        similarity_agreement(ref, model[:10])
-
-
-# --------------------------------------------------------------------------- topk command
-
-
-@pytest.fixture()
-def emb_files(tmp_path):
-    rng = np.random.default_rng(17)
-    docs = rng.integers(-2, 3, size=(300, 4)).astype(np.float32)
-    docs[~docs.any(axis=1), 0] = 1
-    queries = rng.standard_normal((12, 4)).astype(np.float32)
-    ids = shuffled_ids(rng, 300)
-    qids = np.array([f"q{i}" for i in range(12)])
-    np.save(tmp_path / "docs.npy", docs)
-    np.save(tmp_path / "q.npy", queries)
-    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
-    (tmp_path / "qids.txt").write_text("\n".join(qids) + "\n")
-    return tmp_path, docs, queries, ids, qids
-
-
-def read_trec(path):
-    rows = [line.split(" ") for line in open(path).read().splitlines()]
-    return rows
-
-
-@pytest.mark.parametrize("mmap", [False, True])
-def test_cli_writes_trec_run(emb_files, mmap, capsys):
-    tmp, docs, queries, ids, qids = emb_files
-    out = tmp / "run.trec"
-    argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--queries", str(tmp / "q.npy"),
-            "--query-ids", str(tmp / "qids.txt"), "--k", "20", "--block-mb", "1", "--out", str(out), "--tag", "t1"]
-    assert cli_topk.main(argv + (["--mmap"] if mmap else [])) == 0
-    assert "topk [" in capsys.readouterr().err  # progress bar on stderr
-    rows = read_trec(out)
-    ref_i, ref_s = brute_topk(queries, docs, 20, ids)
-    assert len(rows) == 12 * 20
-    for n, (q, q0, doc, rank, score, tag) in enumerate(rows):
-        r, c = divmod(n, 20)
-        assert (q, q0, doc, rank, tag) == (qids[r], "Q0", ids[ref_i[r, c]], str(c + 1), "t1")
-        assert np.float32(float(score)) == ref_s[r, c]  # %.9g round-trips float32
-
-
-def test_cli_item_to_item_exclude_self(emb_files):
-    tmp, docs, _, ids, _ = emb_files
-    out = tmp / "i2i.trec"
-    code = cli_topk.main(["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "5",
-                          "--exclude-self", "--quiet", "--out", str(out)])
-    assert code == 0
-    rows = read_trec(out)
-    assert len(rows) == 300 * 5 and all(r[0] != r[2] for r in rows)
-    ref_i, _ = brute_topk(docs, docs, 5, ids, ids, exclude_self=True)
-    assert [r[2] for r in rows] == list(ids[ref_i].ravel())
-
-
-def test_cli_errors_one_line_exit_2(emb_files, capsys):
-    tmp, *_ = emb_files
-    (tmp / "short.txt").write_text("a\nb\n")
-    np.save(tmp / "d3.npy", np.ones((2, 3), np.float32))
-    (tmp / "sp.txt").write_text("a b\nc\n")
-    cases = [
-        (["--doc-ids", str(tmp / "short.txt")], "2 ids but"),
-        (["--k", "0"], "--k must be a positive integer"),
-        (["--queries", str(tmp / "d3.npy"), "--query-ids", str(tmp / "short.txt")], "dimension mismatch"),
-        (["--queries", str(tmp / "q.npy")], "--queries and --query-ids go together"),
-        (["--docs", str(tmp / "missing.npy")], "missing.npy: file not found"),
-        (["--doc-ids", str(tmp / "sp.txt")], "sp.txt, line 1: an id contains white space"),
-    ]
-    for extra, message in cases:
-        argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--out", str(tmp / "o.trec"),
-                "--quiet", *extra]
-        assert cli_topk.main(argv) == 2
-        err = capsys.readouterr().err
-        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
-
-
-def test_register_adds_subcommand(emb_files):
-    import argparse
-
-    tmp, *_ = emb_files
-    parser = argparse.ArgumentParser(prog="evalcore")
-    sub = parser.add_subparsers(dest="command", required=True)
-    cli_topk.register(sub)
-    args = parser.parse_args(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"),
-                              "--k", "3", "--quiet", "--out", str(tmp / "r.trec")])
-    assert args.func(args) == 0
-    assert len(read_trec(tmp / "r.trec")) == 300 * 3
-
-
-def test_topk_subcommand_does_not_import_pandas(emb_files):
-    # the main CLI preloads pandas for the evaluation commands; topk never needs it
-    import subprocess
-    import sys
-
-    tmp, *_ = emb_files
-    code = (
-        "import sys\n"
-        "from evalcore.cli import main\n"
-        f"rc = main(['topk', '--docs', {str(tmp / 'docs.npy')!r}, '--doc-ids', {str(tmp / 'ids.txt')!r},"
-        f" '--k', '3', '--quiet', '--out', {str(tmp / 'r.trec')!r}])\n"
-        "print(rc, 'pandas' in sys.modules)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["0", "False"]
-    assert len(read_trec(tmp / "r.trec")) == 300 * 3
-
-
-@pytest.mark.parametrize("entry", [["-m", "evalcore", "topk"], ["-m", "evalcore.cli_topk"]])
-def test_cli_warnings_are_one_plain_line(emb_files, entry):
-    import subprocess
-    import sys
-
-    tmp, docs, *_ = emb_files
-    docs = docs.copy()
-    docs[7] = 0  # an all-zero vector: a warning, not an error
-    np.save(tmp / "zero.npy", docs)
-    proc = subprocess.run([sys.executable, *entry, "--docs", str(tmp / "zero.npy"), "--doc-ids", str(tmp / "ids.txt"),
-                           "--k", "3", "--quiet", "--out", str(tmp / "r.trec")], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert proc.returncode == 0, proc.stderr
-    # item-to-item: the zero row is a query too
-    assert proc.stderr.splitlines() == [
-        "warning: 1 query vector(s) are all zeros; their cosine with every document is 0",
-        "warning: 1 corpus vector(s) are all zeros; their cosine with every query is 0",
-    ]
-
-
-def test_write_trec_padding_and_stream():
-    got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
-                     exclude_self=True)
-    buf = io.StringIO()
-    cli_topk.write_trec(got, buf, tag="x")
-    assert buf.getvalue().splitlines() == ["a Q0 b 1 0 x", "q Q0 b 1 1 x", "q Q0 a 2 0 x"]
-    with pytest.raises(OptionError):
-        cli_topk.write_trec(got, io.StringIO(), tag="two words")

@@ -21,7 +21,7 @@ import pytest
 
 from evalcore.cli import main
 from evalcore.embedding_runs import evaluate_against_reference, reference_agreement
-from evalcore.embeddings import Embeddings, load_embeddings, save_embeddings
+from evalcore.io import Embeddings, load_embeddings, save_embeddings
 
 N_PAPERS = 300
 N_SAMPLES = 60

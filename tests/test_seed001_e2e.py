@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from evalcore.cli import main
-from evalcore.embeddings import Embeddings, save_embeddings
+from evalcore.io import Embeddings, save_embeddings
 
 N_MOVIES = 50
 K = 5

@@ -30,7 +30,7 @@ import pytest
 
 from evalcore import evaluate
 from evalcore.errors import DuplicateIdError
-from evalcore.io_trec import read_trec_qrels, read_trec_run
+from evalcore.io.trec import read_trec_qrels, read_trec_run
 
 TREC_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"  # see NOTICE.md there
 CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

@@ -31,7 +31,7 @@ from evalcore.errors import (
     UnreadableFileError,
     ValueTypeError,
 )
-from evalcore.loaders import list_aspects, load_doc_metadata, load_domains, load_qrels, load_run
+from evalcore.io import list_aspects, load_doc_metadata, load_domains, load_qrels, load_run
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 OVERALL = "5_most_similar_movies_overall_ordered"

@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dashboard import tables as T
 from evalcore import evaluate
 from evalcore import workspace as W
 from evalcore.aggregate import summarize
 from evalcore.embedding_runs import embedding_run, reference_qrels
-from evalcore.embeddings import load_embeddings
 from evalcore.errors import EvalcoreError, OptionError
 from evalcore.fusion import weighted_rrf
-from evalcore.loaders import load_qrels, load_run
+from evalcore.io import load_embeddings, load_qrels, load_run
 
 QUERIES = [f"q{i}" for i in range(12)]
 DOCS = [f"d{j}" for j in range(40)]
@@ -84,7 +84,7 @@ def blob(name: str, data: bytes) -> W.Blob:
     return W.Blob.of(name, data)
 
 
-def resolve(ws: W.Workspace, aspect: str | None = None):
+def resolve(ws: W.Snapshot, aspect: str | None = None):
     """The dashboard's pipeline without caching: qrels per aspect, runs, evaluation."""
     s = ws.settings.validated()
     aspects = W.ground_truth_aspects(ws.ground_truth) if ws.ground_truth.kind == "file" else ()
@@ -113,7 +113,7 @@ def resolve(ws: W.Workspace, aspect: str | None = None):
 def test_blob_hash_and_keys():
     a, b = blob("x.trec", b"q 0 d 1\n"), blob("y.trec", b"q 0 d 1\n")
     assert a.sha256 == b.sha256 and len(a.sha256) == 64 and a.size == 8
-    ws = W.Workspace()
+    ws = W.Snapshot()
     ws, u1 = W.add_ranked_run(ws, a)
     ws, u2 = W.add_ranked_run(ws, b)
     r1, r2 = ws.run_by_uid(u1), ws.run_by_uid(u2)
@@ -131,7 +131,7 @@ def test_uploads_clear_the_demo_and_name_runs():
     assert [r.name for r in ws3.runs] == ["bm25", "bm25 (2)"]
     ws4 = W.set_ground_truth(W.demo_workspace(0), blob("q.txt", trec_qrels()))
     assert ws4.ground_truth.kind == "file" and not ws4.runs and not ws4.is_demo
-    assert W.clear_demo(W.demo_workspace(0)) == W.Workspace()
+    assert W.clear_demo(W.demo_workspace(0)) == W.Snapshot()
 
 
 def test_embedding_files_are_recognised():
@@ -144,7 +144,7 @@ def test_embedding_files_are_recognised():
 
 
 def test_rename_remove_and_options():
-    ws = W.set_ground_truth(W.Workspace(), blob("q.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(), blob("q.txt", trec_qrels()))
     ws, a = W.add_ranked_run(ws, blob("a.trec", trec_run(1)))
     ws, b = W.add_ranked_run(ws, blob("b.trec", trec_run(2)))
     ws, f = W.add_fused_run(ws, [a, b], [1.0, 2.0], c=10, name="fused")
@@ -184,12 +184,12 @@ def test_parameterised_metric_names():
         with pytest.raises(EvalcoreError, match=re.escape(message)):
             W.Settings(metrics=("ndcg", bad)).validated()
     # the evaluation takes them like the plain names
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     ws, _ = W.add_ranked_run(ws, blob("a.trec", trec_run(1)))
     settings = replace(SETTINGS, metrics=("ndcg", "recall(rel=2)", "P(rel=2)@5")).validated()
     q = W.prepare_qrels(ws.ground_truth, aspect=None, sample=None, domains=None, settings=settings)
     ev = W.evaluate_workspace({None: q}, [(W.build_run(ws.runs[0]), None)], settings)
-    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("ndcg", 10), ("recall(rel=2)", 1),
+    assert T.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("ndcg", 10), ("recall(rel=2)", 1),
                                           ("recall(rel=2)", 5), ("recall(rel=2)", 10), ("precision(rel=2)", 5)]
 
 
@@ -197,7 +197,7 @@ def test_overview_table_parameterised_first_rel_rank_is_lower_better():
     summ = pd.DataFrame({"run": ["a", "b"], "metric": ["first_rel_rank(rel=2)"] * 2, "k": [0, 0], "n": [5, 5],
                          "mean": [2.0, 3.0], "std": [0.1] * 2, "sem": [0.1] * 2, "ci_low": [1.0, 2.0],
                          "ci_high": [3.0, 4.0], "median": [2.0, 3.0]})
-    _, best = W.overview_table(summ, runs=["a", "b"])
+    _, best = T.overview_table(summ, runs=["a", "b"])
     assert best["first_rel_rank(rel=2)"].tolist() == [True, False]
 
 
@@ -205,7 +205,7 @@ def test_overview_table_parameterised_first_rel_rank_is_lower_better():
 
 
 def test_ranked_runs_of_several_formats_equal_direct_evaluation():
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     ws, _ = W.add_ranked_run(ws, blob("bm25.trec", trec_run(1)))
     ws, _ = W.add_ranked_run(ws, blob("dense.csv", csv_run(2)))
     ws, _ = W.add_ranked_run(ws, blob("splade.json", json_run(3)))
@@ -221,7 +221,7 @@ def test_ranked_runs_of_several_formats_equal_direct_evaluation():
 
 
 def test_bad_file_fails_alone():
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     ws, good = W.add_ranked_run(ws, blob("good.trec", trec_run(1)))
     ws, bad = W.add_ranked_run(ws, blob("bad.trec", b"q1 Q0 d1 1 notanumber x\n"))
     s = ws.settings.validated()
@@ -242,7 +242,7 @@ def test_query_sampling():
     # seed 000 step 3: np.random.seed(42); np.random.choice(N, n, replace=False)
     np.random.seed(42)
     assert list(a) == list(ids[np.random.choice(100, 10, replace=False)])
-    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(5,), sample_size=5, seed=1)),
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(5,), sample_size=5, seed=1)),
                             blob("qrels.txt", trec_qrels()))
     ws, _ = W.add_ranked_run(ws, blob("a.trec", trec_run(1)))
     qrels, _, ev = resolve(ws)
@@ -252,7 +252,7 @@ def test_query_sampling():
 def test_embedding_run_item_to_item_and_reference_ground_truth():
     items = [f"p{i:03d}" for i in range(60)]
     ref, model = npz(items, 32, 1), npz(items, 8, 2)
-    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5, 10), gt_depth=5, depth=20, gt_mode="fixed")),
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(1, 5, 10), gt_depth=5, depth=20, gt_mode="fixed")),
                             blob("ada.npz", ref), kind="reference")
     ws, uid = W.add_embedding_run(ws, blob("small.npz", model), name="small")
     assert W.query_universe(ws.ground_truth).tolist() == items
@@ -263,7 +263,7 @@ def test_embedding_run_item_to_item_and_reference_ground_truth():
     pd.testing.assert_frame_equal(runs["small"].to_frame(), expected_r.to_frame())
     assert (runs["small"].to_frame().groupby("query_id").size() == 20).all()
     # a sample of the reference's items: only those are ranked
-    ws2 = W.Workspace(ws.ground_truth, ws.runs, settings=W.Settings(k=(5,), gt_depth=5, sample_size=7, seed=3,
+    ws2 = W.Snapshot(ws.ground_truth, ws.runs, settings=W.Settings(k=(5,), gt_depth=5, sample_size=7, seed=3,
                                                                     gt_mode="fixed"))
     qrels2, runs2, _ = resolve(ws2)
     assert qrels2[None].n_queries == 7 and runs2["small"].n_queries == 7
@@ -273,11 +273,11 @@ def test_reference_tied_mode_with_fixed_cutoff_and_k_free_measures():
     """Tied mode evaluates each k against its own top-k: P(rel=1)@5 once (against the top-5), rprec once."""
     items = [f"p{i:03d}" for i in range(60)]
     metrics = ("ndcg", "recall(rel=2)", "P(rel=1)@5", "rprec")
-    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5), metrics=metrics)),
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(1, 5), metrics=metrics)),
                             blob("ada.npz", npz(items, 16, 1)), kind="reference")
     ws, _ = W.add_embedding_run(ws, blob("m.npz", npz(items, 8, 2)), name="m")
     qrels, runs, ev = resolve(ws)  # was: "run 'm' has two values for precision(rel=1)@5"
-    assert W.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("recall(rel=2)", 1), ("recall(rel=2)", 5),
+    assert T.metric_k_pairs(ev.table) == [("ndcg", 1), ("ndcg", 5), ("recall(rel=2)", 1), ("recall(rel=2)", 5),
                                           ("precision(rel=1)", 5), ("rprec", 0)]
     s = ws.settings.validated()
     ref = W.prepare_reference(ws.ground_truth, sample=None, domains=None, settings=s)
@@ -287,7 +287,7 @@ def test_reference_tied_mode_with_fixed_cutoff_and_k_free_measures():
         direct = evaluate(qrels_k, {"m": runs["m"]}, metrics=[metric], k=[max(k, 1)], ties=s.ties).table
         got = t[(t["metric"] == metric) & (t["k"] == k)]
         np.testing.assert_array_equal(got["value"].to_numpy(), direct["value"].to_numpy())
-    bad = W.Workspace(ws.ground_truth, ws.runs, settings=W.Settings(k=(1, 5), metrics=("P@3",)))
+    bad = W.Snapshot(ws.ground_truth, ws.runs, settings=W.Settings(k=(1, 5), metrics=("P@3",)))
     with pytest.raises(OptionError, match="fixed cutoff must be one of the k values"):
         resolve(bad)
 
@@ -297,7 +297,7 @@ def test_reference_tied_mode_reproduces_seed_000():
     items = [f"p{i:03d}" for i in range(80)]
     ref, model = npz(items, 24, 5), npz(items, 6, 6)
     settings = W.Settings(k=(1, 3, 5, 10), metrics=("recall", "ndcg", "mrr", "map_found"), ties="docid_asc")
-    ws = W.set_ground_truth(W.Workspace(settings=settings), blob("ada.npz", ref), kind="reference")
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), blob("ada.npz", ref), kind="reference")
     ws, _ = W.add_embedding_run(ws, blob("st.npz", model), name="st")
     qrels, runs, ev = resolve(ws)
     assert (qrels[None].n_relevant() == 10).all()  # the deepest ground truth: top max(k)
@@ -313,7 +313,7 @@ def test_reference_tied_mode_reproduces_seed_000():
 
 
 def test_embedding_run_with_missing_ids_is_an_error_for_that_run_only():
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     ws, uid = W.add_embedding_run(ws, blob("other.npz", npz(["a", "b", "c"], 4, 0)))
     s = ws.settings.validated()
     q = W.prepare_qrels(ws.ground_truth, aspect=None, sample=None, domains=None, settings=s)
@@ -324,7 +324,7 @@ def test_embedding_run_with_missing_ids_is_an_error_for_that_run_only():
 def test_ordered_lists_aspects_per_run():
     gt = ordered_lists()
     items = [f"tt{i:04d}" for i in range(12)]
-    ws = W.set_ground_truth(W.Workspace(settings=W.Settings(k=(1, 5), ties="docid_asc")), blob("movies.json", gt))
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(1, 5), ties="docid_asc")), blob("movies.json", gt))
     assert W.ground_truth_aspects(ws.ground_truth) == ("5_most_similar_movies_overall_ordered",
                                                        "5_most_similar_movies_content_ordered",
                                                        "5_most_similar_movies_vibes_ordered")
@@ -354,9 +354,9 @@ def test_demo_workspace_pipeline():
 
 
 def test_diversity_of_embedding_runs_only():
-    from evalcore.demo import cached_demo
-    from evalcore.embedding_runs import diversity_table
-    from evalcore.embeddings import Embeddings
+    from evalcore.diversity import diversity_table
+    from evalcore.io import Embeddings
+    from evalcore.workspace.demo import cached_demo
 
     ws = W.demo_workspace(0, settings=W.Settings(k=(5, 10)))
     qrels, runs, ev = resolve(ws)
@@ -381,15 +381,15 @@ def test_diversity_of_embedding_runs_only():
     ild = summ[(summ["run"] == "strong-128d") & (summ["metric"] == "ild")]["mean"].item()
     assert ild == pytest.approx(t.loc[t["metric"] == "ild", "value"].mean())
     assert W.diversity_summary([]).empty
-    text, _ = W.overview_table(summ, columns=[(m, 10) for m in W.DIVERSITY_METRICS], mark_best=False)
+    text, _ = T.overview_table(summ, columns=[(m, 10) for m in W.DIVERSITY_METRICS], mark_best=False)
     assert not text.stack().str.startswith("★").any()
 
 
 def test_diversity_of_an_uploaded_embedding_run():
-    from evalcore.embedding_runs import diversity_table
+    from evalcore.diversity import diversity_table
 
     items = QUERIES + DOCS
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     ws, _ = W.add_embedding_run(ws, blob("emb.npz", npz(items, 8, 4)), name="emb")
     ws, _ = W.add_ranked_run(ws, blob("bm25.trec", trec_run(1)))
     qrels, runs, _ = resolve(ws)
@@ -411,7 +411,7 @@ def test_domains_and_metadata():
     assert list(m.columns) == ["doc_id", "title", "text"]
     assert m["title"].tolist() == ["T1", "T2"] and m["text"].tolist() == ["body one", ""]
     assert W.normalize_metadata({"a": {"title": "x"}, "b": "y"})["title"].tolist() == ["x", "y"]
-    ws = W.set_ground_truth(W.Workspace(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), blob("qrels.txt", trec_qrels()))
     q = W.prepare_qrels(ws.ground_truth, aspect=None, sample=None, domains=d, settings=ws.settings.validated())
     dom = dict(zip(q.query_ids, q.domain_of(), strict=True))
     assert dom["q1"] == "bio" and dom["q3"] == ""
@@ -436,14 +436,14 @@ def test_overview_table_marks_best_and_formats():
         "k": [10, 10, 0, 0], "n": [5] * 4, "mean": [0.5, 0.7, 2.0, 3.0], "std": [0.1] * 4, "sem": [0.1] * 4,
         "ci_low": [0.4, 0.6, 1.0, 2.0], "ci_high": [0.6, 0.8, 3.0, 4.0], "median": [0.5] * 4,
     })
-    text, best = W.overview_table(summ, runs=["a", "b"])
+    text, best = T.overview_table(summ, runs=["a", "b"])
     assert list(text.columns) == ["ndcg@10", "first_rel_rank"]
     assert text.loc["b", "ndcg@10"] == "★ 0.700 [0.600, 0.800]"
     assert text.loc["a", "ndcg@10"] == "0.500 [0.400, 0.600]"
     assert best.loc["a", "first_rel_rank"] and not best.loc["b", "first_rel_rank"]  # lower is better
-    c = W.curve_frame(summ, "ndcg")
+    c = T.curve_frame(summ, "ndcg")
     assert c["run"].tolist() == ["a", "b"]
-    assert W.curve_frame(summ, "first_rel_rank").empty  # no cutoff, no curve
+    assert T.curve_frame(summ, "first_rel_rank").empty  # no cutoff, no curve
 
 
 def test_display_table_blanks_and_p_values():
@@ -454,7 +454,7 @@ def test_display_table_blanks_and_p_values():
         "significant": [True, False, False],
     }, index=pd.Index(["r1", "r2", "r3"], name="row"))
     before = df.copy()
-    out = W.display_table(df)
+    out = T.display_table(df)
     pd.testing.assert_frame_equal(df, before)  # not modified
     assert out.index.equals(df.index)
     assert out["p_value"].tolist() == ["0.387", "<0.001", "–"]
@@ -467,16 +467,16 @@ def test_display_table_blanks_and_p_values():
     pd.testing.assert_series_equal(out["mean"], df["mean"])
     pd.testing.assert_series_equal(out["significant"], df["significant"])
     assert not out.isna().any().any()
-    assert W.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
-    assert W.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
+    assert T.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
+    assert T.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
 
 
 def test_reading_guide():
-    assert W.reading_band("ndcg@10", 0.95) == "Excellent"
-    assert W.reading_band("ndcg@10", 0.7) == "Very Good"
-    assert W.reading_band("ndcg@10", 0.1) == "Poor"
-    assert W.reading_band("recall@10", 0.65) == "Good"
-    assert W.reading_band("map@10", 0.5) is None
-    frames = W.reading_guide_frames()
+    assert T.reading_band("ndcg@10", 0.95) == "Excellent"
+    assert T.reading_band("ndcg@10", 0.7) == "Very Good"
+    assert T.reading_band("ndcg@10", 0.1) == "Poor"
+    assert T.reading_band("recall@10", 0.65) == "Good"
+    assert T.reading_band("map@10", 0.5) is None
+    frames = T.reading_guide_frames()
     assert frames["ndcg@10"]["band"].tolist() == ["Excellent", "Very Good", "Good", "Fair", "Poor"]
     assert frames["recall@10"]["recall@10"].tolist() == ["> 0.8", "0.6 - 0.8", "0.4 - 0.6", "< 0.4"]

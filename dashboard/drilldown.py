@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .aggregate import metric_at_k_label, summarize, wide_per_query
-from .data import Qrels, Run
-from .errors import OptionError
-from .ranking import rank_order
+from evalcore.aggregate import metric_at_k_label, summarize, wide_per_query
+from evalcore.data import Qrels, Run
+from evalcore.errors import OptionError
+from evalcore.ranking import rank_order
 
 __all__ = [
     "DIFF_COLUMN", "P_THRESHOLD", "format_p_value", "query_table", "filter_queries", "QueryView", "query_view", "placement_text",

@@ -1,184 +1,50 @@
-"""CLI options for embeddings as runs, aspects, a reference model as ground truth and fusion.
+"""The work behind the options: ground truth and runs loaded, embeddings ranked, fusions built, evaluated.
 
-Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
-
-``--emb NAME=DOCS[,QUERIES]`` (repeatable)
-    Rank by exact cosine top-k. One file: item-to-item (the ground-truth
-    queries found among its ids, each query's own item excluded; seeds
-    000/001). Two files: the queries file against the corpus file. Any layout
-    :func:`evalcore.embeddings.load_embeddings` reads (``.npy`` files are
-    memory-mapped).
-``--emb-ids NAME=IDS[,QUERY_IDS]``
-    Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
-    beside them.
-``--emb-depth N``
-    Ranked depth of embedding runs (default: max(max k, 100)).
-``--aspect [NAME=]ASPECT`` (repeatable)
-    Ordered-list ground truth (seed 001 JSON): the aspect a run is evaluated
-    against (``--aspect anchor=overall --aspect content=content``...); a bare
-    ASPECT applies to every run without one.
-``--reference-emb FILE`` (+ ``--reference-ids``, ``--reference-mode tied|fixed``,
-``--reference-depth N``, ``--agreement-pairs N``)
-    A reference model's neighbours as the ground truth instead of ``--qrels``
-    (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
-    per item-to-item model to the report's metadata.
-``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
-    A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
-    before it (files, embedding runs or earlier fusions).
-``--diversity``
-    ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
-``--block-mb MB``
-    Working-set bound of the exact top-k (default 256).
-
-So seed 001 — three spaces, each against its aspect, plus their weighted RRF
-against ``overall`` — is one command::
-
-    evalcore evaluate --qrels gt.json --ties docid_asc --k 5 \\
-        --metrics recall mrr ndcg_exp \\
-        --emb anchor=anchor.json --emb content=content.json --emb vibe=vibe.json \\
-        --aspect anchor=overall --aspect content=content --aspect vibe=vibes \\
-        --fuse combined=anchor:0.5,content:0.3,vibe:0.2 --aspect combined=overall --out out/
+:func:`evaluate_from_args` turns the options of ``evaluate`` / ``compare`` (see
+:mod:`evalcore.cli.options`) into one :class:`~evalcore.evaluate.Evaluation`.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .data import Qrels, Run
-from .embedding_runs import (
+from ..combine import evaluate_per_ground_truth, with_diversity
+from ..data import Qrels, Run
+from ..diversity import diversity_table
+from ..embedding_runs import (
     DEFAULT_BLOCK_BYTES,
-    REFERENCE_MODES,
     embedding_run,
-    evaluate_per_ground_truth,
     evaluate_reference_runs,
     reference_agreement,
     reference_ground_truth,
 )
-from .embeddings import Embeddings, load_embeddings
-from .errors import OptionError, warn
-from .evaluate import Evaluation
+from ..errors import OptionError, warn
+from ..evaluate import Evaluation, evaluate
+from ..io import Embeddings, load_embeddings, load_qrels, load_run
+from ..ranking import canonical_ties
+from ..retrieval import sample_queries
+from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
-__all__ = [
-    "add_embedding_options",
-    "runs_from_embeddings",
-    "fuse_runs",
-    "evaluate_from_args",
-    "parse_emb_spec",
-    "parse_fuse_spec",
-    "EmbSpec",
-]
+__all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args"]
 
 ProgressFn = Callable[[int, int], None]
 
 
-def add_embedding_options(parser: argparse.ArgumentParser) -> None:
-    """Add the embedding, aspect, reference and fusion options to a sub-command's parser."""
-    g = parser.add_argument_group("embeddings, aspects, reference model, fusion")
-    g.add_argument("--emb", action="append", metavar="NAME=DOCS[,QUERIES]",
-                   help="embedding run by exact cosine top-k: one file = item-to-item (own item excluded), "
-                        "two = queries against a corpus (repeatable)")
-    g.add_argument("--emb-ids", action="append", metavar="NAME=IDS[,QUERY_IDS]",
-                   help="id files (one id per line) of .npy embeddings not named X_ids.txt / X.ids.txt")
-    g.add_argument("--emb-depth", type=int, default=None, metavar="N",
-                   help="ranked depth of embedding runs (default max(max k, 100))")
-    g.add_argument("--aspect", action="append", metavar="[NAME=]ASPECT",
-                   help="ordered-list ground truth (seed 001): aspect a run is evaluated against; "
-                        "a bare ASPECT applies to all other runs")
-    g.add_argument("--reference-emb", default=None, metavar="FILE",
-                   help="reference embeddings whose neighbours are the ground truth (seed 000), instead of --qrels")
-    g.add_argument("--reference-ids", default=None, metavar="IDS", help="ids file of a .npy --reference-emb")
-    g.add_argument("--reference-mode", default="tied", choices=list(REFERENCE_MODES),
-                   help="tied: at each k relevant = reference top-k (seed 000, default); "
-                        "fixed: one top-DEPTH graded by position")
-    g.add_argument("--reference-depth", type=int, default=None, metavar="N",
-                   help="depth of the fixed reference ground truth (default max k)")
-    g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
-                   help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model")
-    g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
-                   help="add a weighted RRF of runs named before (repeatable)")
-    g.add_argument("--rrf-c", type=float, default=60.0, help="RRF constant c (default 60)")
-    g.add_argument("--rrf-top-n", type=int, default=None, metavar="N",
-                   help="fuse only the top N of each list (absent = contribution 0)")
-    g.add_argument("--rrf-ties", default="docid_asc",
-                   help="tie rule giving the input ranks of --fuse (default docid_asc, as embedding runs rank)")
-    g.add_argument("--diversity", action="store_true",
-                   help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
-    g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
-                   help="working-set bound of the exact top-k in MiB (default 256)")
-
-
-# ---------------------------------------------------------------------------- specs
-@dataclass(frozen=True)
-class EmbSpec:
-    name: str
-    docs: str
-    queries: str | None = None
-    docs_ids: str | None = None
-    queries_ids: str | None = None
-
-
-def _split(spec: str, flag: str, what: str = "NAME=FILE") -> tuple[str, str]:
-    if "=" not in spec:
-        raise OptionError(f"{flag} expects {what}, got {spec!r}")
-    name, value = (x.strip() for x in spec.split("=", 1))
-    if not name or not value:
-        raise OptionError(f"{flag} expects {what}, got {spec!r}")
-    return name, value
-
-
-def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:
-    """``NAME=DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec`."""
-    name, value = _split(spec, "--emb", "NAME=DOCS_FILE[,QUERIES_FILE]")
-    parts = [p.strip() for p in value.split(",")]
-    if len(parts) > 2 or not all(parts):
-        raise OptionError(f"--emb expects NAME=DOCS_FILE[,QUERIES_FILE], got {spec!r}")
-    id_parts: list[str | None] = [None, None]
-    if ids and name in ids:
-        got = [p.strip() or None for p in ids[name].split(",")]
-        if len(got) > 2:
-            raise OptionError(f"--emb-ids expects NAME=IDS[,QUERY_IDS], got {name}={ids[name]}")
-        id_parts[: len(got)] = got
-    return EmbSpec(name, parts[0], parts[1] if len(parts) == 2 else None, id_parts[0], id_parts[1])
-
-
-def parse_fuse_spec(spec: str) -> tuple[str, dict[str, float]]:
-    """``NAME=RUN1:W1,RUN2:W2`` -> (NAME, {RUN: W}); a run without ``:W`` has weight 1."""
-    name, value = _split(spec, "--fuse", "NAME=RUN1:W1,RUN2:W2,...")
-    weights: dict[str, float] = {}
-    for part in value.split(","):
-        part = part.strip()
-        if not part:
-            raise OptionError(f"--fuse {spec!r}: empty run in the list")
-        run, _, w = part.rpartition(":") if ":" in part else (part, "", "1")
-        run = run.strip()
-        try:
-            weight = float(w)
-        except ValueError:
-            raise OptionError(f"--fuse {spec!r}: weight {w!r} of run {run!r} is not a number") from None
-        if run in weights:
-            raise OptionError(f"--fuse {spec!r}: run {run!r} listed twice")
-        weights[run] = weight
-    return name, weights
-
-
-def _parse_aspects(specs: Sequence[str] | None) -> tuple[dict[str, str], str | None]:
-    per_run: dict[str, str] = {}
-    default = None
-    for spec in specs or []:
-        if "=" in spec:
-            name, aspect = _split(spec, "--aspect", "NAME=ASPECT or ASPECT")
-            per_run[name] = aspect
-        else:
-            if default is not None and default != spec.strip():
-                raise OptionError(f"two default aspects given ({default!r}, {spec.strip()!r}); name the runs")
-            default = spec.strip()
-    return per_run, default
+def load_runs(specs: Sequence[str], *, fmt: str = "auto") -> dict[str, Run]:
+    """``--run [NAME=]FILE`` specs -> runs by name (a bare FILE is named by its TREC tag or file stem)."""
+    runs: dict[str, Run] = {}
+    for spec in specs:
+        name, path = split_named(spec, flag="--run", bare_ok=True)
+        run = load_run(path, format=fmt, name=name)
+        if run.name in runs:
+            raise OptionError(f"two runs are named {run.name!r}; name them with --run NAME=FILE")
+        runs[run.name] = run
+    return runs
 
 
 # ---------------------------------------------------------------------------- loading
@@ -240,7 +106,7 @@ def runs_from_embeddings(
     cache = cache or _EmbCache()
     ids_map: dict[str, str] = {}
     for s in getattr(args, "emb_ids", None) or []:
-        n, v = _split(s, "--emb-ids", "NAME=IDS_FILE[,QUERY_IDS_FILE]")
+        n, v = split_named(s, flag="--emb-ids", what="NAME=IDS_FILE[,QUERY_IDS_FILE]")
         ids_map[n] = v
     parsed = [parse_emb_spec(s, ids_map) for s in specs]
     unknown = set(ids_map) - {p.name for p in parsed}
@@ -274,7 +140,7 @@ def fuse_runs(
     info: dict[str, Any] | None = None,
 ) -> dict[str, Run]:
     """Weighted RRF runs from ``--fuse NAME=RUN1:W1,...`` specs, in order (a fusion may use earlier ones)."""
-    from .fusion import weighted_rrf
+    from ..fusion import weighted_rrf
 
     pool = dict(runs)
     out: dict[str, Run] = {}
@@ -302,18 +168,8 @@ def _has_ties(run: Run) -> bool:
 
 # ---------------------------------------------------------------------------- the whole command
 def _load_ground_truth(args: argparse.Namespace, aspect: str | None) -> Qrels:
-    from .loaders import load_qrels
-
     fmt = getattr(args, "qrels_format", "auto") or "auto"
-    if aspect is None:
-        return load_qrels(args.qrels, format=fmt)
-    try:
-        return load_qrels(args.qrels, format=fmt, aspect=aspect)
-    except TypeError as e:
-        if "aspect" not in str(e):
-            raise
-        raise OptionError("--aspect needs a ground-truth loader with aspects (ordered-list JSON, seed 001); "
-                          "this version of evalcore.loaders has none") from None
+    return load_qrels(args.qrels, format=fmt, aspect=aspect)
 
 
 def evaluate_from_args(
@@ -331,8 +187,6 @@ def evaluate_from_args(
     ``--n-samples``/``--seed`` and ``--diversity``. Returns the evaluation,
     every run by name, and a label of the ground truth.
     """
-    from .evaluate import evaluate
-
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
     opts = dict(metrics=list(metrics), ties=ties, rel_threshold=getattr(args, "rel_threshold", 1),
@@ -345,7 +199,7 @@ def evaluate_from_args(
     fuse_specs = getattr(args, "fuse", None) or []
     ref_path = getattr(args, "reference_emb", None)
     qrels_path = getattr(args, "qrels", None)
-    per_run_aspect, default_aspect = _parse_aspects(getattr(args, "aspect", None))
+    per_run_aspect, default_aspect = parse_aspects(getattr(args, "aspect", None))
     extra: dict[str, Any] = {}
 
     if ref_path and qrels_path:
@@ -381,8 +235,6 @@ def evaluate_from_args(
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
         if n_samples:
-            from .retrieval import sample_queries
-
             picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
             for a in aspects_needed:
                 q = gt_of(a)
@@ -407,8 +259,6 @@ def evaluate_from_args(
     unknown = set(per_run_aspect) - set(runs)
     if unknown:
         raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {list(runs)}")
-
-    from .ranking import canonical_ties
 
     generated = list(emb_info) + list(fusion_info)
     if canonical_ties(ties) == "trec":
@@ -445,7 +295,7 @@ def evaluate_from_args(
 
 
 def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tuple[str, str | None]:
-    ids_map = dict(_split(s, "--emb-ids") for s in getattr(args, "emb_ids", None) or [])
+    ids_map = dict(split_named(s, flag="--emb-ids") for s in getattr(args, "emb_ids", None) or [])
     for s in specs:
         sp = parse_emb_spec(s, ids_map)
         if sp.name == name:
@@ -455,12 +305,6 @@ def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tupl
 
 def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[str, Any], cache: _EmbCache,
                    args: argparse.Namespace, ks: Sequence[int], gt: Any, qrels_for: Any, ties: str) -> Evaluation:
-    try:
-        from .diversity import alpha_ndcg  # noqa: F401  (presence check)
-        from .embedding_runs import diversity_table, with_diversity
-    except ImportError:
-        raise OptionError("--diversity needs evalcore.diversity, which this installation lacks") from None
-
     tables = []
     for name in emb_info:
         docs = cache.get(*_files_of(args.emb, name, args))

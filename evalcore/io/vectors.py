@@ -1,30 +1,4 @@
-"""Embedding files: load, validate and save ``(ids, vectors)`` pairs.
-
-Supported layouts (detected from the file name, else from the content):
-
-``.npz``
-    Arrays ``ids`` (strings or integers) and ``embeddings`` (2-D; ``vectors``
-    and ``emb`` are accepted as names too).
-``.npy``
-    A 2-D array; its ids come from a text file (one id per line) beside it —
-    ``X_ids.txt`` or ``X.ids.txt`` for ``X.npy`` — or from ``ids_src``. With
-    ``mmap=True`` the vectors stay on disk as a read-only memory map.
-``.parquet`` / ``.csv`` / ``.tsv``
-    An id column (``id``, ``ids``, ``doc_id``, ``movie_id``, ``_id``...,
-    else the first text column) and either one list column (Parquet list or a
-    CSV cell holding ``[0.1, 0.2, ...]``) or one numeric column per dimension.
-``.json``
-    ``{"id": [floats], ...}``.
-
-Safety: ``.npy``/``.npz`` are always read with ``allow_pickle=False``; object
-arrays raise :class:`~evalcore.errors.UnsafeFileError`, and so do truncated or
-corrupt binary files. Every problem names the file and the culprit (the id,
-the two counts, the line...). All-zero vectors are allowed (their cosine with
-anything is 0) and reported with :func:`evalcore.errors.warn`.
-
-Bytes input (the dashboard's uploads) is accepted everywhere: pass the bytes
-and the original file name as ``label``.
-"""
+"""Readers of embedding files (.npz, .npy, Parquet, CSV/TSV, JSON) into :class:`Embeddings`."""
 
 from __future__ import annotations
 
@@ -32,104 +6,46 @@ import io
 import json
 import os
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-from ._arrow import read_parquet_bytes
-from ._lazy import pd
-from .errors import (
+from .._lazy import pd
+from ..errors import (
     DuplicateIdError,
     EmptyInputError,
     InputFormatError,
     InvalidJsonError,
     MissingColumnError,
-    NonFiniteValueError,
     ShapeMismatchError,
     UnreadableFileError,
     UnsafeFileError,
     ValueTypeError,
-    warn,
+)
+from ..retrieval import load_npy_mmap
+from ._arrow import read_parquet_bytes
+from .embeddings import (
+    _ID_COLUMNS,
+    _VEC_NAMES,
+    EMBEDDING_FORMATS,
+    Embeddings,
+    Source,
+    _check_ragged,
+    _detect,
+    _finish,
+    _head,
+    _ids_array,
+    _open,
+    _rows_from_mapping,
+    _vectors_array,
+    read_ids,
 )
 
-__all__ = ["Embeddings", "load_embeddings", "save_embeddings", "read_ids", "EMBEDDING_FORMATS"]
-
-Source = str | os.PathLike | bytes | IO[bytes]
-EMBEDDING_FORMATS = ("npz", "npy", "parquet", "csv", "json")
-_ID_COLUMNS = ("id", "ids", "doc_id", "docid", "movie_id", "item_id", "paper_id", "query_id", "_id", "corpus-id")
-_VEC_NAMES = ("embeddings", "vectors", "emb", "embedding", "vector")
-_CHUNK_ROWS = 65536
-
-
-@dataclass(frozen=True, eq=False)
-class Embeddings:
-    """Vectors with their ids.
-
-    Attributes
-    ----------
-    ids : ndarray of str (object dtype), shape (n,)
-        Unique ids, row order of ``vectors``.
-    vectors : ndarray of float32, shape (n, dim)
-        May be a read-only ``numpy.memmap`` (``load_embeddings(..., mmap=True)``).
-    source : str or None
-        File name, for messages.
-    """
-
-    ids: np.ndarray
-    vectors: np.ndarray
-    source: str | None = None
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_arrays(cls, ids: Any, vectors: Any, *, source: str | None = None) -> Embeddings:
-        """Validate and wrap in-memory arrays (same checks as the file readers)."""
-        return _finish(_ids_array(ids, source), _vectors_array(vectors, source), source)
-
-    @classmethod
-    def from_dict(cls, mapping: dict[str, Any], *, source: str | None = None) -> Embeddings:
-        """Build from ``{id: vector}`` (vectors must all have the same length)."""
-        ids, rows = _rows_from_mapping(mapping.items(), source)
-        return _finish(ids, rows, source)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @property
-    def dim(self) -> int:
-        return int(self.vectors.shape[1])
-
-    @property
-    def label(self) -> str:
-        return self.source or "<embeddings>"
-
-    @property
-    def index(self) -> pd.Index:
-        """``pd.Index`` over the ids (built once)."""
-        hit = self._cache.get("index")
-        if hit is None:
-            hit = pd.Index(self.ids)
-            self._cache["index"] = hit
-        return hit
-
-    def rows_of(self, ids: Any) -> np.ndarray:
-        """Row of each id (``-1`` where absent)."""
-        return self.index.get_indexer(np.asarray(ids, dtype=object))
-
-    def subset(self, ids: Any) -> Embeddings:
-        """The given ids (all must exist), in that order; vectors are copied into memory."""
-        rows = self.rows_of(ids)
-        if (rows < 0).any():
-            from .errors import MissingIdsError
-
-            bad = np.asarray(ids, dtype=object)[rows < 0]
-            raise MissingIdsError(f"{len(bad)} ids are not in the embeddings, e.g. {list(bad[:5])}",
-                                  file=self.source)
-        return Embeddings(self.ids[rows], np.ascontiguousarray(self.vectors[rows]), self.source)
-
-
 # --------------------------------------------------------------------- loading
+__all__ = ["load_embeddings", "load_vectors"]
+
+
 def load_embeddings(
     src: Source | Embeddings,
     *,
@@ -190,75 +106,6 @@ def load_embeddings(
     return _finish(ids, vecs, name)
 
 
-def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
-    """Ids from a text file, one per line (blank trailing lines ignored, CRLF accepted)."""
-    data, path, name = _open(src, label)
-    if data is None:
-        assert path is not None
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            raise UnreadableFileError(f"cannot read ids file ({e.strerror or e})", file=name) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise InputFormatError(f"ids file is not UTF-8 text (byte {e.start})", file=name) from None
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
-        raise EmptyInputError("ids file is empty", file=name)
-    ids = [ln.strip() for ln in lines]
-    for i, x in enumerate(ids):
-        if not x:
-            raise InputFormatError("empty id (blank line)", file=name, line=i + 1)
-    return np.asarray(ids, dtype=object)
-
-
-def _open(src: Source, label: str | None) -> tuple[bytes | None, Path | None, str]:
-    """(bytes or None when a path to read lazily, path or None, display name)."""
-    if isinstance(src, (bytes, bytearray, memoryview)):
-        return bytes(src), None, label or "<bytes>"
-    if hasattr(src, "read"):
-        data = src.read()
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        return data, None, label or str(getattr(src, "name", "<stream>"))
-    path = Path(src)
-    name = label or str(src)
-    if not path.exists():
-        raise UnreadableFileError("file not found", file=name)
-    if path.is_dir():
-        raise UnreadableFileError("is a directory, expected a file", file=name)
-    return None, path, name
-
-
-def _head(data: bytes | None, path: Path | None, n: int = 16) -> bytes:
-    if data is not None:
-        return data[:n]
-    assert path is not None
-    with open(path, "rb") as fh:
-        return fh.read(n)
-
-
-def _detect(name: str, data: bytes | None, path: Path | None) -> str:
-    low = name.lower()
-    for suffix, fmt in ((".npz", "npz"), (".npy", "npy"), (".parquet", "parquet"), (".pq", "parquet"),
-                        (".csv", "csv"), (".tsv", "tsv"), (".json", "json")):
-        if low.endswith(suffix):
-            return fmt
-    head = _head(data, path)
-    if head.startswith(b"\x93NUMPY"):
-        return "npy"
-    if head.startswith(b"PK"):
-        return "npz"
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.lstrip().startswith(b"{"):
-        return "json"
-    if not head.strip():
-        raise EmptyInputError("file is empty", file=name)
-    return "csv"
 
 
 def _read_all(data: bytes | None, path: Path | None, name: str) -> bytes:
@@ -534,164 +381,29 @@ def _read_json(data: bytes | None, path: Path | None, name: str) -> tuple[np.nda
     return _rows_from_mapping(obj.items(), name, check_dupes=False)
 
 
-# --------------------------------------------------------------- validation
-def _ids_array(values: Any, name: str | None) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ShapeMismatchError(f"ids must be one-dimensional, got shape {arr.shape}", file=name)
-    if arr.dtype.kind in "US":
-        out = arr.astype(str).astype(object)
-    elif arr.dtype.kind in "iu":
-        out = np.asarray([str(x) for x in arr.tolist()], dtype=object)
-    elif arr.dtype.kind == "O":
-        if not all(isinstance(x, str) for x in arr.tolist()):
-            bad = next(x for x in arr.tolist() if not isinstance(x, str))
-            raise ValueTypeError(f"id {bad!r} is not a string", file=name)
-        out = arr.copy()
-    else:
-        raise ValueTypeError(f"ids must be strings or integers, got dtype {arr.dtype}", file=name)
-    return out
 
 
-def _vectors_array(values: Any, name: str | None) -> np.ndarray:
-    arr = values if isinstance(values, np.ndarray) else np.asarray(values)
-    if arr.dtype.kind == "O":
-        raise UnsafeFileError("vectors are Python objects, expected numbers", file=name)
-    if arr.dtype.kind not in "fiub":
-        raise ValueTypeError(f"vectors must be numbers, got dtype {arr.dtype}", file=name)
-    if arr.ndim != 2:
-        raise ShapeMismatchError(f"vectors must form a 2-D array (rows x dims), got shape {arr.shape}", file=name)
-    if arr.shape[1] == 0:
-        raise ShapeMismatchError(f"vectors have dimension 0 (shape {arr.shape})", file=name)
-    if arr.dtype != np.float32:
-        arr = arr.astype(np.float32)
-    return arr
 
 
-def _check_ragged(lengths: np.ndarray, ids: np.ndarray, name: str | None) -> None:
-    if len(lengths) == 0:
-        return
-    bad = np.flatnonzero(lengths != lengths[0])
-    if len(bad):
-        i = int(bad[0])
-        raise ShapeMismatchError(
-            f"vector of id {ids[i]!r} has {int(lengths[i])} values but the first ({ids[0]!r}) has "
-            f"{int(lengths[0])} ({len(bad)} vectors of another length)", file=name, item=str(ids[i]))
-
-
-def _rows_from_mapping(items: Any, name: str | None, *, check_dupes: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    ids: list[str] = []
-    rows: list[Any] = []
-    seen: set[str] = set()
-    dim = None
-    first = None
-    for key, vec in items:
-        key = str(key)
-        if check_dupes and key in seen:
-            raise DuplicateIdError(f"id {key!r} appears twice", file=name, item=key)
-        seen.add(key)
-        if isinstance(vec, np.ndarray):
-            vec = vec.tolist()
-        if not isinstance(vec, (list, tuple)):
-            raise ValueTypeError(f"vector of id {key!r} is not a list of numbers (got {type(vec).__name__})",
-                                 file=name, item=key)
-        if dim is None:
-            dim, first = len(vec), key
-        elif len(vec) != dim:
-            raise ShapeMismatchError(f"vector of id {key!r} has {len(vec)} values but the first ({first!r}) has {dim}",
-                                     file=name, item=key)
-        ids.append(key)
-        rows.append(vec)
-    if not ids:
-        raise EmptyInputError("no vectors", file=name)
+def load_vectors(path: str | os.PathLike, *, mmap: bool) -> np.ndarray:
+    """A 2-D numeric ``.npy`` file, memory-mapped read-only when ``mmap``."""
+    if mmap:
+        return load_npy_mmap(path)
+    label = os.fspath(path)
     try:
-        mat = np.asarray(rows, dtype=np.float32)
-    except (TypeError, ValueError):
-        for key, vec in zip(ids, rows, strict=True):
-            for x in vec:
-                if isinstance(x, bool) or not isinstance(x, (int, float)):
-                    raise ValueTypeError(f"vector of id {key!r} holds {x!r}, not a number", file=name,
-                                         item=key) from None
-        raise
-    if mat.ndim != 2 or mat.shape[1] == 0:
-        raise ShapeMismatchError(f"vectors have dimension 0 (id {ids[0]!r})", file=name)
-    return np.asarray(ids, dtype=object), mat
-
-
-def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
-    if len(ids) == 0:
-        raise EmptyInputError("no vectors", file=name)
-    if len(ids) != vecs.shape[0]:
-        raise ShapeMismatchError(f"{len(ids)} ids but {vecs.shape[0]} vectors", file=name)
-    dup = pd.Index(ids).duplicated()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        raise DuplicateIdError(f"id {ids[i]!r} appears twice ({int(dup.sum())} duplicate ids)", file=name,
-                               item=str(ids[i]))
-    n_bad = 0
-    first_bad = None
-    n_zero = 0
-    first_zero = None
-    for lo in range(0, vecs.shape[0], _CHUNK_ROWS):
-        block = np.asarray(vecs[lo: lo + _CHUNK_ROWS])
-        fin = np.isfinite(block).all(axis=1)
-        if not fin.all():
-            n_bad += int((~fin).sum())
-            if first_bad is None:
-                first_bad = lo + int(np.flatnonzero(~fin)[0])
-        zero = ~np.any(block != 0, axis=1)
-        if zero.any():
-            n_zero += int(zero.sum())
-            if first_zero is None:
-                first_zero = lo + int(np.flatnonzero(zero)[0])
-    if n_bad:
-        raise NonFiniteValueError(
-            f"vector of id {ids[first_bad]!r} holds NaN or infinite values ({n_bad} such vectors)",
-            file=name, item=str(ids[first_bad]))
-    if n_zero:
-        warn(f"{name or '<embeddings>'}: {n_zero} all-zero vectors (e.g. id {ids[first_zero]!r}); "
-             "their cosine with anything is 0")
-    return Embeddings(ids, vecs, name)
-
-
-# --------------------------------------------------------------------- saving
-def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "auto") -> list[Path]:
-    """Write embeddings in any supported format (by suffix unless ``format``); returns the files written.
-
-    ``.npy`` also writes ``X_ids.txt`` beside it. Parquet stores a list column
-    ``embedding``; CSV one column per dimension (``d0, d1, ...``, full float32
-    precision); JSON ``{id: [floats]}``.
-    """
-    p = Path(path)
-    fmt = _detect(p.name, b"x", None) if format == "auto" else format.lower().lstrip(".")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    ids = np.asarray(emb.ids, dtype=str)
-    vecs = np.asarray(emb.vectors, dtype=np.float32)
-    if fmt == "npz":
-        with open(p, "wb") as fh:
-            np.savez(fh, ids=ids, embeddings=vecs)
-        return [p]
-    if fmt == "npy":
-        with open(p, "wb") as fh:
-            np.save(fh, vecs, allow_pickle=False)
-        stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
-        ip = p.with_name(f"{stem}_ids.txt")
-        ip.write_text("".join(f"{x}\n" for x in ids.tolist()), encoding="utf-8")
-        return [p, ip]
-    if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        col = pa.FixedSizeListArray.from_arrays(pa.array(vecs.reshape(-1)), vecs.shape[1])
-        pq.write_table(pa.table({"id": pa.array(ids.tolist(), pa.string()), "embedding": col}), str(p))
-        return [p]
-    if fmt in ("csv", "tsv"):
-        frame = pd.DataFrame(vecs, columns=[f"d{i}" for i in range(vecs.shape[1])])
-        frame.insert(0, "id", ids)
-        frame.to_csv(p, index=False, sep="\t" if fmt == "tsv" else ",", float_format="%.9g", na_rep="nan")
-        return [p]
-    if fmt == "json":
-        obj = {i: [float(x) for x in row] for i, row in zip(ids.tolist(), vecs.tolist(), strict=True)}
-        p.write_text(json.dumps(obj), encoding="utf-8")
-        return [p]
-    raise InputFormatError(f"unknown embedding format {format!r}; supported: {', '.join(EMBEDDING_FORMATS)}", file=str(p))
+        arr = np.load(path, allow_pickle=False)
+    except FileNotFoundError as e:
+        raise InputFormatError("file not found", file=label) from e
+    except ValueError as e:
+        if "pickle" in str(e).lower() or "python objects" in str(e).lower():
+            raise UnsafeFileError("holds Python objects (would need unpickling); refused", file=label) from e
+        raise InputFormatError(f"not a readable .npy file ({e})", file=label) from e
+    except OSError as e:
+        raise InputFormatError(f"cannot be read as .npy ({e})", file=label) from e
+    if not isinstance(arr, np.ndarray):
+        raise InputFormatError("is an .npz archive; expected a single .npy array", file=label)
+    if arr.dtype == object or arr.dtype.kind not in "biuf":
+        raise ValueTypeError(f"must hold real numbers, got dtype {arr.dtype}", file=label)
+    if arr.ndim != 2:
+        raise ShapeMismatchError(f"must be a 2-D array (rows x dimensions), got shape {arr.shape}", file=label)
+    return arr

@@ -1,8 +1,8 @@
 """Readers and writers of the non-TREC formats: long tables (CSV/TSV/Parquet) and plain JSON.
 
 The JSON ground-truth schemas of the user's spec (seed 001 ordered lists, seed 003
-graded judgments) live in :mod:`evalcore.formats_json`; format detection and the
-single entry points (``load_qrels``, ``load_run`` ...) in :mod:`evalcore.loaders`.
+graded judgments) live in :mod:`evalcore.io.lists`; format detection in :mod:`evalcore.io.detect`; the
+single entry points (``load_qrels``, ``load_run`` ...) in :mod:`evalcore.io`.
 
 Long tables
 -----------
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -48,11 +47,9 @@ from typing import IO, Any
 
 import numpy as np
 
-from ._arrow import read_csv_bytes, read_parquet_bytes
-from ._lazy import pd
-from .data import Qrels, Run
-from .errors import (
-    BinaryFileError,
+from .._lazy import pd
+from ..data import Qrels, Run
+from ..errors import (
     ColumnCountError,
     ConflictingValueError,
     DuplicateIdError,
@@ -66,199 +63,20 @@ from .errors import (
     UnreadableFileError,
     ValueTypeError,
 )
-from .io_trec import _blank, read_bytes
+from ._arrow import read_csv_bytes, read_parquet_bytes
+from .columns import (
+    DOC_COLUMNS,
+    DOMAIN_COLUMNS,
+    GRADE_COLUMNS,
+    GRADE_LIMIT,
+    QUERY_COLUMNS,
+    RANK_COLUMNS,
+    SCORE_COLUMNS,
+    pick_column,
+)
+from .source import decode_text
 
-__all__ = [
-    "QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "SCORE_COLUMNS", "RANK_COLUMNS", "DOMAIN_COLUMNS",
-    "read_source", "decode_text", "read_table_qrels", "read_table_run", "read_table_domains",
-    "read_table_metadata", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet",
-]
-
-Source = str | os.PathLike | bytes | IO[bytes]
-
-QUERY_COLUMNS = ("query_id", "qid", "query", "queryid", "q_id", "topic", "topic_id", "question_id")
-DOC_COLUMNS = ("doc_id", "docid", "corpus_id", "corpusid", "document_id", "documentid", "doc", "document",
-               "docno", "did", "passage_id", "pid", "item_id", "item", "target_id", "target")
-GRADE_COLUMNS = ("relevance", "rel", "grade", "label", "judgment", "judgement", "qrel", "relevance_grade",
-                 "score")
-SCORE_COLUMNS = ("score", "sim", "similarity", "rsv", "retrieval_score", "relevance_score", "value")
-RANK_COLUMNS = ("rank", "position", "pos")
-DOMAIN_COLUMNS = ("domain", "category")
-META_ID_COLUMNS = ("_id", "id") + DOC_COLUMNS
-TITLE_COLUMNS = ("title", "name", "doc_title")
-TEXT_COLUMNS = ("text", "body", "contents", "content", "abstract", "description", "plot", "overview",
-                "passage")
-
-GRADE_LIMIT = 2**31 - 1  # |grade| above this is refused (gains 2**rel would overflow long before)
-
-
-# ============================================================================ sources and text
-def read_source(src: Source, *, label: str | None = None) -> tuple[bytes, str]:
-    """Raw content and display name of a path, bytes or binary stream (binary content allowed).
-
-    A seekable stream is put back where it was, so the caller can read it again.
-    Errors: :class:`UnreadableFileError` (missing, directory, no permission),
-    :class:`EmptyInputError` (nothing but white space).
-    """
-    if isinstance(src, bytes | bytearray | memoryview):
-        data, name = bytes(src), label or "<bytes>"
-    elif hasattr(src, "read"):
-        name = label or str(getattr(src, "name", "") or "<stream>")
-        pos = None
-        try:
-            if src.seekable():
-                pos = src.tell()
-        except (AttributeError, OSError, ValueError):
-            pos = None
-        try:
-            data = src.read()
-        except (OSError, ValueError) as e:
-            raise UnreadableFileError(f"cannot read the stream ({e})", file=name) from None
-        finally:
-            if pos is not None:
-                try:
-                    src.seek(pos)
-                except (OSError, ValueError):
-                    pass
-        if isinstance(data, str):
-            try:
-                data = data.encode("utf-8")
-            except UnicodeEncodeError:
-                raise BinaryFileError("the stream gave text that cannot be encoded as UTF-8", file=name) from None
-        if not isinstance(data, bytes | bytearray):
-            raise UnreadableFileError(f"the stream gave {type(data).__name__}, expected bytes", file=name)
-        data = bytes(data)
-    elif isinstance(src, str | os.PathLike):
-        name = label or os.fspath(src)
-        try:
-            data = Path(src).read_bytes()
-        except FileNotFoundError:
-            raise UnreadableFileError("file not found", file=name) from None
-        except IsADirectoryError:
-            raise UnreadableFileError("is a directory, expected a file", file=name) from None
-        except PermissionError:
-            raise UnreadableFileError("permission denied", file=name) from None
-        except (OSError, ValueError) as e:
-            raise UnreadableFileError(f"cannot read the file ({getattr(e, 'strerror', None) or e})",
-                                      file=name) from None
-    else:
-        raise OptionError(f"expected a path, bytes or a binary stream, got {type(src).__name__}")
-    if _blank(data):
-        raise EmptyInputError("file is empty", file=name)
-    return data, name
-
-
-def source_filename(src: Source, label: str | None) -> str | None:
-    """The file name used for extension-based detection (path, stream name, else the label)."""
-    if isinstance(src, str | os.PathLike):
-        return os.fspath(src)
-    name = getattr(src, "name", None)
-    if isinstance(name, str) and name:
-        return name
-    return label
-
-
-def decode_text(data: bytes, label: str) -> str:
-    """UTF-8 text of a file (a BOM is dropped); binary or undecodable content is an error."""
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise BinaryFileError("UTF-16 text; save the file as UTF-8", file=label)
-    data, _ = read_bytes(data, name=label)  # empty / NUL-byte checks shared with the TREC readers
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise BinaryFileError(f"not valid UTF-8 text (byte {e.start})", file=label, line=line) from None
-    return text[1:] if text.startswith("\ufeff") else text
-
-
-# ============================================================================ values
-def kind_of(v: Any) -> str:
-    """JSON-ish name of a Python value's type, for messages."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, dict):
-        return "an object"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, int | float):
-        return "a number"
-    return type(v).__name__
-
-
-def to_grade(v: Any, *, where: str, label: str, line: int | None = None,
-             query: str | None = None, item: str | None = None) -> int:
-    """An integer grade from a JSON value or a cell (``"2"``, ``2``, ``2.0``); else :class:`ValueTypeError`."""
-    g: float | int | None
-    if isinstance(v, bool) or v is None:
-        g = None
-    elif isinstance(v, int):
-        g = v
-    elif isinstance(v, float):
-        g = v if math.isfinite(v) and v == int(v) else None
-    elif isinstance(v, str):
-        s = v.strip()
-        try:
-            g = int(s)
-        except ValueError:
-            try:
-                f = float(s)
-            except ValueError:
-                f = math.nan
-            g = int(f) if math.isfinite(f) and f == int(f) else None
-    else:
-        g = None
-    if g is None:
-        raise ValueTypeError(f"grade {v!r} of {where} is not an integer", file=label, line=line,
-                             query=query, item=item)
-    if abs(g) > GRADE_LIMIT:
-        raise ValueTypeError(f"grade {v!r} of {where} is out of range (|grade| <= {GRADE_LIMIT})",
-                             file=label, line=line, query=query, item=item)
-    return int(g)
-
-
-def to_score(v: Any, *, where: str, label: str, line: int | None = None, what: str = "score",
-             query: str | None = None, item: str | None = None) -> float:
-    """A finite float from a JSON value or a cell; :class:`ValueTypeError` / :class:`NonFiniteValueError`."""
-    f: float | None
-    if isinstance(v, bool) or v is None:
-        f = None
-    elif isinstance(v, int | float):
-        try:
-            f = float(v)
-        except OverflowError:
-            f = math.inf
-    elif isinstance(v, str):
-        try:
-            f = float(v.strip())
-        except ValueError:
-            f = None
-    else:
-        f = None
-    if f is None:
-        raise ValueTypeError(f"{what} {v!r} of {where} is not a number", file=label, line=line,
-                             query=query, item=item)
-    if not math.isfinite(f):
-        raise NonFiniteValueError(f"{what} {v!r} of {where} is not finite", file=label, line=line,
-                                  query=query, item=item)
-    return f
-
-
-def norm_column(name: Any) -> str:
-    """Column name as matched against the synonym lists."""
-    return re.sub(r"[\s\-.]+", "_", str(name).strip().lower())
-
-
-def pick_column(names: Sequence[str], synonyms: Sequence[str]) -> int | None:
-    """Index of the first synonym present among ``names`` (normalised), else None."""
-    normed = [norm_column(n) for n in names]
-    for syn in synonyms:
-        if syn in normed:
-            return normed.index(syn)
-    return None
+__all__ = ["first_line", "sniff_separator", "read_table_qrels", "read_table_run", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet"]
 
 
 # ============================================================================ tables
@@ -319,7 +137,7 @@ def _fast_table(text: str, sep: str, label: str) -> _Table:
     names = [f"c{i}" for i in range(len(header))]
     try:
         tbl = read_csv_bytes(
-            body,  # returns once arrow has let go of it (see evalcore._arrow.read_csv_bytes)
+            body,  # returns once arrow has let go of it (see evalcore.io._arrow.read_csv_bytes)
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(
@@ -672,94 +490,6 @@ def read_table_run(data: bytes, *, fmt: str, label: str, name: str | None = None
     return _table(data, label, fmt, lambda t: _build_run(t, run_name))
 
 
-def read_table_domains(data: bytes, *, fmt: str, label: str) -> dict[str, str]:
-    """query -> domain from a table with a header (query + domain columns) or a header-less 2-column table."""
-
-    def build(tbl: _Table) -> dict[str, str]:
-        jq = pick_column(tbl.names, QUERY_COLUMNS)
-        jdom = pick_column(tbl.names, DOMAIN_COLUMNS)
-        if jq is None and jdom is None and len(tbl.names) == 2 and not tbl.rows_are_lines:
-            tbl = _prepend_header_row(tbl)
-            jq, jdom = 0, 1
-        if jq is None:
-            jq = _require(tbl, "query id", QUERY_COLUMNS)
-        if jdom is None:
-            jdom = _require(tbl, "domain", DOMAIN_COLUMNS)
-        if tbl.n_rows == 0:
-            raise EmptyInputError("no rows after the header", file=tbl.label, line=tbl.header_line)
-        qs = _id_column(tbl, jq, "query id").to_numpy(zero_copy_only=False).astype(object)
-        return _domains_of(tbl, qs, jdom) or {}
-
-    return _table(data, label, fmt, build)
-
-
-def _prepend_header_row(tbl: _Table) -> _Table:
-    import pyarrow as pa
-
-    cols = [pa.concat_arrays([pa.array([str(n).strip()], type=pa.string()), c.cast(pa.string())])
-            for n, c in zip(tbl.names, tbl.columns, strict=True)]
-    lines = None
-    if tbl.lines is not None:
-        lines = np.r_[np.int64(tbl.header_line or 1), tbl.lines]
-    elif tbl.header_line is not None:
-        raise _HeaderlessNeedsLines
-    return _Table([f"column {k + 1}" for k in range(len(cols))], cols, tbl.label, lines=lines,
-                  header_line=None)
-
-
-class _HeaderlessNeedsLines(InputFormatError):
-    """Internal: make the fast path hand a header-less table over to the exact path."""
-
-    def __init__(self) -> None:
-        super().__init__("header-less table")
-
-
-def read_table_metadata(data: bytes, *, fmt: str, label: str) -> pd.DataFrame:
-    """Document metadata (``doc_id`` → title, text, other columns) from a CSV / TSV / Parquet table."""
-
-    def build(tbl: _Table) -> pd.DataFrame:
-        jid = _require(tbl, "document id", META_ID_COLUMNS)
-        if tbl.n_rows == 0:
-            raise EmptyInputError("no rows after the header", file=tbl.label, line=tbl.header_line)
-        ids = _id_column(tbl, jid, "document id").to_numpy(zero_copy_only=False).astype(object)
-        records: dict[str, Any] = {}
-        for j, n in enumerate(tbl.names):
-            if j == jid:
-                continue
-            col = tbl.columns[j]
-            try:
-                records[str(n)] = col.to_pylist()
-            except Exception as e:  # noqa: BLE001 - exotic Parquet types
-                raise ValueTypeError(f"column {n!r} cannot be read ({type(e).__name__})", file=tbl.label) from None
-        return metadata_frame(ids, records, label=tbl.label, line_of=tbl.line,
-                              where=tbl.where)
-
-    return _table(data, label, fmt, build)
-
-
-def metadata_frame(ids: Sequence[str] | np.ndarray, columns: dict[str, list[Any]], *, label: str,
-                   line_of: Callable[[int], int | None] = lambda i: None,
-                   where: Callable[[int], str] = lambda i: "") -> pd.DataFrame:
-    """``DataFrame`` indexed by ``doc_id`` with ``title`` and ``text`` first (``""`` when absent)."""
-    ids = np.asarray(list(ids), dtype=object)
-    dup = pd.Index(ids).duplicated()
-    i = _first_true(dup)
-    if i is not None:
-        raise DuplicateIdError(f"document id {ids[i]!r} has two rows{where(i)}", file=label, line=line_of(i),
-                               item=str(ids[i]))
-    names = list(columns)
-    title = pick_column(names, TITLE_COLUMNS)
-    text = pick_column(names, TEXT_COLUMNS)
-    out: dict[str, Any] = {}
-    for role, j in (("title", title), ("text", text)):
-        vals = columns[names[j]] if j is not None else [""] * len(ids)
-        out[role] = ["" if v is None else str(v) for v in vals]
-    for j, n in enumerate(names):
-        if j in (title, text) or n in out:
-            continue
-        out[n] = columns[n]
-    frame = pd.DataFrame(out, index=pd.Index(ids, name="doc_id", dtype=object))
-    return frame
 
 
 # ============================================================================ writers
@@ -801,7 +531,7 @@ def write_qrels_csv(qrels: Qrels, dest: str | os.PathLike | IO[str], *, sep: str
 def write_run_csv(run: Run, dest: str | os.PathLike | IO[str], *, sep: str = ",", ties: str = "trec",
                   depth: int | None = None) -> None:
     """Write ``query_id, doc_id, rank, score`` in evaluation order (scores with 17 significant digits)."""
-    from .ranking import rank_order
+    from ..ranking import rank_order
 
     _check_write_ids(run.query_ids, "query id")
     _check_write_ids(run.doc_vocab, "document id")

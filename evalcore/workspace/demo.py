@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .data import Qrels, Run
+from ..data import Qrels, Run
 
 __all__ = ["Demo", "make_demo", "cached_demo", "DEMO_DOMAINS", "DEMO_LABEL", "DEMO_RUN_NAMES", "FLIP_DOMAIN"]
 

@@ -1,0 +1,213 @@
+"""Tables and frames reshaped for display (no metric math): every number is an aggregate of evalcore's
+per-query table (:mod:`evalcore.aggregate`, :mod:`evalcore.stats`) that these helpers only lay out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "plain_table",
+    "metric_k_pairs",
+    "metric_slice",
+    "overview_table",
+    "P_VALUE_COLUMNS",
+    "display_table",
+    "curve_frame",
+    "READING_GUIDE",
+    "reading_band",
+    "reading_guide_frames",
+]
+
+
+import numpy as np
+import pandas as pd
+
+# ------------------------------------------------------------------------------------------ display helpers
+
+
+def plain_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The per-query table with ``domain`` as plain strings (``""`` = unknown).
+
+    :func:`evalcore.stats.compare_by_domain` and ``summarize(by=domain)`` fill
+    missing domains with ``""``, which a categorical column without that
+    category refuses; this copy avoids it.
+    """
+    if isinstance(table["domain"].dtype, pd.CategoricalDtype):
+        return table.assign(domain=table["domain"].astype(object).fillna("").astype(str))
+    return table
+
+
+def metric_k_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
+    """Every (metric, k) of the table, metrics in table order, k ascending."""
+    metric = table["metric"]
+    if isinstance(metric.dtype, pd.CategoricalDtype):
+        names = [str(c) for c in metric.cat.categories]
+        codes = metric.cat.codes.to_numpy().astype(np.int64)
+    else:
+        codes, uniq = pd.factorize(metric, sort=False)
+        names = [str(c) for c in uniq]
+    ks = table["k"].to_numpy().astype(np.int64)
+    span = int(ks.max(initial=0)) + 1
+    pairs = np.unique(codes * span + ks)
+    order = {int(c): i for i, c in enumerate(pd.unique(codes))}  # metrics in order of first appearance
+    out = sorted(((int(p // span), int(p % span)) for p in pairs), key=lambda x: (order[x[0]], x[1]))
+    return [(names[c], k) for c, k in out]
+
+
+def metric_slice(table: pd.DataFrame, metric: str, k: int) -> pd.DataFrame:
+    """The rows of one metric@k (``domain`` as plain strings): what per-query views of that metric@k read."""
+    sel = table[(table["metric"] == metric).to_numpy() & (table["k"].to_numpy() == int(k))]
+    return plain_table(sel)
+
+
+def overview_table(
+    summary: pd.DataFrame,
+    *,
+    columns: Iterable[tuple[str, int]] | None = None,
+    runs: Sequence[str] | None = None,
+    digits: int = 3,
+    mark_best: bool = True,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs × metric@k display table from :func:`evalcore.aggregate.summarize` output.
+
+    Returns ``(text, best)``: ``text`` cells read ``"0.412 [0.391, 0.433]"``
+    (mean and 95% CI), ``"★ "`` prefixed on the best run of each column
+    (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
+    better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
+    ``mark_best=False`` leaves the cells unmarked (for measures without a
+    "better" direction, such as intra-list diversity); ``best`` is still returned.
+    """
+    from evalcore.aggregate import best_per_column, metric_at_k_label
+
+    s = summary.copy()
+    s["run"] = s["run"].astype(str)
+    s["metric"] = s["metric"].astype(str)
+    lower = {m: False for m in s["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}  # + parameterised
+    s = best_per_column(s, higher_is_better=lower)
+    cols = list(columns) if columns is not None else metric_k_pairs(s)
+    runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
+    text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)
+    best = pd.DataFrame(False, index=text.index, columns=[])
+    fmt = f"{{:.{digits}f}}"
+    idx = s.set_index(["run", "metric", "k"])
+    for m, k in cols:
+        label = metric_at_k_label(m, k)
+        vals, marks = [], []
+        for r in runs:
+            key = (r, m, k)
+            if key not in idx.index:
+                vals.append("–")
+                marks.append(False)
+                continue
+            row = idx.loc[key]
+            cell = f"{fmt.format(row['mean'])} [{fmt.format(row['ci_low'])}, {fmt.format(row['ci_high'])}]"
+            if mark_best and bool(row["is_best"]):
+                cell = "★ " + cell
+            vals.append(cell)
+            marks.append(bool(row["is_best"]))
+        text[label] = vals
+        best[label] = marks
+    return text, best
+
+
+#: Columns :func:`display_table` formats as p-values.
+P_VALUE_COLUMNS: tuple[str, ...] = ("p-value", "p adjusted", "p_value", "p_adjusted")
+
+
+def display_table(
+    frame: pd.DataFrame,
+    *,
+    p_columns: Iterable[str] = P_VALUE_COLUMNS,
+    blank: str = "–",
+    digits: int = 4,
+) -> pd.DataFrame:
+    """A copy of a table made for reading: p-values as text, no "None" / "NaN" cells.
+
+    * Columns named in ``p_columns`` become text by
+      :func:`dashboard.drilldown.format_p_value` (``"0.387"``, ``"<0.001"``,
+      ``blank`` when missing).
+    * Every other column holding a missing value (None, NaN, ``pd.NA``: a run
+      without that query, an unjudged item's grade, an untested domain's CI)
+      becomes text with ``blank`` there: whole numbers as integers
+      (``"37"``), other numbers with ``digits`` decimals, anything else as is.
+    * Columns without a missing value are left untouched (numbers stay
+      numbers, so they sort numerically).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Not modified; its index is kept.
+    p_columns : iterable of str, default :data:`P_VALUE_COLUMNS`
+    blank : str, default "–"
+        Text of a missing value.
+    digits : int, default 4
+        Decimals of non-integer numbers in the converted columns.
+
+    Returns
+    -------
+    DataFrame
+    """
+    from dashboard.drilldown import format_p_value
+
+    out = frame.copy()
+    pcols = set(p_columns)
+    for col in out.columns:
+        values = out[col]
+        if col in pcols:
+            out[col] = [format_p_value(v, missing=blank) for v in values]
+            continue
+        missing = values.isna().to_numpy()
+        if not missing.any():
+            continue
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            out[col] = [blank if m else v for v, m in zip(values.astype(object), missing, strict=True)]
+            continue
+        present = values[~missing].to_numpy(dtype=np.float64)
+        whole = bool(np.all(np.isfinite(present) & (present == np.round(present))))
+        fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
+        out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
+    return out
+
+
+def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows of one metric with a cutoff (k > 0), sorted by run then k: the data of a metric-vs-k curve."""
+    s = summary[(summary["metric"].astype(str) == metric) & (summary["k"] > 0)].copy()
+    s["run"] = s["run"].astype(str)
+    return s.sort_values(["run", "k"], kind="mergesort").reset_index(drop=True)
+
+
+#: Seed 002's "Metric Interpretation Guidelines" (nDCG@10 and Recall@10 bands), shown as a hint:
+#: label -> [(low, high, range as written in the guide, band, reading)], low inclusive, high exclusive.
+READING_GUIDE: dict[str, list[tuple[float, float, str, str, str]]] = {
+    "ndcg@10": [
+        (0.9, np.inf, "0.9 - 1.0", "Excellent", "Near-perfect ranking"),
+        (0.7, 0.9, "0.7 - 0.9", "Very Good", "Strong performance"),
+        (0.5, 0.7, "0.5 - 0.7", "Good", "Acceptable for most tasks"),
+        (0.3, 0.5, "0.3 - 0.5", "Fair", "Room for improvement"),
+        (-np.inf, 0.3, "< 0.3", "Poor", "Needs significant work"),
+    ],
+    "recall@10": [
+        (0.8, np.inf, "> 0.8", "Excellent", "Finding most relevant docs"),
+        (0.6, 0.8, "0.6 - 0.8", "Good", "Missing some relevant docs"),
+        (0.4, 0.6, "0.4 - 0.6", "Fair", "Missing many relevant docs"),
+        (-np.inf, 0.4, "< 0.4", "Poor", "Low coverage"),
+    ],
+}
+
+
+def reading_band(label: str, value: float | None) -> str | None:
+    """Seed 002's band of a value of ``ndcg@10`` / ``recall@10`` (None for other metric@k)."""
+    bands = READING_GUIDE.get(label)
+    if bands is None or value is None or not np.isfinite(value):
+        return None
+    for lo, hi, _, name, _ in bands:
+        if lo <= value < hi:
+            return name
+    return None
+
+
+def reading_guide_frames() -> dict[str, pd.DataFrame]:
+    """Seed 002's two guide tables as frames (static text)."""
+    return {label: pd.DataFrame([{label: r, "band": b, "reading": m} for _, _, r, b, m in bands])
+            for label, bands in READING_GUIDE.items()}

@@ -1,0 +1,9 @@
+"""Command-line interface: ``python -m evalcore {evaluate, compare, fuse, topk, metrics} ...``.
+
+:mod:`.main` builds the parser and dispatches; each subcommand has its module (arguments in
+``register``, the work in ``run``); :mod:`.options` and :mod:`.inputs` hold what several share.
+"""
+
+from .main import build_parser, main
+
+__all__ = ["main", "build_parser"]

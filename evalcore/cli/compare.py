@@ -1,0 +1,73 @@
+"""``evalcore compare``: paired significance tests between runs, corrected for multiple comparisons."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .options import add_embedding_options
+
+__all__ = ["register", "run"]
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("compare", help="paired significance tests between runs")
+    p.add_argument("--qrels", default=None)
+    p.add_argument("--qrels-format", default="auto")
+    p.add_argument("--run", action="append", metavar="NAME=FILE")
+    p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
+    p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed)")
+    p.add_argument("--baseline", default=None, help="compare every run with this one (default: all pairs)")
+    p.add_argument("--test", default="t", choices=["t", "wilcoxon", "permutation"])
+    p.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"])
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--n-resamples", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--ties", default="trec")
+    p.add_argument("--rel-threshold", type=int, default=1)
+    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"])
+    p.add_argument("--n-samples", type=int, default=None)
+    p.add_argument("--out", default=None, help="write the comparison table as CSV")
+    add_embedding_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from .._lazy import pd
+    from ..errors import OptionError
+    from ..measures import parse_measure
+    from ..stats import compare_many
+    from .inputs import evaluate_from_args, load_runs
+    from .progress import ProgressBar
+
+    if args.per_query:
+        table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str})
+        needed = {"run", "query_id", "metric", "k", "value"}
+        if not needed <= set(table.columns):
+            raise OptionError(f"{args.per_query}: needs columns {sorted(needed)}, has {list(table.columns)}")
+        table["domain"] = table.get("domain", pd.Series("", index=table.index)).fillna("")
+    else:
+        if not args.qrels and not getattr(args, "reference_emb", None):
+            raise OptionError("give --qrels and --run ..., or --per-query FILE")
+        ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k is not None}) or [10]
+        table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
+                                   progress=ProgressBar("ranking"))[0].table
+    mk = []
+    for text in args.metric:
+        m = parse_measure(text)
+        mk.append((m.base, 0 if m.k is None else m.k))
+    res = compare_many(table, metrics_k=mk, baseline=args.baseline, test=args.test, correction=args.correction,
+                       alpha=args.alpha, n_resamples=args.n_resamples, seed=args.seed)
+    cols = ["metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
+            "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "note"]
+    show = res[[c for c in cols if c in res.columns]]
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
+                           "display.float_format", "{:.4f}".format):
+        print(f"Paired {args.test} test, correction {args.correction} across {len(res)} comparisons, alpha {args.alpha}")
+        print(show.to_string(index=False))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        res.to_csv(args.out, index=False, float_format="%.17g")
+        print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,48 @@
+"""``evalcore evaluate``: runs against ground truth; prints mean ± std, writes the outputs with ``--out``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .options import add_embedding_options, add_eval_options
+
+__all__ = ["register", "run"]
+
+
+def register(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser("evaluate", help="evaluate runs against ground truth")
+    add_eval_options(p)
+    p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
+    p.add_argument("--report-depth", type=int, default=10, help="top-k list length stored per query in report.json")
+    add_embedding_options(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..aggregate import mean_pm_std_text
+    from ..report import write_outputs
+    from .background import preload
+    from .inputs import evaluate_from_args, load_runs
+    from .progress import ProgressBar
+
+    if args.out:
+        preload("scipy.special")  # the report's confidence intervals need it
+    ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
+                                            progress=ProgressBar("ranking"))
+    print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
+    for row in ev.coverage.itertuples(index=False):
+        notes = []
+        if row.n_missing:
+            notes.append(f"{row.n_missing} qrels queries absent from the run (scored 0)")
+        if row.n_ignored:
+            notes.append(f"{row.n_ignored} run queries not in the qrels (ignored)")
+        if row.n_no_relevant:
+            verb = "skipped" if args.no_relevant == "skip" else "scored by formula"
+            notes.append(f"{row.n_no_relevant} queries with no relevant document ({verb})")
+        print(f"{row.run}: {row.n_evaluated} queries evaluated" + (f"; {'; '.join(notes)}" if notes else ""))
+    if args.out:
+        meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
+        paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)
+        print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0

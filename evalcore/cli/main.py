@@ -1,0 +1,65 @@
+"""The ``evalcore`` command: the parser of every subcommand, dispatch, and one-line errors.
+
+Bad input ends with one line ``error: <file>, line N: <what is wrong>`` on
+stderr and exit status 2 — never a traceback. Each subcommand lives in its own
+module (:mod:`.evaluate`, :mod:`.compare`, :mod:`.fuse`, :mod:`.topk`,
+:mod:`.metrics`) with ``register`` (its arguments) and ``run`` (the work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from ..errors import EvalcoreError, plain_warnings
+from . import compare, evaluate, fuse, metrics, topk
+from .background import preload
+
+__all__ = ["main", "build_parser", "EXIT_USAGE"]
+
+EXIT_USAGE = 2
+SUBCOMMANDS = (evaluate, compare, fuse, metrics, topk)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evalcore", description="Exact retrieval evaluation.")
+    parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in SUBCOMMANDS:
+        command.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # pandas is imported on first use (evalcore._lazy); start that import now, in a thread, so it
+    # overlaps with reading and parsing the input files (arrow releases the GIL)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # `topk` never uses pandas: importing it there would only take CPU from the search
+    wants_pandas = words[:1] != ["topk"]
+    loader = preload("pandas") if wants_pandas and "pandas" not in sys.modules else None
+    try:
+        with plain_warnings():
+            return _run(argv)
+    finally:
+        if loader is not None:
+            loader.join()  # never exit while the import runs (see _preload)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except EvalcoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print("error: out of memory; try smaller inputs, --n-samples, or a smaller block size", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

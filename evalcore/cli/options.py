@@ -1,0 +1,182 @@
+"""Command-line options shared by the subcommands, and the parsing of their values.
+
+:func:`add_eval_options` (ground truth, runs, metrics, k, ties...) and :func:`add_embedding_options`:
+embeddings as runs, aspects, a reference model as ground truth and fusion.
+
+Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
+
+``--emb NAME=DOCS[,QUERIES]`` (repeatable)
+    Rank by exact cosine top-k. One file: item-to-item (the ground-truth
+    queries found among its ids, each query's own item excluded; seeds
+    000/001). Two files: the queries file against the corpus file. Any layout
+    :func:`evalcore.io.load_embeddings` reads (``.npy`` files are
+    memory-mapped).
+``--emb-ids NAME=IDS[,QUERY_IDS]``
+    Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
+    beside them.
+``--emb-depth N``
+    Ranked depth of embedding runs (default: max(max k, 100)).
+``--aspect [NAME=]ASPECT`` (repeatable)
+    Ordered-list ground truth (seed 001 JSON): the aspect a run is evaluated
+    against (``--aspect anchor=overall --aspect content=content``...); a bare
+    ASPECT applies to every run without one.
+``--reference-emb FILE`` (+ ``--reference-ids``, ``--reference-mode tied|fixed``,
+``--reference-depth N``, ``--agreement-pairs N``)
+    A reference model's neighbours as the ground truth instead of ``--qrels``
+    (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
+    per item-to-item model to the report's metadata.
+``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
+    A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
+    before it (files, embedding runs or earlier fusions).
+``--diversity``
+    ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
+``--block-mb MB``
+    Working-set bound of the exact top-k (default 256).
+
+So seed 001 — three spaces, each against its aspect, plus their weighted RRF
+against ``overall`` — is one command::
+
+    evalcore evaluate --qrels gt.json --ties docid_asc --k 5 \\
+        --metrics recall mrr ndcg_exp \\
+        --emb anchor=anchor.json --emb content=content.json --emb vibe=vibe.json \\
+        --aspect anchor=overall --aspect content=content --aspect vibe=vibes \\
+        --fuse combined=anchor:0.5,content:0.3,vibe:0.2 --aspect combined=overall --out out/
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
+from ..errors import OptionError
+
+__all__ = [
+    "add_eval_options", "add_embedding_options", "split_named", "parse_emb_spec", "parse_fuse_spec",
+    "parse_aspects", "EmbSpec",
+]
+
+
+def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool = False) -> tuple[str | None, str]:
+    """``NAME=VALUE`` -> (NAME, VALUE), both stripped; a bare VALUE -> (None, VALUE) when ``bare_ok``."""
+    if "=" not in spec:
+        if bare_ok and spec.strip():
+            return None, spec.strip()
+        raise OptionError(f"{flag} expects {what}, got {spec!r}")
+    name, value = (x.strip() for x in spec.split("=", 1))
+    if not name or not value:
+        raise OptionError(f"{flag} expects {what}, got {spec!r}")
+    return name, value
+
+
+def add_eval_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--qrels", default=None,
+                   help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
+    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
+    p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
+                   help="metric names, e.g. ndcg recall(rel=2) P@5 (see `evalcore metrics`)")
+    p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K", help="cutoffs (default 10)")
+    p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
+    p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
+    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
+                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+    p.add_argument("--n-samples", type=int, default=None, help="evaluate a random sample of N qrels queries")
+    p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
+
+
+
+def add_embedding_options(parser: argparse.ArgumentParser) -> None:
+    """Add the embedding, aspect, reference and fusion options to a sub-command's parser."""
+    g = parser.add_argument_group("embeddings, aspects, reference model, fusion")
+    g.add_argument("--emb", action="append", metavar="NAME=DOCS[,QUERIES]",
+                   help="embedding run by exact cosine top-k: one file = item-to-item (own item excluded), "
+                        "two = queries against a corpus (repeatable)")
+    g.add_argument("--emb-ids", action="append", metavar="NAME=IDS[,QUERY_IDS]",
+                   help="id files (one id per line) of .npy embeddings not named X_ids.txt / X.ids.txt")
+    g.add_argument("--emb-depth", type=int, default=None, metavar="N",
+                   help="ranked depth of embedding runs (default max(max k, 100))")
+    g.add_argument("--aspect", action="append", metavar="[NAME=]ASPECT",
+                   help="ordered-list ground truth (seed 001): aspect a run is evaluated against; "
+                        "a bare ASPECT applies to all other runs")
+    g.add_argument("--reference-emb", default=None, metavar="FILE",
+                   help="reference embeddings whose neighbours are the ground truth (seed 000), instead of --qrels")
+    g.add_argument("--reference-ids", default=None, metavar="IDS", help="ids file of a .npy --reference-emb")
+    g.add_argument("--reference-mode", default="tied", choices=list(REFERENCE_MODES),
+                   help="tied: at each k relevant = reference top-k (seed 000, default); "
+                        "fixed: one top-DEPTH graded by position")
+    g.add_argument("--reference-depth", type=int, default=None, metavar="N",
+                   help="depth of the fixed reference ground truth (default max k)")
+    g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
+                   help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model")
+    g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
+                   help="add a weighted RRF of runs named before (repeatable)")
+    g.add_argument("--rrf-c", type=float, default=60.0, help="RRF constant c (default 60)")
+    g.add_argument("--rrf-top-n", type=int, default=None, metavar="N",
+                   help="fuse only the top N of each list (absent = contribution 0)")
+    g.add_argument("--rrf-ties", default="docid_asc",
+                   help="tie rule giving the input ranks of --fuse (default docid_asc, as embedding runs rank)")
+    g.add_argument("--diversity", action="store_true",
+                   help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
+    g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
+                   help="working-set bound of the exact top-k in MiB (default 256)")
+
+
+# ---------------------------------------------------------------------------- specs
+@dataclass(frozen=True)
+class EmbSpec:
+    name: str
+    docs: str
+    queries: str | None = None
+    docs_ids: str | None = None
+    queries_ids: str | None = None
+
+
+def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:
+    """``NAME=DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec`."""
+    name, value = split_named(spec, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]")
+    parts = [p.strip() for p in value.split(",")]
+    if len(parts) > 2 or not all(parts):
+        raise OptionError(f"--emb expects NAME=DOCS_FILE[,QUERIES_FILE], got {spec!r}")
+    id_parts: list[str | None] = [None, None]
+    if ids and name in ids:
+        got = [p.strip() or None for p in ids[name].split(",")]
+        if len(got) > 2:
+            raise OptionError(f"--emb-ids expects NAME=IDS[,QUERY_IDS], got {name}={ids[name]}")
+        id_parts[: len(got)] = got
+    return EmbSpec(name, parts[0], parts[1] if len(parts) == 2 else None, id_parts[0], id_parts[1])
+
+
+def parse_fuse_spec(spec: str) -> tuple[str, dict[str, float]]:
+    """``NAME=RUN1:W1,RUN2:W2`` -> (NAME, {RUN: W}); a run without ``:W`` has weight 1."""
+    name, value = split_named(spec, flag="--fuse", what="NAME=RUN1:W1,RUN2:W2,...")
+    weights: dict[str, float] = {}
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            raise OptionError(f"--fuse {spec!r}: empty run in the list")
+        run, _, w = part.rpartition(":") if ":" in part else (part, "", "1")
+        run = run.strip()
+        try:
+            weight = float(w)
+        except ValueError:
+            raise OptionError(f"--fuse {spec!r}: weight {w!r} of run {run!r} is not a number") from None
+        if run in weights:
+            raise OptionError(f"--fuse {spec!r}: run {run!r} listed twice")
+        weights[run] = weight
+    return name, weights
+
+
+def parse_aspects(specs: Sequence[str] | None) -> tuple[dict[str, str], str | None]:
+    per_run: dict[str, str] = {}
+    default = None
+    for spec in specs or []:
+        if "=" in spec:
+            name, aspect = split_named(spec, flag="--aspect", what="NAME=ASPECT or ASPECT")
+            per_run[name] = aspect
+        else:
+            if default is not None and default != spec.strip():
+                raise OptionError(f"two default aspects given ({default!r}, {spec.strip()!r}); name the runs")
+            default = spec.strip()
+    return per_run, default

@@ -1,0 +1,103 @@
+"""``evalcore topk``: exact cosine top-k of embeddings, written as a TREC run.
+
+::
+
+    python -m evalcore topk --docs DOCS.npy --doc-ids IDS.txt
+        [--queries Q.npy --query-ids QIDS.txt] --k 100 [--exclude-self]
+        [--block-mb 256] [--mmap] --out run.trec [--tag NAME] [--quiet]
+
+Without ``--queries`` the documents are their own queries (item-to-item,
+seeds 000/001); add ``--exclude-self`` so an item does not retrieve itself.
+Id files hold one id per line, in the row order of the ``.npy`` file.
+Output lines are ``qid Q0 docid rank score tag`` with scores printed with 9
+significant digits (``%.9g``), enough to read back the exact float32.
+A progress bar goes to stderr.  Bad input ends with one line
+``error: ...`` on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register", "run"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--docs", required=True, metavar="DOCS.npy", help="document embeddings, one row per document")
+    p.add_argument("--doc-ids", required=True, metavar="IDS.txt", help="document ids, one per line, in row order")
+    p.add_argument("--queries", default=None, metavar="Q.npy", help="query embeddings (default: the documents)")
+    p.add_argument("--query-ids", default=None, metavar="QIDS.txt", help="query ids, one per line (with --queries)")
+    p.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
+    p.add_argument("--exclude-self", action="store_true", help="a query never retrieves the document with its own id")
+    p.add_argument("--block-mb", type=int, default=256, help="working memory per block in MiB (default 256)")
+    p.add_argument("--mmap", action="store_true", help="memory-map the .npy files instead of reading them")
+    p.add_argument("--normalized", action="store_true", help="vectors are already unit length")
+    p.add_argument("--out", required=True, metavar="run.trec", help="TREC run file to write")
+    p.add_argument("--tag", default="evalcore", help="run tag (last column)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``topk`` subcommand to an argparse ``subparsers`` object."""
+    p = subparsers.add_parser(
+        "topk",
+        help="exact cosine top-k of embeddings as a TREC run",
+        description=__doc__.split("\n\n")[0],
+    )
+    add_arguments(p)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handler of ``topk``; raises :class:`EvalcoreError` on bad input."""
+    from ..errors import OptionError, ShapeMismatchError
+    from ..io import load_vectors, read_token_ids, write_trec_topk
+    from ..io.source import _TOKEN_WS
+    from ..retrieval import exact_topk
+    from .progress import ProgressBar
+
+    if args.k <= 0:
+        raise OptionError(f"--k must be a positive integer, got {args.k}")
+    if args.block_mb <= 0:
+        raise OptionError(f"--block-mb must be a positive integer, got {args.block_mb}")
+    if (args.queries is None) != (args.query_ids is None):
+        raise OptionError("--queries and --query-ids go together")
+    if _TOKEN_WS.search(args.tag) or not args.tag:
+        raise OptionError(f"--tag must be one token without white space, got {args.tag!r}")
+
+    docs = load_vectors(args.docs, mmap=args.mmap)
+    doc_ids = read_token_ids(args.doc_ids)
+    if doc_ids.shape[0] != docs.shape[0]:
+        raise ShapeMismatchError(
+            f"{doc_ids.shape[0]} ids but {args.docs} has {docs.shape[0]} rows", file=args.doc_ids
+        )
+    if args.queries is None:
+        queries, query_ids = docs, doc_ids
+    else:
+        queries = load_vectors(args.queries, mmap=args.mmap)
+        query_ids = read_token_ids(args.query_ids)
+        if query_ids.shape[0] != queries.shape[0]:
+            raise ShapeMismatchError(
+                f"{query_ids.shape[0]} ids but {args.queries} has {queries.shape[0]} rows", file=args.query_ids
+            )
+        if queries.shape[1] != docs.shape[1]:
+            raise ShapeMismatchError(
+                f"dimension mismatch: {args.queries} has {queries.shape[1]} dimensions "
+                f"but {args.docs} has {docs.shape[1]}",
+                file=args.queries,
+            )
+    progress = None if args.quiet else ProgressBar("topk")
+    topk = exact_topk(
+        queries,
+        docs,
+        args.k,
+        corpus_ids=doc_ids,
+        query_ids=query_ids,
+        exclude_self=args.exclude_self,
+        block_bytes=args.block_mb * 2**20,
+        progress=progress,
+        normalized=args.normalized,
+    )
+    write_trec_topk(topk, args.out, tag=args.tag)
+    return 0

@@ -1,0 +1,111 @@
+"""One evaluation from several: stacked per-query tables, runs against their own ground truths.
+
+* :func:`concat_tables` / :func:`concat_evaluations` — stack long per-query tables
+  (categories united), e.g. the aspects of seed 001 or the per-k ground truths of
+  a reference model;
+* :func:`evaluate_per_ground_truth` — each run against its own ground truth;
+* :func:`with_diversity` — an evaluation with diversity rows appended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._lazy import pd
+from .data import Qrels, Run
+from .errors import OptionError
+from .evaluate import Evaluation, evaluate
+
+__all__ = ["concat_tables", "concat_evaluations", "evaluate_per_ground_truth", "with_diversity"]
+
+
+def _union_cat(parts: list[pd.Series]) -> pd.Categorical:
+    from pandas.api.types import union_categoricals
+
+    cats = [p if isinstance(p.dtype, pd.CategoricalDtype) else p.astype("category") for p in parts]
+    return union_categoricals(cats, ignore_order=True)
+
+
+def concat_tables(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack long per-query tables (``run, query_id, domain, metric, k, value``), uniting the categories.
+
+    A (run, query, metric, k) appearing twice is an :class:`OptionError`.
+    """
+    tables = list(tables)
+    cols = {c: _union_cat([t[c] for t in tables]) for c in ("run", "query_id", "domain", "metric")}
+    table = pd.DataFrame({
+        **cols,
+        "k": np.concatenate([t["k"].to_numpy().astype(np.int32) for t in tables]),
+        "value": np.concatenate([t["value"].to_numpy(dtype=np.float64) for t in tables]),
+    })
+    dup = table.duplicated(["run", "query_id", "metric", "k"])
+    if dup.any():
+        r = table[dup].iloc[0]
+        raise OptionError(f"run {r['run']!r} has two values for {r['metric']}@{r['k']} on query {r['query_id']!r}; "
+                          "give the evaluations distinct run names")
+    return table
+
+
+def concat_evaluations(evaluations: Sequence[Evaluation], *, settings: Mapping[str, Any] | None = None) -> Evaluation:
+    """One :class:`Evaluation` from several (different runs, ground truths or cutoffs).
+
+    Tables are stacked (categories united, first-seen order kept); coverage
+    keeps one row per run (the first; repeated runs — one evaluation per k in
+    the tied reference mode — take the maximum of each count). Settings: those
+    of the first, ``k`` and ``measures`` united, then ``settings`` on top.
+    A (run, query, metric, k) appearing twice is an error.
+    """
+    evs = list(evaluations)
+    if not evs:
+        raise OptionError("nothing to concatenate")
+    if len(evs) == 1 and not settings:
+        return evs[0]
+    table = concat_tables([e.table for e in evs])
+    cov = pd.concat([e.coverage for e in evs], ignore_index=True)
+    if cov["run"].duplicated().any():
+        num = [c for c in cov.columns if c != "run" and pd.api.types.is_numeric_dtype(cov[c])]
+        order = list(dict.fromkeys(cov["run"]))
+        cov = cov.groupby("run", sort=False)[num].max().reindex(order).reset_index()
+    merged = dict(evs[0].settings)
+    merged["k"] = sorted({int(x) for e in evs for x in e.settings.get("k", [])})
+    merged["measures"] = list(dict.fromkeys(m for e in evs for m in e.settings.get("measures", [])))
+    if settings:
+        merged.update(dict(settings))
+    return Evaluation(table, cov, merged)
+
+
+def evaluate_per_ground_truth(
+    ground_truth: Mapping[str, Qrels],
+    runs: Mapping[str, Run],
+    **options: Any,
+) -> Evaluation:
+    """Evaluate each run against its own ground truth (``ground_truth[run name]``), as one Evaluation.
+
+    Runs sharing a :class:`Qrels` object are evaluated together. Seed 001:
+    each embedding space against its aspect, the fused run against
+    ``overall``. ``options`` go to :func:`evalcore.evaluate.evaluate`;
+    ``settings["ground_truth"]`` maps each run to its ground truth's source.
+    """
+    missing = [n for n in runs if n not in ground_truth]
+    if missing:
+        raise OptionError(f"no ground truth given for runs {missing}")
+    groups: dict[int, tuple[Qrels, dict[str, Run]]] = {}
+    for name, run in runs.items():
+        q = ground_truth[name]
+        groups.setdefault(id(q), (q, {}))[1][name] = run
+    parts = [evaluate(q, rs, **options) for q, rs in groups.values()]
+    gt = {name: ground_truth[name].source for name in runs}
+    sources = list(dict.fromkeys(str(s) for s in gt.values()))
+    return concat_evaluations(parts, settings={"ground_truth": gt, "qrels": "; ".join(sources)})
+
+
+def with_diversity(evaluation: Evaluation, tables: Sequence[pd.DataFrame]) -> Evaluation:
+    """``evaluation`` with diversity rows (from :func:`diversity_table`) appended to its table."""
+    if not tables:
+        return evaluation
+    settings = dict(evaluation.settings)
+    settings["diversity"] = list(dict.fromkeys(str(m) for t in tables for m in t["metric"].unique()))
+    return Evaluation(concat_tables([evaluation.table, *tables]), evaluation.coverage, settings)

@@ -1,0 +1,307 @@
+"""JSON formats: ``{query: {doc: grade}}`` dicts, seed 001 ordered lists, seed 003 graded judgments.
+
+``json_dict``
+    Qrels ``{"q1": {"d1": 2, "d7": 1}}`` (the pytrec_eval / ranx shape; grades
+    integers, numeric strings accepted) and runs ``{"q1": {"d1": 12.5}}``. A run
+    may also give ``{"q1": ["d3", "d1", ...]}`` (best first; score = −position).
+``ordered_lists`` (seed 001)
+    A JSON array (or JSONL, one object per line) of objects, each with an id
+    field and one or more ordered list fields — the *aspects*, e.g.
+    ``5_most_similar_movies_overall_ordered``. The id field is the first of
+    ``id, _id, query_id, qid, query`` present, else the first field whose name
+    ends in ``_id``. A list-valued field is an aspect when at least one of its
+    items is an entry id (so metadata lists such as ``genres`` are ignored).
+    Grade of the item at position p (1-based) of a list of n items = n + 1 − p.
+    Every hard constraint of §1.3 is checked on every aspect (fail fast).
+``graded_json`` (seed 003)
+    A JSON array (or JSONL, or ``{"queries": [...]}``) of objects
+    ``{"query", "relevance_judgments": {item: grade}, "domain"}`` or the
+    synonym-pairs form ``{"source", "synonyms": {"exact": [...], "partial": [...],
+    "related": [...]}, "domain"}`` (grades from ``grade_scheme``, default 3/2/1).
+    The domain of each query is kept in :attr:`Qrels.domains`.
+
+Errors name the file, the JSON path (``[3].relevance_judgments``), the query
+and the item; JSONL records also get their line. Duplicated object keys, which
+``json`` would silently collapse, are reported as :class:`DuplicateIdError`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import IO, Any
+
+import numpy as np
+
+from ..data import Qrels, Run
+from ..errors import (
+    DuplicateIdError,
+    EmptyInputError,
+    InvalidJsonError,
+    JsonShapeError,
+    MissingValueError,
+    OptionError,
+)
+from .columns import kind_of, to_grade, to_score
+from .source import decode_text
+
+__all__ = ["SYNONYM_GRADES", "ID_FIELDS", "GRADED_QUERY_FIELDS", "parse_json", "read_json_dict_qrels", "read_json_dict_run", "write_qrels_json", "write_run_json"]
+
+SYNONYM_GRADES: Mapping[str, int] = MappingProxyType({"exact": 3, "partial": 2, "related": 1})
+ID_FIELDS = ("id", "_id", "query_id", "qid", "query")
+GRADED_QUERY_FIELDS = ("query", "query_id", "qid", "source")
+
+
+# ============================================================================ parsing
+class _JDict(dict):
+    """A JSON object whose source repeated some keys (``dups``); ``json`` would keep the last silently."""
+
+    dups: list[str]
+
+
+def _hook(pairs: list[tuple[str, Any]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dups = []
+        for k, _ in pairs:
+            if k in seen:
+                dups.append(k)
+            seen.add(k)
+        d = _JDict(d)
+        d.dups = dups
+    return d
+
+
+class _Doc:
+    """A parsed JSON document: the value, and the line of each top-level record when read as JSONL."""
+
+    def __init__(self, value: Any, label: str, lines: list[int] | None = None):
+        self.value = value
+        self.label = label
+        self.lines = lines
+
+    def line(self, index: int | None) -> int | None:
+        if self.lines is None or index is None or not 0 <= index < len(self.lines):
+            return None
+        return self.lines[index]
+
+
+def parse_json(data: bytes, label: str, *, filename: str | None = None) -> _Doc:
+    """Parse JSON (or JSONL: one value per line) with line/column in errors; never evaluates anything."""
+    text = decode_text(data, label)
+    jsonl_ext = bool(filename) and str(filename).lower().endswith((".jsonl", ".ndjson"))
+    try:
+        value = json.loads(text, object_pairs_hook=_hook)
+    except json.JSONDecodeError as e:
+        if e.msg == "Extra data" or jsonl_ext:
+            doc = _try_jsonl(text, label, force=jsonl_ext)
+            if doc is not None:
+                return doc
+        raise InvalidJsonError(f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=label,
+                               line=e.lineno) from None
+    except RecursionError:
+        raise InvalidJsonError("invalid JSON: nested too deeply", file=label) from None
+    except ValueError as e:  # e.g. an integer literal with too many digits
+        raise InvalidJsonError(f"invalid JSON: {str(e)[:200]}", file=label) from None
+    if jsonl_ext and isinstance(value, dict):  # a JSONL file of one record
+        first = next(i for i, ln in enumerate(text.split("\n"), start=1) if ln.strip())
+        return _Doc([value], label, [first])
+    return _Doc(value, label)
+
+
+def _try_jsonl(text: str, label: str, *, force: bool) -> _Doc | None:
+    values: list[Any] = []
+    lines: list[int] = []
+    for lineno, ln in enumerate(text.split("\n"), start=1):
+        if not ln.strip():
+            continue
+        try:
+            values.append(json.loads(ln, object_pairs_hook=_hook))
+        except json.JSONDecodeError as e:
+            if not values and not force:
+                return None  # the first line alone is not a value: report the JSON error instead
+            raise InvalidJsonError(f"invalid JSON on this JSONL line: {e.msg} (column {e.colno})", file=label,
+                                   line=lineno) from None
+        except (RecursionError, ValueError) as e:
+            raise InvalidJsonError(f"invalid JSON on this JSONL line ({type(e).__name__})", file=label,
+                                   line=lineno) from None
+        if not isinstance(values[-1], dict) and not force:
+            return None
+        lines.append(lineno)
+    return _Doc(values, label, lines)
+
+
+def _key(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def _at(path: str) -> str:
+    return f"at {path}" if path else "at the top level"
+
+
+def _shape(doc: _Doc, path: str, expected: str, found: Any, *, index: int | None = None) -> JsonShapeError:
+    return JsonShapeError(f"{_at(path)}: expected {expected}, found {kind_of(found)}", file=doc.label,
+                          line=doc.line(index))
+
+
+def _no_dup_keys(doc: _Doc, obj: dict, path: str, *, index: int | None = None, what: str = "field",
+                 query: str | None = None) -> None:
+    dups = getattr(obj, "dups", None)
+    if dups:
+        k = dups[0]
+        if what == "document":
+            msg = f"document {k!r} is listed twice for query {query!r}"
+            msg += f" ({_at(path)})" if path.startswith("[") else ""
+        elif what == "query":
+            msg = f"query {k!r} appears twice ({_at(path)})"
+        else:
+            msg = f"{what} {k!r} appears twice {_at(path)}"
+        raise DuplicateIdError(msg, file=doc.label, line=doc.line(index), query=query if query else None,
+                               item=str(k))
+
+
+def _id_text(doc: _Doc, v: Any, path: str, what: str, *, index: int | None = None) -> str:
+    """An id given as a JSON string or integer, as text; anything else is a shape error."""
+    if isinstance(v, str):
+        s = v.strip()
+    elif isinstance(v, int) and not isinstance(v, bool):
+        s = str(v)
+    else:
+        raise _shape(doc, path, f"{what} (a string)", v, index=index)
+    if not s:
+        raise MissingValueError(f"empty {what} {_at(path)}", file=doc.label, line=doc.line(index))
+    return s
+
+
+def _records(doc: _Doc, expected: str) -> list[Any]:
+    """The top-level array, or the ``queries`` / ``data`` array of a wrapping object."""
+    v = doc.value
+    if isinstance(v, dict):
+        _no_dup_keys(doc, v, "")
+        for k in ("queries", "data"):
+            if isinstance(v.get(k), list):
+                return v[k]
+    if not isinstance(v, list):
+        raise _shape(doc, "", expected, v)
+    return v
+
+
+# ============================================================================ json_dict
+def read_json_dict_qrels(data: bytes, *, label: str, filename: str | None = None) -> Qrels:
+    """Judgments from ``{query: {doc: grade}}``; a query with ``{}`` has no relevant document."""
+    doc = parse_json(data, label, filename=filename)
+    obj = doc.value
+    if not isinstance(obj, dict):
+        raise _shape(doc, "", "an object {query: {doc: grade}}", obj)
+    _no_dup_keys(doc, obj, "", what="query")
+    if not obj:
+        raise EmptyInputError("no queries (empty object)", file=label)
+    qs: list[str] = []
+    ds: list[str] = []
+    gs: list[int] = []
+    empty: list[str] = []
+    for qid, docs in obj.items():
+        path = _key("", qid)
+        q = _id_text(doc, qid, path, "query id")
+        if not isinstance(docs, dict):
+            hint = " (an ordered list per query is the ordered_lists format: an array of objects)" \
+                if isinstance(docs, list) else ""
+            raise JsonShapeError(f"{_at(path)}: expected an object {{doc: grade}}, found {kind_of(docs)}{hint}",
+                                 file=label, query=q)
+        _no_dup_keys(doc, docs, path, what="document", query=q)
+        if not docs:
+            empty.append(q)
+        for did, g in docs.items():
+            d = _id_text(doc, did, _key(path, did), "document id")
+            gs.append(to_grade(g, where=f"document {d!r} of query {q!r}", label=label, query=q, item=d))
+            qs.append(q)
+            ds.append(d)
+    return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty)
+
+
+def read_json_dict_run(data: bytes, *, label: str, name: str | None = None, filename: str | None = None) -> Run:
+    """A run from ``{query: {doc: score}}`` or ``{query: [doc, ...]}`` (best first, score = −position)."""
+    doc = parse_json(data, label, filename=filename)
+    obj = doc.value
+    if not isinstance(obj, dict):
+        raise _shape(doc, "", "an object {query: {doc: score}}", obj)
+    _no_dup_keys(doc, obj, "", what="query")
+    qs: list[str] = []
+    ds: list[str] = []
+    ss: list[float] = []
+    for qid, docs in obj.items():
+        path = _key("", qid)
+        q = _id_text(doc, qid, path, "query id")
+        if isinstance(docs, dict):
+            _no_dup_keys(doc, docs, path, what="document", query=q)
+            for did, s in docs.items():
+                d = _id_text(doc, did, _key(path, did), "document id")
+                ss.append(to_score(s, where=f"document {d!r} of query {q!r}", label=label, query=q, item=d))
+                qs.append(q)
+                ds.append(d)
+        elif isinstance(docs, list):
+            seen: set[str] = set()
+            for i, did in enumerate(docs):
+                d = _id_text(doc, did, _key(path, i), "document id")
+                if d in seen:
+                    raise DuplicateIdError(f"document {d!r} is listed twice for query {q!r} ({_at(_key(path, i))})",
+                                           file=label, query=q, item=d)
+                seen.add(d)
+                qs.append(q)
+                ds.append(d)
+                ss.append(-float(i + 1))
+        else:
+            raise _shape(doc, path, "an object {doc: score} or a list of document ids", docs)
+    if not qs:
+        raise EmptyInputError("run has no ranked documents", file=label)
+    run_name = name or os.path.splitext(os.path.basename(label))[0] or "run"
+    return Run.from_records(qs, ds, np.asarray(ss, dtype=np.float64), name=run_name, source=label)
+
+
+# ============================================================================ ordered lists (seed 001)
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, dict | list):
+        return json.dumps(v, ensure_ascii=False)
+    return v
+
+
+# ============================================================================ writers
+def _dump(obj: Any, dest: str | os.PathLike | IO[str]) -> None:
+    text = json.dumps(obj, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    if hasattr(dest, "write"):
+        dest.write(text)
+    else:
+        with open(dest, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def write_qrels_json(qrels: Qrels, dest: str | os.PathLike | IO[str], *, form: str = "dict") -> None:
+    """Write judgments as ``{query: {doc: grade}}`` (``form="dict"``, read back as ``json_dict``) or as
+    seed-003 ``[{query, relevance_judgments, domain}]`` (``form="graded"``, keeps the domains)."""
+    if form == "dict":
+        _dump(qrels.to_dict(), dest)
+    elif form == "graded":
+        dom = qrels.domains
+        out = []
+        for i, (q, rj) in enumerate(qrels.to_dict().items()):
+            rec: dict[str, Any] = {"query": q, "relevance_judgments": rj}
+            if dom is not None:
+                rec["domain"] = str(dom[i])
+            out.append(rec)
+        _dump(out, dest)
+    else:
+        raise OptionError(f"unknown JSON form {form!r}; supported: dict, graded")
+
+
+def write_run_json(run: Run, dest: str | os.PathLike | IO[str]) -> None:
+    """Write ``{query: {doc: score}}`` (floats written exactly; read back as ``json_dict``)."""
+    _dump(run.to_dict(), dest)

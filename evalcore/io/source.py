@@ -1,0 +1,114 @@
+"""Where every read starts: a path, bytes or a binary stream become bytes and a display name."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import IO
+
+from ..errors import BinaryFileError, EmptyInputError, OptionError, UnreadableFileError
+
+__all__ = ["read_source", "source_filename", "decode_text", "read_bytes"]
+
+Source = str | os.PathLike | bytes | IO[bytes]
+PathOrBytes = Source
+#: White space that cannot appear inside a one-token id (TREC files, id lists).
+_TOKEN_WS = re.compile(r"[ \t\v\f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+
+
+# ============================================================================ sources and text
+def read_source(src: Source, *, label: str | None = None) -> tuple[bytes, str]:
+    """Raw content and display name of a path, bytes or binary stream (binary content allowed).
+
+    A seekable stream is put back where it was, so the caller can read it again.
+    Errors: :class:`UnreadableFileError` (missing, directory, no permission),
+    :class:`EmptyInputError` (nothing but white space).
+    """
+    if isinstance(src, bytes | bytearray | memoryview):
+        data, name = bytes(src), label or "<bytes>"
+    elif hasattr(src, "read"):
+        name = label or str(getattr(src, "name", "") or "<stream>")
+        pos = None
+        try:
+            if src.seekable():
+                pos = src.tell()
+        except (AttributeError, OSError, ValueError):
+            pos = None
+        try:
+            data = src.read()
+        except (OSError, ValueError) as e:
+            raise UnreadableFileError(f"cannot read the stream ({e})", file=name) from None
+        finally:
+            if pos is not None:
+                try:
+                    src.seek(pos)
+                except (OSError, ValueError):
+                    pass
+        if isinstance(data, str):
+            try:
+                data = data.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BinaryFileError("the stream gave text that cannot be encoded as UTF-8", file=name) from None
+        if not isinstance(data, bytes | bytearray):
+            raise UnreadableFileError(f"the stream gave {type(data).__name__}, expected bytes", file=name)
+        data = bytes(data)
+    elif isinstance(src, str | os.PathLike):
+        name = label or os.fspath(src)
+        try:
+            data = Path(src).read_bytes()
+        except FileNotFoundError:
+            raise UnreadableFileError("file not found", file=name) from None
+        except IsADirectoryError:
+            raise UnreadableFileError("is a directory, expected a file", file=name) from None
+        except PermissionError:
+            raise UnreadableFileError("permission denied", file=name) from None
+        except (OSError, ValueError) as e:
+            raise UnreadableFileError(f"cannot read the file ({getattr(e, 'strerror', None) or e})",
+                                      file=name) from None
+    else:
+        raise OptionError(f"expected a path, bytes or a binary stream, got {type(src).__name__}")
+    if _blank(data):
+        raise EmptyInputError("file is empty", file=name)
+    return data, name
+
+
+def source_filename(src: Source, label: str | None) -> str | None:
+    """The file name used for extension-based detection (path, stream name, else the label)."""
+    if isinstance(src, str | os.PathLike):
+        return os.fspath(src)
+    name = getattr(src, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return label
+
+
+def decode_text(data: bytes, label: str) -> str:
+    """UTF-8 text of a file (a BOM is dropped); binary or undecodable content is an error."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise BinaryFileError("UTF-16 text; save the file as UTF-8", file=label)
+    data, _ = read_bytes(data, name=label)  # empty / NUL-byte checks shared with the TREC readers
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise BinaryFileError(f"not valid UTF-8 text (byte {e.start})", file=label, line=line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+
+def read_bytes(src: PathOrBytes, *, name: str | None = None) -> tuple[bytes, str]:
+    """Return (content, display name) of a text input: :func:`read_source` (unreadable or empty
+    input) plus a check for binary content (NUL bytes)."""
+    data, label = read_source(src, label=name)
+    if b"\x00" in data[:65536]:
+        raise BinaryFileError("binary content (NUL bytes), expected a text file", file=label)
+    return data, label
+
+
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _blank(data: bytes) -> bool:
+    """True when the bytes hold only white space (no copy of large inputs, unlike ``strip``)."""
+    return _NON_BLANK.search(data) is None

@@ -1,0 +1,446 @@
+"""The pipeline from what the user loaded to the evaluation, in pure Python (no Streamlit).
+
+A :class:`Snapshot` holds what the user loaded — uploaded files as
+:class:`Blob` (bytes + SHA-256), a :class:`GroundTruthSource`, any number of
+:class:`RunSource`, optional domain and document-metadata files — and the
+:class:`Settings`. Nothing here keeps derived data: every derived object
+(parsed qrels, sampled queries, rankings from embeddings, the evaluation) is a
+pure function of *content keys* built from the SHA-256 of the bytes and the
+options that matter, so the dashboard can cache each step by key and never
+recompute retrieval when only the displayed k, query, run or baseline changes.
+
+Pipeline (each step a function below; the dashboard wraps each in a cache)::
+
+    ground truth bytes ──load_ground_truth──> Qrels (per aspect)
+                       ──query_universe──> all query ids ──sample_query_ids──> sample
+    Qrels + domains + sample ──prepare_qrels──> evaluated Qrels
+    run bytes / embeddings / fusion ──build_run──> Run        (retrieval only here)
+    Qrels + Runs + Settings ──evaluate_workspace──> Evaluation (every k at once)
+
+Every number the dashboard shows is an aggregation of ``Evaluation.table``
+(:mod:`evalcore.aggregate`, :mod:`evalcore.stats`); the helpers at the end of
+this module only reshape those aggregates for display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data import Qrels, Run
+from ..errors import EvalcoreError, OptionError
+from ..evaluate import Evaluation, evaluate
+from ..io import load_doc_metadata, load_domains, load_qrels, load_run
+from .model import Blob, GroundTruthSource, RunSource, Settings
+
+__all__ = [
+    "load_ground_truth",
+    "query_universe",
+    "sample_query_ids",
+    "prepare_reference",
+    "prepare_qrels",
+    "build_run",
+    "evaluate_workspace",
+    "DIVERSITY_ALPHA",
+    "DIVERSITY_METRICS",
+    "has_embeddings",
+    "run_embeddings",
+    "run_diversity",
+    "diversity_summary",
+    "load_domain_map",
+    "load_metadata",
+    "normalize_metadata",
+]
+
+
+# ------------------------------------------------------------------------------------------ pipeline steps
+
+
+def load_ground_truth(gt: GroundTruthSource, aspect: str | None = None) -> Qrels:
+    """Parse a file ground truth (or the demo's) into :class:`Qrels` (every query, no sampling)."""
+    if gt.kind == "demo":
+        from .demo import cached_demo
+
+        return cached_demo(gt.demo_seed or 0).qrels
+    if gt.kind != "file" or gt.blob is None:
+        raise OptionError(f"ground truth of kind {gt.kind!r} is built per query sample (see prepare_qrels)")
+    return load_qrels(gt.blob.data, format=gt.format, aspect=aspect, label=gt.blob.name)
+
+
+def _load_embeddings(blob: Blob, ids_blob: Blob | None = None):
+    from ..io import load_embeddings
+
+    return load_embeddings(blob.data, ids_src=None if ids_blob is None else ids_blob.data, label=blob.name)
+
+
+def query_universe(gt: GroundTruthSource, aspect: str | None = None) -> np.ndarray:
+    """Every query id of the ground truth (for a reference model: every item id)."""
+    if gt.kind == "reference":
+        return np.asarray(_load_embeddings(gt.blob, gt.ids_blob).ids, dtype=object)
+    return np.asarray(load_ground_truth(gt, aspect).query_ids, dtype=object)
+
+
+def sample_query_ids(ids: Sequence[str] | np.ndarray, n: int, seed: int) -> np.ndarray:
+    """The ``n`` query ids evaluated (``n = 0`` or ``n >= len(ids)``: all, in their order).
+
+    Drawn as seed 000 step 3 (``np.random.seed(seed); np.random.choice(N, n, replace=False)``)
+    through :func:`evalcore.retrieval.sample_queries`.
+    """
+    ids = np.asarray(ids, dtype=object)
+    if not n or n >= len(ids):
+        return ids
+    from ..retrieval import sample_queries
+
+    return ids[sample_queries(ids, int(n), seed=int(seed))]
+
+
+def prepare_reference(
+    gt: GroundTruthSource,
+    *,
+    sample: np.ndarray | None,
+    domains: Mapping[str, str] | None,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+):
+    """A reference model's neighbours as ground truth (:func:`evalcore.embedding_runs.reference_ground_truth`).
+
+    One exact top-k pass over the sampled query items; mode and depth from
+    ``settings`` (``gt_mode``, ``gt_depth``, ``k``). Returns a
+    :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
+    qrels serve the embedding runs (their queries) and the drill-down.
+    """
+    from ..embedding_runs import ReferenceGroundTruth, reference_ground_truth
+
+    ref = _load_embeddings(gt.blob, gt.ids_blob)
+    fixed = settings.gt_mode == "fixed"
+    rg = reference_ground_truth(ref, k=list(settings.k), mode=settings.gt_mode,
+                                depth=settings.gt_depth if fixed else None,
+                                query_ids=None if sample is None else list(sample), progress=progress)
+    if not domains:
+        return rg
+    d = dict(domains)
+    return ReferenceGroundTruth(rg.mode, rg.ks, rg.query_ids, rg.deepest.with_domains(d),
+                                {k: q.with_domains(d) for k, q in rg.by_k.items()},
+                                None if rg.fixed is None else rg.fixed.with_domains(d), rg.settings)
+
+
+def prepare_qrels(
+    gt: GroundTruthSource,
+    *,
+    aspect: str | None,
+    sample: np.ndarray | None,
+    domains: Mapping[str, str] | None,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+) -> Qrels:
+    """The evaluated ground truth: parsed (or built from the reference), sampled, with domains.
+
+    For a reference model this is the deepest of its ground truths (see
+    :func:`prepare_reference`, which the evaluation of that case needs).
+    """
+    if gt.kind == "reference":
+        return prepare_reference(gt, sample=sample, domains=domains, settings=settings, progress=progress).deepest
+    qrels = load_ground_truth(gt, aspect)
+    if sample is not None and len(sample) < qrels.n_queries:
+        qrels = qrels.subset(list(sample))
+    if domains:
+        qrels = qrels.with_domains(dict(domains))
+    return qrels
+
+
+def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:
+    from ..embedding_runs import embedding_run
+
+    docs = _load_embeddings(src.blob, src.ids_blob)
+    queries = None if src.query_blob is None else _load_embeddings(src.query_blob, src.query_ids_blob)
+    return embedding_run(docs, queries, qrels=qrels, k=depth, name=src.name, progress=progress)
+
+
+def build_run(
+    src: RunSource,
+    *,
+    qrels: Qrels | None = None,
+    settings: Settings | None = None,
+    inputs: Mapping[str, Run] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Run:
+    """The :class:`Run` of a source, named ``src.name``.
+
+    ``qrels`` (the evaluated, sampled ground truth) is needed by embedding runs
+    (their queries); ``inputs`` (uid -> Run) by fused runs.
+    """
+    settings = settings or Settings()
+    if src.kind == "ranked":
+        run = load_run(src.blob.data, format=src.format, name=src.name, label=src.blob.name)
+    elif src.kind == "embedding":
+        if qrels is None:
+            raise OptionError("an embedding run needs the ground truth (its queries)")
+        run = _embedding_run(src, qrels, settings.depth, progress)
+    elif src.kind == "fused":
+        from ..fusion import weighted_rrf
+
+        f = src.fusion
+        missing = [u for u in f.inputs if inputs is None or u not in inputs]
+        if missing:
+            raise OptionError("a run this fusion uses is not available (removed or failed to load)")
+        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
+        run = weighted_rrf(runs, weights=list(f.weights), c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name)
+    elif src.kind == "demo":
+        from .demo import cached_demo
+
+        run = cached_demo(src.demo_seed or 0).runs[src.demo_name]
+    else:
+        raise OptionError(f"unknown run kind {src.kind!r}")
+    return run if run.name == src.name else run.renamed(src.name)
+
+
+def _evaluate_reference(reference: Any, runs: Mapping[str, Run], settings: Settings) -> Evaluation:
+    """:func:`evalcore.embedding_runs.evaluate_reference_runs`, also for measures with their own cutoff.
+
+    In the ``"tied"`` mode every k has its own ground truth (the reference's
+    top-k), evaluated once per k; a measure with a fixed cutoff (``P(rel=2)@5``)
+    is evaluated once, against the ground truth of its k (which must be one of
+    the k values), and one without a cutoff (``rprec``, ``first_rel_rank``)
+    against the deepest one.
+    """
+    from ..combine import concat_evaluations
+    from ..embedding_runs import evaluate_reference_runs
+    from ..measures import parse_measure
+    from ..metrics import K_FREE
+
+    opts = dict(ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant)
+    if reference.mode != "tied":
+        return evaluate_reference_runs(reference, runs, metrics=list(settings.metrics), **opts)
+    per_k, own = [], {}
+    for name in settings.metrics:
+        m = parse_measure(name)
+        if m.name in K_FREE:
+            own.setdefault(None, []).append(name)
+        elif m.k is not None:
+            if m.k not in reference.by_k:
+                raise OptionError(f"{name}: with a reference model's top-k at each k (tied), a fixed cutoff must be "
+                                  f"one of the k values {sorted(reference.by_k)}")
+            own.setdefault(m.k, []).append(name)
+        else:
+            per_k.append(name)
+    parts = [evaluate_reference_runs(reference, runs, metrics=per_k, **opts)] if per_k else []
+    for kk, names in own.items():
+        qrels = reference.deepest if kk is None else reference.by_k[kk]
+        parts.append(evaluate(qrels, runs, metrics=names, k=[max(reference.by_k) if kk is None else kk], **opts))
+    if len(parts) == 1:
+        return parts[0]
+    return concat_evaluations(parts, settings={**parts[0].settings})
+
+
+def evaluate_workspace(
+    qrels_by_aspect: Mapping[str | None, Qrels],
+    runs: Sequence[tuple[Run, str | None]],
+    settings: Settings,
+    *,
+    reference: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Evaluation:
+    """Evaluate every run (against its aspect's ground truth) at every k at once.
+
+    Runs sharing an aspect are evaluated in one :func:`evalcore.evaluate` call;
+    the long tables of the aspects are concatenated (one row per run × query ×
+    metric × k, as always). With ``reference`` (a ground truth from
+    :func:`prepare_reference`), :func:`evalcore.embedding_runs.evaluate_reference_runs`
+    evaluates every run against it (mode ``"tied"``: each k against its own top-k).
+    """
+    if not runs:
+        raise OptionError("no run to evaluate")
+    if reference is not None:
+        ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
+    groups: dict[str | None, dict[str, Run]] = {}
+    for run, aspect in runs:
+        groups.setdefault(aspect, {})[run.name] = run
+    evs = []
+    for aspect, group in groups.items():
+        ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
+                      ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
+                      progress=progress)
+        evs.append((aspect, ev))
+    aspects = {r: a for a, ev in evs for r in ev.runs}
+    if len(evs) == 1:
+        ev = evs[0][1]
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": aspects})
+    from ..combine import concat_evaluations
+
+    order = [run.name for run, _ in runs]
+    ev = concat_evaluations([e for _, e in evs], settings={
+        "qrels": {str(a): e.settings.get("qrels") for a, e in evs}, "aspects": aspects})
+    table = ev.table.assign(run=ev.table["run"].cat.reorder_categories(order))
+    return Evaluation(table, ev.coverage, ev.settings)
+
+
+# ------------------------------------------------------------------------------------------ diversity
+
+#: The α of α-nDCG in the dashboard (seed 002 §7's example value; also the CLI's ``--diversity``).
+DIVERSITY_ALPHA = 0.5
+#: Names of the diversity metrics in :func:`run_diversity`'s table (``metric`` column).
+DIVERSITY_METRICS: tuple[str, str] = ("ild", f"alpha_ndcg(alpha={DIVERSITY_ALPHA:g})")
+
+
+def has_embeddings(src: RunSource) -> bool:
+    """Whether the run's items have vectors of their own (so ILD and α-nDCG exist for it).
+
+    True for embedding runs and for the demo's embedding models; False for
+    ranked files and fused runs (their lists come without vectors).
+    """
+    if src.kind == "embedding":
+        return src.blob is not None
+    if src.kind == "demo":
+        from .demo import cached_demo
+
+        return src.demo_name in cached_demo(src.demo_seed or 0).embeddings
+    return False
+
+
+def run_embeddings(src: RunSource):
+    """The document vectors behind a run (:class:`evalcore.io.Embeddings`), or None.
+
+    An embedding run's document file (its corpus; the query file only placed
+    the queries), or the demo model's matrix; None when :func:`has_embeddings`
+    is False.
+    """
+    if not has_embeddings(src):
+        return None
+    if src.kind == "embedding":
+        return _load_embeddings(src.blob, src.ids_blob)
+    from ..io import Embeddings
+    from .demo import cached_demo
+
+    demo = cached_demo(src.demo_seed or 0)
+    return Embeddings.from_arrays(demo.item_ids, demo.embeddings[src.demo_name], source=demo.label)
+
+
+def run_diversity(
+    src: RunSource,
+    run: Run,
+    qrels: Qrels,
+    *,
+    k: Iterable[int],
+    ties: str,
+    alpha: float = DIVERSITY_ALPHA,
+    query_ids: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """Per-query ILD@k and α-nDCG@k of a run whose items have embeddings (seed 002 §6–7).
+
+    :func:`evalcore.embedding_runs.diversity_table` on the run's own document
+    vectors (:func:`run_embeddings`): ``ild`` is the mean pairwise ``1 − cos``
+    of each top-k list, ``alpha_ndcg(alpha=0.5)`` nDCG (linear gains, the
+    qrels' grades) with each relevant item's gain scaled by
+    ``alpha + (1 − alpha) · novelty`` (novelty = 1 − its highest cosine to an
+    item ranked above it) over plain nDCG's ideal.
+
+    Parameters
+    ----------
+    src : RunSource
+        The run's source (where its vectors come from).
+    run : Run
+        The run as evaluated (named like the evaluation's ``run`` column).
+    qrels : Qrels
+        The evaluated ground truth of the run's aspect (grades of α-nDCG; its
+        queries are the rows, a query absent from the run scores 0).
+    k : iterable of int
+        Cutoffs (>= 1).
+    ties : str
+        Tie rule of the evaluation (the lists are taken in the order the
+        metrics used).
+    alpha : float, default :data:`DIVERSITY_ALPHA`
+        α of α-nDCG, in [0, 1].
+    query_ids : iterable of str, optional
+        Keep only these queries (the evaluated ones: with ``no_relevant="skip"``
+        the evaluation drops some).
+
+    Returns
+    -------
+    DataFrame
+        The long-table schema ``run, query_id, domain, metric, k, value``.
+
+    Raises
+    ------
+    OptionError
+        When the run has no embeddings (a ranked file or a fused run).
+    """
+    from ..diversity import diversity_table
+
+    emb = run_embeddings(src)
+    if emb is None:
+        raise OptionError(f"run {src.name!r} has no embeddings (a {src.kind} run): ILD and α-nDCG need the "
+                          "items' vectors")
+    table = diversity_table(run, emb, k_values=list(k), alpha=alpha, qrels=qrels, ties=ties)
+    if query_ids is not None:
+        keep = table["query_id"].astype(str).isin({str(q) for q in query_ids}).to_numpy()
+        table = table[keep].reset_index(drop=True)
+    return table
+
+
+def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.aggregate.summarize`).
+
+    Parameters
+    ----------
+    tables : sequence of DataFrame
+        :func:`run_diversity` outputs, one per run.
+
+    Returns
+    -------
+    DataFrame
+        ``run, metric, k, n, mean, std, sem, ci_low, ci_high, median``; empty
+        (same columns) when ``tables`` is empty.
+    """
+    from ..aggregate import summarize
+    from ..combine import concat_tables
+
+    if not tables:
+        return pd.DataFrame(columns=["run", "metric", "k", "n", "mean", "std", "sem", "ci_low", "ci_high", "median"])
+    return summarize(concat_tables(tables))
+
+
+# ------------------------------------------------------------------------------------------ side files
+
+
+def load_domain_map(blob: Blob) -> dict[str, str]:
+    """Query id -> domain from a mapping file (:func:`evalcore.load_domains`)."""
+    return {str(k): str(v) for k, v in load_domains(blob.data, label=blob.name).items()}
+
+
+def load_metadata(blob: Blob) -> pd.DataFrame:
+    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.load_doc_metadata`)."""
+    return normalize_metadata(load_doc_metadata(blob.data, label=blob.name), source=blob.name)
+
+
+def normalize_metadata(out: Any, *, source: str | None = None) -> pd.DataFrame:
+    """Any metadata shape (frame, ``{id: {title, text}}``, ``{id: title}``) -> ``doc_id, title, text``."""
+    if isinstance(out, Mapping):
+        rows = []
+        for k, v in out.items():
+            if isinstance(v, Mapping):
+                rows.append({"doc_id": str(k), "title": str(v.get("title", "") or ""),
+                             "text": str(v.get("text", "") or "")})
+            else:
+                rows.append({"doc_id": str(k), "title": str(v), "text": ""})
+        return pd.DataFrame(rows, columns=["doc_id", "title", "text"])
+    df = pd.DataFrame(out).copy()
+    if df.index.name is not None and str(df.index.name).lower() in ("doc_id", "id", "_id", "docid"):
+        df = df.reset_index()
+    cols = {str(c).lower(): c for c in df.columns}
+    idc = next((cols[c] for c in ("doc_id", "id", "_id", "docid", "corpus-id", "item_id", "movie_id") if c in cols),
+               df.columns[0] if len(df.columns) else None)
+    if idc is None:
+        raise EvalcoreError("document metadata has no columns", file=source)
+    title = next((cols[c] for c in ("title", "name", "value") if c in cols), None)
+    text = next((cols[c] for c in ("text", "body", "abstract", "description", "content") if c in cols), None)
+    return pd.DataFrame({
+        "doc_id": df[idc].astype(str).to_numpy(),
+        "title": df[title].fillna("").astype(str).to_numpy() if title else "",
+        "text": df[text].fillna("").astype(str).to_numpy() if text else "",
+    })
+
+

@@ -1,0 +1,158 @@
+"""Tests of the ``topk`` command: exact cosine top-k of embeddings written as a TREC run."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import numpy as np
+import pytest
+from retrieval_support import (
+    brute_topk,
+    shuffled_ids,
+)
+
+from evalcore.cli import main as cli_main
+from evalcore.cli import topk as topk_cli
+from evalcore.errors import (
+    OptionError,
+)
+from evalcore.io import write_trec_topk
+from evalcore.retrieval import (
+    exact_topk,
+)
+
+# --------------------------------------------------------------------------- topk command
+
+
+@pytest.fixture()
+def emb_files(tmp_path):
+    rng = np.random.default_rng(17)
+    docs = rng.integers(-2, 3, size=(300, 4)).astype(np.float32)
+    docs[~docs.any(axis=1), 0] = 1
+    queries = rng.standard_normal((12, 4)).astype(np.float32)
+    ids = shuffled_ids(rng, 300)
+    qids = np.array([f"q{i}" for i in range(12)])
+    np.save(tmp_path / "docs.npy", docs)
+    np.save(tmp_path / "q.npy", queries)
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    (tmp_path / "qids.txt").write_text("\n".join(qids) + "\n")
+    return tmp_path, docs, queries, ids, qids
+
+
+def read_trec(path):
+    rows = [line.split(" ") for line in open(path).read().splitlines()]
+    return rows
+
+
+@pytest.mark.parametrize("mmap", [False, True])
+def test_cli_writes_trec_run(emb_files, mmap, capsys):
+    tmp, docs, queries, ids, qids = emb_files
+    out = tmp / "run.trec"
+    argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--queries", str(tmp / "q.npy"),
+            "--query-ids", str(tmp / "qids.txt"), "--k", "20", "--block-mb", "1", "--out", str(out), "--tag", "t1"]
+    assert cli_main(["topk", *argv, *(["--mmap"] if mmap else [])]) == 0
+    assert "topk [" in capsys.readouterr().err  # progress bar on stderr
+    rows = read_trec(out)
+    ref_i, ref_s = brute_topk(queries, docs, 20, ids)
+    assert len(rows) == 12 * 20
+    for n, (q, q0, doc, rank, score, tag) in enumerate(rows):
+        r, c = divmod(n, 20)
+        assert (q, q0, doc, rank, tag) == (qids[r], "Q0", ids[ref_i[r, c]], str(c + 1), "t1")
+        assert np.float32(float(score)) == ref_s[r, c]  # %.9g round-trips float32
+
+
+def test_cli_item_to_item_exclude_self(emb_files):
+    tmp, docs, _, ids, _ = emb_files
+    out = tmp / "i2i.trec"
+    code = cli_main(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "5",
+                          "--exclude-self", "--quiet", "--out", str(out)])
+    assert code == 0
+    rows = read_trec(out)
+    assert len(rows) == 300 * 5 and all(r[0] != r[2] for r in rows)
+    ref_i, _ = brute_topk(docs, docs, 5, ids, ids, exclude_self=True)
+    assert [r[2] for r in rows] == list(ids[ref_i].ravel())
+
+
+def test_cli_errors_one_line_exit_2(emb_files, capsys):
+    tmp, *_ = emb_files
+    (tmp / "short.txt").write_text("a\nb\n")
+    np.save(tmp / "d3.npy", np.ones((2, 3), np.float32))
+    (tmp / "sp.txt").write_text("a b\nc\n")
+    cases = [
+        (["--doc-ids", str(tmp / "short.txt")], "2 ids but"),
+        (["--k", "0"], "--k must be a positive integer"),
+        (["--queries", str(tmp / "d3.npy"), "--query-ids", str(tmp / "short.txt")], "dimension mismatch"),
+        (["--queries", str(tmp / "q.npy")], "--queries and --query-ids go together"),
+        (["--docs", str(tmp / "missing.npy")], "missing.npy: file not found"),
+        (["--doc-ids", str(tmp / "sp.txt")], "sp.txt, line 1: an id contains white space"),
+    ]
+    for extra, message in cases:
+        argv = ["--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--out", str(tmp / "o.trec"),
+                "--quiet", *extra]
+        assert cli_main(["topk", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_register_adds_subcommand(emb_files):
+    import argparse
+
+    tmp, *_ = emb_files
+    parser = argparse.ArgumentParser(prog="evalcore")
+    sub = parser.add_subparsers(dest="command", required=True)
+    topk_cli.register(sub)
+    args = parser.parse_args(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"),
+                              "--k", "3", "--quiet", "--out", str(tmp / "r.trec")])
+    assert args.func(args) == 0
+    assert len(read_trec(tmp / "r.trec")) == 300 * 3
+
+
+def test_topk_subcommand_does_not_import_pandas(emb_files):
+    # the main CLI preloads pandas for the evaluation commands; topk never needs it
+    import subprocess
+    import sys
+
+    tmp, *_ = emb_files
+    code = (
+        "import sys\n"
+        "from evalcore.cli import main\n"
+        f"rc = main(['topk', '--docs', {str(tmp / 'docs.npy')!r}, '--doc-ids', {str(tmp / 'ids.txt')!r},"
+        f" '--k', '3', '--quiet', '--out', {str(tmp / 'r.trec')!r}])\n"
+        "print(rc, 'pandas' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "False"]
+    assert len(read_trec(tmp / "r.trec")) == 300 * 3
+
+
+@pytest.mark.parametrize("entry", [["-m", "evalcore", "topk"], ["-m", "evalcore.cli", "topk"]])
+def test_cli_warnings_are_one_plain_line(emb_files, entry):
+    import subprocess
+    import sys
+
+    tmp, docs, *_ = emb_files
+    docs = docs.copy()
+    docs[7] = 0  # an all-zero vector: a warning, not an error
+    np.save(tmp / "zero.npy", docs)
+    proc = subprocess.run([sys.executable, *entry, "--docs", str(tmp / "zero.npy"), "--doc-ids", str(tmp / "ids.txt"),
+                           "--k", "3", "--quiet", "--out", str(tmp / "r.trec")], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr
+    # item-to-item: the zero row is a query too
+    assert proc.stderr.splitlines() == [
+        "warning: 1 query vector(s) are all zeros; their cosine with every document is 0",
+        "warning: 1 corpus vector(s) are all zeros; their cosine with every query is 0",
+    ]
+
+
+def test_write_trec_padding_and_stream():
+    got = exact_topk(np.array([[1.0, 0], [0, 1.0]]), np.eye(2), 5, corpus_ids=["a", "b"], query_ids=["a", "q"],
+                     exclude_self=True)
+    buf = io.StringIO()
+    write_trec_topk(got, buf, tag="x")
+    assert buf.getvalue().splitlines() == ["a Q0 b 1 0 x", "q Q0 b 1 1 x", "q Q0 a 2 0 x"]
+    with pytest.raises(OptionError):
+        write_trec_topk(got, io.StringIO(), tag="two words")
