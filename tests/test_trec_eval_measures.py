@@ -10,7 +10,7 @@ with ``aggregates=True``): the mean, the sum of the counts, the geometric mean
 of ``gm_map``. Nothing here comes from evalcore's own output.
 
 Names evalcore does not compute must be exactly those its trec_eval table
-lists as not computed (:data:`evalcore.trec_names.NOT_COMPUTED`), and trec_eval's
+lists as not computed (:data:`evalcore.measures.trec.NOT_COMPUTED`), and trec_eval's
 bare ``map``, ``ndcg``, ``recip_rank`` (whole list) are evalcore's ``@all``.
 """
 
@@ -26,10 +26,10 @@ from test_trec_eval_suite import CASES, QUERIES, TREC_DIR, parse_trec_eval_outpu
 from evalcore import evaluate
 from evalcore.aggregate import summarize
 from evalcore.errors import EvalcoreWarning, UnknownMeasureError
-from evalcore.io_trec import read_trec_qrels, read_trec_run
+from evalcore.io.trec import read_trec_qrels, read_trec_run
 from evalcore.measures import Measure, parse_measures
+from evalcore.measures.trec import NOT_COMPUTED
 from evalcore.metrics import K_FREE
-from evalcore.trec_names import NOT_COMPUTED
 
 #: files of trec_eval's Makefile beyond test_trec_eval_suite.CASES: (output, qrels, run, -l threshold)
 SUMMARIES = {

@@ -24,7 +24,7 @@ gain equal to its grade.
 
 trec_eval's names (``P_5``, ``P.5,10``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``,
 ``set_F``, groups ``official`` and ``all_trec``...) parse too: see
-:mod:`evalcore.trec_names`; :func:`parse_measures` returns every measure such a
+:mod:`evalcore.measures.trec`; :func:`parse_measures` returns every measure such a
 name stands for.
 
 ``str(parse_measure(s)) == s`` for every canonical ``s``.
@@ -32,24 +32,15 @@ name stands for.
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import UnknownMeasureError, warn
-from .metrics import (
-    ALL_METRICS,
-    CURVES,
-    ERR_MAX_GRADE,
-    K_FREE,
-    NO_ALL_CUTOFF,
-    RBP_P,
-    RECALL_LEVELS,
-    RELEVANCE_FREE,
-)
-from .trec_names import trec_eval_names
+from ..errors import UnknownMeasureError, warn
+from ..metrics import ALL_METRICS, CURVES, K_FREE, NO_ALL_CUTOFF, RECALL_LEVELS
+from .params import PARAMS, parse_params
+from .trec import trec_eval_names
 
 __all__ = ["Measure", "parse_measure", "parse_measures", "expand_measures", "supported", "ALIASES",
            "DESCRIPTIONS", "HITS_RENAMED"]
@@ -118,78 +109,6 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-# ----------------------------------------------------------------------------- parameters
-def _fmt_float(x: float) -> str:
-    s = repr(float(x))
-    return s[:-2] if s.endswith(".0") else s
-
-
-def _float(text: str, what: str, ok: Callable[[float], bool], rule: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise UnknownMeasureError(f"{what} must be a number, got {text!r}") from None
-    if not (math.isfinite(v) and ok(v)):
-        raise UnknownMeasureError(f"{what} must be {rule}, got {text!r}")
-    return v
-
-
-def _int(text: str, what: str, low: int) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise UnknownMeasureError(f"{what} must be an integer, got {text!r}") from None
-    if v < low:
-        raise UnknownMeasureError(f"{what} must be >= {low}, got {text!r}")
-    return v
-
-
-def _gains(text: str, what: str) -> tuple[tuple[int, float], ...]:
-    out: dict[int, float] = {}
-    for pair in filter(None, (x.strip() for x in text.split(","))):
-        g, sep, v = pair.partition(":")
-        if not sep:
-            g, sep, v = pair.partition("=")  # trec_eval's 1=3 spelling
-        if not sep:
-            raise UnknownMeasureError(f"{what}: expected grade:gain pairs, got {pair!r}")
-        grade = _int(g.strip(), f"{what}: a grade", 0)
-        if grade in out:
-            raise UnknownMeasureError(f"{what}: grade {grade} is given twice")
-        out[grade] = _float(v.strip(), f"{what}: the gain of grade {grade}", lambda x: x >= 0, ">= 0")
-    if not out:
-        raise UnknownMeasureError(f"{what}: expected grade:gain pairs, got {text!r}")
-    return tuple((g, v) for g, v in sorted(out.items()) if v != g)  # a gain equal to its grade is the default
-
-
-def _fmt_gains(v: tuple[tuple[int, float], ...]) -> str:
-    return ",".join(f"{g}:{_fmt_float(x)}" for g, x in v)
-
-
-@dataclass(frozen=True)
-class _Param:
-    parse: Callable[[str, str], Any]  # (value text, "name(param)") -> value
-    fmt: Callable[[Any], str]
-    default: Any  # left out of the canonical name; None: no default
-
-
-_P = _Param(lambda t, w: _float(t, w, lambda x: 0 < x < 1, "in (0, 1)"), _fmt_float, RBP_P)
-_PARAMS: dict[str, dict[str, _Param]] = {
-    "rbp": {"p": _P},
-    "rbp_residual": {"p": _P},
-    "set_f": {"beta": _Param(lambda t, w: _float(t, w, lambda x: x >= 0, ">= 0"), _fmt_float, 1.0)},
-    "err": {"max_grade": _Param(lambda t, w: _int(t, w, 1), str, ERR_MAX_GRADE)},
-    "ndcg": {"gains": _Param(_gains, _fmt_gains, ())},
-    "iprec_at_recall": {"recall": _Param(lambda t, w: _float(t, w, lambda x: 0 <= x <= 1, "in [0, 1]"),
-                                         _fmt_float, None)},
-}
-#: metrics that take (rel=N): all but nDCG (raw grades) and those that do not look at relevance
-_TAKES_REL = set(ALL_METRICS) - {"ndcg", "ndcg_exp"} - RELEVANCE_FREE
-
-
-def _allowed(name: str) -> list[str]:
-    return (["rel"] if name in _TAKES_REL else []) + list(_PARAMS.get(name, {}))
-
-
 @dataclass(frozen=True, order=True)
 class Measure:
     """A metric with its parameters and (optional) cutoff.
@@ -209,7 +128,7 @@ class Measure:
     def base(self) -> str:
         """Name with parameters, without the cutoff: the table's ``metric`` column."""
         parts = [] if self.rel is None else [f"rel={self.rel}"]
-        specs = _PARAMS.get(self.name, {})
+        specs = PARAMS.get(self.name, {})
         parts += [f"{key}={specs[key].fmt(v)}" for key, v in self.params]
         return self.name if not parts else f"{self.name}({','.join(parts)})"
 
@@ -223,7 +142,7 @@ class Measure:
 
     def param(self, key: str) -> Any:
         """Value of a parameter (its default when not given)."""
-        return dict(self.params).get(key, _PARAMS[self.name][key].default)
+        return dict(self.params).get(key, PARAMS[self.name][key].default)
 
     @property
     def kwargs(self) -> dict[str, Any]:
@@ -243,34 +162,6 @@ _RE = re.compile(
     r"^\s*(?P<name>[A-Za-z0-9_][A-Za-z0-9_\-]*)\s*(?:\((?P<params>[^()]*)\))?\s*(?:@\s*(?P<k>\d+|all))?\s*$",
     re.IGNORECASE,
 )
-_SPLIT = re.compile(r",\s*(?=[A-Za-z_]\w*\s*=)")
-
-
-def _parse_params(name: str, text: str, whole: str) -> tuple[int | None, tuple[tuple[str, Any], ...]]:
-    rel = None
-    given: dict[str, Any] = {}
-    specs = _PARAMS.get(name, {})
-    for part in _SPLIT.split(text.strip()):
-        if "=" not in part:
-            raise UnknownMeasureError(f"bad parameter {part.strip()!r} in {whole!r}; expected key=value")
-        key, val = (x.strip() for x in part.split("=", 1))
-        key = key.lower()
-        if key not in _allowed(name):
-            allowed = ", ".join(_allowed(name)) or "none"
-            raise UnknownMeasureError(f"measure {name!r} takes no parameter {key!r} (allowed: {allowed})")
-        if key in given or (key == "rel" and rel is not None):
-            raise UnknownMeasureError(f"parameter {key!r} is given twice in {whole!r}")
-        if key == "rel":
-            try:
-                rel = int(val)
-            except ValueError:
-                raise UnknownMeasureError(f"rel must be an integer in {whole!r}, got {val!r}") from None
-        else:
-            given[key] = specs[key].parse(val, f"{name}({key})")
-    params = tuple((key, given[key]) for key in specs if key in given and given[key] != specs[key].default)
-    return rel, params
-
-
 def _parse_one(text: str) -> Measure | None:
     """Parse evalcore's own syntax; None when the name is not one of evalcore's."""
     m = _RE.match(text)
@@ -284,7 +175,7 @@ def _parse_one(text: str) -> Measure | None:
     if low == "hits":
         warn(HITS_RENAMED)
     rel, params = (None, ()) if m.group("params") is None or not m.group("params").strip() else \
-        _parse_params(name, m.group("params"), text)
+        parse_params(name, m.group("params"), text)
     k = m.group("k")
     kk = None if k is None else 0 if k.lower() == "all" else int(k)
     if kk is not None and name not in K_FREE:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import UnknownMeasureError, warn
+from ..errors import UnknownMeasureError, warn
 
 __all__ = ["trec_eval_names", "TREC_CUTOFFS", "GROUPS", "NOT_COMPUTED"]
 
