@@ -78,6 +78,29 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     return _layout(fig)
 
 
+def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None) -> go.Figure:
+    """Interpolated precision vs recall, one line per run (the 11-point precision–recall curve).
+
+    ``pr``: :func:`dashboard.tables.pr_frame` output (run, recall, mean, ci_low, ci_high, n). One
+    trace per run, named after it; the hover gives the 95% CI of the mean at each level.
+    """
+    fig = go.Figure()
+    order = list(runs) if runs is not None else list(dict.fromkeys(pr["run"]))
+    for i, run in enumerate(order):
+        d = pr[pr["run"] == run].sort_values("recall")
+        if d.empty:
+            continue
+        fig.add_trace(go.Scatter(
+            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=ptext(run),
+            line={"color": color_of(i), "width": 2}, customdata=np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1),
+            hovertemplate=f"{ttext(run)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
+                          "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
+        ))
+    fig.update_xaxes(title="recall", range=[-0.02, 1.02], dtick=0.1)
+    fig.update_yaxes(title="interpolated precision (mean over queries)", range=[0, 1.02])
+    return _layout(fig)
+
+
 def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str) -> go.Figure:
     """Runs × runs: colour = row − column mean difference, text = difference and corrected p-value (* significant)."""
     diff = matrix["diff"]

@@ -73,7 +73,7 @@ from .whole_list import (
 
 __all__ = [
     "Judged", "METRICS", "WHOLE_LIST_METRICS", "COVERAGE_METRICS", "RELEVANCE_FREE", "CURVES", "ALL_METRICS", "K_FREE", "UNBOUNDED",
-    "WHOLE_LIST", "NO_ALL_CUTOFF", "AGGREGATION", "AGGREGATIONS", "aggregation_of", "K_ALL",
+    "WHOLE_LIST", "NO_ALL_CUTOFF", "LOWER_IS_BETTER", "DESCRIPTIVE", "AGGREGATION", "AGGREGATIONS", "aggregation_of", "K_ALL",
     "RECALL_LEVELS", "ERR_MAX_GRADE", "GM_FLOOR", "INFAP_EPSILON", "RBP_P",
 ]
 
@@ -145,6 +145,12 @@ NO_ALL_CUTOFF = frozenset({"precision", "f1"})
 UNBOUNDED = frozenset({
     "first_rel_rank", "hits", "dcg", "dcg_exp", "num_ret", "num_rel", "num_rel_ret", "num_q", "gm_map",
 })
+
+#: metrics where a lower value is the better one.
+LOWER_IS_BETTER = frozenset({"first_rel_rank"})
+
+#: descriptive metrics (the list, the judgments, RBP's uncertainty): no run is "best" on them.
+DESCRIPTIVE = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q", "judged", "rbp_residual"})
 
 #: how a summary aggregates each metric's per-query values (metrics not listed: "mean").
 AGGREGATION: dict[str, str] = {
