@@ -179,3 +179,36 @@ def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str])
                                hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, height=max(260, 70 * len(runs) + 120))
+
+
+def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0.0) -> go.Figure:
+    """Runs × runs agreement (symmetric): colour and text = the mean agreement of the pair.
+
+    ``matrix``: :func:`evalcore.agreement.agreement_matrix` output; ``lo`` the lower end of
+    the measure's range (−1 for Kendall's τ, 0 otherwise; the upper end is 1).
+    """
+    z = matrix.to_numpy(dtype=float)
+    labels = [ptext(r) for r in matrix.index]
+    text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3f}")(z)
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, text=text, texttemplate="%{text}", colorscale="Viridis",
+                               zmin=lo, zmax=1.0, colorbar={"title": ptext(measure_label)},
+                               hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(side="top")
+    return _layout(fig, title=f"{ptext(measure_label)}, mean over queries",
+                   height=max(300, 90 * len(labels) + 140))
+
+
+def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
+    """Value of every weight trial, sorted, the best marked (``trials``: ``WeightSearch.trials``)."""
+    d = trials.sort_values("value", ascending=False, kind="mergesort").reset_index(drop=True)
+    wcols = [c for c in d.columns if c.startswith("weight:")]
+    hover = d[wcols].apply(lambda r: "<br>".join(f"{ptext(c[7:])}: {v:.3f}" for c, v in r.items()), axis=1)
+    fig = go.Figure(go.Scatter(
+        x=np.arange(1, len(d) + 1), y=d["value"].to_numpy(), mode="markers",
+        marker={"color": np.where(d["best"], PALETTE[3], PALETTE[0]), "size": np.where(d["best"], 12, 6)},
+        hovertext=hover.to_numpy(dtype=str), hovertemplate="%{hovertext}<br>value %{y:.4f}<extra></extra>",
+    ))
+    fig.update_xaxes(title="trial (sorted by value)")
+    fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig, height=320)

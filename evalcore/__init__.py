@@ -42,10 +42,12 @@ _API: dict[str, str] = {
     "Evaluation": "evalcore.evaluate", "evaluate": "evalcore.evaluate",  # bound above
     "summarize": "evalcore.aggregate", "wide_per_query": "evalcore.aggregate",
     "compare": "evalcore.stats", "compare_many": "evalcore.stats", "compare_by_domain": "evalcore.stats",
-    "paired_test": "evalcore.stats",
+    "paired_test": "evalcore.stats", "tukey_hsd": "evalcore.stats",
     "concat_evaluations": "evalcore.combine", "evaluate_per_ground_truth": "evalcore.combine",
     # fusion, embeddings, retrieval
-    "weighted_rrf": "evalcore.fusion",
+    "weighted_rrf": "evalcore.fusion", "fuse": "evalcore.fusion", "normalize_run": "evalcore.fusion",
+    "search_weights": "evalcore.fusion_search",
+    "agreement": "evalcore.agreement", "summarize_agreement": "evalcore.agreement",
     "embedding_run": "evalcore.embedding_runs", "reference_ground_truth": "evalcore.embedding_runs",
     "evaluate_against_reference": "evalcore.embedding_runs",
     "exact_topk": "evalcore.retrieval", "TopK": "evalcore.retrieval",
@@ -54,6 +56,7 @@ _API: dict[str, str] = {
 }
 
 __all__ = [
+    "agreement",
     "build_report",
     "compare",
     "compare_by_domain",
@@ -69,18 +72,23 @@ __all__ = [
     "evaluate_per_ground_truth",
     "Evaluation",
     "exact_topk",
+    "fuse",
     "load_embeddings",
     "load_qrels",
     "load_run",
     "Measure",
+    "normalize_run",
     "paired_test",
     "parse_measure",
     "parse_measures",
     "Qrels",
     "reference_ground_truth",
     "Run",
+    "search_weights",
     "summarize",
+    "summarize_agreement",
     "TopK",
+    "tukey_hsd",
     "weighted_rrf",
     "wide_per_query",
     "write_outputs",
@@ -106,12 +114,14 @@ _compat.install()
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .aggregate import summarize, wide_per_query
+    from .agreement import agreement, summarize_agreement
     from .combine import concat_evaluations, evaluate_per_ground_truth
     from .data import Qrels, Run
     from .diversity import diversity_table
     from .embedding_runs import embedding_run, evaluate_against_reference, reference_ground_truth
     from .errors import EvalcoreError, EvalcoreWarning
-    from .fusion import weighted_rrf
+    from .fusion import fuse, normalize_run, weighted_rrf
+    from .fusion_search import search_weights
     from .io import (
         Embeddings,
         load_embeddings,
@@ -123,4 +133,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .measures import Measure, parse_measure, parse_measures
     from .report import build_report, write_outputs
     from .retrieval import TopK, exact_topk
-    from .stats import compare, compare_by_domain, compare_many, paired_test
+    from .stats import compare, compare_by_domain, compare_many, paired_test, tukey_hsd

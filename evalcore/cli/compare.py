@@ -29,6 +29,10 @@ def register(sub) -> argparse.ArgumentParser:
     add_judged_only(p)
     p.add_argument("--n-samples", type=int, default=None)
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
+    p.add_argument("--hsd", default=None, choices=["paired", "independent"],
+                   help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
+                        "independent groups (as ranx)")
+    p.add_argument("--hsd-out", default=None, metavar="CSV", help="write the Tukey HSD table as CSV")
     add_embedding_options(p)
     p.set_defaults(func=run)
     return p
@@ -42,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from .inputs import evaluate_from_args, load_runs
     from .progress import ProgressBar
 
+    if args.hsd_out and not args.hsd:
+        raise OptionError("--hsd-out needs --hsd paired|independent")
     if args.per_query:
         table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str})
         needed = {"run", "query_id", "metric", "k", "value"}
@@ -67,8 +73,28 @@ def run(args: argparse.Namespace) -> int:
                            "display.float_format", "{:.4f}".format):
         print(f"Paired {args.test} test, correction {args.correction} across {len(res)} comparisons, alpha {args.alpha}")
         print(show.to_string(index=False))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        res.to_csv(args.out, index=False, float_format="%.17g")
-        print(f"wrote {args.out}")
+    hsd = _hsd(args, table, mk) if args.hsd else None
+    for path, frame in ((args.out, res), (args.hsd_out, hsd)):
+        if path and frame is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(path, index=False, float_format="%.17g")
+            print(f"wrote {path}")
     return 0
+
+
+def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]]):
+    """Tukey's HSD of every run on each metric@k (family = the pairs of one metric@k), printed."""
+    from .._lazy import pd
+    from ..stats import tukey_hsd
+
+    runs = sorted(set(table["run"].astype(str)))
+    hsd = pd.concat([tukey_hsd(table, metric=m, k=k, runs=runs, design=args.hsd, alpha=args.alpha) for m, k in mk],
+                    ignore_index=True)
+    cols = [c for c in ("metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+                        "statistic", "p_value", "significant", "note") if c in hsd.columns]
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
+                           "display.float_format", "{:.4f}".format):
+        print(f"\nTukey's HSD ({args.hsd} design), family-wise alpha {args.alpha} per metric@k; "
+              "statistic = studentized range q")
+        print(hsd[cols].to_string(index=False))
+    return hsd

@@ -13,6 +13,8 @@
     run bytes / embeddings / fusion ──build_run──> Run        (retrieval only here)
     Qrels + Runs + Settings ──evaluate_workspace──> Evaluation (every k at once)
 
+* :mod:`.analysis` — one call per analysis page over what the pipeline resolved (fusion
+  weight search, agreement between runs, a reference model's similarity agreement);
 * :mod:`.demo` — the built-in synthetic demo.
 
 Every number the dashboard shows is an aggregation of ``Evaluation.table``
@@ -20,8 +22,9 @@ Every number the dashboard shows is an aggregation of ``Evaluation.table``
 dashboard (``dashboard/tables.py``).
 """
 
-from . import model, pipeline
+from . import analysis, model, pipeline
+from .analysis import *  # noqa: F403  (the names of analysis.__all__)
 from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
 
-__all__ = [*model.__all__, *pipeline.__all__]
+__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__]

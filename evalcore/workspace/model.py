@@ -261,12 +261,18 @@ class GroundTruthSource:
 
 @dataclass(frozen=True)
 class FusionSpec:
-    """A weighted-RRF run over other runs (by uid), seed 001 §7."""
+    """A fusion of other runs (by uid): ``method`` after ``norm`` (:func:`evalcore.fusion.fuse`).
+
+    The default is seed 001 §7's weighted RRF; ``weights`` only act on the
+    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``.
+    """
 
     inputs: tuple[str, ...]
     weights: tuple[float, ...]
     c: float = 60.0
     top_n: int | None = None
+    method: str = "rrf"
+    norm: str = "none"
 
 
 @dataclass(frozen=True)
@@ -296,7 +302,9 @@ class RunSource:
     @property
     def label(self) -> str:
         if self.kind == "fused":
-            return "weighted RRF"
+            f = self.fusion
+            return "weighted RRF" if f.method == "rrf" else f"fusion {f.method}" + ("" if f.norm == "none" else
+                                                                                    f" of {f.norm} scores")
         if self.kind == "demo":
             return f"demo run {self.demo_name}"
         names = [b.name for b in (self.blob, self.ids_blob, self.query_blob, self.query_ids_blob) if b is not None]
@@ -306,7 +314,7 @@ class RunSource:
         """Key of the run's inputs (not its name)."""
         if self.kind == "fused":
             f = self.fusion
-            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n)
+            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm)
         return stable_key(self.kind, _sha(self.blob), _sha(self.ids_blob), _sha(self.query_blob), _sha(self.query_ids_blob),
                     self.format, self.demo_seed, self.demo_name)
 
@@ -444,9 +452,15 @@ def add_embedding_run(ws: Snapshot, blob: Blob, *, ids_blob: Blob | None = None,
 
 
 def add_fused_run(ws: Snapshot, inputs: Sequence[str], weights: Sequence[float], *, c: float = 60.0,
-                  top_n: int | None = None, name: str | None = None, aspect: str | None = None
-                  ) -> tuple[Snapshot, str]:
-    """Add a weighted-RRF run over existing runs (by uid)."""
+                  top_n: int | None = None, name: str | None = None, aspect: str | None = None,
+                  method: str = "rrf", norm: str = "none") -> tuple[Snapshot, str]:
+    """Add a fused run over existing runs (by uid): weighted RRF by default, any ``method``/``norm`` of
+    :mod:`evalcore.fusion` (checked here; ``weights`` are kept but only the weighted methods use them)."""
+    from ..fusion import RANK_METHODS, canonical_method, canonical_norm
+
+    method, norm = canonical_method(method), canonical_norm(norm)
+    if method in RANK_METHODS and norm != "none":
+        raise OptionError(f"{method} fuses ranks: a score normalisation ({norm}) does not apply")
     if not inputs:
         raise OptionError("choose at least one run to fuse")
     unknown = [u for u in inputs if ws.run_by_uid(u) is None]
@@ -454,8 +468,9 @@ def add_fused_run(ws: Snapshot, inputs: Sequence[str], weights: Sequence[float],
         raise OptionError("a run to fuse is not loaded")
     if len(weights) != len(inputs):
         raise OptionError(f"{len(weights)} weights for {len(inputs)} runs")
-    spec = FusionSpec(tuple(inputs), tuple(float(w) for w in weights), float(c), None if not top_n else int(top_n))
-    uid = _new_uid(ws, "fused", stable_key(list(inputs), list(weights), c, top_n))
+    spec = FusionSpec(tuple(inputs), tuple(float(w) for w in weights), float(c), None if not top_n else int(top_n),
+                      method, norm)
+    uid = _new_uid(ws, "fused", stable_key(list(inputs), list(weights), c, top_n, method, norm))
     if aspect is None:
         aspect = ws.run_by_uid(inputs[0]).aspect
     src = RunSource(uid, ws.unique_name(name or "rrf"), "fused", fusion=spec, aspect=aspect)

@@ -180,14 +180,15 @@ def build_run(
             raise OptionError("an embedding run needs the ground truth (its queries)")
         run = _embedding_run(src, qrels, settings.depth, progress)
     elif src.kind == "fused":
-        from ..fusion import weighted_rrf
+        from ..fusion import WEIGHTED_METHODS, fuse
 
         f = src.fusion
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
         runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
-        run = weighted_rrf(runs, weights=list(f.weights), c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name)
+        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
+                   weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
         from .demo import cached_demo
 
