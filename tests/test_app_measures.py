@@ -136,3 +136,22 @@ def test_trec_eval_names_in_the_free_text_box():
     assert at.multiselect(key="set_metrics").value == ["ndcg", "set_f"]
     at = goto(at, "overview")
     assert {"precision@5", "precision@10", "set_f"} <= set(overview_text(at).columns)
+
+
+def test_domains_page_shows_the_declared_aggregate():
+    at = apply_settings(start(), metrics=["ndcg", "gm_map", "num_rel_ret"], ks=[10])
+    at = goto(at, "domains")
+    demo = make_demo(0)
+    s = at.session_state["ws"].settings
+    table = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties).table
+    by_dom = summarize(table.assign(domain=table["domain"].astype(str)), by=("run", "domain", "metric", "k"),
+                       aggregates=True)
+    for metric, kind in (("gm_map", "gmean"), ("num_rel_ret", "sum")):
+        at.selectbox(key="w_domains_sel_metric").select(metric).run()
+        assert not at.exception and not errors(at)
+        shown = next(d.value for d in at.dataframe if getattr(d.value, "index", pd.Index([])).name == "domain")
+        want = by_dom[by_dom["metric"].astype(str) == metric]
+        assert set(want["aggregation"]) == {kind}
+        for row in want.itertuples(index=False):
+            dom = row.domain or "(none)"
+            assert float(shown.loc[dom, str(row.run)]) == pytest.approx(row.aggregate, rel=1e-12), (metric, dom)
