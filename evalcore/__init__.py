@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     # data model
     "Qrels": "evalcore.data", "Run": "evalcore.data",
-    "Measure": "evalcore.measures", "parse_measure": "evalcore.measures",
+    "Measure": "evalcore.measures", "parse_measure": "evalcore.measures", "parse_measures": "evalcore.measures",
     "EvalcoreError": "evalcore.errors", "EvalcoreWarning": "evalcore.errors",
     # reading and writing
     "load_qrels": "evalcore.io", "load_run": "evalcore.io", "load_embeddings": "evalcore.io",
@@ -83,6 +83,7 @@ __all__ = [
     "normalize_run",
     "paired_test",
     "parse_measure",
+    "parse_measures",
     "Qrels",
     "reference_ground_truth",
     "Run",
@@ -133,7 +134,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         write_trec_qrels,
         write_trec_run,
     )
-    from .measures import Measure, parse_measure
+    from .measures import Measure, parse_measure, parse_measures
     from .report import build_report, write_outputs
     from .retrieval import TopK, exact_topk
     from .stats import compare, compare_by_domain, compare_many, paired_test, tukey_hsd

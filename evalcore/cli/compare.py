@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options
+from .options import add_embedding_options, add_judged_only
 
 __all__ = ["register", "run"]
 
@@ -26,6 +26,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--ties", default="trec")
     p.add_argument("--rel-threshold", type=int, default=1)
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"])
+    add_judged_only(p)
     p.add_argument("--n-samples", type=int, default=None)
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
-        ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k is not None}) or [10]
+        ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k}) or [10]  # k 0: @all
         table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
                                    progress=ProgressBar("ranking"))[0].table
     mk = []

@@ -185,7 +185,7 @@ def evaluate_from_args(
 
     Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
     ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
-    ``--n-samples``/``--seed`` and ``--diversity``. Returns the evaluation,
+    ``--n-samples``/``--seed``, ``--judged-only`` and ``--diversity``. Returns the evaluation,
     every run by name, and a label of the ground truth. ``details`` (optional)
     receives what recording into a workspace needs: ``embeddings`` (the loaded files,
     a ``get(path, ids)`` cache), ``qrels_for`` (name -> the Qrels each run was ranked
@@ -196,6 +196,10 @@ def evaluate_from_args(
     ties = getattr(args, "ties", "trec")
     opts = dict(metrics=list(metrics), ties=ties, rel_threshold=getattr(args, "rel_threshold", 1),
                 no_relevant=getattr(args, "no_relevant", "zero"))
+    if getattr(args, "judged_only", False):
+        if getattr(args, "reference_emb", None):
+            raise OptionError("--judged-only needs judgments (--qrels); a reference model's neighbours judge nothing else")
+        opts["judged_only"] = True
     block = _block_bytes(args)
     cache = _EmbCache()
     n_samples = getattr(args, "n_samples", None)

@@ -53,7 +53,7 @@ from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
 
 __all__ = [
-    "add_eval_options", "add_embedding_options", "split_named", "parse_emb_spec", "parse_fuse_spec",
+    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec",
 ]
 
@@ -70,18 +70,26 @@ def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool 
     return name, value
 
 
+def add_judged_only(p: argparse.ArgumentParser) -> None:
+    """``--judged-only`` / ``-J`` (trec_eval's flag): evaluate only the judged retrieved documents."""
+    p.add_argument("--judged-only", "-J", action="store_true",
+                   help="remove retrieved documents without a judgment (grade >= 0) before scoring (trec_eval -J)")
+
+
 def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
     p.add_argument("--qrels-format", default="auto", help="override format detection")
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
-                   help="metric names, e.g. ndcg recall(rel=2) P@5 (see `evalcore metrics`)")
+                   help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
+                        "official all_trec (see `evalcore metrics`)")
     p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K", help="cutoffs (default 10)")
     p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+    add_judged_only(p)
     p.add_argument("--n-samples", type=int, default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
 

@@ -57,10 +57,13 @@ __all__ = [
 ]
 
 
-#: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`).
+#: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`; ``iprec_at_recall`` stands
+#: for its eleven recall levels).
 METRIC_CHOICES: tuple[str, ...] = (
     "ndcg", "ndcg_exp", "recall", "recall_capped", "precision", "hit_rate", "mrr", "map", "map_found",
-    "rprec", "first_rel_rank",
+    "rprec", "first_rel_rank", "hits", "f1", "dcg", "dcg_exp", "err", "judged", "bpref", "infap", "gm_map",
+    "set_precision", "set_recall", "set_f", "11pt_avg", "iprec_at_recall", "rbp", "rbp_residual", "num_ret",
+    "num_rel", "num_rel_ret", "num_q",
 )
 TIE_CHOICES: tuple[str, ...] = ("trec", "docid_asc", "input")
 DEFAULT_K: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
@@ -107,14 +110,16 @@ def stable_key(*parts: Any) -> str:
 
 
 def _split_metric_text(text: str) -> list[str]:
-    """Split on commas, semicolons and blanks that are outside parentheses."""
+    """Split on commas, semicolons and blanks that are outside parentheses; a comma before a digit or a
+    dot stays (trec_eval's lists of cutoffs, ``P.5,10``)."""
     pieces, cur, depth = [], [], 0
-    for ch in text:
+    for i, ch in enumerate(text):
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        if depth == 0 and (ch in ",;" or ch.isspace()):
+        glued = ch == "," and (text[i + 1: i + 2].isdigit() or text[i + 1: i + 2] == ".")
+        if depth == 0 and ((ch in ",;" and not glued) or ch.isspace()):
             pieces.append("".join(cur))
             cur = []
         else:
@@ -126,10 +131,12 @@ def _split_metric_text(text: str) -> list[str]:
 def parse_metric_names(metrics: str | Iterable[str]) -> tuple[str, ...]:
     """Canonical metric names from a list of names or from free text.
 
-    Each name is parsed by :func:`evalcore.measures.parse_measure`, so
+    Each name is parsed by :func:`evalcore.measures.parse_measures`, so
     parameters and cutoffs are accepted and printed canonically:
     ``"recall(rel=2)"``, ``"P(rel=2)@5"`` -> ``"precision(rel=2)@5"``,
-    ``"success@1"`` -> ``"hit_rate@1"``.
+    ``"success@1"`` -> ``"hit_rate@1"``; trec_eval's names too, a group or a
+    list of cutoffs giving several (``"P.5,10"`` -> ``"precision@5"``,
+    ``"precision@10"``).
 
     Parameters
     ----------
@@ -149,10 +156,10 @@ def parse_metric_names(metrics: str | Iterable[str]) -> tuple[str, ...]:
         For a name that does not parse, with the engine's message (what is
         wrong and what is supported).
     """
-    from ..measures import parse_measure
+    from ..measures import parse_measures
 
     names = _split_metric_text(metrics) if isinstance(metrics, str) else [str(m) for m in metrics]
-    return tuple(dict.fromkeys(str(parse_measure(n)) for n in names))
+    return tuple(dict.fromkeys(str(m) for n in names for m in parse_measures(n)))
 
 
 
