@@ -47,10 +47,11 @@ from ..errors import (
     ValueTypeError,
 )
 from ..retrieval import load_npy_mmap
-from .embeddings import _VEC_NAMES, _ids_array, read_ids, read_token_ids
+from .embeddings import _VEC_NAMES, Embeddings, _ids_array, read_ids, read_token_ids
 from .vectors import _ids_beside
 
-__all__ = ["Shard", "ShardSet", "is_shard_spec", "list_shard_files", "open_shards"]
+__all__ = ["Shard", "ShardSet", "is_shard_spec", "list_shard_files", "open_shards", "single_shard",
+           "shard_embeddings"]
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _SUFFIXES = (".npy", ".npz")
@@ -251,10 +252,11 @@ def _npz_layout(path: str) -> tuple[str, tuple, np.dtype, int | None]:
     return key, shape, dtype, offset
 
 
-def _shard_meta(path: str, offset: int, strict_ids: bool) -> tuple[Shard, tuple, np.dtype]:
-    if path.lower().endswith(".npy"):
+def _shard_meta(path: str, offset: int, strict_ids: bool,
+                ids_file: str | None = None) -> tuple[Shard, tuple, np.dtype]:
+    if path.lower().endswith(".npy") or ids_file is not None:
         arr = load_npy_mmap(path)
-        ids_path = _ids_beside(Path(path))
+        ids_path = ids_file or _ids_beside(Path(path))
         if ids_path is None:
             stem = Path(path).name[:-4]
             raise InputFormatError(f"no ids file beside the shard: expected {stem}_ids.txt or {stem}.ids.txt",
@@ -324,3 +326,33 @@ def _check_unique(shards: ShardSet) -> None:
         fa, fb = (shards.shards[int(np.searchsorted(bounds, r, side="right")) - 1].path for r in (a, b))
         where = f"twice in {fa}" if fa == fb else f"in {fa} and in {fb}"
         raise DuplicateIdError(f"id {str(ids[a])!r} appears {where}", file=fb, item=str(ids[a]))
+
+
+def single_shard(path: str | os.PathLike, ids_path: str | os.PathLike, *, strict_ids: bool = True) -> ShardSet:
+    """One ``.npy`` file and its ids file (anywhere) as a one-shard :class:`ShardSet`.
+
+    The Dask backend searches it in pieces (row ranges), each read by a worker.
+    """
+    shard, shape, dtype = _shard_meta(os.fspath(path), 0, strict_ids, ids_file=os.fspath(ids_path))
+    if shape[0] == 0:
+        raise EmptyInputError("the file has no rows", file=os.fspath(path))
+    out = ShardSet((shard,), int(shape[1]), np.dtype(dtype), os.fspath(path), strict_ids)
+    _check_unique(out)
+    return out
+
+
+def shard_embeddings(spec: str | os.PathLike, ids_path: str | os.PathLike | None = None) -> Embeddings:
+    """Shards as :class:`~evalcore.io.Embeddings` whose ``vectors`` is the :class:`ShardSet` (never in memory).
+
+    ``spec`` is a directory or glob of shards, or one ``.npy`` / ``.npz``
+    file (a one-shard set; a ``.npy`` with ``ids_path``, else its ids file
+    beside it).  Ids are read as embedding ids are
+    (:func:`~evalcore.io.read_ids`: lines stripped).  Unlike
+    :func:`~evalcore.io.load_embeddings`, the vectors are not scanned here:
+    the search checks them for NaN/inf as it reads them.
+    """
+    if ids_path is not None:
+        shards = single_shard(spec, ids_path, strict_ids=False)
+    else:
+        shards = open_shards(spec, strict_ids=False)
+    return Embeddings(shards.read_ids().astype(object), shards, os.fspath(spec))  # type: ignore[arg-type]

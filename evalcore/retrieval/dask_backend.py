@@ -45,7 +45,7 @@ from .sharded import is_sharded, merge_partials, params_of, plan_pieces, result_
 
 __all__ = ["DaskBackend", "ClusterError", "INSTALL_HINT", "dask_client", "import_distributed"]
 
-INSTALL_HINT = "the Dask backend needs dask.distributed: pip install 'evalcore[dask]'"
+INSTALL_HINT = "Dask is not installed: pip install 'evalcore[dask]' (dask.distributed) to use --dask"
 _LOCAL = re.compile(r"local:(\d+)")
 
 
@@ -83,9 +83,10 @@ class DaskBackend:
 
     def search(self, task: SearchTask) -> SearchResult:
         if not is_sharded(task.corpus):
-            raise OptionError("the Dask backend searches a corpus of shard files (workers read them): pass "
-                              "evalcore.io.open_shards(DIRECTORY_OR_GLOB) as the corpus, not an array")
-        from distributed import as_completed
+            raise OptionError("the Dask backend searches shard files that its workers read: give the documents "
+                              "as .npy / .npz files, a directory or a glob of them (evalcore.io.open_shards), "
+                              "not an array")
+        from distributed import KilledWorker, as_completed
 
         client, corpus = self.client, task.corpus
         threads = max(1, sum(client.nthreads().values()))
@@ -100,7 +101,8 @@ class DaskBackend:
         futures = [client.submit(search_piece, corpus, p, q_fut, s_fut, params, pure=False) for p in pieces]
         level, merges = list(futures), []
         while len(level) > 1:  # a tree: pairs of partials merged until one is left
-            nxt = [client.submit(merge_partials, a, b, task.kk, pure=False) for a, b in zip(level[::2], level[1::2])]
+            pairs = zip(level[0::2], level[1::2], strict=False)  # an odd one out waits for the next level
+            nxt = [client.submit(merge_partials, a, b, task.kk, pure=False) for a, b in pairs]
             merges += nxt
             level = nxt + ([level[-1]] if len(level) % 2 else [])
         try:
@@ -110,6 +112,9 @@ class DaskBackend:
                 if task.progress is not None:
                     task.progress(done, len(futures))
             return result_of(level[0].result(), task.kk)
+        except KilledWorker as e:
+            raise ClusterError(f"a search task was running on every worker that died ({e}); the workers may "
+                               "lack memory: use a smaller block size or more workers") from None
         finally:
             client.cancel([q_fut, *([s_fut] if s_fut is not None else []), *futures, *merges])
 

@@ -32,6 +32,7 @@ row within each piece, or ``-1`` outside it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Protocol
 
@@ -172,6 +173,11 @@ def result_of(p: Partial, kk: int) -> SearchResult:
     return SearchResult(rows, scores, p.zeros)
 
 
+def _report(progress: Callable[[int, int], None], before: int, total: int, done: int, _piece_total: int) -> None:
+    """A piece's progress ``(done, its total)`` as progress over every piece's blocks."""
+    progress(min(before + done, total), total)
+
+
 @dataclasses.dataclass(frozen=True)
 class ShardedLocalBackend:
     """Search a :class:`ShardedCorpus` in this process: shard after shard, each with ``threads`` workers.
@@ -195,12 +201,10 @@ class ShardedLocalBackend:
             bq, bc = _plan_blocks(nq, p.stop - p.start, d, min(task.kk, p.stop - p.start), task.block_bytes,
                                   self.threads)
             totals.append(-(-nq // bq) * -(-(p.stop - p.start) // bc))
+        starts = np.cumsum([0, *totals]).tolist()
         merged: Partial | None = None
         for i, piece in enumerate(pieces):
-            report = None
-            if task.progress is not None:
-                def report(done, _total, before=sum(totals[:i])):
-                    task.progress(min(before + done, sum(totals)), sum(totals))
+            report = None if task.progress is None else functools.partial(_report, task.progress, starts[i], starts[-1])
             part = search_piece(corpus, piece, queries, task.self_pos, params, report)
             merged = part if merged is None else merge_partials(merged, part, task.kk)
         assert merged is not None  # a ShardSet has at least one shard
