@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from retrieval_support import assert_same, brute_topk
+from retrieval_support import assert_same, brute_topk, tie_heavy, write_shards
 
 from evalcore.cli import main as cli_main
 from evalcore.errors import (
@@ -28,32 +28,6 @@ from evalcore.io import ShardSet, is_shard_spec, load_embeddings, open_shards, s
 from evalcore.io.shards import list_shard_files, single_shard
 from evalcore.retrieval import exact_topk, normalize
 from evalcore.retrieval.sharded import Partial, merge_partials, plan_pieces
-
-
-def write_shards(folder, vectors, ids, cuts, *, kinds=None, prefix="part-"):
-    """Rows cuts[i]:cuts[i+1] as shard i (.npy + X_ids.txt, or .npz); returns the shard paths."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
-        kind = (kinds or ["npy"])[i % len(kinds or ["npy"])]
-        path = folder / f"{prefix}{i}.{'npy' if kind == 'npy' else 'npz'}"
-        if kind == "npy":
-            np.save(path, vectors[a:b])
-            (folder / f"{prefix}{i}_ids.txt").write_text("".join(f"{x}\n" for x in ids[a:b]))
-        elif kind == "npz":
-            np.savez(path, ids=np.asarray(ids[a:b]), embeddings=vectors[a:b])
-        else:
-            np.savez_compressed(path, ids=np.asarray(ids[a:b]), embeddings=vectors[a:b])
-        paths.append(path)
-    return paths
-
-
-def tie_heavy(rng, n, d=6):
-    """Small integer vectors (many exact duplicates: ties) with ids whose string order crosses the shards."""
-    c = rng.integers(-2, 3, size=(n, d)).astype(np.float32)
-    c[1] = 0  # an all-zero document
-    ids = np.array([f"d{x}" for x in rng.permutation(n)])  # "d10" < "d2": neither row nor numeric order
-    return c, ids
 
 
 # ----------------------------------------------------------------------------- the reader
@@ -167,11 +141,11 @@ def test_sharded_search_is_the_single_array_search(tmp_path, normalized):
             if not normalized:
                 assert_same(got, brute_topk(q, c, k, ids, qids, exclude_self=excl))
         # the shards as their own queries (item-to-item over everything), one thread and several
+        one = exact_topk(c, c, 4, corpus_ids=ids, query_ids=ids, exclude_self=True, normalized=normalized)
         for threads in (1, 3):
-            whole = exact_topk(shards, shards, 4, query_ids=ids, exclude_self=True, threads=threads)
-            assert_same(whole, brute_topk(c, c, 4, ids, ids, exclude_self=True) if not normalized else
-                        (exact_topk(c, c, 4, corpus_ids=ids, query_ids=ids, exclude_self=True).indices,
-                         exact_topk(c, c, 4, corpus_ids=ids, query_ids=ids, exclude_self=True).scores))
+            whole = exact_topk(shards, shards, 4, query_ids=ids, exclude_self=True, threads=threads,
+                               normalized=normalized)
+            assert_same(whole, (one.indices, one.scores))
 
 
 def test_exact_ties_across_shards_break_by_the_id_string(tmp_path):

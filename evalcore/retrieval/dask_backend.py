@@ -142,7 +142,7 @@ def dask_client(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
         n = int(local.group(1))
         if n < 1:
             raise OptionError(f"local:N needs N >= 1 worker processes, got {address!r}")
-        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as client:
             yield client
         return
