@@ -115,6 +115,12 @@ class DaskBackend:
         except KilledWorker as e:
             raise ClusterError(f"a search task was running on every worker that died ({e}); the workers may "
                                "lack memory: use a smaller block size or more workers") from None
+        except EvalcoreError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the cluster's own failures, in one line (the cause is chained)
+            first = (str(e).strip().splitlines() or [""])[0]
+            raise ClusterError(f"the search failed on the Dask cluster ({type(e).__name__}: {first}); the "
+                               "scheduler and every worker need evalcore and its dependencies installed") from e
         finally:
             client.cancel([q_fut, *([s_fut] if s_fut is not None else []), *futures, *merges])
 
