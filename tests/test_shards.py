@@ -68,53 +68,46 @@ def test_shards_are_listed_in_natural_order_and_read_as_one_array(tmp_path):
     np.testing.assert_array_equal(copy.read_ids(), ids)
 
 
-def test_shard_errors_name_the_file(tmp_path):
-    c = np.arange(24, dtype=np.float32).reshape(6, 4)
-    ids = [f"x{i}" for i in range(6)]
+_C = np.arange(24, dtype=np.float32).reshape(6, 4)
+BROKEN_SHARDS = {  # what is done to two good shards (x0-x2 in part-0, x3-x5 in part-1), and the error
+    "no ids": (lambda d: (d / "part-1_ids.txt").unlink(),
+               InputFormatError, r"part-1\.npy: no ids file beside the shard"),
+    "ids count": (lambda d: (d / "part-0_ids.txt").write_text("x0\nx1\n"),
+                  ShapeMismatchError, r"part-0\.npy: 3 rows but 2 ids"),
+    "dimension": (lambda d: np.save(d / "part-1.npy", np.zeros((3, 5), np.float32)),
+                  ShapeMismatchError, r"part-1\.npy: 5 dimensions but the first shard .*part-0\.npy has 4"),
+    "dtype": (lambda d: np.save(d / "part-1.npy", _C[3:].astype(np.float64)),
+              ValueTypeError, r"part-1\.npy: dtype float64 but the first shard"),
+    "duplicate id": (lambda d: (d / "part-1_ids.txt").write_text("x3\nx0\nx5\n"),
+                     DuplicateIdError, r"id 'x0' appears in .*part-0\.npy and in .*part-1\.npy"),
+    "empty ids file": (lambda d: (np.save(d / "part-1.npy", np.zeros((0, 4), np.float32)),
+                                  (d / "part-1_ids.txt").write_text("")),
+                       EmptyInputError, r"part-1_ids\.txt: holds no ids"),
+    "empty shard": (lambda d: np.savez(d / "part-2.npz", ids=np.array([], dtype=str),
+                                       embeddings=np.zeros((0, 4), np.float32)),
+                    EmptyInputError, r"part-2\.npz: the shard has no rows"),
+    "npz without ids": (lambda d: np.savez(d / "part-2.npz", embeddings=_C),
+                        InputFormatError, r"part-2\.npz: a \.npz shard needs arrays 'ids' and 'embeddings'"),
+    "npz object ids": (lambda d: np.savez(d / "part-2.npz", ids=np.array(["a"] * 6, dtype=object), embeddings=_C),
+                       UnsafeFileError, r"part-2\.npz"),
+    "npz truncated": (lambda d: (d / "part-2.npz").write_bytes(b"PK\x03\x04 truncated"),
+                      UnsafeFileError, r"part-2\.npz: truncated or corrupt"),
+}
 
-    def fresh(name):
-        d = tmp_path / name
-        write_shards(d, c, ids, [0, 3, 6])
-        return d
 
+@pytest.mark.parametrize("case", list(BROKEN_SHARDS))
+def test_shard_errors_name_the_file(tmp_path, case):
+    write_shards(tmp_path, _C, [f"x{i}" for i in range(6)], [0, 3, 6])
+    assert open_shards(tmp_path).shape == (6, 4)
+    breaking, error, message = BROKEN_SHARDS[case]
+    breaking(tmp_path)
+    with pytest.raises(error, match=message):
+        open_shards(tmp_path)
+
+
+def test_no_shard_at_all():
     with pytest.raises(EmptyInputError, match="no .npy or .npz shard"):
-        open_shards(tmp_path / "nothing*.npy")
-    d = fresh("noids")
-    (d / "part-1_ids.txt").unlink()
-    with pytest.raises(InputFormatError, match=r"part-1\.npy: no ids file beside the shard"):
-        open_shards(d)
-    d = fresh("count")
-    (d / "part-0_ids.txt").write_text("x0\nx1\n")
-    with pytest.raises(ShapeMismatchError, match=r"part-0\.npy: 3 rows but 2 ids"):
-        open_shards(d)
-    d = fresh("dim")
-    np.save(d / "part-1.npy", np.zeros((3, 5), np.float32))
-    with pytest.raises(ShapeMismatchError, match=r"part-1\.npy: 5 dimensions but the first shard .*part-0\.npy has 4"):
-        open_shards(d)
-    d = fresh("dtype")
-    np.save(d / "part-1.npy", c[3:].astype(np.float64))
-    with pytest.raises(ValueTypeError, match=r"part-1\.npy: dtype float64 but the first shard"):
-        open_shards(d)
-    d = fresh("dup")
-    (d / "part-1_ids.txt").write_text("x3\nx0\nx5\n")
-    with pytest.raises(DuplicateIdError, match=r"id 'x0' appears in .*part-0\.npy and in .*part-1\.npy"):
-        open_shards(d)
-    d = fresh("empty")
-    np.save(d / "part-1.npy", np.zeros((0, 4), np.float32))
-    (d / "part-1_ids.txt").write_text("")
-    with pytest.raises(EmptyInputError):
-        open_shards(d)
-    d = tmp_path / "npz"
-    d.mkdir()
-    np.savez(d / "a.npz", embeddings=c)
-    with pytest.raises(InputFormatError, match=r"a\.npz: a \.npz shard needs arrays 'ids' and 'embeddings'"):
-        open_shards(d)
-    np.savez(d / "a.npz", ids=np.array(ids, dtype=object), embeddings=c)
-    with pytest.raises(UnsafeFileError, match=r"a\.npz"):
-        open_shards(d)
-    (d / "a.npz").write_bytes(b"PK\x03\x04 truncated")
-    with pytest.raises(UnsafeFileError, match=r"a\.npz: truncated or corrupt"):
-        open_shards(d)
+        open_shards("/nonexistent/nothing*.npy")
 
 
 # ----------------------------------------------------------------------------- the search
