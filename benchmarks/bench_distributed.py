@@ -3,7 +3,7 @@
 Not a test.  Writes seeded clustered float32 shards (``part-NN.npy`` + ``part-NN_ids.txt``)
 and 1,000 queries under a scratch directory (default /tmp/evalcore_dist, never the
 repository), starts one ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``
-and then runs, alternating, whole command lines on the same files:
+(:func:`evalcore.retrieval.dask_backend.local_cluster`, as ``--dask local:2`` does) and then runs, alternating, whole command lines on the same files:
 
   (a) python -m evalcore topk --docs SHARDS --queries Q.npy --query-ids Q.txt --k 100 --out a.trec
       (the single process: shard after shard, one thread per core)
@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
               "--k", str(args.k), "--quiet"]
     single = [sys.executable, "-m", "evalcore", "topk", *common, "--out", os.path.join(args.root, "single.trec")]
     rows = []
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0", silence_logs=40) as cluster, \
-            distributed.Client(cluster) as client:
+    from evalcore.retrieval.dask_backend import local_cluster  # the cluster `--dask local:N` starts
+
+    with local_cluster(args.workers) as cluster, distributed.Client(cluster) as client:
         dask = [sys.executable, "-m", "evalcore", "topk", *common, "--dask", cluster.scheduler_address,
                 "--out", os.path.join(args.root, "dask.trec")]
         for r in range(args.repeats):
