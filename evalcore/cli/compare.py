@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options, add_judged_only
+from .options import add_embedding_options, add_judged_only, progress_unit, search_backend
 
 __all__ = ["register", "run"]
 
@@ -58,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
         ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k}) or [10]  # k 0: @all
-        table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
-                                   progress=ProgressBar("ranking"))[0].table
+        with search_backend(args) as backend:
+            table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
+                                       progress=ProgressBar("ranking", unit=progress_unit(args)), backend=backend)[0].table
     mk = []
     for text in args.metric:
         m = parse_measure(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_embedding_options, add_eval_options
+from .options import add_embedding_options, add_eval_options, progress_unit, search_backend
 
 __all__ = ["register", "run"]
 
@@ -33,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
     details: dict = {}
-    ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
-                                            progress=ProgressBar("ranking"), details=details)
+    with search_backend(args) as backend:
+        ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
+                                                progress=ProgressBar("ranking", unit=progress_unit(args)),
+                                                details=details, backend=backend)
     print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
     for row in ev.coverage.itertuples(index=False):
         notes = []

@@ -10,7 +10,9 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     queries found among its ids, each query's own item excluded; seeds
     000/001). Two files: the queries file against the corpus file. Any layout
     :func:`evalcore.io.load_embeddings` reads (``.npy`` files are
-    memory-mapped).
+    memory-mapped); DOCS (or QUERIES) may also be a directory or a glob of
+    shards (:mod:`evalcore.io.shards`: ``.npy`` with ``X_ids.txt`` beside,
+    or ``.npz`` with ``ids`` and ``embeddings``), never loaded whole.
 ``--emb-ids NAME=IDS[,QUERY_IDS]``
     Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
     beside them.
@@ -32,6 +34,11 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
 ``--block-mb MB``
     Working-set bound of the exact top-k (default 256).
+``--dask ADDRESS`` (+ ``--dask-timeout SECONDS``)
+    The exact top-k of sharded embeddings runs on a Dask cluster: a scheduler
+    address (``tcp://host:8786``) or ``local:N`` (N local worker processes,
+    started and stopped by the command); needs ``pip install 'evalcore[dask]'``.
+    Same runs as without it.
 
 So seed 001 — three spaces, each against its aspect, plus their weighted RRF
 against ``overall`` — is one command::
@@ -54,7 +61,7 @@ from ..errors import OptionError
 
 __all__ = [
     "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "parse_emb_spec", "parse_fuse_spec",
-    "parse_aspects", "EmbSpec",
+    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
 ]
 
 
@@ -129,6 +136,33 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
                    help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
     g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
                    help="working-set bound of the exact top-k in MiB (default 256)")
+    add_dask_options(g)
+
+
+def add_dask_options(p) -> None:
+    """``--dask ADDRESS`` and ``--dask-timeout`` (shared with ``evaluate`` and ``compare``)."""
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="search on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
+                        "(N local worker processes); needs pip install 'evalcore[dask]'")
+    p.add_argument("--dask-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds to wait for the Dask scheduler and its first worker (default 10)")
+
+
+def search_backend(args: argparse.Namespace):
+    """A context manager giving the ``backend=`` of the search: ``None``, or a Dask client for ``--dask``."""
+    import contextlib
+
+    if not getattr(args, "dask", None):
+        return contextlib.nullcontext(None)
+    from ..retrieval.dask_backend import dask_client, import_distributed
+
+    import_distributed()
+    return dask_client(args.dask, timeout=args.dask_timeout)
+
+
+def progress_unit(args: argparse.Namespace) -> str:
+    """What the progress bar counts: Dask tasks with ``--dask``, else blocks."""
+    return "tasks" if getattr(args, "dask", None) else "blocks"
 
 
 # ---------------------------------------------------------------------------- specs
