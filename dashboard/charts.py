@@ -45,6 +45,20 @@ def _layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> g
     return fig
 
 
+def _per_run(frame: pd.DataFrame, runs: Sequence[str] | None, x: str):
+    """(index, run, its rows sorted by ``x``) for each run with rows, in ``runs`` order (default: the frame's)."""
+    order = list(runs) if runs is not None else list(dict.fromkeys(frame["run"]))
+    for i, run in enumerate(order):
+        d = frame[frame["run"] == run].sort_values(x)
+        if not d.empty:
+            yield i, run, d
+
+
+def _ci_n(d: pd.DataFrame) -> np.ndarray:
+    """``customdata`` of a mean's hover: CI low, CI high, n."""
+    return np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1)
+
+
 def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None) -> go.Figure:
     """Mean of one metric vs k, one line per run, its 95% CI as a band in the same legend group.
 
@@ -52,11 +66,7 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     Clicking a run in the legend hides its line and its band together.
     """
     fig = go.Figure()
-    order = list(runs) if runs is not None else list(dict.fromkeys(curve["run"]))
-    for i, run in enumerate(order):
-        d = curve[curve["run"] == run].sort_values("k")
-        if d.empty:
-            continue
+    for i, run, d in _per_run(curve, runs, "k"):
         c = color_of(i)
         name = ptext(run)
         x = d["k"].to_numpy()
@@ -68,13 +78,32 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
         ))
         fig.add_trace(go.Scatter(
             x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name, line={"color": c, "width": 2},
-            customdata=np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1),
+            customdata=_ci_n(d),
             hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
     fig.update_xaxes(title="k", type="log" if log_x else "linear",
                      tickvals=sorted(curve["k"].unique().tolist()) if len(curve) else None)
     fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig)
+
+
+def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None) -> go.Figure:
+    """Interpolated precision vs recall, one line per run (the 11-point precision–recall curve).
+
+    ``pr``: :func:`dashboard.tables.pr_frame` output (run, recall, mean, ci_low, ci_high, n). One
+    trace per run, named after it; the hover gives the 95% CI of the mean at each level.
+    """
+    fig = go.Figure()
+    for i, run, d in _per_run(pr, runs, "recall"):
+        fig.add_trace(go.Scatter(
+            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=ptext(run),
+            line={"color": color_of(i), "width": 2}, customdata=_ci_n(d),
+            hovertemplate=f"{ttext(run)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
+                          "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
+        ))
+    fig.update_xaxes(title="recall", range=[-0.02, 1.02], dtick=0.1)
+    fig.update_yaxes(title="interpolated precision (mean over queries)", range=[0, 1.02])
     return _layout(fig)
 
 
@@ -130,14 +159,15 @@ def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: st
 
 
 def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) -> go.Figure:
-    """Grouped bars: mean per domain, one bar per run, 95% CI as error bars."""
+    """Grouped bars: the metric's aggregate (the mean, unless it declares another) per domain, one bar per
+    run, its 95% CI as error bars."""
     fig = go.Figure()
     for i, run in enumerate(runs):
         d = dom[dom["run"] == run]
         fig.add_trace(go.Bar(
-            x=[ptext(x) for x in d["domain"]], y=d["mean"], name=ptext(run), marker={"color": color_of(i)},
-            error_y={"type": "data", "symmetric": False, "array": d["ci_high"] - d["mean"],
-                     "arrayminus": d["mean"] - d["ci_low"]},
+            x=[ptext(x) for x in d["domain"]], y=d["aggregate"], name=ptext(run), marker={"color": color_of(i)},
+            error_y={"type": "data", "symmetric": False, "array": d["aggregate_ci_high"] - d["aggregate"],
+                     "arrayminus": d["aggregate"] - d["aggregate_ci_low"]},
             customdata=d["n"], hovertemplate=f"{ttext(run)}<br>%{{x}}: %{{y:.4f}} (n=%{{customdata}})<extra></extra>",
         ))
     fig.update_layout(barmode="group")
@@ -146,8 +176,8 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) ->
 
 
 def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) -> go.Figure:
-    """Run × domain heatmap of the mean."""
-    wide = dom.pivot(index="run", columns="domain", values="mean").reindex(list(runs))
+    """Run × domain heatmap of the metric's aggregate (the mean, unless it declares another)."""
+    wide = dom.pivot(index="run", columns="domain", values="aggregate").reindex(list(runs))
     z = wide.to_numpy(dtype=float)
     text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3f}")(z)
     fig = go.Figure(go.Heatmap(z=z, x=[ptext(c) for c in wide.columns], y=[ptext(r) for r in wide.index],
@@ -156,3 +186,36 @@ def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str])
                                hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, height=max(260, 70 * len(runs) + 120))
+
+
+def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0.0) -> go.Figure:
+    """Runs × runs agreement (symmetric): colour and text = the mean agreement of the pair.
+
+    ``matrix``: :func:`evalcore.agreement.agreement_matrix` output; ``lo`` the lower end of
+    the measure's range (−1 for Kendall's τ, 0 otherwise; the upper end is 1).
+    """
+    z = matrix.to_numpy(dtype=float)
+    labels = [ptext(r) for r in matrix.index]
+    text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3f}")(z)
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, text=text, texttemplate="%{text}", colorscale="Viridis",
+                               zmin=lo, zmax=1.0, colorbar={"title": ptext(measure_label)},
+                               hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(side="top")
+    return _layout(fig, title=f"{ptext(measure_label)}, mean over queries",
+                   height=max(300, 90 * len(labels) + 140))
+
+
+def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
+    """Value of every weight trial, sorted, the best marked (``trials``: ``WeightSearch.trials``)."""
+    d = trials.sort_values("value", ascending=False, kind="mergesort").reset_index(drop=True)
+    wcols = [c for c in d.columns if c.startswith("weight:")]
+    hover = d[wcols].apply(lambda r: "<br>".join(f"{ptext(c[7:])}: {v:.3f}" for c, v in r.items()), axis=1)
+    fig = go.Figure(go.Scatter(
+        x=np.arange(1, len(d) + 1), y=d["value"].to_numpy(), mode="markers",
+        marker={"color": np.where(d["best"], PALETTE[3], PALETTE[0]), "size": np.where(d["best"], 12, 6)},
+        hovertext=hover.to_numpy(dtype=str), hovertemplate="%{hovertext}<br>value %{y:.4f}<extra></extra>",
+    ))
+    fig.update_xaxes(title="trial (sorted by value)")
+    fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig, height=320)

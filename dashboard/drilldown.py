@@ -364,7 +364,9 @@ def domain_flips(overall: pd.DataFrame, by_domain: pd.DataFrame, baseline: str) 
 
 
 def domain_frame(table: pd.DataFrame, *, metric: str, k: int) -> pd.DataFrame:
-    """Mean, CI and n of metric@k per run × domain (:func:`evalcore.aggregate.summarize` by domain).
+    """Mean, CI and n of metric@k per run × domain (:func:`evalcore.aggregate.summarize` by domain),
+    with the metric's declared aggregate (``aggregate``, ``aggregate_ci_low``, ``aggregate_ci_high``:
+    the total of a count, the geometric mean of ``gm_map``), which the Domains page shows.
 
     Unknown domains (``""``) are shown as ``"(none)"``.
     """
@@ -372,7 +374,7 @@ def domain_frame(table: pd.DataFrame, *, metric: str, k: int) -> pd.DataFrame:
     sel = t[(t["metric"].astype(str) == metric) & (t["k"] == int(k))]
     if sel.empty:
         raise OptionError(f"no values for {metric_at_k_label(metric, k)!r}")
-    s = summarize(sel, by=("run", "domain", "metric", "k"))
+    s = summarize(sel, by=("run", "domain", "metric", "k"), aggregates=True)
     s["run"] = s["run"].astype(str)
     s["domain"] = s["domain"].replace("", "(none)")
     return s

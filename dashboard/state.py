@@ -190,7 +190,7 @@ def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, 
 def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
     from evalcore.aggregate import summarize
 
-    return summarize(_table)
+    return summarize(_table, aggregates=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -263,6 +263,7 @@ class Context:
     run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
     reference: Any = None  # ReferenceGroundTruth of a reference-model ground truth
     evaluation: Evaluation | None = None
+    eval_inputs: tuple | None = None  # (qrels by aspect, (run, aspect) pairs): what was evaluated
     eval_key: str | None = None
     eval_error: str | None = None
     metadata: pd.DataFrame | None = None
@@ -449,8 +450,7 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     if not out.ok:
         ctx.eval_error = out.error
         return ctx
-    ctx.evaluation = out.value
-    ctx.eval_key = ekey
+    ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     return ctx
 
 
@@ -466,7 +466,8 @@ def _key(*parts: Any) -> str:
 
 
 def summary(ctx: Context) -> pd.DataFrame:
-    """``summarize(evaluation.table)`` (mean, CI... per run × metric × k), cached per evaluation."""
+    """``summarize(evaluation.table, aggregates=True)`` (mean, CI, declared aggregate... per run × metric × k),
+    cached per evaluation."""
     key = "summary:" + ctx.eval_key
     return memo(key, lambda: _c_summary(key, ctx.evaluation.table))
 

@@ -14,6 +14,7 @@ __all__ = [
     "P_VALUE_COLUMNS",
     "display_table",
     "curve_frame",
+    "pr_frame",
     "READING_GUIDE",
     "reading_band",
     "reading_guide_frames",
@@ -77,14 +78,26 @@ def overview_table(
     better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
     ``mark_best=False`` leaves the cells unmarked (for measures without a
     "better" direction, such as intra-list diversity); ``best`` is still returned.
+
+    A summary made with ``aggregates=True`` shows each metric's declared
+    aggregate instead of the mean: the total of a count (``"1500"``, no
+    interval), the geometric mean of ``gm_map`` with its interval. The
+    descriptive metrics (:data:`evalcore.metrics.DESCRIPTIVE`: counts, judged@k,
+    RBP's residual) mark no best run.
     """
     from evalcore.aggregate import best_per_column, metric_at_k_label
+    from evalcore.metrics import DESCRIPTIVE, LOWER_IS_BETTER
 
     s = summary.copy()
     s["run"] = s["run"].astype(str)
     s["metric"] = s["metric"].astype(str)
-    lower = {m: False for m in s["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}  # + parameterised
-    s = best_per_column(s, higher_is_better=lower)
+    if "aggregate" not in s.columns:
+        s = s.assign(aggregation="mean", aggregate=s["mean"], aggregate_ci_low=s["ci_low"],
+                     aggregate_ci_high=s["ci_high"])
+    base = s["metric"].str.split("(", n=1).str[0]
+    lower = {m: False for m in s["metric"][base.isin(LOWER_IS_BETTER)].unique()}  # + parameterised
+    s = best_per_column(s, higher_is_better=lower, value="aggregate")
+    s["is_best"] &= ~base.isin(DESCRIPTIVE).to_numpy()
     cols = list(columns) if columns is not None else metric_k_pairs(s)
     runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
     text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)
@@ -101,7 +114,12 @@ def overview_table(
                 marks.append(False)
                 continue
             row = idx.loc[key]
-            cell = f"{fmt.format(row['mean'])} [{fmt.format(row['ci_low'])}, {fmt.format(row['ci_high'])}]"
+            if row["aggregation"] == "sum":
+                total = float(row["aggregate"])
+                cell = f"{total:.0f}" if total.is_integer() else fmt.format(total)
+            else:
+                cell = (f"{fmt.format(row['aggregate'])} [{fmt.format(row['aggregate_ci_low'])}, "
+                        f"{fmt.format(row['aggregate_ci_high'])}]")
             if mark_best and bool(row["is_best"]):
                 cell = "★ " + cell
             vals.append(cell)
@@ -168,6 +186,28 @@ def display_table(
         fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
         out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
     return out
+
+
+def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
+    """The precision–recall curve: interpolated precision at each recall level, per run.
+
+    Rows of ``summary`` (:func:`evalcore.aggregate.summarize` with
+    ``aggregates=True``) whose metric is ``iprec_at_recall(recall=x)`` at the
+    evaluation's threshold (no ``rel``), as columns ``run, recall, mean,
+    ci_low, ci_high, n`` sorted by run then recall: evalcore's means over the
+    queries, the recall level read from the metric's name.
+    """
+    from evalcore.measures import parse_measure
+
+    names = {m: parse_measure(m) for m in summary["metric"].astype(str).unique()}
+    levels = {m: float(x.param("recall")) for m, x in names.items()
+              if x.name == "iprec_at_recall" and x.rel is None and x.params}
+    s = summary[summary["metric"].astype(str).isin(levels)]
+    out = pd.DataFrame({"run": s["run"].astype(str).to_numpy(),
+                        "recall": s["metric"].astype(str).map(levels).to_numpy(dtype=float),
+                        "mean": s["mean"].to_numpy(dtype=float), "ci_low": s["ci_low"].to_numpy(dtype=float),
+                        "ci_high": s["ci_high"].to_numpy(dtype=float), "n": s["n"].to_numpy()})
+    return out.sort_values(["run", "recall"], kind="mergesort").reset_index(drop=True)
 
 
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -24,6 +24,7 @@ PAGES = {
     "queries": "pages/queries.py",
     "domains": "pages/domains.py",
     "fusion": "pages/fusion.py",
+    "agreement": "pages/agreement.py",
 }
 
 VIA_APP = "_via_app"
@@ -44,6 +45,7 @@ def navigation():
         st.Page(PAGES["queries"], title="Queries", icon=":material/manage_search:"),
         st.Page(PAGES["domains"], title="Domains", icon=":material/category:"),
         st.Page(PAGES["fusion"], title="Fusion", icon=":material/merge:"),
+        st.Page(PAGES["agreement"], title="Agreement", icon=":material/join_inner:"),
     ])
 
 
@@ -106,6 +108,15 @@ def need_evaluation(ctx: S.Context) -> None:
         st.info("No run loaded (or every run failed to load). Add runs on the Data page.", icon=":material/info:")
     st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")
     st.stop()
+
+
+def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -> list[str]:
+    """The evaluated runs; stop the page with a hint when there are fewer than ``minimum``."""
+    runs = ctx.run_names
+    if len(runs) < minimum:
+        st.info(f"Load at least {minimum} runs to {what}.", icon=":material/info:")
+        st.stop()
+    return runs
 
 
 def _sync(wkey: str, pkey: str) -> None:

@@ -13,7 +13,8 @@ first use (so ``python -m evalcore topk`` never pays for pandas or SciPy)::
 Layers, lowest first (an upper layer may import a lower one, never the reverse):
 ``errors`` → data model (``data``, ``ranking``, ``measures``, ``metrics``) → ``io`` and
 ``retrieval`` → engine (``evaluate``, ``aggregate``, ``stats``, ``fusion``, ``diversity``,
-``combine``, ``report``, ``embedding_runs``) → ``workspace`` → ``cli``.
+``combine``, ``report``, ``embedding_runs``) → ``workspace`` (the persistent
+:class:`Workspace`) → ``cli``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ __version__ = "0.1.0"
 _API: dict[str, str] = {
     # data model
     "Qrels": "evalcore.data", "Run": "evalcore.data",
-    "Measure": "evalcore.measures", "parse_measure": "evalcore.measures",
+    "Measure": "evalcore.measures", "parse_measure": "evalcore.measures", "parse_measures": "evalcore.measures",
     "EvalcoreError": "evalcore.errors", "EvalcoreWarning": "evalcore.errors",
     # reading and writing
     "load_qrels": "evalcore.io", "load_run": "evalcore.io", "load_embeddings": "evalcore.io",
@@ -42,18 +43,23 @@ _API: dict[str, str] = {
     "Evaluation": "evalcore.evaluate", "evaluate": "evalcore.evaluate",  # bound above
     "summarize": "evalcore.aggregate", "wide_per_query": "evalcore.aggregate",
     "compare": "evalcore.stats", "compare_many": "evalcore.stats", "compare_by_domain": "evalcore.stats",
-    "paired_test": "evalcore.stats",
+    "paired_test": "evalcore.stats", "tukey_hsd": "evalcore.stats",
     "concat_evaluations": "evalcore.combine", "evaluate_per_ground_truth": "evalcore.combine",
     # fusion, embeddings, retrieval
-    "weighted_rrf": "evalcore.fusion",
+    "weighted_rrf": "evalcore.fusion", "fuse": "evalcore.fusion", "normalize_run": "evalcore.fusion",
+    "search_weights": "evalcore.fusion_search",
+    "agreement": "evalcore.agreement", "summarize_agreement": "evalcore.agreement",
     "embedding_run": "evalcore.embedding_runs", "reference_ground_truth": "evalcore.embedding_runs",
     "evaluate_against_reference": "evalcore.embedding_runs",
     "exact_topk": "evalcore.retrieval", "TopK": "evalcore.retrieval",
     "diversity_table": "evalcore.diversity",
     "write_outputs": "evalcore.report", "build_report": "evalcore.report",
+    # the persistent workspace
+    "Workspace": "evalcore.workspace",
 }
 
 __all__ = [
+    "agreement",
     "build_report",
     "compare",
     "compare_by_domain",
@@ -69,19 +75,26 @@ __all__ = [
     "evaluate_per_ground_truth",
     "Evaluation",
     "exact_topk",
+    "fuse",
     "load_embeddings",
     "load_qrels",
     "load_run",
     "Measure",
+    "normalize_run",
     "paired_test",
     "parse_measure",
+    "parse_measures",
     "Qrels",
     "reference_ground_truth",
     "Run",
+    "search_weights",
     "summarize",
+    "summarize_agreement",
     "TopK",
+    "tukey_hsd",
     "weighted_rrf",
     "wide_per_query",
+    "Workspace",
     "write_outputs",
     "write_trec_qrels",
     "write_trec_run",
@@ -105,12 +118,14 @@ _compat.install()
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .aggregate import summarize, wide_per_query
+    from .agreement import agreement, summarize_agreement
     from .combine import concat_evaluations, evaluate_per_ground_truth
     from .data import Qrels, Run
     from .diversity import diversity_table
     from .embedding_runs import embedding_run, evaluate_against_reference, reference_ground_truth
     from .errors import EvalcoreError, EvalcoreWarning
-    from .fusion import weighted_rrf
+    from .fusion import fuse, normalize_run, weighted_rrf
+    from .fusion_search import search_weights
     from .io import (
         Embeddings,
         load_embeddings,
@@ -119,7 +134,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         write_trec_qrels,
         write_trec_run,
     )
-    from .measures import Measure, parse_measure
+    from .measures import Measure, parse_measure, parse_measures
     from .report import build_report, write_outputs
     from .retrieval import TopK, exact_topk
-    from .stats import compare, compare_by_domain, compare_many, paired_test
+    from .stats import compare, compare_by_domain, compare_many, paired_test, tukey_hsd
+    # Workspace (evalcore.workspace, layer 4) is not imported here: the package face is layer 3

@@ -47,6 +47,8 @@ TABLE_COLUMNS: tuple[str, ...] = ("run", "query_id", "domain", "metric", "k", "v
 KEY_COLUMNS: tuple[str, ...] = ("run", "query_id", "metric", "k")
 
 SUMMARY_COLUMNS: tuple[str, ...] = ("n", "mean", "std", "sem", "ci_low", "ci_high", "median")
+#: columns :func:`summarize` adds with ``aggregates=True``
+AGGREGATE_COLUMNS: tuple[str, ...] = ("aggregation", "aggregate", "aggregate_ci_low", "aggregate_ci_high")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -205,6 +207,7 @@ def summarize(
     *,
     by: Sequence[str] = ("run", "metric", "k"),
     confidence: float = 0.95,
+    aggregates: bool = False,
 ) -> pd.DataFrame:
     r"""Per-group descriptive statistics of the per-query values.
 
@@ -226,6 +229,23 @@ def summarize(
       variability, so no honest width exists; read it together with ``n``.
     * ``median``
 
+    With ``aggregates=True`` (``by`` must hold ``metric``), four more columns
+    give each metric's *declared* aggregate (:data:`evalcore.metrics.AGGREGATION`),
+    the figure to show for it:
+
+    * ``aggregation``: ``"mean"``, ``"sum"`` or ``"gmean"``;
+    * ``aggregate``: ``mean`` for "mean"; :math:`\sum_i x_i` for "sum" (the
+      counts ``num_ret``, ``num_rel``, ``num_rel_ret``, ``num_q``, as
+      trec_eval's summary line); :math:`\exp(\bar x)` for "gmean" (``gm_map``,
+      whose per-query values are logs: the geometric mean);
+    * ``aggregate_ci_low``, ``aggregate_ci_high``: the interval of the
+      aggregate: ``ci_low``/``ci_high`` for "mean"; their ``exp`` for "gmean"
+      (the t interval on the log scale, carried back); NaN for "sum" (a total
+      over the given queries is reported without an interval).
+
+    ``mean``, ``std``, ``sem``, ``ci_*`` and ``median`` stay those of the
+    per-query values (for ``gm_map``: on the log scale).
+
     Parameters
     ----------
     table : DataFrame
@@ -234,12 +254,15 @@ def summarize(
         Grouping columns, e.g. ``("run", "domain", "metric", "k")``.
     confidence : float, default 0.95
         Confidence level of the interval, in (0, 1).
+    aggregates : bool, default False
+        Add the declared aggregate of each metric (see above).
 
     Returns
     -------
     DataFrame
         One row per group, sorted by the ``by`` columns, with the ``by``
-        columns followed by ``n, mean, std, sem, ci_low, ci_high, median``.
+        columns followed by ``n, mean, std, sem, ci_low, ci_high, median``
+        (and ``aggregation, aggregate, aggregate_ci_low, aggregate_ci_high``).
         The result does not depend on the order of the table's rows.
 
     Raises
@@ -257,6 +280,8 @@ def summarize(
         raise OptionError(f"by lists a column twice: {by}")
     if "value" in by:
         raise OptionError("by cannot contain 'value'")
+    if aggregates and "metric" not in by:
+        raise OptionError("aggregates=True needs 'metric' among the by columns (each metric declares its own)")
     c = _check_confidence(confidence)
     _validate_table(table, required=[*by, "value"])
 
@@ -266,7 +291,7 @@ def summarize(
     # sort values inside groups so that floating-point sums do not depend on row order
     data = data.sort_values([*by, "value"], kind="mergesort")
     grouped = data.groupby(by, sort=True, dropna=False, observed=True)["value"]
-    out = grouped.agg(n="count", mean="mean", std="std", median="median").reset_index()
+    out = grouped.agg(n="count", mean="mean", std="std", median="median", total="sum").reset_index()
     out["std"] = out["std"].where(out["n"] > 1, 0.0)
     n = out["n"].to_numpy(dtype=np.int64)
     mean = out["mean"].to_numpy(dtype=float)
@@ -283,7 +308,30 @@ def summarize(
     out["sem"] = sem
     out["ci_low"] = mean - half
     out["ci_high"] = mean + half
-    return out[[*by, *SUMMARY_COLUMNS]].reset_index(drop=True)
+    cols = [*by, *SUMMARY_COLUMNS]
+    if aggregates:
+        _add_aggregates(out)
+        cols += AGGREGATE_COLUMNS
+    return out[cols].reset_index(drop=True)
+
+
+def _add_aggregates(out: pd.DataFrame) -> None:
+    """Add the declared aggregate columns to a summary in place (see :func:`summarize`)."""
+    from .metrics import aggregation_of
+
+    kind = np.array([aggregation_of(m) for m in out["metric"].astype(str)], dtype=object)
+    mean, lo, hi = (out[c].to_numpy(dtype=float) for c in ("mean", "ci_low", "ci_high"))
+    is_sum, is_gm = kind == "sum", kind == "gmean"
+
+    def carried(v: np.ndarray) -> np.ndarray:  # the log scale carried back for "gmean", NaN for "sum"
+        out_v = np.where(is_sum, np.nan, v)
+        np.exp(v, out=out_v, where=is_gm)
+        return out_v
+
+    out["aggregation"] = kind
+    out["aggregate"] = np.where(is_sum, out["total"].to_numpy(dtype=float), carried(mean))
+    out["aggregate_ci_low"] = carried(lo)
+    out["aggregate_ci_high"] = carried(hi)
 
 
 def best_per_column(
@@ -434,7 +482,10 @@ def mean_pm_std_text(
 
     Each cell is :math:`\bar x \pm s` over the queries of that run, metric and
     k, rounded to ``digits`` decimals.  A metric not computed at a k shows
-    ``-``; ``k = 0`` (no cutoff) is shown as ``all``.
+    ``-``; ``k = 0`` (no cutoff) is shown as ``all``.  A metric whose declared
+    aggregation is not the mean (:data:`evalcore.metrics.AGGREGATION`) shows
+    that aggregate alone: ``1500 (sum)`` for the counts, ``0.105 (gm)`` for
+    ``gm_map`` (the geometric mean, ``exp`` of the mean of its per-query logs).
 
     Parameters
     ----------
@@ -482,15 +533,23 @@ def mean_pm_std_text(
 
     data = table[table["run"].isin(runs) & table["metric"].isin(metrics)]
     g = data.groupby(["run", "metric", "k"], sort=False, observed=True)["value"]
-    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.count()})
+    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.count(), "total": g.sum()})
     stats["std"] = stats["std"].where(stats["n"] > ddof, 0.0).fillna(0.0)
-    found = {(str(r), str(m), int(kv)): (mu, sd)
-             for (r, m, kv), mu, sd in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist(), strict=True)}
+    found = {(str(r), str(m), int(kv)): (mu, sd, tot)
+             for (r, m, kv), mu, sd, tot in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist(),
+                                               stats["total"].tolist(), strict=True)}
+    from .metrics import aggregation_of
 
     def cell(r: str, m: str, kv: int) -> str:
         hit = found.get((r, m, kv))
         if hit is None:
             return "-"
+        kind = aggregation_of(m)
+        if kind == "sum":
+            total = float(hit[2])
+            return f"{total:.0f} (sum)" if total.is_integer() else f"{total:.{digits}f} (sum)"
+        if kind == "gmean":
+            return f"{np.exp(hit[0]):.{digits}f} (gm)"
         return f"{hit[0]:.{digits}f}±{hit[1]:.{digits}f}"
 
     lines: list[str] = []

@@ -60,13 +60,14 @@ def _first(ids: Iterable[Any], n: int = 5) -> list[str]:
 
 
 def _topk(queries: np.ndarray, corpus: Embeddings, k: int, *, query_ids: np.ndarray, exclude_self: bool,
-          block_bytes: int, progress: Callable[[int, int], None] | None):
+          block_bytes: int, progress: Callable[[int, int], None] | None, backend: Any = None):
     from .retrieval import exact_topk
 
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=_ZERO_WARNING)
+        if isinstance(corpus.vectors, np.ndarray):  # shards are not scanned when loaded: the search reports
+            warnings.filterwarnings("ignore", message=_ZERO_WARNING)
         return exact_topk(queries, corpus.vectors, k, corpus_ids=corpus.ids, query_ids=query_ids,
-                          exclude_self=exclude_self, block_bytes=block_bytes, progress=progress)
+                          exclude_self=exclude_self, block_bytes=block_bytes, progress=progress, backend=backend)
 
 
 def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -115,6 +116,7 @@ def embedding_run(
     query_ids: Sequence[str] | np.ndarray | None = None,
     progress: Callable[[int, int], None] | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
+    backend: Any = None,
 ) -> Run:
     """Rank by exact cosine similarity and return the top ``k`` of each query as a :class:`Run`.
 
@@ -127,6 +129,10 @@ def embedding_run(
     * **queries against a corpus**: ``queries`` holds the query vectors (only
       the ground-truth queries found there are ranked when ``qrels`` or
       ``query_ids`` is given); ``exclude_self`` defaults to False.
+
+    ``backend`` is :func:`evalcore.retrieval.exact_topk`'s: ``None`` (this
+    process) or a ``distributed.Client`` (a Dask cluster; ``docs`` must then be
+    shards, :func:`evalcore.io.shard_embeddings`).  It changes no result.
 
     Scores are float32 cosines ``u/(‖u‖+ε)·v/(‖v‖+ε)`` (seed 001 §2.3) stored as
     float64; equal scores were ranked by document id ascending, so evaluate
@@ -169,7 +175,8 @@ def embedding_run(
         excl = False if exclude_self is None else bool(exclude_self)
     if qrels is not None:
         _check_relevant_docs(qrels, docs, qids, name=name)
-    top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress)
+    top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress,
+                backend=backend)
     return _run_from_topk(top, docs, qids, name=name,
                           source=docs.label if queries is None else f"{queries.label} vs {docs.label}")
 
@@ -187,14 +194,15 @@ def _run_from_topk(top: Any, docs: Embeddings, qids: np.ndarray, *, name: str, s
 
 # ------------------------------------------------------------------ reference model as ground truth
 def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] | np.ndarray | None, *,
-                   block_bytes: int, progress: Callable[[int, int], None] | None) -> tuple[Any, np.ndarray]:
+                   block_bytes: int, progress: Callable[[int, int], None] | None,
+                   backend: Any = None) -> tuple[Any, np.ndarray]:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
         raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
     wanted = None if query_ids is None else np.asarray(list(query_ids), dtype=object)
     qids, rows = _select_queries(reference, wanted, what="queries", name="reference")
     qv = gather_rows(reference.vectors, rows)
     top = _topk(qv, reference, int(depth), query_ids=qids, exclude_self=True, block_bytes=block_bytes,
-                progress=progress)
+                progress=progress, backend=backend)
     if top.indices.shape[1] == 0:
         raise EmptyInputError(f"the reference {reference.label} has {len(reference)} item(s): no neighbour to rank",
                               file=reference.source)
@@ -221,6 +229,7 @@ def reference_qrels(
     graded: bool = True,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    backend: Any = None,
 ) -> Qrels:
     """Ground truth from a reference model (seed 000): each query's top-``depth`` neighbours.
 
@@ -230,8 +239,10 @@ def reference_qrels(
     ``graded`` the item at position ``pos`` (1-based) gets grade
     ``n + 1 − pos`` (``n`` = depth, capped at the number of other items), so
     the first is the most relevant; otherwise every one gets grade 1.
+    ``backend`` (where the exact top-k runs) as in :func:`embedding_run`.
     """
-    top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress)
+    top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress,
+                               backend=backend)
     return _qrels_from_top(top, reference, qids, int(depth), graded=graded)
 
 
@@ -272,10 +283,12 @@ def reference_ground_truth(
     seed: int = 42,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    backend: Any = None,
 ) -> ReferenceGroundTruth:
     """Reference neighbours as ground truth for every cutoff (one exact top-k pass).
 
-    See :func:`evaluate_against_reference` for the modes and the query sampling.
+    See :func:`evaluate_against_reference` for the modes and the query sampling;
+    ``backend`` as in :func:`embedding_run`.
     """
     if mode not in REFERENCE_MODES:
         raise OptionError(f"unknown reference mode {mode!r}; supported: {', '.join(REFERENCE_MODES)}")
@@ -288,7 +301,7 @@ def reference_ground_truth(
     qids = _sampled_ids(base, n_samples, seed)
     gt_depth = max(ks) if (mode == "tied" or depth is None) else int(depth)
     top, qids = _reference_top(reference, max(gt_depth, max(ks)), qids, block_bytes=block_bytes,
-                               progress=progress)
+                               progress=progress, backend=backend)
     settings = {"file": reference.source, "mode": mode, "depth": gt_depth if mode == "fixed" else "k",
                 "n_samples": n_samples, "seed": seed, "n_queries": int(len(qids))}
     if mode == "fixed":
@@ -337,6 +350,7 @@ def evaluate_against_reference(
     run_depth: int | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    backend: Any = None,
 ) -> Evaluation:
     """Evaluate models against a reference model's neighbours (seed 000).
 
@@ -361,13 +375,15 @@ def evaluate_against_reference(
     Seed 000's MAP@k (mean precision over the hits found) is the metric
     ``map_found``; ``map`` divides by R (trec_eval).
 
+    ``backend`` (where the exact top-k runs) as in :func:`embedding_run`.
+
     Returns one :class:`Evaluation`; ``settings["reference"]`` records the
     file, mode, depth, sample size and seed.
     """
     if not models:
         raise OptionError("give at least one model to evaluate against the reference")
     gt = reference_ground_truth(reference, k=k, mode=mode, depth=depth, query_ids=query_ids, n_samples=n_samples,
-                                seed=seed, block_bytes=block_bytes, progress=progress)
+                                seed=seed, block_bytes=block_bytes, progress=progress, backend=backend)
     runs: dict[str, Run] = {}
     rd = int(run_depth) if run_depth is not None else max(gt.ks)
     for name, model in models.items():
@@ -375,7 +391,7 @@ def evaluate_against_reference(
             runs[name] = model if model.name == name else model.renamed(name)
         else:
             runs[name] = embedding_run(model, qrels=gt.deepest, k=rd, name=name, block_bytes=block_bytes,
-                                       progress=progress)
+                                       progress=progress, backend=backend)
     return evaluate_reference_runs(gt, runs, metrics=metrics, ties=ties, rel_threshold=rel_threshold,
                                    no_relevant=no_relevant)
 

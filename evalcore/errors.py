@@ -156,3 +156,20 @@ class DuplicateListIdError(ConstraintError, DuplicateIdError):
 
 class AspectError(OptionError):
     """No, an unknown or an ambiguous ordered-list field (aspect); the message lists the aspects."""
+
+
+# --------------------------------------------------------------------------- the workspace store
+class WorkspaceError(EvalcoreError):
+    """A workspace folder cannot be used: not a workspace, busy for too long, a bad name..."""
+
+
+class SchemaVersionError(WorkspaceError):
+    """The catalogue was written by a newer evalcore (its schema version is unknown here)."""
+
+
+class CorruptArtifactError(WorkspaceError):
+    """A stored artifact is missing or its bytes no longer match their SHA-256 (named in the message)."""
+
+
+class ReadOnlyWorkspaceError(WorkspaceError):
+    """A change was asked of a read-only workspace (the built-in demo)."""

@@ -15,6 +15,12 @@ Missing data (counted per run in ``Evaluation.coverage``):
   ``no_relevant``: ``"zero"`` (default, trec_eval) keeps it — each metric then
   takes its formula's value, 0 for all binary ones — and ``"skip"`` drops it
   from the table; either way it is counted in ``n_no_relevant``.
+
+Judged-only mode (``judged_only=True``, trec_eval ``-J``): before scoring, every
+retrieved document without a judgment of grade >= 0 is removed from the run
+(documents absent from the qrels, and negative grades, which trec_eval reads as
+"in the pool but not judged"); the others move up, keeping their order. Every
+metric then sees the shorter list (``num_ret`` counts it, ``judged@k`` is 1).
 """
 
 from __future__ import annotations
@@ -29,8 +35,8 @@ from ._lazy import pd
 from .data import Qrels, Run
 from .errors import OptionError
 from .measures import Measure, expand_measures
-from .metrics import METRICS, Judged
-from .ranking import canonical_ties, rank_order
+from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
+from .ranking import _group_positions, canonical_ties, rank_order
 
 __all__ = ["Evaluation", "evaluate", "DEFAULT_METRICS"]
 
@@ -100,9 +106,12 @@ def _qrels_index(qrels: Qrels) -> dict[str, Any]:
     pg = qrels.grades[pos_mask]
     io = np.lexsort((-pg, pq))
     pq, pg = pq[io], pg[io]
-    from .ranking import _group_positions
-
     ipos = _group_positions(pq)
+    # judgments per grade >= 0 and query (nDCG gain maps, bpref's non-relevant count)
+    nonneg = qrels.grades >= 0
+    levels, lev = np.unique(qrels.grades[nonneg], return_inverse=True)
+    nl = max(len(levels), 1)
+    counts = np.bincount(qrels.q[nonneg].astype(np.int64) * nl + lev, minlength=qrels.n_queries * nl)
     hit = {
         "vocab": pd.Index(vocab),
         "n_vocab": v,
@@ -112,6 +121,8 @@ def _qrels_index(qrels: Qrels) -> dict[str, Any]:
         "ideal_g": pg,
         "ideal_pos": ipos,
         "query_index": pd.Index(qrels.query_ids),
+        "levels": levels.astype(np.int64),
+        "level_counts": counts.reshape(qrels.n_queries, nl)[:, : len(levels)],
     }
     qrels._cache["index"] = hit
     return hit
@@ -124,12 +135,14 @@ class _Prepared:
     qi: np.ndarray  # qrels query index per kept row, sorted ascending
     pos: np.ndarray  # 0-based rank per kept row
     grade: np.ndarray  # grade per kept row (0 unjudged)
+    judged: np.ndarray  # bool per kept row: the qrels judge the document for the query
     n_ret: np.ndarray  # (nQ,)
     n_ignored: int
+    n_missing: int  # qrels queries the run does not list (before judged-only removals)
 
 
-def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
-    key = ("prepared", ties)
+def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) -> _Prepared:
+    key = ("prepared", ties, judged_only)
     hit = run._cache.get(key)
     if hit is not None and hit[0] is qrels:
         return hit[1]
@@ -142,21 +155,26 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str) -> _Prepared:
     rows = order
     if not keep.all():  # (copies only when some run queries are not in the qrels)
         qi, pos, rows = qi[keep], pos[keep], order[keep]
-    grade = _hashed_grades(qrels, run, rows, qi)
-    if grade is None:
-        grade = _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
+    got = _hashed_grades(qrels, run, rows, qi)
+    grade, judged = got if got is not None else _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
     # group rows by qrels query (runs may list queries in any order; often already in qrels order)
     if len(qi) > 1 and not bool(np.all(qi[1:] >= qi[:-1])):
         so = np.argsort(qi, kind="stable")
-        qi, pos, grade = qi[so], pos[so], grade[so]
+        qi, pos, grade, judged = qi[so], pos[so], grade[so], judged[so]
+    n_missing = int(qrels.n_queries - len(np.unique(qi)))
+    if judged_only:  # trec_eval -J: drop unjudged documents (and negative grades), close the gaps
+        keep = judged & (grade >= 0)
+        qi, grade, judged = qi[keep], grade[keep], judged[keep]
+        pos = _group_positions(qi)
     n_ret = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
-    prep = _Prepared(qi, pos, grade, n_ret, n_ignored)
+    prep = _Prepared(qi, pos, grade, judged, n_ret, n_ignored, n_missing)
     run._cache[key] = (qrels, prep)
     return prep
 
 
-def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> np.ndarray:
-    """Grade of each row from its qrels document code (-1: unjudged) and qrels query index."""
+def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grade (0 when unjudged) and judged flag of each row, from its qrels document code
+    (-1: in no judgment) and qrels query index."""
     grade = np.zeros(len(codes), dtype=np.int64)
     judged = codes >= 0
     if judged.any():
@@ -165,7 +183,8 @@ def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> np.
         loc = np.minimum(loc, len(idx["keys"]) - 1)
         found = idx["keys"][loc] == k
         grade[judged] = np.where(found, idx["key_grades"][loc], 0)
-    return grade
+        judged[np.flatnonzero(judged)] = found
+    return grade, judged
 
 
 _BITMAP_BITS = 24  # prefilter of the hash join: 16 M flags, ~0.6% false hits per 100k judgments
@@ -193,8 +212,11 @@ def _qrels_pair_index(qrels: Qrels) -> dict[str, Any] | None:
     return hit
 
 
-def _hashed_grades(qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray) -> np.ndarray | None:
-    """Grades of run rows by a hash join of (query, document) keys, every match verified on the strings.
+def _hashed_grades(
+    qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Grades and judged flags of run rows by a hash join of (query, document) keys, every match
+    verified on the strings.
 
     Only for runs that carry per-row document hashes (read from TREC files); None
     otherwise, or when a hash collision makes a match fail verification (the caller
@@ -209,10 +231,11 @@ def _hashed_grades(qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray) -> 
     from .data import pair_keys
 
     grade = np.zeros(len(rows), dtype=np.int64)
+    judged = np.zeros(len(rows), dtype=bool)
     keys = pair_keys(qi, dh[rows])
     cand = np.flatnonzero(pidx["flags"][(keys & np.uint64((1 << _BITMAP_BITS) - 1)).astype(np.int64)])
     if len(cand) == 0:
-        return grade
+        return grade, judged
     ck = keys[cand]
     loc = np.minimum(np.searchsorted(pidx["keys"], ck), len(pidx["keys"]) - 1)
     found = pidx["keys"][loc] == ck
@@ -223,7 +246,8 @@ def _hashed_grades(qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray) -> 
     if not bool(np.all(same)):
         return None
     grade[cand] = qrels.grades[qrow]
-    return grade
+    judged[cand] = True
+    return grade, judged
 
 
 def _row_doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:
@@ -254,7 +278,7 @@ def _judged_blocks(
     first = _first_rel(prep, nq, theta)
     step = max(1, _CHUNK_CELLS // max(width, ideal_width, 1))
     in_w = prep.pos < width
-    qi_w, pos_w, g_w = prep.qi[in_w], prep.pos[in_w], prep.grade[in_w]
+    qi_w, pos_w, g_w, j_w = prep.qi[in_w], prep.pos[in_w], prep.grade[in_w], prep.judged[in_w]
     iq, ig, ip = idx["ideal_q"], idx["ideal_g"], idx["ideal_pos"]
     in_iw = ip < ideal_width
     iq, ig, ip = iq[in_iw], ig[in_iw], ip[in_iw]
@@ -263,18 +287,73 @@ def _judged_blocks(
         a, b = np.searchsorted(qi_w, [lo, hi])
         grades = np.zeros((hi - lo, width), dtype=np.int64)
         grades[qi_w[a:b] - lo, pos_w[a:b]] = g_w[a:b]
+        judged = np.zeros((hi - lo, width), dtype=bool)
+        judged[qi_w[a:b] - lo, pos_w[a:b]] = j_w[a:b]
         c, d = np.searchsorted(iq, [lo, hi])
         ideal = np.zeros((hi - lo, ideal_width), dtype=np.int64)
         ideal[iq[c:d] - lo, ip[c:d]] = ig[c:d]
-        yield lo, hi, Judged(grades, prep.n_ret[lo:hi], n_rel[lo:hi], ideal, first[lo:hi], theta)
+        yield lo, hi, Judged(grades, prep.n_ret[lo:hi], n_rel[lo:hi], ideal, first[lo:hi], theta, judged,
+                             idx["levels"], idx["level_counts"][lo:hi])
 
 
-def _group_measures(measures: Sequence[Measure], theta: int) -> dict[tuple[str, int], list[Measure]]:
-    groups: dict[tuple[str, int], list[Measure]] = {}
+_Key = tuple[str, int, tuple]  # (metric name, θ, parameters)
+
+
+def _group_measures(measures: Sequence[Measure], theta: int) -> dict[_Key, list[Measure]]:
+    groups: dict[_Key, list[Measure]] = {}
     for m in measures:
         t = theta if m.rel is None else m.rel
-        groups.setdefault((m.name, t), []).append(m)
+        groups.setdefault((m.name, t, m.params), []).append(m)
     return groups
+
+
+def _eval_k(name: str, k: int | None) -> int:
+    """Cutoff handed to the metric: 1 for k-free metrics, K_ALL for ``@all``."""
+    if name in K_FREE or k is None:
+        return 1
+    return K_ALL if k == 0 else k
+
+
+def _check_grades(measures: Sequence[Measure], qrels: Qrels) -> None:
+    """Reject measures whose definition cannot hold the qrels' grades (ERR's g_max)."""
+    top = int(qrels.grades.max(initial=0))
+    for m in measures:
+        if m.name == "err" and top > m.param("max_grade"):
+            raise OptionError(f"{m}: the qrels hold grade {top}, above ERR's max_grade "
+                              f"{m.param('max_grade')}; write err(max_grade={top})", file=qrels.source)
+
+
+def _compute(
+    qrels: Qrels, prep: _Prepared, groups: dict[_Key, list[Measure]], *, theta: int, base_rel: np.ndarray,
+    depth: int, max_positives: int,
+) -> dict[_Key, np.ndarray]:
+    """Values (nQ, number of k) of every group of measures for one prepared run.
+
+    One grade matrix per threshold θ and block of queries, shared by every
+    metric using θ; its width is the largest cutoff asked for, the whole list
+    for ``@all`` and the whole-list metrics, at least R for ``rprec``.
+    """
+    nq = qrels.n_queries
+    by_theta: dict[int, list[tuple[_Key, np.ndarray]]] = {}
+    for key, ms in groups.items():
+        mks = sorted({0 if m.k is None else m.k for m in ms})
+        by_theta.setdefault(key[1], []).append((key, np.array([_eval_k(key[0], x) for x in mks], dtype=np.int64)))
+    results: dict[_Key, np.ndarray] = {}
+    for t, items in by_theta.items():
+        n_rel = qrels.n_relevant(t) if t != theta else base_rel
+        need = 1
+        for (mname, _, _), eval_ks in items:
+            need = max(need, int(eval_ks.max()), depth if mname in WHOLE_LIST else 1)
+            if mname == "rprec":
+                need = max(need, int(n_rel.max(initial=0)))
+        width = min(need, depth)
+        ideal_width = min(need, max_positives)
+        outs = {key: np.empty((nq, len(eval_ks)), dtype=np.float64) for key, eval_ks in items}
+        for lo, hi, j in _judged_blocks(qrels, prep, width=width, ideal_width=ideal_width, theta=t, n_rel=n_rel):
+            for key, eval_ks in items:
+                outs[key][lo:hi] = ALL_METRICS[key[0]](j, eval_ks, **dict(key[2]))
+        results.update(outs)
+    return results
 
 
 def evaluate(
@@ -286,6 +365,7 @@ def evaluate(
     ties: str = "trec",
     rel_threshold: int = 1,
     no_relevant: str = "zero",
+    judged_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Evaluate one or many runs against graded judgments.
@@ -295,8 +375,9 @@ def evaluate(
     qrels : Qrels
     runs : Run, sequence of Run, or mapping name -> Run
     metrics : iterable of str or Measure
-        Names as accepted by :func:`evalcore.measures.parse_measure` (``"ndcg"``,
-        ``"recall(rel=2)"``, ``"P@5"``...). Names without ``@k`` get every k in ``k``.
+        Names as accepted by :func:`evalcore.measures.parse_measures` (``"ndcg"``,
+        ``"recall(rel=2)"``, ``"P@5"``, ``"map@all"``, ``"bpref"``, trec_eval's
+        ``"P.5,10"`` or ``"official"``...). Names without ``@k`` get every k in ``k``.
     k : int or iterable of int
         Cutoffs, each >= 1.
     ties : {"trec", "docid_asc", "input"}
@@ -306,6 +387,9 @@ def evaluate(
         Per-measure ``(rel=N)`` overrides it. nDCG ignores it (raw grades).
     no_relevant : {"zero", "skip"}
         Policy for qrels queries with no relevant document (see module docstring).
+    judged_only : bool
+        trec_eval's ``-J``: remove the retrieved documents without a judgment
+        (grade >= 0) before scoring (see module docstring). Default False.
     progress : callable(done, total), optional
         Called after each run.
 
@@ -341,6 +425,9 @@ def evaluate(
     measures = expand_measures([str(m) for m in metrics], ks)
     if not measures:
         raise OptionError("give at least one metric")
+    if not isinstance(judged_only, (bool, np.bool_)):
+        raise OptionError(f"judged_only must be True or False, got {judged_only!r}")
+    _check_grades(measures, qrels)
     run_map = _as_run_map(runs)
     if not run_map:
         raise OptionError("give at least one run")
@@ -362,49 +449,28 @@ def evaluate(
     metric_names: list[str] = []
     cov_rows = []
     for ri, (name, run) in enumerate(run_map.items()):
-        prep = _prepare(qrels, run, ties=ties)
+        prep = _prepare(qrels, run, ties=ties, judged_only=bool(judged_only))
         depth = int(prep.n_ret.max(initial=0))
-        # one grade matrix per threshold θ and block of queries, shared by every metric using θ
-        by_theta: dict[int, list[tuple[str, list[Measure], list[int], np.ndarray]]] = {}
-        for (mname, t), ms in groups.items():
-            mks = sorted({0 if m.k is None else m.k for m in ms})
-            eval_ks = np.array([x if x > 0 else 1 for x in mks], dtype=np.int64)
-            by_theta.setdefault(t, []).append((mname, ms, mks, eval_ks))
-        results: dict[tuple[str, int], np.ndarray] = {}
-        for t, items in by_theta.items():
-            n_rel = qrels.n_relevant(t) if t != theta else base_rel
-            need = 1
-            for mname, _, _, eval_ks in items:
-                need = max(need, int(eval_ks.max()))
-                if mname == "rprec":
-                    need = max(need, int(n_rel.max(initial=0)))
-            width = min(need, depth)
-            ideal_width = min(need, max_positives)
-            outs = {mname: np.empty((nq, len(eval_ks)), dtype=np.float64) for mname, _, _, eval_ks in items}
-            for lo, hi, j in _judged_blocks(qrels, prep, width=width, ideal_width=ideal_width, theta=t, n_rel=n_rel):
-                for mname, _, _, eval_ks in items:
-                    outs[mname][lo:hi] = METRICS[mname](j, eval_ks)
-            for mname, _, _, _ in items:
-                results[(mname, t)] = outs[mname]
-        for (mname, t), ms in groups.items():
+        results = _compute(qrels, prep, groups, theta=theta, base_rel=base_rel, depth=depth,
+                           max_positives=max_positives)
+        for key, ms in groups.items():
             mks = sorted({0 if m.k is None else m.k for m in ms})
             base = ms[0].base
             if base not in metric_names:
                 metric_names.append(base)
             mcode = metric_names.index(base)
-            sel = results[(mname, t)][keep_idx]
+            sel = results[key][keep_idx]
             for ci, kk in enumerate(mks):
                 values.append(sel[:, ci])
                 metric_codes.append(np.full(len(keep_idx), mcode, dtype=np.int16))
                 k_vals.append(np.full(len(keep_idx), kk, dtype=np.int32))
                 run_codes.append(np.full(len(keep_idx), ri, dtype=np.int16))
                 q_codes.append(keep_idx)
-        missing = int((prep.n_ret == 0).sum())
         cov_rows.append({
             "run": name,
             "n_qrels_queries": nq,
             "n_evaluated": int(len(keep_idx)),
-            "n_missing": missing,
+            "n_missing": prep.n_missing,
             "n_ignored": prep.n_ignored,
             "n_no_relevant": int(no_rel_mask.sum()),
             "n_skipped": int(nq - len(keep_idx)),
@@ -427,6 +493,7 @@ def evaluate(
         "ties": ties,
         "rel_threshold": theta,
         "no_relevant": no_relevant,
+        "judged_only": bool(judged_only),
         "measures": [str(m) for m in measures],
         "k": ks,
         "qrels": qrels.source,

@@ -61,18 +61,26 @@ def build_report(
 
         {"metadata": {k, metrics, ties, rel_threshold, timestamp, runs, ...},
          "coverage": {run: {n_missing, n_ignored, ...}},
-         "aggregates": {run: {"ndcg@10": {"mean", "std", "sem", "ci_low", "ci_high", "n"}, ...}},
+         "aggregates": {run: {"ndcg@10": {"mean", "std", "sem", "ci_low", "ci_high", "n",
+                                          "aggregation", "aggregate", "aggregate_ci_low",
+                                          "aggregate_ci_high"}, ...}},
          "per_query": {query_id: {run: {"ndcg@10": value, ..., "topK": [doc ids]}}}}
+
+    ``aggregate`` is each metric's declared summary figure (the mean; the sum
+    of the counts; the geometric mean for ``gm_map``), see
+    :func:`evalcore.aggregate.summarize`.
     """
     from .aggregate import summarize
 
     table = evaluation.table
-    summ = summarize(table)
+    summ = summarize(table, aggregates=True)
     aggregates: dict[str, dict[str, Any]] = {}
     for row in summ.itertuples(index=False):
         aggregates.setdefault(str(row.run), {})[_label(str(row.metric), int(row.k))] = {
             "mean": _num(row.mean), "std": _num(row.std), "sem": _num(row.sem),
             "ci_low": _num(row.ci_low), "ci_high": _num(row.ci_high), "n": int(row.n),
+            "aggregation": str(row.aggregation), "aggregate": _num(row.aggregate),
+            "aggregate_ci_low": _num(row.aggregate_ci_low), "aggregate_ci_high": _num(row.aggregate_ci_high),
         }
     meta = {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),

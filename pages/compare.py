@@ -1,9 +1,10 @@
-"""Compare page: paired significance between runs, per-query scatter, drill-down into a query."""
+"""Compare page: paired significance between runs, Tukey's HSD, per-query scatter, drill-down into a query."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import drilldown as D
 from dashboard import state as S
@@ -12,6 +13,9 @@ from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
+HSD_DESIGNS = {"paired": "paired by query (two-way ANOVA)", "independent": "independent groups (as ranx)"}
+HSD_SHOWN = ["run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "statistic", "p_value",
+             "significant", "note"]
 
 
 def on_point_selected() -> None:
@@ -37,10 +41,7 @@ st.title("Compare runs")
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
-runs = ctx.run_names
-if len(runs) < 2:
-    st.info("Load at least two runs to compare them.", icon=":material/info:")
-    st.stop()
+runs = ui.need_runs(ctx, what="compare them")
 
 c1, c2, c3, c4 = st.columns(4)
 metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
@@ -81,6 +82,22 @@ rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline
 st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
            f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
 st.dataframe(T.display_table(rows), hide_index=True, key="cmp_table")
+
+# ---------------------------------------------------------------- all runs at once
+st.subheader("All runs at once: Tukey's HSD")
+design = st.selectbox("Design", list(HSD_DESIGNS), format_func=HSD_DESIGNS.get, key="cmp_hsd_design",
+                      help="Paired: queries are blocks (two-way ANOVA error), the design of the paired tests above. "
+                           "Independent: the runs' values as independent groups (scipy.stats.tukey_hsd), as ranx.")
+hsd = A.hsd(ctx, metric, k, design)
+if hsd.ok:
+    st.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
+        "diff": "difference (B − A)", "ci_low": "95% CI low", "ci_high": "95% CI high", "statistic": "q",
+        "p_value": "p-value"})), hide_index=True, key="cmp_hsd")
+    st.caption("Every pair of runs tested at once with the studentized range q; the p-values hold a family-wise "
+               "error rate of 0.05 over all the pairs of this metric@k (no further correction); the intervals are "
+               "simultaneous. Only queries with a value for every run take part (n).")
+else:
+    ui.show_error(hsd.error, prefix="Tukey's HSD failed")
 
 # ---------------------------------------------------------------- one pair, per query
 st.subheader("Per query: run A vs run B")

@@ -301,10 +301,12 @@ with st.form("settings_form"):
         extra_metrics = st.text_input(
             "More metrics, with parameters or a fixed cutoff", key="set_extra_metrics",
             value=", ".join(m for m in cur.metrics if m not in W.METRIC_CHOICES),
-            placeholder="e.g. recall(rel=2), P(rel=2)@5",
+            placeholder="e.g. recall(rel=2), P(rel=2)@5, map@all, rbp(p=0.9), P.5,10, official",
             help="Comma-separated names as on the command line: name(rel=N) sets the relevance threshold of a "
-                 "binary metric, @k a single cutoff (without it, every k above). `python -m evalcore metrics` "
-                 "lists the names.")
+                 "binary metric, @k a single cutoff (without it, every k above), @all the whole list; "
+                 "parameters such as rbp(p=0.9), set_f(beta=0.5), ndcg(gains=1:3,2:9); trec_eval's names "
+                 "(P.5,10, ndcg_cut_10, iprec_at_recall_0.10) and groups (official, all_trec). "
+                 "`python -m evalcore metrics` lists the names.")
     with c2:
         rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
                               key="set_rel")
@@ -335,6 +337,8 @@ with st.form("settings_form"):
             ui.show_error(e, prefix="Settings not applied")
         else:
             S.set_ws(dataclasses.replace(S.get_ws(), settings=new))
-            st.session_state.pop("set_extra_metrics", None)  # shown again as the canonical names
+            # shown again as the canonical names, an offered metric typed in the text moving to the list
+            st.session_state.pop("set_extra_metrics", None)
+            st.session_state.pop("set_metrics", None)
             flash("ok", "settings applied")
             st.rerun()

@@ -49,8 +49,8 @@ for row in small.itertuples(index=False):
     ui.show_warning(f"domain {row.domain} has only {row.n_queries} queries (fewer than {min_q}): too small to test; "
                     "its means are shown but not tested")
 
-wide = dom.pivot(index="domain", columns="run", values="mean").reindex(columns=runs)
-st.caption("Mean per run and domain (n = queries)")
+wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=runs)
+st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")
 st.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
 
 if len(runs) >= 2:

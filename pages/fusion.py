@@ -1,4 +1,5 @@
-"""Fusion page: weighted reciprocal rank fusion of loaded runs (seed 001 §7), added as a run everywhere."""
+"""Fusion page: fuse loaded runs (weighted RRF of seed 001 §7, CombSUM, CombMNZ, ...), search the weights,
+add the result as a run everywhere."""
 
 from __future__ import annotations
 
@@ -6,15 +7,31 @@ import dataclasses
 
 import streamlit as st
 
+from dashboard import analysis as A
+from dashboard import charts, ui
 from dashboard import state as S
 from dashboard import tables as T
-from dashboard import ui
 from evalcore import workspace as W
+from evalcore.fusion import METHODS, NORMS, RANK_METHODS, WEIGHTED_METHODS
+
+METHOD_LABELS = {"rrf": "weighted RRF", "combsum": "CombSUM", "combmnz": "CombMNZ", "wsum": "weighted sum",
+                 "isr": "ISR (inverse square rank)", "bordafuse": "BordaFuse"}
+STRATEGIES = {"grid": "grid on the simplex", "random": "random (Dirichlet, seeded)"}
+
+
+def use_weights(uids: list[str], weights: list[float]) -> None:
+    """Button callback: put the searched weights into the weight inputs (runs before the widgets exist)."""
+    for uid, w in zip(uids, weights, strict=True):
+        st.session_state[f"fu_w_{uid}"] = float(w)
+
 
 ui.page_setup()
-st.title("Fusion (weighted RRF)")
-st.caption("`RRF(q, d) = Σ_S w_S / (c + rank_S(q, d))`; with top-N, only the first N items of each run take part "
-           "(absent items contribute 0). Equal fused scores are ordered by the tie rule of the settings.")
+st.title("Fusion")
+st.caption("Per query, the runs' lists are fused into one: "
+           + "; ".join(f"{METHOD_LABELS[m]} = {f}" for m, f in METHODS.items())
+           + ". rank_S = position in run S (the settings' tie rule); s_S = score after the normalisation; a run "
+             "that does not list an item adds nothing for it (BordaFuse: the unranked points). With top-N, only "
+             "the first N items of each run take part. Equal fused scores are ordered by the tie rule.")
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
@@ -25,31 +42,44 @@ if not loaded:
 by_name = {r.name: r for r in loaded}
 names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded if r.kind != "fused"][:3],
                        key="fu_runs")
+c1, c2 = st.columns(2)
+with c1:
+    method = st.selectbox("Method", list(METHODS), format_func=METHOD_LABELS.get, key="fu_method")
+with c2:
+    norm = st.selectbox("Score normalisation", list(NORMS), key="fu_norm", disabled=method in RANK_METHODS,
+                        help="Per query and run, before a score-based method: " + "; ".join(
+                            f"{n}: {f}" for n, f in NORMS.items() if n != "none")
+                        + ". Rank-based methods (RRF, ISR, BordaFuse) use ranks only.")
+norm = "none" if method in RANK_METHODS else norm
 weights = []
-if names:
+if names and method in WEIGHTED_METHODS:
     cols = st.columns(min(len(names), 4))
     for i, n in enumerate(names):
         with cols[i % len(cols)]:
             st.text(n)
-            weights.append(st.number_input("Weight", min_value=0.0, value=1.0, step=0.1, key=f"fu_w_{by_name[n].uid}"))
+            wkey = f"fu_w_{by_name[n].uid}"
+            st.session_state.setdefault(wkey, 1.0)  # the value lives in the session (the search's button sets it)
+            weights.append(st.number_input("Weight", min_value=0.0, step=0.1, key=wkey))
 c1, c2, c3 = st.columns(3)
 with c1:
-    c = st.number_input("c", min_value=0.0, value=60.0, step=1.0, key="fu_c")
+    c = st.number_input("c (RRF)", min_value=0.0, value=60.0, step=1.0, key="fu_c", disabled=method != "rrf")
 with c2:
     top_n = st.number_input("Top-N per run (0 = whole lists)", min_value=0, value=0, step=10, key="fu_topn")
 with c3:
-    name = st.text_input("Name of the fused run", value="rrf", key="fu_name")
+    name = st.text_input("Name of the fused run", value="", key="fu_name", placeholder="the method's name")
 if not names:
     st.info("Choose at least one run.", icon=":material/info:")
     st.stop()
+weights = weights or [1.0] * len(names)
 if not any(w > 0 for w in weights):
     ui.show_error("at least one weight must be positive", prefix="Invalid weights")
     st.stop()
+uids = [by_name[n].uid for n in names]
+spec = dict(c=c, top_n=int(top_n) or None, method=method, norm=norm)
 
 # preview: the fused run evaluated next to its inputs (a temporary workspace; every step cached)
-preview_ws, uid = W.add_fused_run(ws, [by_name[n].uid for n in names], weights, c=c, top_n=int(top_n) or None,
-                                  name=ws.unique_name(name or "rrf"))
-keep = {by_name[n].uid for n in names} | {uid}
+preview_ws, uid = W.add_fused_run(ws, uids, weights, name=ws.unique_name(name.strip() or method), **spec)
+keep = set(uids) | {uid}
 preview_ws = dataclasses.replace(preview_ws, runs=tuple(r for r in preview_ws.runs if r.uid in keep))
 pctx = S.context(ws=preview_ws)
 if uid in pctx.run_errors:
@@ -58,6 +88,8 @@ if uid in pctx.run_errors:
 if not pctx.ready:
     ui.show_error(pctx.eval_error or "evaluation failed", prefix="Fusion failed")
     st.stop()
+for w in pctx.run_warnings.get(uid, ()):
+    ui.show_warning(w)
 summ = S.summary(pctx)
 metric, k = ui.metric_k_picker(pctx, "fusion")
 label = ui.label_of(metric, k)
@@ -69,8 +101,51 @@ sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
-    new_ws, new_uid = W.add_fused_run(S.get_ws(), [by_name[n].uid for n in names], weights, c=c,
-                                      top_n=int(top_n) or None, name=S.get_ws().unique_name(name or "rrf"))
+    new_ws, new_uid = W.add_fused_run(S.get_ws(), uids, weights, **spec,
+                                      name=S.get_ws().unique_name(name.strip() or method))
     S.set_ws(new_ws)
     st.success("Added; it now appears on every page (remove or rename it on the Data page).",
                icon=":material/check_circle:")
+
+# ---------------------------------------------------------------- weight search
+st.subheader("Search the weights")
+if method not in WEIGHTED_METHODS or len(names) < 2:
+    st.caption("The weights of two or more runs can be searched for weighted RRF and the weighted sum.")
+    st.stop()
+st.caption(f"Maximises the mean {label} over weight vectors on the simplex (weights ≥ 0 summing to 1). "
+           "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "
+           "result on the other.")
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    strategy = st.selectbox("Search", list(STRATEGIES), format_func=STRATEGIES.get, key="fu_strategy")
+with c2:
+    if strategy == "grid":
+        step = st.selectbox("Grid step", [0.5, 0.25, 0.2, 0.1, 0.05], index=3, key="fu_step")
+        n_trials = 50
+    else:
+        n_trials = int(st.number_input("Trials", min_value=1, max_value=2000, value=50, step=10, key="fu_trials"))
+        step = 0.1
+with c3:
+    seed = int(st.number_input("Seed", min_value=0, value=0, step=1, key="fu_seed"))
+with c4:
+    split = st.toggle("Tune on a split of the queries", value=True, key="fu_split")
+    fraction = st.slider("Share tuned on", 0.1, 0.9, 0.5, 0.05, key="fu_fraction", disabled=not split)
+if not st.toggle("Run the search", value=False, key="fu_search"):
+    st.stop()
+found = A.weight_search(ctx, names, metric=metric, k=k, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
+                        tune_fraction=fraction if split else None, **spec)
+if not found.ok:
+    ui.show_error(found.error, prefix="Weight search failed")
+    st.stop()
+for w in found.warnings:
+    ui.show_warning(w)
+res = found.value
+m1, m2, m3 = st.columns(3)
+m1.metric(f"tuned on {len(res.tune_queries)} queries", f"{res.value_tune:.4f}")
+m2.metric(f"held out: {len(res.test_queries)} queries", "–" if not res.test_queries else f"{res.value_test:.4f}")
+m3.metric("trials", len(res.trials))
+st.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
+             key="fu_best")
+st.plotly_chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart")
+st.button("Use these weights", key="fu_use", on_click=use_weights,
+          args=(uids, [res.weights[n] for n in names]))

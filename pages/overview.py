@@ -7,9 +7,11 @@ import re
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import precision_recall as PR
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
+from evalcore.aggregate import AGGREGATE_COLUMNS
 
 ui.page_setup()
 st.title("Overview")
@@ -36,8 +38,10 @@ cols = [(m, k) for m, k in pairs if m in show_metrics and k in show_ks]
 text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}",
                     lambda: T.overview_table(summ, columns=cols, runs=ctx.run_names))
 st.dataframe(text, key="overview_table")
-st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank). Cells: mean [95% CI of the mean, "
-           "Student t]. Every value is a mean over the evaluated queries of evalcore's per-query table.")
+st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank; none for the counts, judged@k and "
+           "RBP's residual). Cells: mean [95% CI of the mean, Student t] over the evaluated queries of evalcore's "
+           "per-query table; the counts (num_ret, num_rel, num_rel_ret, num_q) are their total over the queries, "
+           "as trec_eval's summary line, and gm_map the geometric mean of AP with its interval.")
 cov = ctx.evaluation.coverage
 notes = []
 for row in cov.itertuples(index=False):
@@ -54,7 +58,13 @@ if notes:
     with st.expander("Coverage notes"):
         st.text("\n".join(notes))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
-    st.dataframe(T.display_table(summ), hide_index=True, key="overview_numbers")
+    st.dataframe(T.display_table(summ.drop(columns=list(AGGREGATE_COLUMNS))), hide_index=True, key="overview_numbers")
+    declared = summ[summ["aggregation"] != "mean"]
+    if len(declared):
+        st.caption("Metrics summarised otherwise than by the mean (the mean above is that of the per-query values; "
+                   "for gm_map, of their logs):")
+        st.dataframe(T.display_table(declared[["run", "metric", "k", "n", *AGGREGATE_COLUMNS]]), hide_index=True,
+                     key="overview_declared")
 
 # ---------------------------------------------------------------- reading guide
 labels = {ui.label_of(m, k) for m, k in pairs}
@@ -91,6 +101,23 @@ if curve_metrics:
     st.plotly_chart(fig, key="overview_curves")
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
+
+# ---------------------------------------------------------------- precision-recall
+st.subheader("Precision–recall")
+show_pr = st.toggle("Draw the precision–recall curve", value=PR.in_settings(ctx), key="ov_pr",
+                    help="trec_eval's interpolated precision at the recall levels 0, 0.1, …, 1 (iprec_at_recall), "
+                         "computed for this curve when it is not among the chosen metrics.")
+if show_pr:
+    with st.spinner("Interpolated precision at 11 recall levels…"):
+        pr = PR.pr_data(ctx)
+    if isinstance(pr, str):
+        ui.show_error(pr, prefix="Precision–recall curve not computed")
+    else:
+        st.plotly_chart(S.memo(f"fig:pr:{ctx.eval_key}", lambda: charts.pr_curves(pr, runs=ctx.run_names)),
+                        key="overview_pr")
+        st.caption("One line per run: at each recall level x, the mean over the evaluated queries of the interpolated "
+                   "precision — the best precision at any rank where the run has reached recall x (trec_eval's "
+                   "iprec_at_recall; 0 where it never does). Hover for the 95% CI and n.")
 
 # ---------------------------------------------------------------- diversity
 st.subheader("Diversity of the embedding runs")

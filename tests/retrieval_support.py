@@ -84,3 +84,31 @@ def topk(*args, blocks=None, **kwargs):
         warnings.simplefilter("ignore", EvalcoreWarning)
         return exact_topk(*args, **kwargs)
 
+
+# --------------------------------------------------------------------------- shards
+
+
+def write_shards(folder, vectors, ids, cuts, *, kinds=None, prefix="part-"):
+    """Rows cuts[i]:cuts[i+1] as shard i (.npy + X_ids.txt, or .npz); returns the shard paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:], strict=True)):
+        kind = (kinds or ["npy"])[i % len(kinds or ["npy"])]
+        path = folder / f"{prefix}{i}.{'npy' if kind == 'npy' else 'npz'}"
+        if kind == "npy":
+            np.save(path, vectors[a:b])
+            (folder / f"{prefix}{i}_ids.txt").write_text("".join(f"{x}\n" for x in ids[a:b]))
+        elif kind == "npz":
+            np.savez(path, ids=np.asarray(ids[a:b]), embeddings=vectors[a:b])
+        else:
+            np.savez_compressed(path, ids=np.asarray(ids[a:b]), embeddings=vectors[a:b])
+        paths.append(path)
+    return paths
+
+
+def tie_heavy(rng, n, d=6):
+    """Small integer vectors (many exact duplicates: ties) with ids whose string order crosses the shards."""
+    c = rng.integers(-2, 3, size=(n, d)).astype(np.float32)
+    c[1] = 0  # an all-zero document
+    ids = np.array([f"d{x}" for x in rng.permutation(n)])  # "d10" < "d2": neither row nor numeric order
+    return c, ids

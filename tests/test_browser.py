@@ -44,7 +44,7 @@ SCREENSHOTS = os.environ.get("EVALCORE_SCREENSHOTS") == "1"
 SHOT_DIR = B.ROOT / "docs" / "screenshots"
 TIMINGS_FILE = B.ROOT / "out" / "browser_timings.json"
 VIEWPORT = {"width": 1400, "height": 900}
-PAGES = ["Overview", "Data", "Compare", "Queries", "Domains", "Fusion"]
+PAGES = ["Overview", "Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]
 STEP = 90.0  # seconds allowed for one step (a cold first page load on a busy 2-core machine included)
 
 TIMINGS: dict[str, float] = {}
@@ -310,7 +310,7 @@ def test_demo_in_browser(server, page):
     maybe_screenshot(page, "Overview")
 
     # every page of the demo, in its default state (the tour's screenshots)
-    for title in ["Data", "Compare", "Queries", "Domains", "Fusion"]:
+    for title in ["Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]:
         TIMINGS[f"open_{title.lower()}_s"] = round(B.go_to(page, title, timeout=STEP), 2)
         if page.locator('[data-testid="stPlotlyChart"]').count():
             wait_for_charts(page)

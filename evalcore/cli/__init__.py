@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m evalcore {evaluate, compare, fuse, topk, metrics} ...``.
+"""Command-line interface: ``python -m evalcore {evaluate, compare, fuse, agree, topk, metrics} ...``.
 
 :mod:`.main` builds the parser and dispatches; each subcommand has its module (arguments in
 ``register``, the work in ``run``); :mod:`.options` and :mod:`.inputs` hold what several share.

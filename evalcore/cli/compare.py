@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options
+from .options import add_embedding_options, add_judged_only, progress_unit, search_backend
 
 __all__ = ["register", "run"]
 
@@ -26,8 +26,13 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--ties", default="trec")
     p.add_argument("--rel-threshold", type=int, default=1)
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"])
+    add_judged_only(p)
     p.add_argument("--n-samples", type=int, default=None)
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
+    p.add_argument("--hsd", default=None, choices=["paired", "independent"],
+                   help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
+                        "independent groups (as ranx)")
+    p.add_argument("--hsd-out", default=None, metavar="CSV", help="write the Tukey HSD table as CSV")
     add_embedding_options(p)
     p.set_defaults(func=run)
     return p
@@ -41,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from .inputs import evaluate_from_args, load_runs
     from .progress import ProgressBar
 
+    if args.hsd_out and not args.hsd:
+        raise OptionError("--hsd-out needs --hsd paired|independent")
     if args.per_query:
         table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str})
         needed = {"run", "query_id", "metric", "k", "value"}
@@ -50,9 +57,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
-        ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k is not None}) or [10]
-        table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
-                                   progress=ProgressBar("ranking"))[0].table
+        ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k}) or [10]  # k 0: @all
+        with search_backend(args) as backend:
+            table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
+                                       progress=ProgressBar("ranking", unit=progress_unit(args)), backend=backend)[0].table
     mk = []
     for text in args.metric:
         m = parse_measure(text)
@@ -66,8 +74,28 @@ def run(args: argparse.Namespace) -> int:
                            "display.float_format", "{:.4f}".format):
         print(f"Paired {args.test} test, correction {args.correction} across {len(res)} comparisons, alpha {args.alpha}")
         print(show.to_string(index=False))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        res.to_csv(args.out, index=False, float_format="%.17g")
-        print(f"wrote {args.out}")
+    hsd = _hsd(args, table, mk) if args.hsd else None
+    for path, frame in ((args.out, res), (args.hsd_out, hsd)):
+        if path and frame is not None:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            frame.to_csv(path, index=False, float_format="%.17g")
+            print(f"wrote {path}")
     return 0
+
+
+def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]]):
+    """Tukey's HSD of every run on each metric@k (family = the pairs of one metric@k), printed."""
+    from .._lazy import pd
+    from ..stats import tukey_hsd
+
+    runs = sorted(set(table["run"].astype(str)))
+    hsd = pd.concat([tukey_hsd(table, metric=m, k=k, runs=runs, design=args.hsd, alpha=args.alpha) for m, k in mk],
+                    ignore_index=True)
+    cols = [c for c in ("metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+                        "statistic", "p_value", "significant", "note") if c in hsd.columns]
+    with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
+                           "display.float_format", "{:.4f}".format):
+        print(f"\nTukey's HSD ({args.hsd} design), family-wise alpha {args.alpha} per metric@k; "
+              "statistic = studentized range q")
+        print(hsd[cols].to_string(index=False))
+    return hsd

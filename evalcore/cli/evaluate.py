@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_embedding_options, add_eval_options
+from .options import add_embedding_options, add_eval_options, progress_unit, search_backend
 
 __all__ = ["register", "run"]
 
@@ -15,6 +15,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
     p.add_argument("--report-depth", type=int, default=10, help="top-k list length stored per query in report.json")
     add_embedding_options(p)
+    from .workspace import add_workspace_option
+
+    add_workspace_option(p, help="also record the ground truth, every run and the evaluation in workspace DIR "
+                                 "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise)")
     p.set_defaults(func=run)
     return p
 
@@ -28,8 +32,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
-    ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
-                                            progress=ProgressBar("ranking"))
+    details: dict = {}
+    with search_backend(args) as backend:
+        ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
+                                                progress=ProgressBar("ranking", unit=progress_unit(args)),
+                                                details=details, backend=backend)
     print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
     for row in ev.coverage.itertuples(index=False):
         notes = []
@@ -45,4 +52,8 @@ def run(args: argparse.Namespace) -> int:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)
         print(f"wrote {', '.join(str(p) for p in paths)}")
+    if args.workspace:
+        from .workspace import record_evaluation
+
+        print(record_evaluation(args, ev, runs, details))
     return 0

@@ -1,4 +1,11 @@
-"""``evalcore fuse``: weighted reciprocal rank fusion of runs into a TREC run file."""
+"""``evalcore fuse``: fusion of runs into a TREC run file (weighted RRF by default), with a weight search.
+
+``--method`` and ``--norm`` pick any method and normalisation of :mod:`evalcore.fusion`;
+``--search grid|random`` (with ``--qrels`` and ``--metric``) chooses the weights of
+``rrf``/``wsum`` by :func:`evalcore.fusion_search.search_weights` and writes the run fused
+with the best ones; ``--tune-fraction F`` tunes on a seeded share F of the queries and
+reports on the rest (without it the tuned value is optimistic, and a warning says so).
+"""
 
 from __future__ import annotations
 
@@ -8,36 +15,97 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("fuse", help="weighted reciprocal rank fusion of runs into a TREC run file")
+    p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
     p.add_argument("--run", action="append", required=True, metavar="NAME=FILE")
-    p.add_argument("--weight", action="append", metavar="NAME=W", help="weight of a run (default 1)")
+    p.add_argument("--weight", action="append", metavar="NAME=W", help="weight of a run (default 1; rrf and wsum)")
     p.add_argument("--c", type=float, default=60.0, help="RRF constant (default 60)")
     p.add_argument("--top-n", type=int, default=None, help="use only the top N of each input list")
     p.add_argument("--ties", default="docid_asc", help="tie rule for input ranks and output order")
     p.add_argument("--depth", type=int, default=None, help="write only the top DEPTH fused documents per query")
-    p.add_argument("--name", default="rrf")
+    p.add_argument("--name", default=None, help="run name and TREC tag (default: the method, e.g. rrf)")
     p.add_argument("--out", required=True)
+    p.add_argument("--method", default="rrf",
+                   help="rrf (default), combsum, combmnz, wsum, isr, bordafuse (ranx's sum, mnz also accepted)")
+    p.add_argument("--norm", default="none",
+                   help="score normalisation before combsum/combmnz/wsum: none (default), min-max, max, sum, "
+                        "z-score, rank")
+    g = p.add_argument_group("weight search (rrf, wsum)")
+    g.add_argument("--search", choices=["grid", "random"], default=None,
+                   help="search the weights on --metric against --qrels instead of giving them")
+    g.add_argument("--qrels", default=None, help="ground truth of the weight search")
+    g.add_argument("--qrels-format", default="auto")
+    g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (default ndcg@10)")
+    g.add_argument("--step", type=float, default=0.1, help="grid step; 1/step an integer (default 0.1)")
+    g.add_argument("--trials", type=int, default=50, help="random weight vectors (default 50)")
+    g.add_argument("--seed", type=int, default=42, help="seed of the split and the random trials (default 42)")
+    g.add_argument("--tune-fraction", type=float, default=None, metavar="F",
+                   help="tune on a seeded share F of the queries, report on the rest")
+    g.add_argument("--rel-threshold", type=int, default=1)
+    g.add_argument("--search-out", default=None, metavar="CSV", help="write every trial (weights, value) as CSV")
     p.set_defaults(func=run)
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def _weights(specs: list[str] | None) -> dict[str, float]:
     from ..errors import OptionError
-    from ..fusion import weighted_rrf
-    from ..io import write_trec_run
-    from .inputs import load_runs
     from .options import split_named
 
-    runs = load_runs(args.run)
     weights = {}
-    for spec in args.weight or []:
+    for spec in specs or []:
         name, value = split_named(spec, flag="--weight", what="NAME=W")
         try:
             weights[name] = float(value)
         except ValueError:
             raise OptionError(f"--weight {spec!r}: {value!r} is not a number") from None
-    fused = weighted_rrf(runs, weights=weights or None, c=args.c, top_n=args.top_n, ties=args.ties, name=args.name)
-    write_trec_run(fused, args.out, tag=args.name, ties=args.ties, depth=args.depth)
+    return weights
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import OptionError
+    from ..fusion import canonical_method, canonical_norm, fuse
+    from ..io import write_trec_run
+    from .inputs import load_runs
+
+    method, norm = canonical_method(args.method), canonical_norm(args.norm)
+    name = args.name or method
+    runs = load_runs(args.run)
+    weights = _weights(args.weight)
+    if args.search is not None:
+        if weights:
+            raise OptionError("give either --weight or --search, not both")
+        if not args.qrels:
+            raise OptionError("--search needs --qrels (the judgments the weights are tuned on)")
+        weights = _search(args, runs, method, norm)
+    elif args.qrels:
+        raise OptionError("--qrels is only used by --search")
+    fused = fuse(runs, method=method, norm=norm, weights=weights or None, c=args.c, top_n=args.top_n,
+                 ties=args.ties, name=name)
+    write_trec_run(fused, args.out, tag=name, ties=args.ties, depth=args.depth)
+    extra = f", c={args.c}" if method == "rrf" else ""
     print(f"wrote {args.out}: {fused.n_queries} queries, {len(fused)} documents "
-          f"(weights {weights or 'all 1'}, c={args.c}, top_n={args.top_n})")
+          f"({method}, norm {norm}, weights {weights or 'all 1'}{extra}, top_n={args.top_n})")
     return 0
+
+
+def _search(args: argparse.Namespace, runs: dict, method: str, norm: str) -> dict[str, float]:
+    from pathlib import Path
+
+    from ..fusion_search import search_weights
+    from ..io import load_qrels
+
+    qrels = load_qrels(args.qrels, format=args.qrels_format)
+    res = search_weights(qrels, runs, metric=args.metric, method=method, norm=norm, strategy=args.search,
+                         step=args.step, n_trials=args.trials, seed=args.seed, tune_fraction=args.tune_fraction,
+                         c=args.c, top_n=args.top_n, ties=args.ties, rel_threshold=args.rel_threshold)
+    shown = ", ".join(f"{n}={w:.4g}" for n, w in res.weights.items())
+    print(f"weight search ({res.strategy}, {len(res.trials)} trials, seed {res.seed}) on {res.metric}: {shown}")
+    if res.test_queries:
+        print(f"{res.metric}: {res.value_tune:.4f} on the {len(res.tune_queries)} tuning queries, "
+              f"{res.value_test:.4f} on the {len(res.test_queries)} held-out queries")
+    else:
+        print(f"{res.metric}: {res.value_tune:.4f} on the {len(res.tune_queries)} queries tuned on (optimistic)")
+    if args.search_out:
+        Path(args.search_out).parent.mkdir(parents=True, exist_ok=True)
+        res.trials.to_csv(args.search_out, index=False, float_format="%.17g")
+        print(f"wrote {args.search_out}")
+    return res.weights

@@ -25,7 +25,7 @@ from ..embedding_runs import (
 )
 from ..errors import OptionError, warn
 from ..evaluate import Evaluation, evaluate
-from ..io import Embeddings, load_embeddings, load_qrels, load_run
+from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties
 from ..retrieval import sample_queries
 from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
@@ -49,15 +49,28 @@ def load_runs(specs: Sequence[str], *, fmt: str = "auto") -> dict[str, Run]:
 
 # ---------------------------------------------------------------------------- loading
 class _EmbCache:
-    """Load each embedding file once per command."""
+    """Load each embedding file once per command.
 
-    def __init__(self) -> None:
+    Directories and globs are shards (:func:`evalcore.io.shard_embeddings`);
+    with ``shards=True`` (``--dask``: workers read the files) a single
+    ``.npy`` / ``.npz`` file is opened as a one-shard set too.
+    """
+
+    def __init__(self, *, shards: bool = False) -> None:
         self._hit: dict[tuple[str, str | None], Embeddings] = {}
+        self.shards = shards
 
     def get(self, path: str, ids: str | None = None) -> Embeddings:
         key = (str(Path(path)), ids)
         if key not in self._hit:
-            self._hit[key] = load_embeddings(path, ids_src=ids, mmap=True)
+            if is_shard_spec(path):  # a directory or glob of shards: vectors stay in their files
+                if ids is not None:
+                    raise OptionError(f"--emb-ids does not apply to the shards {path}: each shard carries its ids")
+                self._hit[key] = shard_embeddings(path)
+            elif self.shards and str(path).lower().endswith((".npy", ".npz")):
+                self._hit[key] = shard_embeddings(path, ids)
+            else:
+                self._hit[key] = load_embeddings(path, ids_src=ids, mmap=True)
         return self._hit[key]
 
 
@@ -95,6 +108,7 @@ def runs_from_embeddings(
     ks: Sequence[int] | None = None,
     cache: _EmbCache | None = None,
     info: dict[str, Any] | None = None,
+    backend: Any = None,
 ) -> dict[str, Run]:
     """One :class:`Run` per ``--emb NAME=DOCS[,QUERIES]`` spec.
 
@@ -102,8 +116,10 @@ def runs_from_embeddings(
     without it every item (or query) is ranked. Depth is ``--emb-depth``
     (default max(max k, 100)). ``info`` (optional) receives, per run, the
     files, sizes, dimension and depth (for the report's metadata).
+    ``backend``: where the exact top-k runs (``None``: this process; a
+    ``distributed.Client`` for ``--dask``).
     """
-    cache = cache or _EmbCache()
+    cache = cache or _EmbCache(shards=backend is not None)
     ids_map: dict[str, str] = {}
     for s in getattr(args, "emb_ids", None) or []:
         n, v = split_named(s, flag="--emb-ids", what="NAME=IDS_FILE[,QUERY_IDS_FILE]")
@@ -122,7 +138,7 @@ def runs_from_embeddings(
         queries = cache.get(sp.queries, sp.queries_ids) if sp.queries else None
         gt = qrels.get(sp.name) if isinstance(qrels, Mapping) else qrels
         runs[sp.name] = embedding_run(docs, queries, qrels=gt, k=depth, name=sp.name, progress=progress,
-                                      block_bytes=block)
+                                      block_bytes=block, backend=backend)
         if info is not None:
             info[sp.name] = {"docs": docs.source, "queries": None if queries is None else queries.source,
                              "n_docs": len(docs), "dim": docs.dim, "depth": depth,
@@ -184,20 +200,32 @@ def evaluate_from_args(
     k: Sequence[int] | int,
     load_runs: Callable[[Sequence[str]], dict[str, Run]],
     progress: ProgressFn | None = None,
+    details: dict[str, Any] | None = None,
+    backend: Any = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
     Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
     ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
-    ``--n-samples``/``--seed`` and ``--diversity``. Returns the evaluation,
-    every run by name, and a label of the ground truth.
+    ``--n-samples``/``--seed``, ``--judged-only`` and ``--diversity``; ``backend`` is where
+    the exact top-k of embeddings runs (a Dask client for ``--dask``, see
+    :func:`evalcore.cli.options.search_backend`). Returns the evaluation,
+    every run by name, and a label of the ground truth. ``details`` (optional)
+    receives what recording into a workspace needs: ``embeddings`` (the loaded files,
+    a ``get(path, ids)`` cache), ``qrels_for`` (name -> the Qrels each run was ranked
+    and evaluated against), ``depth`` (of embedding runs) and ``file_runs`` (names of
+    the ``--run`` runs, in order).
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
     opts = dict(metrics=list(metrics), ties=ties, rel_threshold=getattr(args, "rel_threshold", 1),
                 no_relevant=getattr(args, "no_relevant", "zero"))
+    if getattr(args, "judged_only", False):
+        if getattr(args, "reference_emb", None):
+            raise OptionError("--judged-only needs judgments (--qrels); a reference model's neighbours judge nothing else")
+        opts["judged_only"] = True
     block = _block_bytes(args)
-    cache = _EmbCache()
+    cache = _EmbCache(shards=backend is not None)
     n_samples = getattr(args, "n_samples", None)
     seed = getattr(args, "seed", 42)
     emb_specs = getattr(args, "emb", None) or []
@@ -222,7 +250,7 @@ def evaluate_from_args(
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
         gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
                                     depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=seed,
-                                    block_bytes=block, progress=progress)
+                                    block_bytes=block, progress=progress, backend=backend)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
     else:
@@ -250,7 +278,7 @@ def evaluate_from_args(
 
     if emb_specs:
         runs_emb = runs_from_embeddings(emb_specs, qrels=qrels_for, args=args, progress=progress, ks=ks,
-                                        cache=cache, info=emb_info)
+                                        cache=cache, info=emb_info, backend=backend)
         clash = set(runs_emb) & set(runs)
         if clash:
             raise OptionError(f"run names used twice (--run and --emb): {sorted(clash)}")
@@ -272,6 +300,10 @@ def evaluate_from_args(
             warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; "
                  "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
 
+    if details is not None:
+        details.update(embeddings=cache, depth=next((i["depth"] for i in emb_info.values()), None),
+                       qrels_for={n: (gt.deepest if gt is not None else qrels_for[n]) for n in runs},
+                       file_runs=[n for n in runs if n not in emb_info and n not in fusion_info])
     if gt is not None:
         ev = evaluate_reference_runs(gt, runs, **opts)
         if getattr(args, "agreement_pairs", 0):

@@ -2,8 +2,8 @@
 
 Bad input ends with one line ``error: <file>, line N: <what is wrong>`` on
 stderr and exit status 2 — never a traceback. Each subcommand lives in its own
-module (:mod:`.evaluate`, :mod:`.compare`, :mod:`.fuse`, :mod:`.topk`,
-:mod:`.metrics`) with ``register`` (its arguments) and ``run`` (the work).
+module (:mod:`.evaluate`, :mod:`.compare`, :mod:`.fuse`, :mod:`.agree`, :mod:`.topk`,
+:mod:`.metrics`, :mod:`.workspace`) with ``register`` (its arguments) and ``run`` (the work).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EvalcoreError, plain_warnings
-from . import compare, evaluate, fuse, metrics, topk
+from . import agree, compare, evaluate, fuse, metrics, topk, workspace
 from .background import preload
 
 __all__ = ["main", "build_parser", "EXIT_USAGE"]
 
 EXIT_USAGE = 2
-SUBCOMMANDS = (evaluate, compare, fuse, metrics, topk)
+SUBCOMMANDS = (evaluate, compare, fuse, agree, metrics, topk, workspace)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,9 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     queries found among its ids, each query's own item excluded; seeds
     000/001). Two files: the queries file against the corpus file. Any layout
     :func:`evalcore.io.load_embeddings` reads (``.npy`` files are
-    memory-mapped).
+    memory-mapped); DOCS (or QUERIES) may also be a directory or a glob of
+    shards (:mod:`evalcore.io.shards`: ``.npy`` with ``X_ids.txt`` beside,
+    or ``.npz`` with ``ids`` and ``embeddings``), never loaded whole.
 ``--emb-ids NAME=IDS[,QUERY_IDS]``
     Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
     beside them.
@@ -32,6 +34,11 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
 ``--block-mb MB``
     Working-set bound of the exact top-k (default 256).
+``--dask ADDRESS`` (+ ``--dask-timeout SECONDS``)
+    The exact top-k of sharded embeddings runs on a Dask cluster: a scheduler
+    address (``tcp://host:8786``) or ``local:N`` (N local worker processes,
+    started and stopped by the command); needs ``pip install 'evalcore[dask]'``.
+    Same runs as without it.
 
 So seed 001 — three spaces, each against its aspect, plus their weighted RRF
 against ``overall`` — is one command::
@@ -53,8 +60,8 @@ from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
 
 __all__ = [
-    "add_eval_options", "add_embedding_options", "split_named", "parse_emb_spec", "parse_fuse_spec",
-    "parse_aspects", "EmbSpec",
+    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "parse_emb_spec", "parse_fuse_spec",
+    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
 ]
 
 
@@ -70,18 +77,26 @@ def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool 
     return name, value
 
 
+def add_judged_only(p: argparse.ArgumentParser) -> None:
+    """``--judged-only`` / ``-J`` (trec_eval's flag): evaluate only the judged retrieved documents."""
+    p.add_argument("--judged-only", "-J", action="store_true",
+                   help="remove retrieved documents without a judgment (grade >= 0) before scoring (trec_eval -J)")
+
+
 def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
     p.add_argument("--qrels-format", default="auto", help="override format detection")
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
-                   help="metric names, e.g. ndcg recall(rel=2) P@5 (see `evalcore metrics`)")
+                   help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
+                        "official all_trec (see `evalcore metrics`)")
     p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K", help="cutoffs (default 10)")
     p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+    add_judged_only(p)
     p.add_argument("--n-samples", type=int, default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
 
@@ -121,6 +136,33 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
                    help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
     g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
                    help="working-set bound of the exact top-k in MiB (default 256)")
+    add_dask_options(g)
+
+
+def add_dask_options(p) -> None:
+    """``--dask ADDRESS`` and ``--dask-timeout`` (shared with ``evaluate`` and ``compare``)."""
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="search on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
+                        "(N local worker processes); needs pip install 'evalcore[dask]'")
+    p.add_argument("--dask-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds to wait for the Dask scheduler and its first worker (default 10)")
+
+
+def search_backend(args: argparse.Namespace):
+    """A context manager giving the ``backend=`` of the search: ``None``, or a Dask client for ``--dask``."""
+    import contextlib
+
+    if not getattr(args, "dask", None):
+        return contextlib.nullcontext(None)
+    from ..retrieval.dask_backend import dask_client, import_distributed
+
+    import_distributed()
+    return dask_client(args.dask, timeout=args.dask_timeout)
+
+
+def progress_unit(args: argparse.Namespace) -> str:
+    """What the progress bar counts: Dask tasks with ``--dask``, else blocks."""
+    return "tasks" if getattr(args, "dask", None) else "blocks"
 
 
 # ---------------------------------------------------------------------------- specs

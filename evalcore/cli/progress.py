@@ -13,8 +13,9 @@ class ProgressBar:
     """Plain-text progress bar on a stream: redrawn in place on a terminal
     (at most 10 times a second), a line per 10 % otherwise."""
 
-    def __init__(self, label: str = "topk", stream: IO[str] | None = None, width: int = 30) -> None:
-        self.label, self.width = label, width
+    def __init__(self, label: str = "topk", stream: IO[str] | None = None, width: int = 30, *,
+                 unit: str = "blocks") -> None:
+        self.label, self.width, self.unit = label, width, unit
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.start = time.perf_counter()
@@ -27,7 +28,7 @@ class ProgressBar:
         elapsed = now - self.start
         eta = elapsed / frac - elapsed if frac > 0 else 0.0
         bar = "#" * int(frac * self.width)
-        msg = f"{self.label} [{bar:<{self.width}}] {100 * frac:5.1f}% {done}/{total} blocks {elapsed:6.1f}s eta {eta:6.1f}s"
+        msg = f"{self.label} [{bar:<{self.width}}] {100 * frac:5.1f}% {done}/{total} {self.unit} {elapsed:6.1f}s eta {eta:6.1f}s"
         if self.tty:
             if done == total or now - self._last_draw >= 0.1:
                 self.stream.write("\r" + msg + ("\n" if done == total else ""))

@@ -5,10 +5,23 @@
     python -m evalcore topk --docs DOCS.npy --doc-ids IDS.txt
         [--queries Q.npy --query-ids QIDS.txt] --k 100 [--exclude-self]
         [--block-mb 256] [--mmap] --out run.trec [--tag NAME] [--quiet]
+        [--dask ADDRESS]
 
 Without ``--queries`` the documents are their own queries (item-to-item,
 seeds 000/001); add ``--exclude-self`` so an item does not retrieve itself.
 Id files hold one id per line, in the row order of the ``.npy`` file.
+
+``--docs`` may also name shards: a directory or a glob (quote it) of ``.npy``
+files each with its ``X_ids.txt`` beside it, or of ``.npz`` files holding
+``ids`` and ``embeddings`` (:mod:`evalcore.io.shards`); then ``--doc-ids`` is
+not given.  The shards are searched one after the other, memory-mapped, and
+the run is the same, byte for byte, as the search of their concatenation.
+
+``--dask ADDRESS`` runs the search on a Dask cluster
+(:mod:`evalcore.retrieval.dask_backend`; ``pip install 'evalcore[dask]'``):
+ADDRESS is a scheduler (``tcp://host:8786``; the workers must see the shard
+files at the same paths) or ``local:N``, a local cluster of N worker
+processes started and stopped by the command.  Same run, byte for byte.
 Output lines are ``qid Q0 docid rank score tag`` with scores printed with 9
 significant digits (``%.9g``), enough to read back the exact float32.
 A progress bar goes to stderr.  Bad input ends with one line
@@ -19,12 +32,17 @@ from __future__ import annotations
 
 import argparse
 
+from .options import add_dask_options, progress_unit, search_backend
+
 __all__ = ["register", "run"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--docs", required=True, metavar="DOCS.npy", help="document embeddings, one row per document")
-    p.add_argument("--doc-ids", required=True, metavar="IDS.txt", help="document ids, one per line, in row order")
+    p.add_argument("--docs", required=True, metavar="DOCS.npy",
+                   help="document embeddings, one row per document; or a directory / glob of shards "
+                        "(.npy with X_ids.txt beside, or .npz with ids and embeddings)")
+    p.add_argument("--doc-ids", default=None, metavar="IDS.txt",
+                   help="document ids, one per line, in row order (a single .npy file only)")
     p.add_argument("--queries", default=None, metavar="Q.npy", help="query embeddings (default: the documents)")
     p.add_argument("--query-ids", default=None, metavar="QIDS.txt", help="query ids, one per line (with --queries)")
     p.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
@@ -35,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="run.trec", help="TREC run file to write")
     p.add_argument("--tag", default="evalcore", help="run tag (last column)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_dask_options(p)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -66,12 +85,8 @@ def run(args: argparse.Namespace) -> int:
     if _TOKEN_WS.search(args.tag) or not args.tag:
         raise OptionError(f"--tag must be one token without white space, got {args.tag!r}")
 
-    docs = load_vectors(args.docs, mmap=args.mmap)
-    doc_ids = read_token_ids(args.doc_ids)
-    if doc_ids.shape[0] != docs.shape[0]:
-        raise ShapeMismatchError(
-            f"{doc_ids.shape[0]} ids but {args.docs} has {docs.shape[0]} rows", file=args.doc_ids
-        )
+    backend = search_backend(args)  # says at once when --dask cannot work (dask not installed)
+    docs, doc_ids = _load_docs(args)
     if args.queries is None:
         queries, query_ids = docs, doc_ids
     else:
@@ -87,17 +102,51 @@ def run(args: argparse.Namespace) -> int:
                 f"but {args.docs} has {docs.shape[1]}",
                 file=args.queries,
             )
-    progress = None if args.quiet else ProgressBar("topk")
-    topk = exact_topk(
-        queries,
-        docs,
-        args.k,
-        corpus_ids=doc_ids,
-        query_ids=query_ids,
-        exclude_self=args.exclude_self,
-        block_bytes=args.block_mb * 2**20,
-        progress=progress,
-        normalized=args.normalized,
-    )
+    with backend as client:
+        progress = None if args.quiet else ProgressBar("topk", unit=progress_unit(args))  # once the cluster is up
+        topk = exact_topk(
+            queries,
+            docs,
+            args.k,
+            corpus_ids=None if is_shard_set(docs) else doc_ids,
+            query_ids=query_ids,
+            exclude_self=args.exclude_self,
+            block_bytes=args.block_mb * 2**20,
+            progress=progress,
+            normalized=args.normalized,
+            backend=client,
+        )
     write_trec_topk(topk, args.out, tag=args.tag)
     return 0
+
+
+def is_shard_set(docs) -> bool:
+    from ..io import ShardSet
+
+    return isinstance(docs, ShardSet)
+
+
+def _load_docs(args: argparse.Namespace):
+    """(documents, their ids): an array (or memory map), or a ShardSet for shards or for ``--dask``."""
+    from ..errors import OptionError, ShapeMismatchError
+    from ..io import is_shard_spec, load_vectors, open_shards, read_token_ids
+    from ..io.shards import single_shard
+
+    if is_shard_spec(args.docs):
+        if args.doc_ids is not None:
+            raise OptionError("--doc-ids goes with a single .npy file; shards carry their ids "
+                              "(X_ids.txt beside each .npy, or 'ids' in each .npz)")
+        docs = open_shards(args.docs)
+        return docs, docs.read_ids()
+    if args.doc_ids is None:
+        raise OptionError("--doc-ids is required with a single .npy file (or give a directory or glob of shards)")
+    if args.dask:  # the workers read the file themselves, a range of rows each
+        docs = single_shard(args.docs, args.doc_ids)
+        return docs, docs.read_ids()
+    docs = load_vectors(args.docs, mmap=args.mmap)
+    doc_ids = read_token_ids(args.doc_ids)
+    if doc_ids.shape[0] != docs.shape[0]:
+        raise ShapeMismatchError(
+            f"{doc_ids.shape[0]} ids but {args.docs} has {docs.shape[0]} rows", file=args.doc_ids
+        )
+    return docs, doc_ids

@@ -61,6 +61,7 @@ from .jsonfmt import (
     write_run_json,
 )
 from .lists import ordered_list_aspects, read_graded_json, read_ordered_lists, write_ordered_lists
+from .shards import ShardSet, is_shard_spec, open_shards, shard_embeddings
 from .side import load_doc_metadata, load_domains
 from .source import Source, read_source, source_filename
 from .tables import (
@@ -88,7 +89,7 @@ __all__ = [
     "QRELS_FORMATS", "RUN_FORMATS", "EMBEDDING_FORMATS", "FORMAT_DESCRIPTIONS", "SYNONYM_GRADES",
     "write_qrels_csv", "write_run_csv", "write_qrels_json", "write_run_json", "write_ordered_lists",
     "write_qrels_parquet", "write_run_parquet", "write_trec_qrels", "write_trec_run", "write_beir_qrels",
-    "write_trec_topk", "save_embeddings",
+    "write_trec_topk", "save_embeddings", "ShardSet", "is_shard_spec", "open_shards", "shard_embeddings",
 ]
 
 

@@ -1,15 +1,31 @@
-"""Where every read starts: a path, bytes or a binary stream become bytes and a display name."""
+"""Where every read starts: a path, bytes or a binary stream become bytes and a display name.
+
+gzip-compressed input (recognised by its magic bytes ``1f 8b``, whatever its
+name) is decompressed here, so every reader takes ``.gz`` qrels and runs; a
+trailing ``.gz`` is ignored where the file name matters (format by extension,
+a run named after its file).
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import IO
 
-from ..errors import BinaryFileError, EmptyInputError, OptionError, UnreadableFileError
+from ..errors import (
+    BinaryFileError,
+    EmptyInputError,
+    OptionError,
+    UnreadableFileError,
+    UnsafeFileError,
+)
 
-__all__ = ["read_source", "source_filename", "decode_text", "read_bytes"]
+__all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC"]
+
+#: the first two bytes of gzip data (RFC 1952)
+GZIP_MAGIC = b"\x1f\x8b"
 
 Source = str | os.PathLike | bytes | IO[bytes]
 PathOrBytes = Source
@@ -68,19 +84,51 @@ def read_source(src: Source, *, label: str | None = None) -> tuple[bytes, str]:
                                       file=name) from None
     else:
         raise OptionError(f"expected a path, bytes or a binary stream, got {type(src).__name__}")
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, name)
     if _blank(data):
         raise EmptyInputError("file is empty", file=name)
     return data, name
 
 
+def _gunzip(data: bytes, name: str) -> bytes:
+    """Content of gzip data (every member of a concatenated file); a damaged file is an error."""
+    d = zlib.decompressobj(wbits=31)  # 31: gzip header and trailer
+    parts = []
+    try:
+        while True:
+            parts.append(d.decompress(data))
+            if not d.eof:
+                raise UnsafeFileError("truncated gzip data (the compressed stream ends early)", file=name)
+            data = d.unused_data.lstrip(b"\x00")  # gzip allows zero padding between members
+            if not data:
+                break
+            if data[:2] != GZIP_MAGIC:
+                raise UnsafeFileError("bytes after the end of the gzip data", file=name)
+            d = zlib.decompressobj(wbits=31)
+    except zlib.error as e:
+        raise UnsafeFileError(f"corrupt gzip data ({e})", file=name) from None
+    return b"".join(parts)
+
+
+def _strip_gz(name: str) -> str:
+    return name[:-3] if name.lower().endswith(".gz") and len(name) > 3 else name
+
+
 def source_filename(src: Source, label: str | None) -> str | None:
-    """The file name used for extension-based detection (path, stream name, else the label)."""
+    """The file name used for extension-based detection (path, stream name, else the label);
+    a trailing ``.gz`` is dropped (``run.tsv.gz`` is detected as ``.tsv``)."""
     if isinstance(src, str | os.PathLike):
-        return os.fspath(src)
+        return _strip_gz(os.fspath(src))
     name = getattr(src, "name", None)
     if isinstance(name, str) and name:
-        return name
-    return label
+        return _strip_gz(name)
+    return None if label is None else _strip_gz(label)
+
+
+def file_stem(label: str) -> str:
+    """Stem of a file name, a trailing ``.gz`` aside: ``bm25.tsv.gz`` -> ``bm25``."""
+    return Path(_strip_gz(str(label))).stem
 
 
 def decode_text(data: bytes, label: str) -> str:

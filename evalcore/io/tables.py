@@ -42,7 +42,6 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -74,7 +73,7 @@ from .columns import (
     SCORE_COLUMNS,
     pick_column,
 )
-from .source import decode_text
+from .source import decode_text, file_stem
 
 __all__ = ["first_line", "sniff_separator", "read_table_qrels", "read_table_run", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet"]
 
@@ -486,7 +485,7 @@ def read_table_qrels(data: bytes, *, fmt: str, label: str) -> Qrels:
 
 def read_table_run(data: bytes, *, fmt: str, label: str, name: str | None = None) -> Run:
     """A run from a CSV / TSV / Parquet long table ``query_id, doc_id, score`` (or ``rank``)."""
-    run_name = name or Path(label).stem or "run"
+    run_name = name or file_stem(label) or "run"
     return _table(data, label, fmt, lambda t: _build_run(t, run_name))
 
 

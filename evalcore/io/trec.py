@@ -33,7 +33,7 @@ from ..errors import (
     OptionError,
     ValueTypeError,
 )
-from .source import _TOKEN_WS, PathOrBytes, read_bytes
+from .source import _TOKEN_WS, PathOrBytes, file_stem, read_bytes
 
 if TYPE_CHECKING:
     from ..retrieval import TopK
@@ -233,7 +233,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
                 raise NonFiniteValueError("a score is missing or not a number", file=label)
             scores = numbers(tbl.column("c4"))
             tag = _first_tag(body)
-            run_name = name or tag or Path(label).stem
+            run_name = name or tag or file_stem(label)
             if not np.all(np.isfinite(scores)):
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
             return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
@@ -241,7 +241,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
         qc, qu = _factorize_queries(np.asarray(c0, dtype=object))
         dc, du = _factorize_queries(np.asarray(c2, dtype=object))
         scores = np.asarray(c4, dtype=np.float64)
-        run_name = name or c5[0] or Path(label).stem
+        run_name = name or c5[0] or file_stem(label)
         if not np.all(np.isfinite(scores)):
             _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
         return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)

@@ -10,8 +10,11 @@ How :func:`exact_topk` works
 0. :func:`exact_topk` (:mod:`~evalcore.retrieval.search`) checks every input
    once (:mod:`~evalcore.retrieval.inputs`), resolves the ids (their ranks,
    each query's own row) and hands a task to a backend
-   (:mod:`~evalcore.retrieval.backends`); the one backend so far runs worker
-   threads in this process (:mod:`~evalcore.retrieval.local`).
+   (:mod:`~evalcore.retrieval.backends`): worker threads in this process
+   (:mod:`~evalcore.retrieval.local`), or, for a corpus of shard files,
+   pieces of shards searched apart and merged
+   (:mod:`~evalcore.retrieval.sharded`), in this process or on a Dask
+   cluster (:mod:`~evalcore.retrieval.dask_backend`).
 1. Queries and corpus are processed in blocks (``block_bytes`` bounds the
    per-block working set, :mod:`~evalcore.retrieval.planning`); each corpus
    block is read (a read-only memmap is streamed, never loaded whole) and
@@ -45,7 +48,9 @@ How :func:`exact_topk` works
 Modules
 -------
 ``search`` (:func:`exact_topk`), ``backends`` (the task a backend receives and
-the result it returns), ``local`` (the threaded backend), ``blocks`` (the
+the result it returns), ``local`` (the threaded backend), ``sharded`` (pieces
+of shards and the merge of their lists), ``dask_backend`` (the Dask backend;
+``distributed`` imported only there), ``blocks`` (the
 per-block work every backend runs), ``pools`` (candidate pools, merging, the
 exact order), ``scoring`` (normalisation, canonical scores), ``planning``
 (block sizes), ``inputs`` (checks, :func:`normalize`, :func:`load_npy_mmap`),
@@ -53,8 +58,13 @@ exact order), ``scoring`` (normalisation, canonical scores), ``planning``
 :func:`sample_pairs`, :func:`similarity_agreement`).  Imports go one way:
 scoring, planning, backends and result import no other module of the package;
 inputs and pools import scoring; blocks imports backends, inputs, pools and
-scoring; local imports backends, blocks and planning; search imports backends,
-inputs, local and result; sampling imports inputs and scoring.
+scoring; local imports backends, blocks and planning; sharded imports backends,
+inputs, local, planning and scoring; dask_backend imports backends and
+sharded; search imports backends, inputs, local, sharded, dask_backend and
+result; sampling imports inputs and scoring.  Nothing here imports
+:mod:`evalcore.io` (which imports this package): a sharded corpus
+(:class:`evalcore.io.shards.ShardSet`) is used through the
+:class:`~evalcore.retrieval.sharded.ShardedCorpus` protocol.
 """
 
 from __future__ import annotations

@@ -4,8 +4,13 @@
 (ranks, the row each query must not retrieve) and hands a :class:`SearchTask`
 to a backend; the backend returns a :class:`SearchResult`, which ``exact_topk``
 turns into a :class:`~evalcore.retrieval.TopK` (and warnings about zero rows).
-The one backend so far is :class:`evalcore.retrieval.local.LocalBackend`
-(worker threads over a corpus array or memory map in this process).
+Backends: :class:`evalcore.retrieval.local.LocalBackend` (worker threads over
+a corpus array or memory map in this process),
+:class:`evalcore.retrieval.sharded.ShardedLocalBackend` (a corpus of shard
+files, shard after shard, in this process) and
+:class:`evalcore.retrieval.dask_backend.DaskBackend` (shards searched by the
+workers of a Dask cluster); the last two search pieces of shards and merge
+their lists (:mod:`evalcore.retrieval.sharded` tells why that is exact).
 
 What any backend must do to give the same result bit for bit: run the
 per-block work of :mod:`evalcore.retrieval.blocks` (one
@@ -41,9 +46,10 @@ class SearchTask:
     queries : (nq, d) array
         Query rows as given (any real dtype); backends normalise them block by
         block (``_QueryBlock``) unless ``normalized``.  Finite, ``nq >= 1``.
-    corpus : (n, d) array
+    corpus : (n, d) array or ShardedCorpus
         Corpus rows as given: an array or a read-only memory map, never
-        written to; ``n >= 1``.  Checked for NaN/inf by the backend as it
+        written to, or a corpus of shard files
+        (:class:`~evalcore.retrieval.sharded.ShardedCorpus`); ``n >= 1``.  Checked for NaN/inf by the backend as it
         streams the rows (first pass), so the corpus is read once.
     corpus_ids : (n,) str array
         For error messages (a non-finite corpus row).

@@ -16,13 +16,34 @@ from .backends import Backend, SearchTask
 from .inputs import _as_ids, _as_matrix, _check_k, _id_ranks, _scan_rows
 from .local import LocalBackend
 from .result import TopK
+from .sharded import ShardedLocalBackend, is_sharded
 
 
-def _resolve_backend(backend: None, threads: int) -> Backend:
+def _resolve_backend(backend, threads: int, sharded: bool) -> Backend:
     """The backend ``exact_topk(..., backend=...)`` names (``threads``: checked, 1-16)."""
     if backend is None:
-        return LocalBackend(threads=threads)
-    raise OptionError(f"backend must be None (worker threads in this process), got {backend!r}")
+        return ShardedLocalBackend(threads=threads) if sharded else LocalBackend(threads=threads)
+    if callable(getattr(backend, "search", None)) and not isinstance(backend, type):
+        return backend
+    from .dask_backend import DaskBackend, is_client
+
+    if is_client(backend):
+        return DaskBackend(backend)
+    raise OptionError("backend must be None (worker threads in this process), a distributed.Client "
+                      f"or a backend object with a search(task) method, got {backend!r}")
+
+
+def _corpus_matrix(corpus, corpus_ids) -> tuple[object, np.ndarray]:
+    """(corpus, its ids): an array as given, or a sharded corpus with the ids of its shards."""
+    if not is_sharded(corpus):
+        return _as_matrix(corpus, "corpus"), _as_ids(corpus_ids, "corpus_ids")
+    own = corpus.read_ids()
+    if corpus_ids is not None:
+        given = _as_ids(corpus_ids, "corpus_ids")
+        if given.shape != own.shape or not np.array_equal(given, own):
+            raise ShapeMismatchError("corpus_ids differ from the ids of the shards; leave corpus_ids=None "
+                                     "(the shards' ids are used)")
+    return corpus, own
 
 
 def exact_topk(
@@ -30,14 +51,14 @@ def exact_topk(
     corpus,
     k: int,
     *,
-    corpus_ids: Sequence[str] | np.ndarray,
+    corpus_ids: Sequence[str] | np.ndarray | None = None,
     query_ids: Sequence[str] | np.ndarray | None = None,
     exclude_self: bool = False,
     block_bytes: int = 256 * 2**20,
     progress: Callable[[int, int], None] | None = None,
     normalized: bool = False,
     threads: int | None = None,
-    backend: None = None,
+    backend=None,
 ) -> TopK:
     """Exact top-``k`` corpus rows by cosine similarity for every query.
 
@@ -46,12 +67,17 @@ def exact_topk(
     queries, corpus:
         2-D arrays (rows are vectors) of the same dimension.  ``corpus`` may be a
         read-only ``np.memmap`` / ``np.load(..., mmap_mode="r")`` larger than
-        RAM: it is read block by block and never written to.
+        RAM: it is read block by block and never written to.  ``corpus`` may
+        also be a corpus of shard files (:func:`evalcore.io.open_shards`, a
+        :class:`~evalcore.retrieval.sharded.ShardedCorpus`): it is searched
+        shard by shard and the lists merged, with the same result as the
+        concatenated array; ``queries`` may be one too (item-to-item).
     k:
         list length; the result has ``k' = min(k, candidates)`` columns.
     corpus_ids, query_ids:
         one id per row (compared as strings).  Corpus ids must be unique; they
-        break score ties (ascending, seed 001 §3).  ``query_ids`` defaults to
+        break score ties (ascending, seed 001 §3).  A sharded corpus brings its
+        own ids (``corpus_ids=None``; if given, they must be the same).  ``query_ids`` defaults to
         the row numbers ``"0", "1", ...``.
     exclude_self:
         item-to-item retrieval (seeds 000/001): a query never retrieves the
@@ -72,10 +98,16 @@ def exact_topk(
         (``threadpoolctl``, process-wide); with one, the BLAS product keeps its
         own threads.  Results do not depend on it.
     backend:
-        where the search runs.  ``None`` (the default and, for now, the only
-        choice): worker threads in this process
-        (:class:`evalcore.retrieval.local.LocalBackend` with ``threads``).
-        The inputs are checked here, once, whatever the backend; see
+        where the search runs.  ``None`` (the default): worker threads in this
+        process (:class:`evalcore.retrieval.local.LocalBackend` with
+        ``threads``; a sharded corpus shard after shard,
+        :class:`~evalcore.retrieval.sharded.ShardedLocalBackend`).  A
+        ``distributed.Client``: the workers of a Dask cluster search a sharded
+        corpus, each task reading its own shard
+        (:class:`evalcore.retrieval.dask_backend.DaskBackend`; needs
+        ``pip install 'evalcore[dask]'``).  Any object with a
+        ``search(task)`` method is used as it is.  The inputs are checked
+        here, once, whatever the backend; see
         :mod:`evalcore.retrieval.backends` for what a backend receives and
         returns.  Results do not depend on it.
 
@@ -89,8 +121,10 @@ def exact_topk(
     (:class:`EvalcoreWarning`) when queries or corpus hold zero vectors.
     """
     eps = 1e-12
-    q_arr = _as_matrix(queries, "queries")
-    c_arr = _as_matrix(corpus, "corpus")
+    q_arr = queries if is_sharded(queries) else _as_matrix(queries, "queries")
+    if corpus_ids is None and not is_sharded(corpus):
+        raise OptionError("corpus_ids is required (one id per corpus row)")
+    c_arr, cids = _corpus_matrix(corpus, corpus_ids)
     k = _check_k(k)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) or block_bytes <= 0:
         raise OptionError(f"block_bytes must be a positive integer, got {block_bytes!r}")
@@ -101,7 +135,7 @@ def exact_topk(
     else:
         n_threads = int(threads)
     n_threads = max(1, min(n_threads, 16))
-    runner = _resolve_backend(backend, n_threads)
+    runner = _resolve_backend(backend, n_threads, is_sharded(c_arr))
     if progress is not None and not callable(progress):
         raise OptionError("progress must be a callable progress(done, total)")
     nq, d = q_arr.shape
@@ -114,7 +148,6 @@ def exact_topk(
         raise EmptyInputError("the corpus has no rows")
     if d == 0:
         raise ShapeMismatchError("vectors have 0 dimensions")
-    cids = _as_ids(corpus_ids, "corpus_ids")
     if cids.shape[0] != n:
         raise ShapeMismatchError(f"the corpus has {n} rows but corpus_ids has {cids.shape[0]} ids")
     if query_ids is None:

@@ -13,6 +13,8 @@ better than A for a higher-is-better metric.
   long per-query table (see :mod:`evalcore.aggregate`), pair the runs by
   ``query_id`` and correct the p-values for multiple comparisons
   (:func:`adjust_pvalues`: Holm, Bonferroni, Benjamini-Hochberg).
+* :func:`tukey_hsd` compares many runs at once with Tukey's HSD (paired by
+  query, or as independent groups like ranx; :mod:`evalcore.stats.hsd`).
 
 Reproducibility: every random procedure (bootstrap, permutation test) draws
 from ``numpy.random.default_rng(seed)``, so equal inputs and seed give equal
@@ -23,6 +25,7 @@ Degenerate inputs never raise nor return an unexplained NaN; see
 values raise :class:`~evalcore.errors.OptionError`.
 """
 
+from .hsd import HSD_COLUMNS, HSD_DESIGNS, tukey_hsd, tukey_hsd_values
 from .paired import (
     CORRECTIONS,
     NOTE_TOO_FEW,
@@ -48,4 +51,8 @@ __all__ = [
     "compare",
     "compare_many",
     "compare_by_domain",
+    "HSD_DESIGNS",
+    "HSD_COLUMNS",
+    "tukey_hsd",
+    "tukey_hsd_values",
 ]

@@ -1,4 +1,18 @@
-"""The dashboard's data model and pipeline, in pure Python (no Streamlit).
+"""Workspaces: the persistent store (:class:`Workspace`) and the dashboard's in-memory pipeline.
+
+The persistent store (issue #9) — a folder with an SQLite catalogue and content-addressed
+Parquet / ``.npy`` artifacts, shared by the Python API, the CLI and the dashboard:
+
+* :mod:`.api` — :class:`Workspace` (``from evalcore import Workspace``), the public API;
+* :mod:`.roots` — :class:`WorkspaceRoot` (named workspaces), :func:`order_versions`;
+  ``Workspace.demo()`` is the built-in demo as a read-only workspace (:mod:`.demostore`);
+  ``demo_workspace`` (of :mod:`.model`) stays the dashboard's in-memory demo ``Snapshot``;
+* :mod:`.store` (catalogue, schema, transactions), :mod:`.artifacts` (files),
+  :mod:`.codecs` (how data is stored), :mod:`.resolve` (evaluation), :mod:`.bundle`
+  (export, import, copy, gc), :mod:`.locations` (default folders), :mod:`.inputs`,
+  :mod:`.sidecar`, :mod:`.evaluations`, :mod:`.core`.
+
+The dashboard's data model and pipeline, in pure Python (no Streamlit):
 
 * :mod:`.model` — what the user loaded and chose (:class:`Snapshot`: files as
   :class:`Blob`, a :class:`GroundTruthSource`, :class:`RunSource` s, :class:`Settings`)
@@ -13,6 +27,8 @@
     run bytes / embeddings / fusion ──build_run──> Run        (retrieval only here)
     Qrels + Runs + Settings ──evaluate_workspace──> Evaluation (every k at once)
 
+* :mod:`.analysis` — one call per analysis page over what the pipeline resolved (fusion
+  weight search, agreement between runs, a reference model's similarity agreement);
 * :mod:`.demo` — the built-in synthetic demo.
 
 Every number the dashboard shows is an aggregation of ``Evaluation.table``
@@ -20,8 +36,14 @@ Every number the dashboard shows is an aggregation of ``Evaluation.table``
 dashboard (``dashboard/tables.py``).
 """
 
-from . import model, pipeline
+from . import analysis, model, pipeline
+from .analysis import *  # noqa: F403  (the names of analysis.__all__)
+from .api import RUN_COLUMNS, Workspace
+from .locations import default_path, default_root
 from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
+from .resolve import Resolved
+from .roots import WorkspaceRoot, order_versions
 
-__all__ = [*model.__all__, *pipeline.__all__]
+__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, "Workspace", "WorkspaceRoot", "Resolved",
+           "RUN_COLUMNS", "order_versions", "default_path", "default_root"]

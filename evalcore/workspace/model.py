@@ -57,10 +57,13 @@ __all__ = [
 ]
 
 
-#: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`).
+#: Metrics offered in the settings (canonical names of :mod:`evalcore.metrics`; ``iprec_at_recall`` stands
+#: for its eleven recall levels).
 METRIC_CHOICES: tuple[str, ...] = (
     "ndcg", "ndcg_exp", "recall", "recall_capped", "precision", "hit_rate", "mrr", "map", "map_found",
-    "rprec", "first_rel_rank",
+    "rprec", "first_rel_rank", "hits", "f1", "dcg", "dcg_exp", "err", "judged", "bpref", "infap", "gm_map",
+    "set_precision", "set_recall", "set_f", "11pt_avg", "iprec_at_recall", "rbp", "rbp_residual", "num_ret",
+    "num_rel", "num_rel_ret", "num_q",
 )
 TIE_CHOICES: tuple[str, ...] = ("trec", "docid_asc", "input")
 DEFAULT_K: tuple[int, ...] = (1, 3, 5, 10, 20, 50, 100)
@@ -107,14 +110,16 @@ def stable_key(*parts: Any) -> str:
 
 
 def _split_metric_text(text: str) -> list[str]:
-    """Split on commas, semicolons and blanks that are outside parentheses."""
+    """Split on commas, semicolons and blanks that are outside parentheses; a comma before a digit or a
+    dot stays (trec_eval's lists of cutoffs, ``P.5,10``)."""
     pieces, cur, depth = [], [], 0
-    for ch in text:
+    for i, ch in enumerate(text):
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        if depth == 0 and (ch in ",;" or ch.isspace()):
+        glued = ch == "," and (text[i + 1: i + 2].isdigit() or text[i + 1: i + 2] == ".")
+        if depth == 0 and ((ch in ",;" and not glued) or ch.isspace()):
             pieces.append("".join(cur))
             cur = []
         else:
@@ -126,10 +131,12 @@ def _split_metric_text(text: str) -> list[str]:
 def parse_metric_names(metrics: str | Iterable[str]) -> tuple[str, ...]:
     """Canonical metric names from a list of names or from free text.
 
-    Each name is parsed by :func:`evalcore.measures.parse_measure`, so
+    Each name is parsed by :func:`evalcore.measures.parse_measures`, so
     parameters and cutoffs are accepted and printed canonically:
     ``"recall(rel=2)"``, ``"P(rel=2)@5"`` -> ``"precision(rel=2)@5"``,
-    ``"success@1"`` -> ``"hit_rate@1"``.
+    ``"success@1"`` -> ``"hit_rate@1"``; trec_eval's names too, a group or a
+    list of cutoffs giving several (``"P.5,10"`` -> ``"precision@5"``,
+    ``"precision@10"``).
 
     Parameters
     ----------
@@ -149,10 +156,10 @@ def parse_metric_names(metrics: str | Iterable[str]) -> tuple[str, ...]:
         For a name that does not parse, with the engine's message (what is
         wrong and what is supported).
     """
-    from ..measures import parse_measure
+    from ..measures import parse_measures
 
     names = _split_metric_text(metrics) if isinstance(metrics, str) else [str(m) for m in metrics]
-    return tuple(dict.fromkeys(str(parse_measure(n)) for n in names))
+    return tuple(dict.fromkeys(str(m) for n in names for m in parse_measures(n)))
 
 
 
@@ -254,12 +261,18 @@ class GroundTruthSource:
 
 @dataclass(frozen=True)
 class FusionSpec:
-    """A weighted-RRF run over other runs (by uid), seed 001 §7."""
+    """A fusion of other runs (by uid): ``method`` after ``norm`` (:func:`evalcore.fusion.fuse`).
+
+    The default is seed 001 §7's weighted RRF; ``weights`` only act on the
+    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``.
+    """
 
     inputs: tuple[str, ...]
     weights: tuple[float, ...]
     c: float = 60.0
     top_n: int | None = None
+    method: str = "rrf"
+    norm: str = "none"
 
 
 @dataclass(frozen=True)
@@ -289,7 +302,9 @@ class RunSource:
     @property
     def label(self) -> str:
         if self.kind == "fused":
-            return "weighted RRF"
+            f = self.fusion
+            return "weighted RRF" if f.method == "rrf" else f"fusion {f.method}" + ("" if f.norm == "none" else
+                                                                                    f" of {f.norm} scores")
         if self.kind == "demo":
             return f"demo run {self.demo_name}"
         names = [b.name for b in (self.blob, self.ids_blob, self.query_blob, self.query_ids_blob) if b is not None]
@@ -299,7 +314,7 @@ class RunSource:
         """Key of the run's inputs (not its name)."""
         if self.kind == "fused":
             f = self.fusion
-            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n)
+            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm)
         return stable_key(self.kind, _sha(self.blob), _sha(self.ids_blob), _sha(self.query_blob), _sha(self.query_ids_blob),
                     self.format, self.demo_seed, self.demo_name)
 
@@ -437,9 +452,15 @@ def add_embedding_run(ws: Snapshot, blob: Blob, *, ids_blob: Blob | None = None,
 
 
 def add_fused_run(ws: Snapshot, inputs: Sequence[str], weights: Sequence[float], *, c: float = 60.0,
-                  top_n: int | None = None, name: str | None = None, aspect: str | None = None
-                  ) -> tuple[Snapshot, str]:
-    """Add a weighted-RRF run over existing runs (by uid)."""
+                  top_n: int | None = None, name: str | None = None, aspect: str | None = None,
+                  method: str = "rrf", norm: str = "none") -> tuple[Snapshot, str]:
+    """Add a fused run over existing runs (by uid): weighted RRF by default, any ``method``/``norm`` of
+    :mod:`evalcore.fusion` (checked here; ``weights`` are kept but only the weighted methods use them)."""
+    from ..fusion import RANK_METHODS, canonical_method, canonical_norm
+
+    method, norm = canonical_method(method), canonical_norm(norm)
+    if method in RANK_METHODS and norm != "none":
+        raise OptionError(f"{method} fuses ranks: a score normalisation ({norm}) does not apply")
     if not inputs:
         raise OptionError("choose at least one run to fuse")
     unknown = [u for u in inputs if ws.run_by_uid(u) is None]
@@ -447,8 +468,9 @@ def add_fused_run(ws: Snapshot, inputs: Sequence[str], weights: Sequence[float],
         raise OptionError("a run to fuse is not loaded")
     if len(weights) != len(inputs):
         raise OptionError(f"{len(weights)} weights for {len(inputs)} runs")
-    spec = FusionSpec(tuple(inputs), tuple(float(w) for w in weights), float(c), None if not top_n else int(top_n))
-    uid = _new_uid(ws, "fused", stable_key(list(inputs), list(weights), c, top_n))
+    spec = FusionSpec(tuple(inputs), tuple(float(w) for w in weights), float(c), None if not top_n else int(top_n),
+                      method, norm)
+    uid = _new_uid(ws, "fused", stable_key(list(inputs), list(weights), c, top_n, method, norm))
     if aspect is None:
         aspect = ws.run_by_uid(inputs[0]).aspect
     src = RunSource(uid, ws.unique_name(name or "rrf"), "fused", fusion=spec, aspect=aspect)

@@ -41,7 +41,9 @@ __all__ = [
     "query_universe",
     "sample_query_ids",
     "prepare_reference",
+    "reference_from_embeddings",
     "prepare_qrels",
+    "sample_and_label",
     "build_run",
     "evaluate_workspace",
     "DIVERSITY_ALPHA",
@@ -112,9 +114,21 @@ def prepare_reference(
     :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
     qrels serve the embedding runs (their queries) and the drill-down.
     """
+    return reference_from_embeddings(_load_embeddings(gt.blob, gt.ids_blob), sample=sample, domains=domains,
+                                     settings=settings, progress=progress)
+
+
+def reference_from_embeddings(
+    ref: Any,
+    *,
+    sample: np.ndarray | None,
+    domains: Mapping[str, str] | None,
+    settings: Settings,
+    progress: Callable[[int, int], None] | None = None,
+):
+    """:func:`prepare_reference` of loaded :class:`~evalcore.io.Embeddings` (the stored workspace's path)."""
     from ..embedding_runs import ReferenceGroundTruth, reference_ground_truth
 
-    ref = _load_embeddings(gt.blob, gt.ids_blob)
     fixed = settings.gt_mode == "fixed"
     rg = reference_ground_truth(ref, k=list(settings.k), mode=settings.gt_mode,
                                 depth=settings.gt_depth if fixed else None,
@@ -143,7 +157,11 @@ def prepare_qrels(
     """
     if gt.kind == "reference":
         return prepare_reference(gt, sample=sample, domains=domains, settings=settings, progress=progress).deepest
-    qrels = load_ground_truth(gt, aspect)
+    return sample_and_label(load_ground_truth(gt, aspect), sample=sample, domains=domains)
+
+
+def sample_and_label(qrels: Qrels, *, sample: np.ndarray | None, domains: Mapping[str, str] | None) -> Qrels:
+    """The sampled queries of parsed qrels (in the sample's order), with the domains of ``domains`` when given."""
     if sample is not None and len(sample) < qrels.n_queries:
         qrels = qrels.subset(list(sample))
     if domains:
@@ -180,14 +198,15 @@ def build_run(
             raise OptionError("an embedding run needs the ground truth (its queries)")
         run = _embedding_run(src, qrels, settings.depth, progress)
     elif src.kind == "fused":
-        from ..fusion import weighted_rrf
+        from ..fusion import WEIGHTED_METHODS, fuse
 
         f = src.fusion
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
         runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
-        run = weighted_rrf(runs, weights=list(f.weights), c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name)
+        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
+                   weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
         from .demo import cached_demo
 

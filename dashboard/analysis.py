@@ -1,0 +1,89 @@
+"""Cached analyses beyond the evaluation: agreement between runs, Tukey's HSD, fusion weight search.
+
+Same pattern as :mod:`dashboard.state`: one ``st.cache_data`` step per analysis,
+keyed by content keys (the evaluation's key plus the options), behind the
+per-session memo; each returns an :class:`~dashboard.state.Outcome`. The work
+is one evalcore call each (:mod:`evalcore.workspace.analysis`, :mod:`evalcore.stats`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state as S
+from evalcore import workspace as W
+
+#: RBO persistence offered by default, and the sampled pairs of seed 000's similarity agreement.
+DEFAULT_P = 0.9
+SIMILARITY_PAIRS = 10_000
+SIMILARITY_SEED = 42
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _c_agreement(key: str, _runs: dict, _query_ids: list, k: tuple[int, ...], p: float, ties: str) -> S.Outcome:
+    return S._attempt(W.run_agreement, _runs, query_ids=_query_ids, k=list(k), p=p, ties=ties)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_hsd(key: str, _table: pd.DataFrame, metric: str, k: int, design: str) -> S.Outcome:
+    from evalcore.stats import tukey_hsd
+
+    return S._attempt(tukey_hsd, _table, metric=metric, k=k, design=design)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _c_similarity(key: str, _gt: W.GroundTruthSource, _sources: list) -> S.Outcome:
+    return S._attempt(W.similarity_agreement, _gt, _sources, n_pairs=SIMILARITY_PAIRS, seed=SIMILARITY_SEED)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_weights(key: str, _qrels: Any, _reference: Any, _runs: dict, _settings: W.Settings, metric: str, k: int,
+               options: dict) -> S.Outcome:
+    return S._attempt(W.search_fusion_weights, _qrels, _reference, _runs, metric=metric, k=k, settings=_settings,
+                      **options)
+
+
+def evaluated_queries(ctx: S.Context) -> list[str]:
+    """The evaluated (sampled) query ids, in ground-truth order."""
+    return S.memo("evalqueries:" + ctx.eval_key, lambda: list(dict.fromkeys(
+        str(q) for qrels in ctx.qrels.values() for q in qrels.query_ids)))
+
+
+def agreement(ctx: S.Context, p: float, k: int) -> S.Outcome:
+    """Overlap@k, RBO(p) and Kendall's τ of every pair of evaluated runs (and each with itself) at ``k``.
+
+    One k at a time: Kendall's τ is one SciPy call per pair and query (~0.5 s per k on the demo).
+    """
+    names = ctx.run_names
+    ks = (int(k),)
+    key = S._key("agree", ctx.eval_key, float(p), ks)
+    runs = {n: ctx.runs[n] for n in names}
+    return S.memo(key, lambda: _c_agreement(key, runs, evaluated_queries(ctx), ks, float(p), ctx.settings.ties))
+
+
+def hsd(ctx: S.Context, metric: str, k: int, design: str) -> S.Outcome:
+    """Tukey's HSD of every evaluated run on metric@k."""
+    key = S._key("hsd", ctx.eval_key, metric, int(k), design)
+    return S.memo(key, lambda: _c_hsd(key, S.metric_slice(ctx, metric, k), metric, int(k), design))
+
+
+def similarity(ctx: S.Context) -> S.Outcome:
+    """Seed 000's Spearman ρ / MAE of pair similarities, reference vs each run with embeddings (maybe no rows)."""
+    gt = ctx.ws.ground_truth
+    sources = [src for src in ctx.ws.runs if src.name in ctx.run_names]
+    key = S._key("simagree", gt.universe_key(), [ctx.run_keys[s.uid] for s in sources], [s.name for s in sources],
+                 SIMILARITY_PAIRS, SIMILARITY_SEED)
+    return S.memo(key, lambda: _c_similarity(key, gt, sources))
+
+
+def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, **options: Any) -> S.Outcome:
+    """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`)."""
+    aspect = ctx.run_aspect[names[0]]
+    key = S._key("weights", ctx.eval_key, [ctx.run_keys[S.ws_uid(ctx.ws, n)] for n in names], metric, int(k),
+                 sorted(options.items()))
+    runs = {n: ctx.runs[n] for n in names}
+    return S.memo(key, lambda: _c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings, metric, int(k),
+                                          dict(options)))

@@ -1,0 +1,224 @@
+"""Content-addressed artifact files of a workspace: atomic writes, hash-checked reads, caches.
+
+Layout: ``DIR/objects/<first two hex digits>/<sha256>.<ext>`` where ``sha256`` is the
+SHA-256 of the file's bytes; temporary files go to ``DIR/tmp/`` (same filesystem, so
+the final rename is atomic).
+
+* **Write** (:meth:`ObjectStore.put`): the file is written to ``tmp/``, flushed and
+  ``fsync``-ed, hashed, then ``os.replace``-d to its final name (the folder is
+  ``fsync``-ed too). A file already there under that name is kept when its bytes still
+  match (its modification time is refreshed, so :meth:`ObjectStore.gc` leaves it alone),
+  and replaced when they do not (a damaged copy is repaired by writing it again).
+  A process killed at any moment leaves at worst an orphan in ``tmp/`` or ``objects/``.
+* **Read** (:meth:`ObjectStore.verified`): the file's SHA-256 is checked the first time
+  it is read in a process (the check is remembered by path, size, modification time and
+  inode, so a file changed later is checked again); a missing or damaged file raises
+  :class:`~evalcore.errors.CorruptArtifactError` naming what it belongs to and its path.
+* **Cache** (:func:`cached`): parsed objects (runs, qrels, memory-mapped embeddings) are
+  kept once per process by SHA-256 — the same bytes give the same object whichever
+  workspace or session asks, so N browser tabs on one workspace cost one copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorruptArtifactError
+
+__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "CACHE_ENTRIES", "GC_AGE"]
+
+_CHUNK = 1 << 20
+#: Parsed artifacts kept per process (least recently used dropped first).
+CACHE_ENTRIES = 64
+#: Seconds an unreferenced file must be old before :meth:`ObjectStore.gc` removes it.
+GC_AGE = 3600.0
+
+_lock = threading.RLock()
+_verified: set[tuple[str, int, int, int]] = set()
+_parsed: OrderedDict[tuple[str, str], Any] = OrderedDict()
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 hex digest of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    if os.name != "posix":  # pragma: no cover - directories cannot be opened on Windows
+        return
+    fd = os.open(str(path), os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _stat_key(path: Path) -> tuple[str, int, int, int]:
+    st = path.stat()
+    return (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """An artifact written to the object store: its hash, kind, extension and size in bytes."""
+
+    sha256: str
+    kind: str
+    ext: str
+    size: int
+
+
+class ObjectStore:
+    """The ``objects/`` and ``tmp/`` folders of one workspace (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.objects = self.root / "objects"
+        self.tmp = self.root / "tmp"
+
+    def path(self, sha: str, ext: str) -> Path:
+        """Where the artifact with this hash and extension lives."""
+        return self.objects / sha[:2] / f"{sha}.{ext}"
+
+    def relative(self, sha: str, ext: str) -> str:
+        """The artifact's path relative to the workspace folder (for messages)."""
+        return f"objects/{sha[:2]}/{sha}.{ext}"
+
+    # ------------------------------------------------------------------ writing
+    @contextlib.contextmanager
+    def _temporary(self, ext: str) -> Iterator[Path]:
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        tmp = self.tmp / f"{uuid.uuid4().hex}.{ext}.part"
+        try:
+            yield tmp
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def put(self, write: Callable[[Path], None], *, kind: str, ext: str) -> Stored:
+        """Write an artifact atomically: ``write(tmp_path)`` creates the file, then it is hashed and moved.
+
+        Returns where it is (:class:`Stored`); the caller records it in the catalogue.
+        """
+        with self._temporary(ext) as tmp:
+            write(tmp)
+            with open(tmp, "rb+") as fh:
+                fh.flush()
+                os.fsync(fh.fileno())
+            sha = sha256_file(tmp)
+            size = tmp.stat().st_size
+            dest = self.path(sha, ext)
+            if dest.exists() and dest.stat().st_size == size and sha256_file(dest) == sha:
+                os.utime(dest)  # recently used: gc() keeps it
+            else:
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp, dest)
+                _fsync_dir(dest.parent)
+            with _lock:
+                _verified.add(_stat_key(dest))
+        return Stored(sha, kind, ext, size)
+
+    def put_bytes(self, data: bytes, *, kind: str, ext: str) -> Stored:
+        """:meth:`put` of bytes in memory."""
+        return self.put(lambda p: p.write_bytes(data), kind=kind, ext=ext)
+
+    # ------------------------------------------------------------------ reading
+    def verified(self, sha: str, ext: str, *, what: str) -> Path:
+        """The artifact's path after checking its SHA-256 (once per process and file state).
+
+        Raises
+        ------
+        CorruptArtifactError
+            The file is missing, or its bytes do not hash to ``sha`` — the message names
+            ``what`` (e.g. ``run 'bm25'``) and the file.
+        """
+        path = self.path(sha, ext)
+        rel = self.relative(sha, ext)
+        try:
+            key = _stat_key(path)
+        except FileNotFoundError:
+            raise CorruptArtifactError(f"{what}: its stored file {rel} is missing", file=str(path)) from None
+        with _lock:
+            if key in _verified:
+                return path
+        got = sha256_file(path)
+        if got != sha:
+            raise CorruptArtifactError(
+                f"{what}: its stored file {rel} is damaged (SHA-256 {got[:16]}..., expected {sha[:16]}...)",
+                file=str(path))
+        with _lock:
+            _verified.add(key)
+        return path
+
+    def load(self, sha: str, ext: str, *, what: str, parse: Callable[[Path], Any], kind: str) -> Any:
+        """``parse(path)`` of a verified artifact, cached per process by (kind, SHA-256)."""
+        path = self.verified(sha, ext, what=what)
+        return cached(kind, sha, lambda: parse(path))
+
+    # ------------------------------------------------------------------ housekeeping
+    def files(self) -> dict[str, Path]:
+        """Every object file by its name (``<sha256>.<ext>``)."""
+        if not self.objects.is_dir():
+            return {}
+        return {p.name: p for p in self.objects.glob("*/*") if p.is_file()}
+
+    def gc(self, referenced: set[str], *, age: float = GC_AGE) -> list[Path]:
+        """Remove object files whose hash is not in ``referenced`` and temporary files, both older than ``age`` s.
+
+        Returns the removed files. Fresh files are kept: another process may be about
+        to record them (see :meth:`put`).
+        """
+        cutoff = time.time() - age
+        removed = []
+        candidates = [p for name, p in self.files().items() if name.split(".", 1)[0] not in referenced]
+        if self.tmp.is_dir():
+            candidates += [p for p in self.tmp.iterdir() if p.is_file()]
+        for p in candidates:
+            try:
+                if p.stat().st_mtime < cutoff:
+                    p.unlink()
+                    removed.append(p)
+            except FileNotFoundError:
+                continue
+        return removed
+
+
+def cached(kind: str, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per process for (kind, key) (bounded LRU, :data:`CACHE_ENTRIES`).
+
+    Artifacts are keyed by their SHA-256: :meth:`ObjectStore.load` has just verified that
+    the file holds those bytes, so one entry serves every workspace and session holding them.
+    """
+    full = (kind, key)
+    with _lock:
+        if full in _parsed:
+            _parsed.move_to_end(full)
+            return _parsed[full]
+    value = compute()
+    with _lock:
+        _parsed[full] = value
+        _parsed.move_to_end(full)
+        while len(_parsed) > CACHE_ENTRIES:
+            _parsed.popitem(last=False)
+    return value
+
+
+def clear_cache() -> None:
+    """Forget every parsed artifact and every hash check of this process."""
+    with _lock:
+        _parsed.clear()
+        _verified.clear()

@@ -1,0 +1,274 @@
+"""Whole-workspace operations: export to one ``.zip``, import it, copy, garbage collection, verification.
+
+A bundle is a zip file holding::
+
+    evalcore-bundle.json        {"format": 1, "schema": N, "evalcore": "x.y.z", "created_at": ...,
+                                 "artifacts": {"objects/ab/<sha256>.<ext>": size, ...}}
+    catalogue.sqlite            a consistent snapshot of the catalogue (``VACUUM INTO``)
+    objects/ab/<sha256>.<ext>   every artifact of the catalogue, stored as is
+
+Import (:func:`import_bundle`) is a bit-for-bit round trip: every artifact is checked
+against its SHA-256 while it is unpacked, the catalogue's content is the exported one.
+It unpacks into a folder that is absent or empty (a failed import can be retried), and
+the catalogue is renamed into place last, so a workspace appears whole or not at all.
+Member names are checked against the layout above (nothing is written outside the folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import uuid
+import zipfile
+from pathlib import Path
+
+from .. import __version__
+from ..errors import CorruptArtifactError, SchemaVersionError, WorkspaceError
+from .artifacts import GC_AGE, sha256_file
+from .core import WorkspaceCore
+from .locations import CATALOGUE_NAME
+from .store import SCHEMA_VERSION, now
+
+__all__ = ["export_bundle", "import_bundle", "copy_workspace", "collect_garbage", "verify_artifacts",
+           "BUNDLE_FORMAT", "MANIFEST"]
+
+BUNDLE_FORMAT = 1
+MANIFEST = "evalcore-bundle.json"
+_OBJECT = re.compile(r"^objects/([0-9a-f]{2})/([0-9a-f]{64})\.(parquet|npy)$")
+_CHUNK = 1 << 20
+_REFERENCES = ("SELECT artifact FROM ground_truth_parts UNION SELECT ids_artifact FROM ground_truth_parts "
+               "UNION SELECT artifact FROM runs UNION SELECT ids_artifact FROM runs "
+               "UNION SELECT query_artifact FROM runs UNION SELECT query_ids_artifact FROM runs "
+               "UNION SELECT table_artifact FROM evaluations UNION SELECT artifact FROM side_files "
+               "UNION SELECT artifact FROM derived")
+
+
+def _artifacts(db: Path) -> list[tuple[str, str, int]]:
+    conn = sqlite3.connect(str(db))
+    try:
+        return conn.execute("SELECT sha256, ext, size FROM artifacts ORDER BY sha256").fetchall()
+    finally:
+        conn.close()
+
+
+def _fresh_target(path: Path) -> None:
+    """``path`` must be absent, empty, or hold only what an interrupted import left (no catalogue)."""
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise WorkspaceError("exists and is not a folder", file=str(path))
+    left = {p.name for p in path.iterdir()}
+    if CATALOGUE_NAME in left or not left <= {"objects", "tmp"}:
+        raise WorkspaceError("is not empty: import or copy into a new folder", file=str(path))
+
+
+def _work_dir(path: Path) -> Path:
+    tmp = path / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return tmp
+
+
+def _place_catalogue(src: Path, path: Path) -> None:
+    """Check a catalogue file (schema, integrity) and rename it into ``path`` (the last step)."""
+    conn = sqlite3.connect(str(src))
+    try:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(f"written by a newer evalcore (schema {version} > {SCHEMA_VERSION}); "
+                                     "upgrade evalcore to import it", file=str(src))
+        if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            raise CorruptArtifactError("the bundled catalogue is damaged", file=str(src))
+        missing = [f"objects/{s[:2]}/{s}.{e}" for s, e in conn.execute("SELECT sha256, ext FROM artifacts")
+                   if not (path / "objects" / s[:2] / f"{s}.{e}").is_file()]
+    except sqlite3.DatabaseError as e:
+        raise WorkspaceError(f"the bundled catalogue is not a workspace catalogue ({e})", file=str(src)) from None
+    finally:
+        conn.close()
+    if missing:
+        raise CorruptArtifactError(f"{len(missing)} artifacts of the catalogue are missing, e.g. {missing[0]}",
+                                   file=str(src))
+    with open(src, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(src, path / CATALOGUE_NAME)
+
+
+# ------------------------------------------------------------------ export / import
+def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
+    """Write ``ws`` as one zip (see the module docstring); returns its path.
+
+    Every artifact is verified while it is written: a damaged one raises
+    :class:`~evalcore.errors.CorruptArtifactError` naming it, and no bundle is left.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = _work_dir(ws.path) if not ws.read_only else Path(out.parent)
+    db = work / f"export-{uuid.uuid4().hex}.sqlite"
+    part = out.with_name(out.name + f".{uuid.uuid4().hex}.part")
+    try:
+        ws.catalogue.snapshot(db)
+        arts = _artifacts(db)
+        manifest = {"format": BUNDLE_FORMAT, "schema": SCHEMA_VERSION, "evalcore": __version__, "created_at": now(),
+                    "artifacts": {f"objects/{s[:2]}/{s}.{e}": n for s, e, n in arts}}
+        with zipfile.ZipFile(part, "w", allowZip64=True) as z:
+            z.writestr(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True), compress_type=zipfile.ZIP_DEFLATED)
+            for sha, ext, _ in arts:
+                path = ws.objects.verified(sha, ext, what=f"artifact {sha[:12]}")
+                z.write(path, f"objects/{sha[:2]}/{sha}.{ext}", compress_type=zipfile.ZIP_STORED)
+            z.write(db, CATALOGUE_NAME, compress_type=zipfile.ZIP_DEFLATED)
+        os.replace(part, out)
+    finally:
+        for p in (db, part):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+    return out
+
+
+def _member_names(z: zipfile.ZipFile, bundle: Path) -> dict[str, zipfile.ZipInfo]:
+    names = {}
+    for info in z.infolist():
+        if info.is_dir():
+            continue
+        if info.filename not in (MANIFEST, CATALOGUE_NAME) and not _OBJECT.match(info.filename):
+            raise WorkspaceError(f"unexpected member {info.filename!r}: not an evalcore bundle", file=str(bundle))
+        names[info.filename] = info
+    if MANIFEST not in names or CATALOGUE_NAME not in names:
+        raise WorkspaceError("not an evalcore bundle (no manifest or catalogue)", file=str(bundle))
+    return names
+
+
+def import_bundle(bundle: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Unpack a bundle into ``path`` (absent or empty); returns ``path``.
+
+    Raises
+    ------
+    SchemaVersionError
+        The bundle was written by a newer evalcore (checked before anything is written).
+    CorruptArtifactError
+        A member's bytes do not match its SHA-256 (the member is named).
+    WorkspaceError
+        Not a bundle, an unexpected member, or ``path`` is not empty.
+    """
+    bundle, path = Path(bundle), Path(path)
+    try:
+        z = zipfile.ZipFile(bundle)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise WorkspaceError(f"cannot read the bundle ({e})", file=str(bundle)) from None
+    with z:
+        members = _member_names(z, bundle)
+        try:
+            manifest = json.loads(z.read(MANIFEST).decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise WorkspaceError(f"the bundle's manifest is not JSON ({e})", file=str(bundle)) from None
+        if int(manifest.get("schema", 0)) > SCHEMA_VERSION or int(manifest.get("format", 0)) > BUNDLE_FORMAT:
+            raise SchemaVersionError(f"written by a newer evalcore {manifest.get('evalcore')} (schema "
+                                     f"{manifest.get('schema')} > {SCHEMA_VERSION}); upgrade evalcore to import it",
+                                     file=str(bundle))
+        _fresh_target(path)
+        work = _work_dir(path)
+        for name, info in members.items():
+            m = _OBJECT.match(name)
+            if m is None:
+                continue
+            dest = path / name
+            if dest.is_file() and sha256_file(dest) == m.group(2):
+                continue  # left by an interrupted import
+            tmp = work / f"{uuid.uuid4().hex}.part"
+            h = hashlib.sha256()
+            with z.open(info) as src, open(tmp, "wb") as fh:
+                for block in iter(lambda: src.read(_CHUNK), b""):
+                    h.update(block)
+                    fh.write(block)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if h.hexdigest() != m.group(2):
+                tmp.unlink()
+                raise CorruptArtifactError(f"bundle member {name} is damaged (its SHA-256 does not match its name)",
+                                           file=str(bundle))
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, dest)
+        db = work / f"import-{uuid.uuid4().hex}.sqlite"
+        with z.open(members[CATALOGUE_NAME]) as src, open(db, "wb") as fh:
+            shutil.copyfileobj(src, fh, _CHUNK)
+    try:
+        _place_catalogue(db, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            db.unlink()
+    return path
+
+
+def copy_workspace(ws: WorkspaceCore, new_path: str | os.PathLike) -> Path:
+    """Copy ``ws`` (its catalogue snapshot and every artifact, verified) into ``new_path`` (absent or empty)."""
+    new_path = Path(new_path)
+    _fresh_target(new_path)
+    work = _work_dir(new_path)
+    db = work / f"copy-{uuid.uuid4().hex}.sqlite"
+    try:
+        ws.catalogue.snapshot(db)
+        for sha, ext, _ in _artifacts(db):
+            src = ws.objects.verified(sha, ext, what=f"artifact {sha[:12]}")
+            dest = new_path / "objects" / sha[:2] / f"{sha}.{ext}"
+            if dest.is_file():
+                continue
+            tmp = work / f"{uuid.uuid4().hex}.part"
+            shutil.copyfile(src, tmp)
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, dest)
+        _place_catalogue(db, new_path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            db.unlink()
+    return new_path
+
+
+# ------------------------------------------------------------------ housekeeping
+def collect_garbage(ws: WorkspaceCore, *, age: float | None = None) -> dict[str, int]:
+    """Drop what nothing refers to: cached rankings of removed inputs, unreferenced artifacts, their files.
+
+    Two transactions keep the rule "every artifact row has its file" true at every moment:
+    the first drops stale rankings and unreferenced artifact rows; the second, holding the
+    write lock (so no writer records a file meanwhile), removes the object files no row
+    names and leftover temporary files. Files younger than ``age`` seconds (default one
+    hour) are kept: another process may just have written them. Returns counts.
+    """
+    limit = GC_AGE if age is None else float(age)
+
+    def rows(conn: sqlite3.Connection) -> dict[str, int]:
+        live = {r[0] for r in conn.execute(
+            "SELECT artifact FROM runs UNION SELECT ids_artifact FROM runs UNION SELECT query_artifact FROM runs "
+            "UNION SELECT query_ids_artifact FROM runs UNION SELECT artifact FROM ground_truth_parts "
+            "UNION SELECT ids_artifact FROM ground_truth_parts") if r[0]}
+        stale = [k for k, inputs in conn.execute("SELECT key, inputs FROM derived")
+                 if not set(json.loads(inputs)) <= live]
+        conn.executemany("DELETE FROM derived WHERE key = ?", [(k,) for k in stale])
+        referenced = {r[0] for r in conn.execute(_REFERENCES) if r[0]}
+        dropped = [s for (s,) in conn.execute("SELECT sha256 FROM artifacts").fetchall() if s not in referenced]
+        conn.executemany("DELETE FROM artifacts WHERE sha256 = ?", [(s,) for s in dropped])
+        return {"rankings": len(stale), "artifacts": len(dropped)}
+
+    def files(conn: sqlite3.Connection) -> int:
+        known = {r[0] for r in conn.execute("SELECT sha256 FROM artifacts")}
+        return len(ws.objects.gc(known, age=limit))
+
+    out = ws.catalogue.write(rows, bump=False)
+    out["files"] = ws.catalogue.write(files, bump=False)
+    return out
+
+
+def verify_artifacts(ws: WorkspaceCore) -> list[str]:
+    """Check every artifact of the catalogue against its SHA-256; one message per missing or damaged file."""
+    rows = ws.catalogue.read(lambda c: c.execute("SELECT sha256, ext, kind FROM artifacts").fetchall())
+    problems = []
+    for sha, ext, kind in rows:
+        try:
+            ws.objects.verified(sha, ext, what=f"{kind} artifact")
+        except CorruptArtifactError as e:
+            problems.append(str(e))
+    return problems

@@ -1,0 +1,333 @@
+"""The stored workspace's reading side: catalogue records and their artifacts as engine objects.
+
+:class:`WorkspaceCore` opens a folder (catalogue + object store) and turns catalogue rows
+into :class:`RunRecord` / :class:`GroundTruthRecord` and artifacts into
+:class:`~evalcore.data.Qrels`, :class:`~evalcore.data.Run` and
+:class:`~evalcore.io.Embeddings` (memory-mapped), each verified against its SHA-256 and
+cached once per process (:mod:`.artifacts`). It also holds the one writing primitive,
+:meth:`WorkspaceCore.commit`: artifacts first, then one catalogue transaction.
+The public class is :class:`evalcore.workspace.api.Workspace`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..data import Qrels, Run
+from ..errors import OptionError, ReadOnlyWorkspaceError, WorkspaceError
+from ..io.embeddings import Embeddings
+from . import codecs
+from .artifacts import ObjectStore, Stored
+from .locations import CATALOGUE_NAME, is_workspace
+from .store import Catalogue, dumps, loads, now
+
+__all__ = ["WorkspaceCore", "RunRecord", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
+
+T = TypeVar("T")
+
+#: File extension of each artifact kind.
+KIND_EXT: dict[str, str] = {"qrels": "parquet", "run": "parquet", "ids": "parquet", "embeddings": "npy",
+                            "results": "parquet", "side": "parquet"}
+RUN_KINDS = ("ranked", "embedding", "fused")
+_RUN_COLUMNS = ("id, name, position, kind, model, version, step, tags, created_at, source_name, source_sha256, "
+                "artifact, ids_artifact, query_artifact, query_ids_artifact, options, n_queries, n_rows, dim")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of the catalogue (a row of ``runs``); ``options`` holds aspect, fusion spec..."""
+
+    id: int
+    name: str
+    position: int
+    kind: str
+    model: str | None
+    version: str | None
+    step: float | None
+    tags: tuple[str, ...]
+    created_at: str
+    source_name: str | None
+    source_sha256: str | None
+    artifact: str | None
+    ids_artifact: str | None
+    query_artifact: str | None
+    query_ids_artifact: str | None
+    options: dict = field(default_factory=dict)
+    n_queries: int | None = None
+    n_rows: int | None = None
+    dim: int | None = None
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> RunRecord:
+        values = list(row)
+        values[7] = tuple(loads(values[7], []))
+        values[15] = loads(values[15], {})
+        return cls(*values)
+
+    @property
+    def aspect(self) -> str | None:
+        return self.options.get("aspect")
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Names of the runs a fused run combines (empty for other kinds)."""
+        return tuple(self.options.get("inputs", ())) if self.kind == "fused" else ()
+
+    @property
+    def artifacts(self) -> tuple[str, ...]:
+        return tuple(a for a in (self.artifact, self.ids_artifact, self.query_artifact, self.query_ids_artifact) if a)
+
+    def content_key(self) -> str:
+        """What the run's Run depends on besides the ground truth and settings (not its name)."""
+        from .model import stable_key
+
+        return stable_key("run", self.kind, list(self.artifacts), self.options)
+
+
+@dataclass(frozen=True)
+class PartRecord:
+    """One stored part of a ground truth: an aspect's qrels, or a reference's vectors and ids."""
+
+    position: int
+    aspect: str | None
+    artifact: str
+    ids_artifact: str | None
+    n_queries: int | None
+    n_rows: int | None
+
+
+@dataclass(frozen=True)
+class GroundTruthRecord:
+    """The active ground truth: ``kind`` ``"qrels"`` (parts per aspect) or ``"reference"`` (one part)."""
+
+    id: int
+    name: str
+    kind: str
+    source_name: str | None
+    source_sha256: str | None
+    format: str | None
+    options: dict
+    created_at: str
+    parts: tuple[PartRecord, ...]
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        """Aspects of a seed-001 ground truth (``()`` when it has one unnamed part)."""
+        return tuple(p.aspect for p in self.parts if p.aspect is not None)
+
+    def part(self, aspect: str | None) -> PartRecord:
+        for p in self.parts:
+            if p.aspect == aspect:
+                return p
+        if aspect is None:
+            return self.parts[0]
+        raise OptionError(f"the ground truth {self.name!r} has no aspect {aspect!r}; "
+                          f"its aspects are {list(self.aspects)}")
+
+
+class _Vanished(Exception):
+    """An artifact file disappeared between writing it and recording it (a concurrent gc)."""
+
+
+class WorkspaceCore:
+    """A workspace folder opened for reading (see the module docstring)."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False, create: bool = True) -> None:
+        self.path = Path(path).expanduser()
+        if not is_workspace(self.path):
+            if read_only or not create:
+                raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(self.path))
+            if self.path.exists() and not self.path.is_dir():
+                raise WorkspaceError("is a file, not a workspace folder", file=str(self.path))
+            self.path.mkdir(parents=True, exist_ok=True)
+        self.catalogue = Catalogue(self.path / CATALOGUE_NAME, read_only=read_only, create=create)
+        self.objects = ObjectStore(self.path)
+
+    @property
+    def read_only(self) -> bool:
+        return self.catalogue.read_only
+
+    @property
+    def generation(self) -> int:
+        """Change counter (one cheap query): it grows with every change of the ground truth, runs,
+        side files or settings, by any process; equal values mean nothing a page shows has changed."""
+        return self.catalogue.generation
+
+    def close(self) -> None:
+        """Close this thread's catalogue connection."""
+        self.catalogue.close()
+
+    # ------------------------------------------------------------------ records
+    def run_records(self) -> list[RunRecord]:
+        """Every run, in display order."""
+        rows = self.catalogue.read(lambda c: c.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY position").fetchall())
+        return [RunRecord.of(r) for r in rows]
+
+    def run_record(self, name: str) -> RunRecord:
+        """The run named ``name``; :class:`~evalcore.errors.OptionError` listing the runs when there is none."""
+        row = self.catalogue.read(lambda c: c.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE name = ?",
+                                                      (str(name),)).fetchone())
+        if row is None:
+            names = [r.name for r in self.run_records()]
+            raise OptionError(f"no run named {name!r} in the workspace; its runs are {names}")
+        return RunRecord.of(row)
+
+    def ground_truth_record(self) -> GroundTruthRecord | None:
+        """The active ground truth, or None."""
+        def read(c: sqlite3.Connection) -> GroundTruthRecord | None:
+            row = c.execute("SELECT id, name, kind, source_name, source_sha256, format, options, created_at "
+                            "FROM ground_truths WHERE active = 1").fetchone()
+            if row is None:
+                return None
+            parts = c.execute("SELECT position, aspect, artifact, ids_artifact, n_queries, n_rows "
+                              "FROM ground_truth_parts WHERE gt_id = ? ORDER BY position", (row[0],)).fetchall()
+            return GroundTruthRecord(*row[:6], loads(row[6], {}), row[7], tuple(PartRecord(*p) for p in parts))
+
+        return self.catalogue.read(read)
+
+    def _side_row(self, role: str) -> tuple[str, str | None, str | None] | None:
+        return self.catalogue.read(lambda c: c.execute(
+            "SELECT artifact, name, source_sha256 FROM side_files WHERE role = ?", (role,)).fetchone())
+
+    # ------------------------------------------------------------------ artifacts -> objects
+    def _load(self, sha: str, kind: str, *, what: str, parse: Callable[[Path], Any], cache_kind: str | None = None):
+        return self.objects.load(sha, KIND_EXT[kind], what=what, parse=parse, kind=cache_kind or kind)
+
+    def read_qrels(self, part: PartRecord, *, label: str) -> Qrels:
+        """One ground-truth part's Qrels (verified, cached by hash)."""
+        what = f"ground truth {label!r}" + (f" (aspect {part.aspect!r})" if part.aspect else "")
+        return self._load(part.artifact, "qrels", what=what, cache_kind=f"qrels:{label}",
+                          parse=lambda p: codecs.read_qrels(p, source=label))
+
+    def read_run(self, sha: str, *, name: str, what: str) -> Run:
+        """A stored Run artifact, named ``name`` (arrays shared with the per-process cache)."""
+        run = self._load(sha, "run", what=what, parse=lambda p: codecs.read_run(p, name=name, source=None))
+        return run if run.name == name else run.renamed(name)
+
+    def read_embeddings(self, sha: str, ids_sha: str, *, what: str, source: str | None) -> Embeddings:
+        """Stored vectors (memory-mapped) and ids as Embeddings, cached per (vectors, ids) pair."""
+        from .artifacts import cached
+
+        def build() -> Embeddings:
+            vectors = self._load(sha, "embeddings", what=what, parse=codecs.read_vectors)
+            ids = self._load(ids_sha, "ids", what=what, parse=codecs.read_ids)
+            if len(ids) != vectors.shape[0]:
+                raise WorkspaceError(f"{what}: {len(ids)} stored ids for {vectors.shape[0]} vectors")
+            return codecs.embeddings_of(ids, vectors, source)
+
+        # verify both files now (a cached pair is re-checked if either file changed)
+        self.objects.verified(sha, KIND_EXT["embeddings"], what=what)
+        self.objects.verified(ids_sha, KIND_EXT["ids"], what=what)
+        return cached("embeddings", f"{sha}+{ids_sha}+{source}", build)
+
+    def run_embeddings(self, rec: RunRecord) -> tuple[Embeddings, Embeddings | None]:
+        """An embedding run's document vectors and (None when item-to-item) query vectors."""
+        if rec.kind != "embedding":
+            raise OptionError(f"run {rec.name!r} is a {rec.kind} run, it has no embeddings")
+        what = f"run {rec.name!r}"
+        label = rec.source_name or rec.name
+        docs = self.read_embeddings(rec.artifact, rec.ids_artifact, what=what, source=label)
+        queries = None
+        if rec.query_artifact:
+            queries = self.read_embeddings(rec.query_artifact, rec.query_ids_artifact, what=what + " (queries)",
+                                           source=rec.options.get("query_source") or f"{label} queries")
+        return docs, queries
+
+    def reference(self, gt: GroundTruthRecord) -> Embeddings:
+        """A reference ground truth's embeddings (memory-mapped)."""
+        part = gt.parts[0]
+        return self.read_embeddings(part.artifact, part.ids_artifact, what=f"ground truth {gt.name!r}",
+                                    source=gt.source_name or gt.name)
+
+    def domains(self) -> dict[str, str] | None:
+        """The stored query -> domain map, or None."""
+        row = self._side_row("domains")
+        if row is None:
+            return None
+        return self._load(row[0], "side", what=f"domains file {row[1]!r}", cache_kind="domains",
+                          parse=codecs.read_domains)
+
+    def metadata(self) -> Any:
+        """The stored document metadata (``doc_id, title, text``), or None."""
+        row = self._side_row("metadata")
+        if row is None:
+            return None
+        return self._load(row[0], "side", what=f"metadata file {row[1]!r}", cache_kind="metadata",
+                          parse=codecs.read_metadata)
+
+    def derived_run(self, key: str, *, name: str) -> tuple[Run, list[str]] | None:
+        """A cached ranking (see :mod:`.resolve`) and the warnings it gave, or None."""
+        row = self.catalogue.read(lambda c: c.execute("SELECT artifact, info FROM derived WHERE key = ?",
+                                                      (key,)).fetchone())
+        if row is None:
+            return None
+        run = self.read_run(row[0], name=name, what=f"ranking of run {name!r}")
+        return run, list(loads(row[1], {}).get("warnings", []))
+
+    # ------------------------------------------------------------------ writing
+    def put(self, kind: str, write: Callable[[Path], None]) -> Stored:
+        """Write one artifact of ``kind`` (atomically; see :meth:`ObjectStore.put`)."""
+        return self.objects.put(write, kind=kind, ext=KIND_EXT[kind])
+
+    def commit(self, stage: Callable[[], Sequence[Stored]], record: Callable[[sqlite3.Connection, list[Stored]], T],
+               *, bump: bool = True) -> T:
+        """Write artifacts (``stage``), then record them and the change in ONE transaction.
+
+        Inside the transaction every staged file is checked to still exist (a concurrent
+        :meth:`~evalcore.workspace.api.Workspace.gc` may have removed an old, unreferenced
+        copy); if one vanished, staging is done again.
+        """
+        if self.read_only:
+            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)", file=str(self.path))
+        for _ in range(3):
+            stored = list(stage())
+
+            def body(conn: sqlite3.Connection, stored: list[Stored] = stored) -> T:
+                created = now()
+                for s in stored:
+                    if not self.objects.path(s.sha256, s.ext).exists():
+                        raise _Vanished(s.sha256)
+                    conn.execute("INSERT OR IGNORE INTO artifacts (sha256, kind, ext, size, created_at) "
+                                 "VALUES (?, ?, ?, ?, ?)", (s.sha256, s.kind, s.ext, s.size, created))
+                return record(conn, stored)
+
+            try:
+                return self.catalogue.write(body, bump=bump)
+            except _Vanished:
+                continue
+        raise WorkspaceError("artifacts kept vanishing while being recorded (a concurrent clean-up?); try again",
+                             file=str(self.path))
+
+    def store_derived(self, key: str, run: Run, *, inputs: Sequence[str], warnings: Sequence[str]) -> None:
+        """Keep a ranking computed from stored inputs (an embedding run's exact top-k), keyed by its inputs."""
+        def record(conn: sqlite3.Connection, stored: list[Stored]) -> None:
+            conn.execute("INSERT OR REPLACE INTO derived (key, artifact, inputs, info, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (key, stored[0].sha256, dumps(list(inputs)),
+                                                    dumps({"warnings": list(warnings)}), now()))
+
+        self.commit(lambda: [self.put("run", lambda p: codecs.write_run(run, p))], record, bump=False)
+
+
+def qrels_key(qrels: Qrels) -> str:
+    """A content key of the judgments (query ids, query of each row, documents, grades; not domains)."""
+    hit = qrels._cache.get("content_key")
+    if hit is None:
+        import hashlib
+
+        from .._lazy import pd
+
+        h = hashlib.sha256()
+        for part in (pd.util.hash_array(np.asarray(qrels.query_ids, dtype=object)), np.asarray(qrels.q, np.int64),
+                     pd.util.hash_array(np.asarray(qrels.doc_ids, dtype=object)),
+                     np.asarray(qrels.grades, np.int64)):
+            h.update(np.ascontiguousarray(part).tobytes())
+            h.update(b"|")
+        hit = h.hexdigest()
+        qrels._cache["content_key"] = hit
+    return hit

@@ -1,0 +1,193 @@
+"""What the workspace accepts as input: paths, bytes, streams, engine objects, numpy arrays; names.
+
+Each function turns one kind of input into the engine object to store plus its provenance
+(the source file's name and the SHA-256 of its bytes, None for objects built in memory),
+and validates names (run names, models, versions, steps, tags) with a clear
+:class:`~evalcore.errors.OptionError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data import Qrels, Run
+from ..errors import OptionError
+from ..io.embeddings import Embeddings
+from .locations import plain_text
+
+__all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "check_run_name",
+           "check_label", "check_step", "check_tags"]
+
+_MAX_NAME = 200
+
+
+def is_source(value: Any) -> bool:
+    """A path, bytes or a binary stream (what :mod:`evalcore.io` readers take)."""
+    return isinstance(value, (str, os.PathLike, bytes, bytearray, memoryview)) or hasattr(value, "read")
+
+
+def _basename(label: str) -> str:
+    return label.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def source_bytes(src: Any, label: str | None) -> tuple[bytes, str, str | None, str]:
+    """(bytes, label for messages, file name to record, SHA-256) of a path, bytes or stream."""
+    from ..io.source import read_source
+
+    data, shown = read_source(src, label=label)
+    name = label or (_basename(shown) if isinstance(src, (str, os.PathLike)) or hasattr(src, "read") else None)
+    return data, shown, name, hashlib.sha256(data).hexdigest()
+
+
+def qrels_parts(src: Any, *, format: str, label: str | None
+                ) -> tuple[list[tuple[str | None, Qrels]], str | None, str | None, str | None]:
+    """Ground-truth parts ``[(aspect, Qrels)]``, the source name, its SHA-256 and the detected format.
+
+    A file with several ordered-list aspects (seed 001) gives one part per aspect, in file order.
+    """
+    from ..io import detect_qrels_format, list_aspects, load_qrels
+
+    if isinstance(src, Qrels):
+        return [(None, src)], label or src.source, None, None
+    if isinstance(src, Mapping):
+        parts = []
+        for aspect, q in src.items():
+            if not isinstance(q, Qrels):
+                raise OptionError(f"ground truth aspect {aspect!r}: expected Qrels, got {type(q).__name__}")
+            parts.append((str(aspect), q))
+        if not parts:
+            raise OptionError("an empty mapping of aspects is not a ground truth")
+        return parts, label, None, None
+    if not is_source(src):
+        raise OptionError(f"a ground truth is a path, bytes, a stream, Qrels or {{aspect: Qrels}}, "
+                          f"not {type(src).__name__}")
+    data, shown, name, sha = source_bytes(src, label)
+    fmt = format
+    if fmt == "auto":
+        fmt = detect_qrels_format(data, shown)
+    aspects = list_aspects(data, format=fmt, label=shown)
+    if aspects:
+        parts = [(str(a), load_qrels(data, format=fmt, aspect=a, label=shown)) for a in aspects]
+    else:
+        parts = [(None, load_qrels(data, format=fmt, label=shown))]
+    return parts, name, sha, fmt
+
+
+def run_input(src: Any, *, name: str, format: str, label: str | None) -> tuple[Run, str | None, str | None]:
+    """The Run of a path, bytes, stream or Run, renamed ``name``; its source name and SHA-256."""
+    from ..io import load_run
+
+    if isinstance(src, Run):
+        return (src if src.name == name else src.renamed(name)), label or src.source, None
+    if not is_source(src):
+        raise OptionError(f"run {name!r}: expected a path, bytes, a stream or a Run, not {type(src).__name__}")
+    data, shown, source_name, sha = source_bytes(src, label)
+    return load_run(data, format=format, name=name, label=shown), source_name, sha
+
+
+def _file_sha(src: Any) -> str:
+    from .artifacts import sha256_file
+
+    return sha256_file(src)
+
+
+def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None
+                     ) -> tuple[Embeddings, str | None, str | None]:
+    """Embeddings from arrays, an :class:`~evalcore.io.Embeddings`, or a file (``.npy`` memory-mapped).
+
+    Parameters
+    ----------
+    src : ndarray (n, dim), Embeddings, path, bytes or stream
+    ids : sequence of str (n,), or an ids file (path, bytes, stream: one id per line), or None
+        Required with an array; with a file, None means the file's own ids (or the
+        ``X_ids.txt`` beside ``X.npy``).
+    what : str
+        What the vectors are, for messages (``run 'e5' (queries)``).
+    label : str, optional
+        The file name to record and show.
+    """
+    from ..io import load_embeddings
+
+    if isinstance(src, Embeddings):
+        if ids is not None:
+            raise OptionError(f"{what}: the Embeddings carry their ids; pass ids=None")
+        return src, label or src.source, None
+    if isinstance(src, (str, os.PathLike)):
+        name = label or _basename(os.fspath(src))
+        sha = _file_sha(src) if Path(src).is_file() else None
+        return load_embeddings(src, ids_src=_ids_source(ids, what), label=label, mmap=True), name, sha
+    if isinstance(src, (bytes, bytearray, memoryview)) or hasattr(src, "read"):
+        data, shown, name, sha = source_bytes(src, label)
+        return load_embeddings(data, ids_src=_ids_source(ids, what), label=shown), name, sha
+    if ids is None:
+        raise OptionError(f"{what}: vectors given as an array need their ids (one per row)")
+    if is_source(ids):
+        raise OptionError(f"{what}: with vectors as an array, give the ids as a sequence of strings")
+    return Embeddings.from_arrays(_as_ids(ids), src, source=label), label, None
+
+
+def _as_ids(ids: Any) -> np.ndarray:
+    arr = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
+    return arr
+
+
+def _ids_source(ids: Any, what: str) -> Any:
+    """An ids argument as an ids file for :func:`evalcore.io.load_embeddings` (a sequence -> its lines)."""
+    if ids is None or is_source(ids):
+        return ids
+    values = [str(x) for x in _as_ids(ids).tolist()]
+    if any("\n" in v or "\r" in v for v in values):
+        raise OptionError(f"{what}: an id contains a line break")
+    return ("\n".join(values) + "\n").encode("utf-8")
+
+
+# ------------------------------------------------------------------ names
+def check_run_name(name: Any) -> str:
+    """A run name: text, stripped, 1–200 characters, no control characters (tabs, line breaks)."""
+    return plain_text(name, what="a run name", limit=_MAX_NAME, error=OptionError)
+
+
+def check_label(value: Any, what: str) -> str | None:
+    """A model or version label: None, or text without control characters (stripped; empty -> None)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise OptionError(f"{what} must be text, got {type(value).__name__}")
+    text = str(value).strip()
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise OptionError(f"{what} {text!r}: no control characters (tabs, line breaks)")
+    return text or None
+
+
+def check_step(step: Any) -> float | None:
+    """A training step / epoch: None or a finite number (stored as float)."""
+    if step is None:
+        return None
+    if isinstance(step, bool) or not isinstance(step, (int, float, np.integer, np.floating)):
+        raise OptionError(f"step must be a number (a training step or epoch), got {step!r}")
+    value = float(step)
+    if not math.isfinite(value):
+        raise OptionError(f"step must be finite, got {step!r}")
+    return value
+
+
+def check_tags(tags: Any) -> tuple[str, ...]:
+    """Tags: an iterable of text (one string is one tag); duplicates dropped, order kept."""
+    if tags is None:
+        return ()
+    items: Iterable[Any] = (tags,) if isinstance(tags, str) else tags
+    out = []
+    for t in items:
+        if not isinstance(t, str):
+            raise OptionError(f"a tag must be text, got {t!r}")
+        text = check_label(t, "a tag")
+        if text:
+            out.append(text)
+    return tuple(dict.fromkeys(out))

@@ -1,0 +1,286 @@
+"""From a stored workspace to the evaluation: ground truth, sample, runs, rankings (cached), one Evaluation.
+
+The same steps as the dashboard's in-memory pipeline (:mod:`.pipeline`), on stored data:
+
+1. the active ground truth: each aspect's :class:`~evalcore.data.Qrels`, or a reference
+   model's embeddings whose neighbours become the ground truth
+   (:func:`~.pipeline.reference_from_embeddings`, mode and depth from the settings);
+2. the query sample (``Settings.sample_size``, ``seed``) drawn from the first aspect's
+   queries (or the reference's items), as :func:`~.pipeline.sample_query_ids` does, and the
+   domains side file applied (:func:`~.pipeline.sample_and_label`);
+3. each run as a :class:`~evalcore.data.Run`: a ranked run is read; an embedding run is
+   ranked by exact cosine top-k (:func:`evalcore.embedding_runs.embedding_run`, depth
+   ``Settings.depth``) — or read from the workspace's cache of rankings, keyed by the
+   run's artifacts, the depth and the content of the evaluated judgments, so a second
+   evaluation never ranks again; a fused run is the weighted RRF of its inputs (its own
+   ``ties`` when it was recorded with one, else ``Settings.ties``). A run that fails
+   (a damaged artifact, a missing input...) is reported in :attr:`Resolved.errors` and
+   the others go on;
+4. :func:`~.pipeline.evaluate_workspace`: every run against its aspect (or the reference
+   ground truth), every metric at every k at once.
+
+A run without an aspect is evaluated against the first aspect of the ground truth (like
+the dashboard); a run whose aspect the ground truth does not have fails with a message
+naming the aspects; a ground truth without aspects ignores the runs' aspects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..data import Qrels, Run
+from ..errors import EvalcoreError, OptionError
+from ..evaluate import Evaluation
+from .artifacts import cached
+from .core import GroundTruthRecord, RunRecord, WorkspaceCore, qrels_key
+from .model import Settings, capture, stable_key
+from .pipeline import (
+    evaluate_workspace,
+    reference_from_embeddings,
+    sample_and_label,
+    sample_query_ids,
+)
+
+__all__ = ["Resolved", "resolve", "ranking_key"]
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass
+class Resolved:
+    """A workspace resolved for one evaluation (built by :func:`resolve`).
+
+    Attributes
+    ----------
+    settings : Settings
+        The validated settings used.
+    ground_truth : GroundTruthRecord
+    aspects : tuple of str
+        The ground truth's aspects (``()`` for one unnamed part or a reference).
+    qrels : dict
+        Aspect (None for a single part or a reference) -> evaluated Qrels (sampled, with domains).
+    reference : ReferenceGroundTruth or None
+        The reference model's ground truths (mode ``"tied"``: one per k).
+    runs : dict of str -> Run
+        The runs that loaded, by name, in display order.
+    run_aspect : dict of str -> str or None
+    errors : dict of str -> str
+        Runs that failed, with the message (a damaged artifact names its file).
+    warnings : dict of str -> tuple of str
+        Warnings per run (coverage of embedding runs...).
+    gt_warnings : tuple of str
+    key : str
+        Content key of everything the evaluation depends on (for caches).
+    """
+
+    settings: Settings
+    ground_truth: GroundTruthRecord
+    aspects: tuple[str, ...] = ()
+    qrels: dict = field(default_factory=dict)
+    reference: Any = None
+    runs: dict[str, Run] = field(default_factory=dict)
+    run_aspect: dict[str, str | None] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    gt_warnings: tuple[str, ...] = ()
+    key: str = ""
+
+    def qrels_for(self, run_name: str) -> Qrels | None:
+        """The evaluated ground truth of a run (its aspect's)."""
+        return self.qrels.get(self.run_aspect.get(run_name))
+
+    def evaluate(self, *, progress: ProgressFn | None = None) -> Evaluation:
+        """Every loaded run at every metric and k (:func:`~.pipeline.evaluate_workspace`).
+
+        ``settings["errors"]`` of the result lists the runs that could not be evaluated.
+        """
+        if not self.runs:
+            detail = "; ".join(f"{n}: {m}" for n, m in self.errors.items())
+            raise OptionError("no run to evaluate" + (f" (every run failed: {detail})" if detail else ""))
+        pairs = [(run, self.run_aspect[name]) for name, run in self.runs.items()]
+        qmap = {a: self.qrels[a] for _, a in pairs}
+        ev = evaluate_workspace(qmap, pairs, self.settings, reference=self.reference, progress=progress)
+        return Evaluation(ev.table, ev.coverage, {**ev.settings, "errors": dict(self.errors)})
+
+
+def ranking_key(rec: RunRecord, depth: int, qrels: Qrels) -> str:
+    """Key of an embedding run's ranking: its artifacts, the depth and the judged queries' content."""
+    return stable_key("ranking", list(rec.artifacts), int(depth), qrels_key(qrels))
+
+
+def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
+    """The aspect a run is evaluated against: its own (exact, case-insensitive or a unique part,
+    :func:`evalcore.io.lists.pick_aspect`), else the first; a ground truth without aspects ignores it."""
+    if not aspects or not rec.aspect:
+        return default
+    from ..io.lists import pick_aspect
+
+    return pick_aspect(list(aspects), rec.aspect, label=f"run {rec.name!r}")
+
+
+def _sample(ids: np.ndarray, settings: Settings) -> np.ndarray | None:
+    return sample_query_ids(ids, settings.sample_size, settings.seed) if settings.sample_size else None
+
+
+def _ground_truth(core: WorkspaceCore, gt: GroundTruthRecord, out: Resolved, domains: dict | None,
+                  progress: ProgressFn | None) -> Callable[[str | None], Qrels]:
+    """Fill ``out.qrels`` lazily per aspect; returns the per-aspect getter."""
+    settings = out.settings
+    if gt.kind == "reference":
+        ref = core.reference(gt)
+        (rg, _), msgs = capture(lambda: (reference_from_embeddings(
+            ref, sample=_sample(np.asarray(ref.ids, dtype=object), settings), domains=domains, settings=settings,
+            progress=progress), None))
+        out.reference = rg
+        out.qrels[None] = rg.deepest
+        out.gt_warnings = tuple(msgs)
+        return lambda aspect: out.qrels[None]
+    label = gt.name
+    default = gt.parts[0].aspect
+    universe = core.read_qrels(gt.part(default), label=label).query_ids
+    sample = _sample(np.asarray(universe, dtype=object), settings)
+
+    def get(aspect: str | None) -> Qrels:
+        if aspect not in out.qrels:
+            out.qrels[aspect] = sample_and_label(core.read_qrels(gt.part(aspect), label=label), sample=sample,
+                                                 domains=domains)
+        return out.qrels[aspect]
+
+    get(default)
+    return get
+
+
+def _needed(records: Sequence[RunRecord], names: Sequence[str] | None) -> list[RunRecord]:
+    """The records to build: the named runs (all when None) and, recursively, the inputs of fused ones."""
+    by_name = {r.name: r for r in records}
+    if names is None:
+        return list(records)
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise OptionError(f"no run named {unknown[0]!r} in the workspace; its runs are {list(by_name)}")
+    want: set[str] = set()
+    stack = list(names)
+    while stack:
+        n = stack.pop()
+        if n in want or n not in by_name:
+            continue
+        want.add(n)
+        stack.extend(by_name[n].inputs)
+    return [r for r in records if r.name in want]
+
+
+def _embedding_run(core: WorkspaceCore, rec: RunRecord, qrels: Qrels, depth: int,
+                   progress: ProgressFn | None) -> tuple[Run, list[str]]:
+    from ..embedding_runs import embedding_run
+
+    key = ranking_key(rec, depth, qrels)
+    hit = core.derived_run(key, name=rec.name)
+    if hit is not None:
+        return hit
+
+    def compute() -> tuple[Run, list[str]]:
+        docs, queries = core.run_embeddings(rec)
+        run, msgs = capture(embedding_run, docs, queries, qrels=qrels, k=depth, name=rec.name, progress=progress)
+        return run, msgs
+
+    if core.read_only:  # the demo: rankings are kept in this process only
+        run, msgs = cached("ranking", key, compute)
+        return (run if run.name == rec.name else run.renamed(rec.name)), msgs
+    run, msgs = compute()
+    core.store_derived(key, run, inputs=rec.artifacts, warnings=msgs)
+    return run, msgs
+
+
+def _fused_run(rec: RunRecord, built: dict[str, Run], settings: Settings) -> Run:
+    from ..fusion import weighted_rrf
+
+    opts = rec.options
+    inputs = [built[n].renamed(f"in{i}") for i, n in enumerate(opts["inputs"])]
+    return weighted_rrf(inputs, weights=list(opts["weights"]), c=float(opts.get("c", 60.0)), top_n=opts.get("top_n"),
+                        ties=opts.get("ties") or settings.ties, name=rec.name)
+
+
+def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
+            progress: ProgressFn | None = None) -> Resolved:
+    """Resolve the workspace for one evaluation (see the module docstring).
+
+    Parameters
+    ----------
+    core : WorkspaceCore
+    settings : Settings
+        Validated here.
+    runs : sequence of str, optional
+        Names of the runs to build (default every run); fused runs bring their inputs.
+    progress : callable(done, total), optional
+        Progress of exact top-k ranking (reference ground truth and embedding runs).
+
+    Raises
+    ------
+    OptionError
+        No ground truth, or an unknown run name.
+    CorruptArtifactError
+        A ground-truth artifact is missing or damaged (nothing can be evaluated).
+    """
+    settings = settings.validated()
+    gt = core.ground_truth_record()
+    if gt is None:
+        raise OptionError("the workspace has no ground truth yet: set one with set_ground_truth or set_reference")
+    out = Resolved(settings, gt, aspects=gt.aspects if gt.kind == "qrels" else ())
+    domains = None
+    try:
+        domains = core.domains()
+    except EvalcoreError as e:
+        out.gt_warnings = (f"domains not applied: {e}",)
+    qrels_of = _ground_truth(core, gt, out, domains, progress)
+    default = gt.parts[0].aspect if gt.kind == "qrels" else None
+    records = _needed(core.run_records(), runs)
+    built: dict[str, Run] = {}
+    pending = [r for r in records if r.kind != "fused"] + [r for r in records if r.kind == "fused"]
+    while pending:
+        rest = []
+        for rec in pending:
+            if rec.kind == "fused" and not all(n in built or n in out.errors for n in rec.inputs):
+                missing = [n for n in rec.inputs if n not in {r.name for r in records}]
+                if missing:
+                    out.errors[rec.name] = f"run {rec.name!r}: the runs it fuses are not in the workspace: {missing}"
+                else:
+                    rest.append(rec)
+                continue
+            try:
+                aspect = run_aspect(rec, out.aspects, default)
+                qrels = qrels_of(aspect)
+                if rec.kind == "ranked":
+                    run, msgs = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}"), []
+                elif rec.kind == "embedding":
+                    run, msgs = _embedding_run(core, rec, qrels, settings.depth, progress)
+                else:
+                    failed = [n for n in rec.inputs if n in out.errors]
+                    if failed:
+                        raise OptionError(f"run {rec.name!r}: a run it fuses failed to load: {failed}")
+                    run, msgs = capture(_fused_run, rec, built, settings)
+            except EvalcoreError as e:
+                out.errors[rec.name] = str(e)
+                continue
+            built[rec.name] = run
+            out.run_aspect[rec.name] = aspect
+            if msgs:
+                out.warnings[rec.name] = tuple(msgs)
+        if len(rest) == len(pending):  # a circle of fusions (never written by the API)
+            for rec in rest:
+                out.errors[rec.name] = f"run {rec.name!r}: its fusion inputs form a circle"
+            break
+        pending = rest
+    wanted = set(runs) if runs is not None else None
+    out.runs = {r.name: built[r.name] for r in records if r.name in built and (wanted is None or r.name in wanted)}
+    out.run_aspect = {n: out.run_aspect[n] for n in out.runs}
+    parts = [(p.aspect, p.artifact, p.ids_artifact) for p in gt.parts]
+    side = core.catalogue.read(lambda c: c.execute("SELECT role, artifact FROM side_files ORDER BY role").fetchall())
+    out.key = stable_key("evaluation", __version__, gt.id, parts, vars(settings),
+                         [list(s) for s in side], [(r.name, r.content_key(), out.run_aspect.get(r.name))
+                                                   for r in records])
+    return out

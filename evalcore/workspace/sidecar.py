@@ -1,0 +1,124 @@
+"""Settings, the dashboard's saved state and side files (domains, metadata) of a stored workspace.
+
+A base class of :class:`evalcore.workspace.api.Workspace` (split out to keep each module
+short). Settings are the :class:`~.model.Settings` fields, one catalogue row each (JSON);
+:meth:`SettingsAndSideFiles.ui_state` holds free JSON values (selections) that do not
+bump :attr:`~.core.WorkspaceCore.generation`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import OptionError
+from . import codecs
+from .core import WorkspaceCore
+from .inputs import is_source, source_bytes
+from .model import Settings
+from .store import dumps, loads, now
+
+__all__ = ["SettingsAndSideFiles", "SETTING_FIELDS"]
+
+#: Names of the stored settings (the fields of :class:`~.model.Settings`).
+SETTING_FIELDS = tuple(f.name for f in fields(Settings))
+_SETTING_FIELDS = SETTING_FIELDS
+
+
+class SettingsAndSideFiles(WorkspaceCore):
+    """Settings, dashboard state and side files (see the module docstring)."""
+
+    # ------------------------------------------------------------------ settings and state
+    def settings(self) -> Settings:
+        """The evaluation settings (defaults of :class:`~.model.Settings` where none is stored)."""
+        rows = self.catalogue.read(lambda c: c.execute("SELECT key, value FROM settings").fetchall())
+        stored = {k: loads(v) for k, v in rows if k in _SETTING_FIELDS}
+        return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
+
+    def set_settings(self, settings: Settings | None = None, **changes: Any) -> Settings:
+        """Store settings (a whole :class:`~.model.Settings` and/or single fields); returns them validated."""
+        unknown = sorted(set(changes) - set(_SETTING_FIELDS))
+        if unknown:
+            raise OptionError(f"unknown settings {unknown}; settings are {list(_SETTING_FIELDS)}")
+        new = replace(settings or self.settings(), **changes).validated()
+
+        def record(conn: sqlite3.Connection, stored: list) -> None:
+            conn.executemany("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
+                             [(k, dumps(getattr(new, k))) for k in _SETTING_FIELDS])
+
+        self.commit(list, record)
+        return new
+
+    def ui_state(self) -> dict[str, Any]:
+        """Free JSON values the dashboard keeps (selections...); changing them does not bump :attr:`generation`."""
+        rows = self.catalogue.read(lambda c: c.execute("SELECT key, value FROM settings WHERE key LIKE 'ui:%'")
+                                   .fetchall())
+        return {k[3:]: loads(v) for k, v in rows}
+
+    def set_ui_state(self, **values: Any) -> None:
+        """Merge values into :meth:`ui_state` (a value None removes its key)."""
+        def record(conn: sqlite3.Connection, stored: list) -> None:
+            for k, v in values.items():
+                if v is None:
+                    conn.execute("DELETE FROM settings WHERE key = ?", (f"ui:{k}",))
+                else:
+                    conn.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (f"ui:{k}", dumps(v)))
+
+        self.commit(list, record, bump=False)
+
+    # ------------------------------------------------------------------ side files
+    def set_domains(self, src: Any, *, name: str | None = None) -> None:
+        """Store the query -> domain map: a mapping, or a file :func:`evalcore.load_domains` reads."""
+        from ..io import load_domains
+
+        if isinstance(src, Mapping):
+            mapping, label, sha = {str(k): str(v) for k, v in src.items()}, name, None
+        else:
+            data, shown, label, sha = source_bytes(src, name)
+            mapping = {str(k): str(v) for k, v in load_domains(data, label=shown).items()}
+        self._set_side("domains", label, sha, lambda p: codecs.write_domains(mapping, p))
+
+    def set_metadata(self, src: Any, *, name: str | None = None) -> None:
+        """Store document metadata: a frame / mapping, or a file :func:`evalcore.io.load_doc_metadata` reads."""
+        from .pipeline import normalize_metadata
+
+        if is_source(src):
+            from ..io import load_doc_metadata
+            data, shown, label, sha = source_bytes(src, name)
+            frame = normalize_metadata(load_doc_metadata(data, label=shown), source=shown)
+        else:
+            frame, label, sha = normalize_metadata(src), name, None
+        self._set_side("metadata", label, sha, lambda p: codecs.write_metadata(frame, p))
+
+    def _set_side(self, role: str, name: str | None, sha: str | None, write: Callable[[Path], None]) -> None:
+        def record(conn: sqlite3.Connection, stored: list) -> None:
+            conn.execute("INSERT OR REPLACE INTO side_files (role, name, source_sha256, artifact, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", (role, name, sha, stored[0].sha256, now()))
+
+        self.commit(lambda: [self.put("side", write)], record)
+
+    def remove_side_file(self, role: str) -> None:
+        """Forget the ``"domains"`` or ``"metadata"`` file."""
+        if role not in ("domains", "metadata"):
+            raise OptionError(f"unknown side file {role!r}; choose 'domains' or 'metadata'")
+        self.commit(list, lambda conn, stored: conn.execute("DELETE FROM side_files WHERE role = ?", (role,)))
+
+    def side_files(self) -> dict[str, dict]:
+        """Role -> {name, source_sha256, artifact} of the stored side files."""
+        rows = self.catalogue.read(lambda c: c.execute(
+            "SELECT role, name, source_sha256, artifact FROM side_files").fetchall())
+        return {r[0]: {"name": r[1], "source_sha256": r[2], "artifact": r[3]} for r in rows}
+
+    def _settings_with(self, overrides: Mapping[str, Any]) -> Settings:
+        changes = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(changes) - set(_SETTING_FIELDS))
+        if unknown:
+            raise OptionError(f"unknown settings {unknown}; settings are {list(_SETTING_FIELDS)}")
+        for key in ("k", "metrics"):
+            if key in changes:
+                v = changes[key]
+                changes[key] = (v,) if isinstance(v, (int, str)) else tuple(v)
+        return replace(self.settings(), **changes).validated()

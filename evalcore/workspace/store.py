@@ -1,0 +1,342 @@
+"""The SQLite catalogue of a workspace: schema, migrations, transactions, busy retries.
+
+One file, ``DIR/catalogue.sqlite`` (stdlib :mod:`sqlite3`), in WAL mode with foreign keys
+on, so many readers and one writer share it across processes:
+
+* every change is ONE transaction opened with ``BEGIN IMMEDIATE`` (the write lock is
+  taken at the start, so a transaction never fails half-way on a lock) that also bumps
+  the change counter :attr:`Catalogue.generation` when it changes what a reader shows;
+* reads run in a deferred transaction (one consistent snapshot of the catalogue);
+* ``busy_timeout`` (30 s) plus a retry loop with exponential backoff around each
+  transaction: ``database is locked`` / ``busy`` never reaches a user; after
+  :data:`BUSY_DEADLINE` seconds of waiting a :class:`~evalcore.errors.WorkspaceError`
+  says the workspace is busy;
+* ``synchronous=FULL``: a committed change survives a crash of the process or the machine;
+* one connection per thread and process (sqlite3 objects never cross threads; Streamlit
+  runs each session in its own thread; a forked child opens its own).
+
+Schema version: ``PRAGMA user_version``. :data:`MIGRATIONS` lists the steps from version
+0 (an empty file); opening a catalogue written by a newer evalcore raises
+:class:`~evalcore.errors.SchemaVersionError` before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import ReadOnlyWorkspaceError, SchemaVersionError, WorkspaceError
+
+__all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "now", "dumps", "loads"]
+
+T = TypeVar("T")
+
+#: Seconds a transaction keeps retrying on a locked database before giving up.
+BUSY_DEADLINE = 120.0
+_BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+CREATE TABLE artifacts (
+    sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, ext TEXT NOT NULL, size INTEGER NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE TABLE ground_truths (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('qrels', 'reference')),
+    source_name TEXT, source_sha256 TEXT, format TEXT, options TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL, active INTEGER NOT NULL DEFAULT 0 CHECK (active IN (0, 1)));
+CREATE UNIQUE INDEX ground_truths_one_active ON ground_truths (active) WHERE active = 1;
+CREATE TABLE ground_truth_parts (
+    gt_id INTEGER NOT NULL REFERENCES ground_truths (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL, aspect TEXT,
+    artifact TEXT NOT NULL REFERENCES artifacts (sha256),
+    ids_artifact TEXT REFERENCES artifacts (sha256),
+    n_queries INTEGER, n_rows INTEGER,
+    PRIMARY KEY (gt_id, position));
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, position INTEGER NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('ranked', 'embedding', 'fused')),
+    model TEXT, version TEXT, step REAL, tags TEXT NOT NULL DEFAULT '[]', created_at TEXT NOT NULL,
+    source_name TEXT, source_sha256 TEXT,
+    artifact TEXT REFERENCES artifacts (sha256), ids_artifact TEXT REFERENCES artifacts (sha256),
+    query_artifact TEXT REFERENCES artifacts (sha256),
+    query_ids_artifact TEXT REFERENCES artifacts (sha256),
+    options TEXT NOT NULL DEFAULT '{}', n_queries INTEGER, n_rows INTEGER, dim INTEGER);
+CREATE TABLE evaluations (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
+    ground_truth_id INTEGER REFERENCES ground_truths (id),
+    settings TEXT NOT NULL, runs TEXT NOT NULL,
+    table_artifact TEXT NOT NULL REFERENCES artifacts (sha256), coverage TEXT NOT NULL);
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE side_files (
+    role TEXT PRIMARY KEY CHECK (role IN ('domains', 'metadata')), name TEXT, source_sha256 TEXT,
+    artifact TEXT NOT NULL REFERENCES artifacts (sha256), created_at TEXT NOT NULL);
+CREATE TABLE derived (
+    key TEXT PRIMARY KEY, artifact TEXT NOT NULL REFERENCES artifacts (sha256),
+    inputs TEXT NOT NULL DEFAULT '[]', info TEXT NOT NULL DEFAULT '{}', created_at TEXT NOT NULL);
+INSERT INTO meta (key, value) VALUES ('generation', 0);
+"""
+
+
+def _migrate_to_1(conn: Any) -> None:
+    conn.executescript(_SCHEMA_V1)
+    conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (now(),))
+
+
+#: Ordered migrations: entry i brings a catalogue from version i to version i + 1.
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (_migrate_to_1,)
+#: The schema version this code writes.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 with microseconds (``2026-05-09T07:35:25.123456+00:00``)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON (sorted keys, no blanks; numpy scalars and other objects as text)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default, allow_nan=False)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        return value.item()
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy array
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def loads(text: str | None, default: Any = None) -> Any:
+    """Parse JSON text of a catalogue column (``default`` for NULL)."""
+    return default if text is None else json.loads(text)
+
+
+class NoChange(Exception):  # noqa: N818 - a signal, not an error
+    """Raised inside :meth:`Catalogue.write` when nothing needs changing: the transaction is
+    rolled back, :attr:`Catalogue.generation` stays, and ``write`` returns ``value``."""
+
+    def __init__(self, value: Any = None) -> None:
+        super().__init__("no change")
+        self.value = value
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
+class Catalogue:
+    """The catalogue of one workspace folder (see the module docstring).
+
+    Parameters
+    ----------
+    path : Path
+        The ``catalogue.sqlite`` file.
+    read_only : bool
+        Refuse every write (:class:`~evalcore.errors.ReadOnlyWorkspaceError`) and open
+        connections with ``PRAGMA query_only``; an old schema is then an error too.
+    create : bool
+        Create the file and its schema when missing (else a missing file is an error).
+    """
+
+    def __init__(self, path: Path, *, read_only: bool = False, create: bool = True) -> None:
+        self.path = Path(path)
+        self.read_only = bool(read_only)
+        self._local = threading.local()
+        if not self.path.exists() and (read_only or not create):
+            raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(self.path.parent))
+        self._open_schema()
+
+    # ------------------------------------------------------------------ connections
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=True)
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = FULL")
+            if self.read_only:
+                conn.execute("PRAGMA query_only = ON")
+        except sqlite3.DatabaseError as e:
+            raise WorkspaceError(f"cannot open the catalogue ({e})", file=str(self.path)) from None
+        return conn
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use; a forked child opens its own)."""
+        import os
+
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if conn is None or getattr(local, "pid", None) != os.getpid():
+            conn = self._connect()
+            local.conn, local.pid = conn, os.getpid()
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # ------------------------------------------------------------------ transactions
+    def _retry(self, body: Callable[[], T]) -> T:
+        deadline = time.monotonic() + BUSY_DEADLINE
+        delay = 0.005
+        while True:
+            try:
+                return body()
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e):
+                    raise WorkspaceError(f"catalogue error: {e}", file=str(self.path)) from None
+                if time.monotonic() > deadline:
+                    raise WorkspaceError(f"the workspace stayed busy for {BUSY_DEADLINE:.0f} s (another process "
+                                         "holds its write lock); try again", file=str(self.path)) from None
+                time.sleep(delay * (1 + random.random()))
+                delay = min(delay * 2, 0.5)
+            except sqlite3.DatabaseError as e:
+                raise WorkspaceError(f"the catalogue is damaged or not a workspace ({e})",
+                                     file=str(self.path)) from None
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in one read transaction (a consistent snapshot); retried when busy."""
+        def body() -> T:
+            conn = self.connection()
+            if conn.in_transaction:  # left open by an interrupted call (KeyboardInterrupt...)
+                conn.execute("ROLLBACK")
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")  # a read transaction: ends the snapshot
+
+        return self._retry(body)
+
+    def write(self, fn: Callable[[sqlite3.Connection], T], *, bump: bool = True) -> T:
+        """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing; retried when busy.
+
+        ``bump`` adds one to :attr:`generation` in the same transaction. ``fn`` must not
+        have effects outside the database (it may run more than once); it may raise
+        :class:`NoChange` to end without changing anything.
+        """
+        if self.read_only:
+            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)",
+                                         file=str(self.path.parent))
+
+        def body() -> T:
+            conn = self.connection()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                out = fn(conn)
+                if bump:
+                    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+                conn.execute("COMMIT")
+                return out
+            except NoChange as done:
+                conn.execute("ROLLBACK")
+                return done.value
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+        return self._retry(body)
+
+    def snapshot(self, dest: Path) -> None:
+        """Write a consistent copy of the catalogue to ``dest`` (``VACUUM INTO``; the source is only read).
+
+        A connection of its own (a read-only workspace's connections refuse ``VACUUM``).
+        """
+        def body() -> None:
+            conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            try:
+                conn.execute("VACUUM INTO ?", (str(dest),))
+            finally:
+                conn.close()
+
+        self._retry(body)
+
+    @property
+    def generation(self) -> int:
+        """The change counter: it grows with every change of ground truth, runs, side files or settings."""
+        row = self._retry(lambda: self.connection().execute(
+            "SELECT value FROM meta WHERE key = 'generation'").fetchone())
+        return int(row[0]) if row else 0
+
+    # ------------------------------------------------------------------ schema
+    def _version(self) -> int:
+        return int(self._retry(lambda: self.connection().execute("PRAGMA user_version").fetchone()[0]))
+
+    def _open_schema(self) -> None:
+        version = self._version()
+        self._check_version(version)
+        if not self.read_only:
+            mode = self._retry(lambda: self.connection().execute("PRAGMA journal_mode").fetchone()[0])
+            if str(mode).lower() != "wal":
+                self._retry(lambda: self.connection().execute("PRAGMA journal_mode = WAL").fetchone())
+        if version == SCHEMA_VERSION:
+            return
+        if self.read_only:
+            raise WorkspaceError(f"this catalogue has schema version {version} and needs migrating to "
+                                 f"{SCHEMA_VERSION}; open it once for writing", file=str(self.path))
+
+        def migrate(conn: sqlite3.Connection) -> None:
+            current = int(conn.execute("PRAGMA user_version").fetchone()[0])  # another process may have done it
+            self._check_version(current)
+            if current == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise WorkspaceError("this SQLite file is not an evalcore catalogue", file=str(self.path))
+            for step in MIGRATIONS[current:]:
+                step(conn)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+        # executescript commits implicitly: run the statements one by one inside the transaction
+        self.write(lambda conn: migrate(_Statements(conn)), bump=False)
+
+    def _check_version(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(f"written by a newer evalcore (schema {version} > {SCHEMA_VERSION}); "
+                                     "upgrade evalcore to open it", file=str(self.path))
+
+
+class _Statements:
+    """A connection whose ``executescript`` runs each statement inside the open transaction.
+
+    :meth:`sqlite3.Connection.executescript` COMMITs first; migrations must stay in the
+    transaction that also sets ``user_version`` (all or nothing).
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, params)
+
+    def executescript(self, script: str) -> None:
+        for statement in _split_sql(script):
+            self._conn.execute(statement)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a script (``sqlite3.complete_statement`` decides where each ends)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

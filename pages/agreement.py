@@ -1,0 +1,76 @@
+"""Agreement page: how close the runs' rankings are to one another (seed 000: the student to the teacher)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import analysis as A
+from dashboard import charts, ui
+from dashboard import state as S
+from dashboard import tables as T
+from evalcore.agreement import agreement_matrix, rbo_name
+
+MEASURES = {"overlap": "overlap@k (Jaccard of the top-k sets)", "rbo": "RBO (rank-biased overlap, extrapolated)",
+            "kendall_tau": "Kendall's τ over the shared items"}
+
+ui.page_setup()
+st.title("Agreement between runs")
+st.caption("For each pair of runs and each evaluated query, how similar the two top-k lists are — regardless of "
+           "the ground truth. overlap@k = |A∩B| / |A∪B| of the top-k sets; RBO_ext(p) (Webber et al. 2010, "
+           "extrapolated, eq. 32) weighs the top of the lists, depth d by p^(d−1); Kendall's τ (τ-b) compares the "
+           "order of the items both top-k lists hold (undefined with fewer than 2). Lists are ranked by the tie "
+           "rule of the settings. Means over the queries where the value is defined.")
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+runs = ui.need_runs(ctx, what="compare their rankings")
+
+c1, c2, c3 = st.columns(3)
+with c1:
+    measure = st.selectbox("Measure", list(MEASURES), format_func=MEASURES.get, key="ag_measure")
+with c2:
+    k = st.selectbox("Cutoff k", list(ctx.settings.k), index=len(ctx.settings.k) - 1, key="ag_k")
+with c3:
+    p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
+                        key="ag_p", help="Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
+
+out = A.agreement(ctx, p, int(k))
+if not out.ok:
+    ui.show_error(out.error, prefix="Agreement failed")
+    st.stop()
+name = rbo_name(p) if measure == "rbo" else measure
+matrix = S.memo(S._key("agmatrix", ctx.eval_key, p, name, k), lambda: agreement_matrix(
+    out.value.summary, measure=name, k=int(k), runs=runs))
+label = f"{name}@{k}"
+st.subheader("Runs × runs")
+st.plotly_chart(charts.agreement_heatmap(matrix, measure_label=label, lo=-1.0 if measure == "kendall_tau" else 0.0),
+                key="ag_heatmap")
+st.caption("The diagonal is each run against itself (1 wherever defined).")
+summ = out.value.summary
+sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
+           & (summ["run_a"].astype(str) != summ["run_b"].astype(str))]
+st.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
+             key="ag_table")
+st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
+           "fewer than 2 shared items), left out of the mean.")
+st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),
+                   file_name="agreement_per_query.csv", mime="text/csv", key="ag_download")
+
+# ---------------------------------------------------------------- seed 000: the reference model's similarities
+st.subheader("Similarity agreement with the reference model")
+gt = ctx.ws.ground_truth
+if gt.kind not in ("reference", "demo"):
+    st.caption("Shown when the ground truth is a reference model's embeddings (seed 000): Spearman ρ and mean "
+               "absolute error between the reference's and each model's cosine similarities on sampled pairs.")
+    st.stop()
+sim = A.similarity(ctx)
+if not sim.ok:
+    ui.show_error(sim.error, prefix="Similarity agreement failed")
+    st.stop()
+if sim.value.empty:
+    st.caption("No run here has embeddings of its own (ranked files and fusions have none).")
+    st.stop()
+st.dataframe(T.display_table(sim.value), hide_index=True, key="ag_similarity")
+st.caption(f"Seed 000's training metrics: on {A.SIMILARITY_PAIRS:,} item pairs drawn with seed "
+           f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "
+           "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal).")

@@ -1,0 +1,187 @@
+"""Dashboard views of issue 11 items 8-10 under ``AppTest``: every number shown equals the engine's.
+
+* Agreement page: the runs × runs matrix (heatmap values and table) of overlap@k, RBO and
+  Kendall's τ; seed 000's Spearman / MAE of pair similarities with a reference model
+  (the demo's, and an uploaded reference model's embeddings), absent for judgment files;
+* Compare page: Tukey's HSD beside the paired tests, both designs;
+* Fusion page: the fusion methods and normalisations, the weight search with its split and
+  its overfitting warning, and "Use these weights".
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+from test_app import QUERIES, errors, goto, npz, start, trec_qrels, trec_run, unescape
+
+from evalcore import evaluate
+from evalcore import workspace as W
+from evalcore.aggregate import summarize
+from evalcore.agreement import agreement, agreement_matrix, summarize_agreement
+from evalcore.embedding_runs import reference_agreement
+from evalcore.fusion import fuse
+from evalcore.fusion_search import search_weights
+from evalcore.io import Embeddings, load_embeddings
+from evalcore.stats import tukey_hsd
+from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
+
+SETTINGS = W.Settings().validated()
+
+
+def frame(at, *columns: str) -> pd.DataFrame:
+    """The first table showing all these columns (AppTest does not expose a dataframe's key)."""
+    return next(d.value for d in at.dataframe if set(columns) <= set(getattr(d.value, "columns", [])))
+
+
+def has_frame(at, *columns: str) -> bool:
+    return any(set(columns) <= set(getattr(d.value, "columns", [])) for d in at.dataframe)
+
+
+def chart(at, key: str) -> dict:
+    return json.loads(next(c for c in at.get("plotly_chart") if c.key == key).proto.spec)
+
+
+def heatmap_values(at, key: str) -> np.ndarray:
+    """The ``z`` matrix of a heatmap (Plotly stores typed arrays as base64 ``bdata``)."""
+    z = chart(at, key)["data"][0]["z"]
+    if isinstance(z, dict):
+        shape = tuple(int(x) for x in z["shape"].split(","))
+        return np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    return np.asarray(z, dtype=float)
+
+
+def demo_runs() -> dict:
+    demo = make_demo(0)
+    return {n: demo.runs[n] for n in DEMO_RUN_NAMES}
+
+
+# ------------------------------------------------------------------------------------------ agreement
+
+
+def test_agreement_matrix_equals_the_engine():
+    at = goto(start(), "agreement")
+    assert not errors(at)
+    demo = make_demo(0)
+    runs = demo_runs()
+    for measure, name in (("overlap", "overlap"), ("rbo", "rbo(p=0.9)"), ("kendall_tau", "kendall_tau")):
+        at.selectbox(key="ag_measure").set_value(measure).run()
+        for k in (SETTINGS.k[0], SETTINGS.k[-1]):
+            at.selectbox(key="ag_k").set_value(k).run()
+            assert not at.exception and not errors(at)
+            summ = summarize_agreement(agreement(runs, k=[k], p=0.9, ties=SETTINGS.ties,
+                                                 query_ids=demo.qrels.query_ids))  # fmt: skip
+            mat = agreement_matrix(summ, measure=name, k=k, runs=list(runs))
+            z = heatmap_values(at, "ag_heatmap")
+            off = ~np.eye(len(runs), dtype=bool)
+            assert np.allclose(z[off], mat.to_numpy()[off], rtol=0, atol=1e-12, equal_nan=True), (measure, k)
+            diag = np.diag(z)
+            assert np.allclose(diag[~np.isnan(diag)], 1.0)  # each run against itself, where defined
+            shown = frame(at, "n_undefined")
+            assert len(shown) == 3
+            for row in shown.itertuples(index=False):
+                exp = summ[(summ["run_a"] == row.run_a) & (summ["run_b"] == row.run_b)
+                           & (summ["measure"] == name)].iloc[0]  # fmt: skip
+                assert (row.n, row.n_undefined) == (exp["n"], exp["n_undefined"])
+                assert row.n + row.n_undefined == demo.qrels.n_queries
+                if exp["n"]:
+                    assert abs(float(row.mean) - mat.loc[row.run_a, row.run_b]) < 1e-12
+                else:  # tau@1: one item per list, never two shared: undefined everywhere, shown blank
+                    assert measure == "kendall_tau" and k == 1 and row.mean == "–"
+
+
+def test_similarity_agreement_with_the_demo_reference():
+    at = goto(start(), "agreement")
+    demo = make_demo(0)
+    ref = Embeddings.from_arrays(demo.item_ids, demo.embeddings["reference"])
+    models = {n: Embeddings.from_arrays(demo.item_ids, demo.embeddings[n]) for n in ("strong-128d", "weak-64d")}
+    expected = reference_agreement(ref, models, n_pairs=10_000, seed=42)
+    shown = frame(at, "spearman")
+    assert list(shown["model"]) == list(expected["model"])
+    assert np.allclose(shown["spearman"], expected["spearman"], rtol=0, atol=1e-15)
+    assert np.allclose(shown["mae"], expected["mae"], rtol=0, atol=1e-15)
+
+
+def test_similarity_agreement_with_an_uploaded_reference_and_none_with_judgments():
+    items = [f"i{j}" for j in range(60)]
+    ref_bytes, a_bytes, b_bytes = npz(items, 12, 1), npz(items, 6, 2), npz(items, 8, 3)
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("ref.npz", ref_bytes), kind="reference")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("a.npz", a_bytes), name="a")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("b.npz", b_bytes), name="b")
+    at = goto(start(ws), "agreement")
+    assert not errors(at)
+    expected = reference_agreement(load_embeddings(ref_bytes, label="ref.npz"),
+                                   {"a": load_embeddings(a_bytes), "b": load_embeddings(b_bytes)},
+                                   n_pairs=10_000, seed=42)  # fmt: skip
+    shown = frame(at, "spearman")
+    assert np.allclose(shown[["spearman", "mae"]].to_numpy(float), expected[["spearman", "mae"]].to_numpy(float),
+                       rtol=0, atol=1e-15)  # fmt: skip
+    # a judgment file as ground truth: the matrix, but no similarity table
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("one.trec", trec_run(1)), name="one")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("two.trec", trec_run(2)), name="two")
+    at = goto(start(ws), "agreement")
+    assert not errors(at) and frame(at, "n_undefined")["n"].iloc[0] == len(QUERIES)
+    assert not has_frame(at, "spearman")
+    assert any("reference model's embeddings" in c.value for c in at.caption)
+
+
+# ------------------------------------------------------------------------------------------ Tukey's HSD
+
+
+def test_compare_page_shows_tukey_hsd_equal_to_the_engine():
+    at = goto(start(), "compare")
+    metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
+    ev = evaluate(make_demo(0).qrels, demo_runs(), metrics=list(SETTINGS.metrics), k=list(SETTINGS.k),
+                  ties=SETTINGS.ties)  # fmt: skip
+    for design in ("paired", "independent"):
+        at.selectbox(key="cmp_hsd_design").set_value(design).run()
+        shown = frame(at, "q", "p-value")
+        lib = tukey_hsd(ev.table, metric=metric, k=k, runs=sorted(DEMO_RUN_NAMES), design=design)
+        assert list(zip(shown["run_a"], shown["run_b"], strict=True)) == list(zip(lib["run_a"], lib["run_b"],
+                                                                                   strict=True))  # fmt: skip
+        assert np.allclose(shown["q"], lib["statistic"], rtol=1e-12)
+        assert np.allclose(shown["difference (B − A)"], lib["diff"], rtol=0, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------------------ fusion
+
+
+def test_fusion_methods_and_normalisations_equal_the_engine():
+    at = goto(start(), "fusion")
+    demo = make_demo(0)
+    runs = demo_runs()
+    for method, norm in (("combmnz", "min-max"), ("bordafuse", "none"), ("wsum", "z-score")):
+        at.selectbox(key="fu_method").set_value(method).run()
+        if norm != "none":
+            at.selectbox(key="fu_norm").set_value(norm).run()
+        assert not at.exception and not errors(at)
+        fused = fuse(runs, method=method, norm=norm, ties=SETTINGS.ties, name=method)
+        ev = evaluate(demo.qrels, {method: fused}, metrics=list(SETTINGS.metrics), k=list(SETTINGS.k),
+                      ties=SETTINGS.ties)  # fmt: skip
+        expected = summarize(ev.table)
+        shown = frame(at, "run", "n", "mean", "ci_low").set_index("run")
+        metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
+        row = expected[(expected["metric"] == metric) & (expected["k"] == k)].iloc[0]
+        assert abs(shown.loc[method, "mean"] - row["mean"]) < 1e-15, method
+
+
+def test_weight_search_split_warning_and_use():
+    at = goto(start(), "fusion")
+    at.toggle(key="fu_search").set_value(True).run()
+    assert not at.exception and not errors(at)
+    metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
+    demo = make_demo(0)
+    res = search_weights(demo.qrels, demo_runs(), metric=f"{metric}@{k}", method="rrf", strategy="grid", step=0.1,
+                         seed=0, tune_fraction=0.5, ties=SETTINGS.ties)  # fmt: skip
+    best = frame(at, "trial", "value")
+    assert len(best) == 1 and abs(best["value"].iloc[0] - res.value_tune) < 1e-15
+    assert [m.value for m in at.metric][:2] == [f"{res.value_tune:.4f}", f"{res.value_test:.4f}"]
+    assert not any("overfit" in w.value for w in at.warning)
+    at.button(key="fu_use").click().run()
+    uids = {r.name: r.uid for r in at.session_state["ws"].runs}
+    assert {n: at.session_state[f"fu_w_{uids[n]}"] for n in res.weights} == res.weights
+    at.toggle(key="fu_split").set_value(False).run()
+    assert any("overfit" in unescape(w.value) for w in at.warning)

@@ -1,0 +1,139 @@
+"""Command line of issue 11 items 8-10: ``fuse --method/--norm/--search``, ``agree``, ``compare --hsd``.
+
+Each command's output equals the library call it stands for; bad combinations end
+with one ``error:`` line and exit status 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore import Qrels, Run, evaluate
+from evalcore.agreement import agreement, summarize_agreement
+from evalcore.cli import main
+from evalcore.fusion import fuse
+from evalcore.fusion_search import search_weights
+from evalcore.io import load_qrels
+from evalcore.io.trec import read_trec_run, write_trec_qrels, write_trec_run
+from evalcore.stats import tukey_hsd
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(11)
+    judg = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(40, 8, replace=False)} for i in range(30)}
+    paths = {"qrels": tmp_path / "qrels.txt"}
+    write_trec_qrels(Qrels.from_dict(judg), paths["qrels"])
+    for name in ("a", "b", "c"):
+        res = {f"q{i}": {f"d{j}": float(rng.normal()) for j in rng.choice(40, 20, replace=False)} for i in range(30)}
+        paths[name] = tmp_path / f"{name}.trec"
+        write_trec_run(Run.from_dict(res, name=name), paths[name])
+    return paths
+
+
+def runs_of(files: dict[str, Path]) -> dict[str, Run]:
+    return {n: read_trec_run(files[n], name=n) for n in ("a", "b", "c")}
+
+
+def run_args(files: dict[str, Path]) -> list[str]:
+    return [x for n in ("a", "b", "c") for x in ("--run", f"{n}={files[n]}")]
+
+
+def assert_runs_equal(got: Run, expected: Run) -> None:
+    g, e = got.to_dict(), expected.to_dict()
+    assert g.keys() == e.keys()
+    for q in e:
+        assert g[q].keys() == e[q].keys()
+        for d, v in e[q].items():
+            assert g[q][d] == pytest.approx(v, rel=1e-15, abs=1e-300)
+
+
+@pytest.mark.parametrize("method, norm", [("combmnz", "min-max"), ("wsum", "z-score"), ("bordafuse", "none"),
+                                          ("isr", "none"), ("sum", "rank")])
+def test_fuse_method_and_norm(files, tmp_path, method, norm, capsys):
+    out = tmp_path / "f.trec"
+    weights = ["--weight", "a=2"] if method == "wsum" else []
+    assert main(["fuse", *run_args(files), "--method", method, "--norm", norm, *weights, "--top-n", "15",
+                 "--out", str(out)]) == 0
+    expected = fuse(runs_of(files), method=method, norm=norm, weights={"a": 2.0} if weights else None, top_n=15)
+    assert_runs_equal(read_trec_run(out), expected)
+    assert f"norm {norm}" in capsys.readouterr().out
+
+
+def test_fuse_weight_search_with_split(files, tmp_path, capsys):
+    out, trials = tmp_path / "f.trec", tmp_path / "trials.csv"
+    args = ["fuse", *run_args(files), "--method", "wsum", "--norm", "min-max", "--search", "random", "--trials",
+            "8", "--seed", "3", "--qrels", str(files["qrels"]), "--metric", "ndcg@10", "--tune-fraction", "0.5",
+            "--out", str(out), "--search-out", str(trials)]  # fmt: skip
+    assert main(args) == 0
+    text, err = capsys.readouterr()
+    res = search_weights(load_qrels(files["qrels"]), runs_of(files), metric="ndcg@10", method="wsum", norm="min-max",
+                         strategy="random", n_trials=8, seed=3, tune_fraction=0.5)  # fmt: skip
+    assert "held-out" in text and f"{res.value_test:.4f}" in text and "overfit" not in err
+    assert_runs_equal(read_trec_run(out), fuse(runs_of(files), method="wsum", norm="min-max", weights=res.weights))
+    got = pd.read_csv(trials, float_precision="round_trip")
+    assert np.array_equal(got["value"].to_numpy(), res.trials["value"].to_numpy())
+    assert np.array_equal(got.filter(like="weight:").to_numpy(), res.trials.filter(like="weight:").to_numpy())
+    # the same command again gives the same file (seeded)
+    first = out.read_text()
+    assert main(args) == 0 and out.read_text() == first
+
+
+def test_fuse_weight_search_without_split_warns(files, tmp_path, capsys):
+    assert main(["fuse", *run_args(files), "--search", "grid", "--step", "0.5", "--qrels", str(files["qrels"]),
+                 "--metric", "recall@5", "--out", str(tmp_path / "f.trec")]) == 0
+    out, err = capsys.readouterr()
+    assert "optimistic" in out
+    assert "warning: fusion weights tuned on the evaluated queries overfit" in err
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--search", "grid"], "--search needs --qrels"),
+    (["--search", "grid", "--qrels", "QRELS", "--weight", "a=1"], "either --weight or --search"),
+    (["--method", "isr", "--norm", "min-max"], "fuses ranks"),
+    (["--method", "combsum", "--weight", "a=1"], "takes no weights"),
+    (["--method", "condorcet"], "unknown fusion method"),
+    (["--search", "grid", "--qrels", "QRELS", "--method", "combmnz"], "weights only act"),
+])  # fmt: skip
+def test_fuse_bad_options_are_one_line_errors(files, tmp_path, capsys, extra, fragment):
+    extra = [str(files["qrels"]) if x == "QRELS" else x for x in extra]
+    assert main(["fuse", *run_args(files), *extra, "--out", str(tmp_path / "f.trec")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and fragment in err[0]
+
+
+def test_agree_writes_the_library_tables(files, tmp_path, capsys):
+    out, summ = tmp_path / "agree.csv", tmp_path / "summary.csv"
+    assert main(["agree", *run_args(files), "--k", "5", "0", "--p", "0.8", "--out", str(out),
+                 "--summary-out", str(summ)]) == 0
+    text = capsys.readouterr().out
+    assert "rbo(p=0.8)@5" in text and "kendall_tau@all" in text
+    lib = agreement(runs_of(files), k=[5, 0], p=0.8)
+    got = pd.read_csv(out, dtype={"query_id": str}, float_precision="round_trip")
+    assert list(got.columns) == list(lib.columns) and len(got) == len(lib)
+    assert np.array_equal(got["value"].to_numpy(), lib["value"].to_numpy(), equal_nan=True)
+    assert (got["query_id"].to_numpy() == lib["query_id"].astype(str).to_numpy()).all()
+    s = pd.read_csv(summ, float_precision="round_trip")
+    assert np.allclose(s["mean"], summarize_agreement(lib)["mean"], equal_nan=True, rtol=0, atol=0)
+
+
+def test_agree_needs_two_runs(files, capsys):
+    assert main(["agree", "--run", f"a={files['a']}"]) == 2
+    assert "at least two" in capsys.readouterr().err
+
+
+def test_compare_hsd(files, tmp_path, capsys):
+    out = tmp_path / "hsd.csv"
+    assert main(["compare", "--qrels", str(files["qrels"]), *run_args(files), "--metric", "ndcg@10",
+                 "--hsd", "paired", "--hsd-out", str(out), "--n-resamples", "100"]) == 0
+    assert "Tukey's HSD (paired design)" in capsys.readouterr().out
+    ev = evaluate(load_qrels(files["qrels"]), runs_of(files), metrics=["ndcg"], k=[10])
+    lib = tukey_hsd(ev.table, metric="ndcg", k=10, runs=["a", "b", "c"])
+    got = pd.read_csv(out, float_precision="round_trip")
+    assert list(got.columns) == list(lib.columns)
+    assert np.array_equal(got["p_value"].to_numpy(), lib["p_value"].to_numpy())
+    assert main(["compare", "--qrels", str(files["qrels"]), *run_args(files), "--hsd-out", str(out)]) == 2

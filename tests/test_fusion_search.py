@@ -1,0 +1,109 @@
+"""Seeded search of fusion weights (issue 11 item 8): grid, random, split, determinism, overfitting warning."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from test_fusion_methods import as_runs, random_dicts
+
+from evalcore import Qrels, evaluate
+from evalcore.errors import EvalcoreWarning, OptionError
+from evalcore.fusion import fuse
+from evalcore.fusion_search import OVERFIT_WARNING, search_weights, split_queries, weight_grid
+
+
+def make_qrels(seed: int, n_queries: int = 25, n_docs: int = 40) -> Qrels:
+    rng = np.random.default_rng(seed)
+    judg = {}
+    for q in range(n_queries):
+        docs = rng.choice(n_docs, size=6, replace=False)
+        judg[f"q{q}"] = {f"d{x}": int(rng.integers(0, 3)) for x in docs}
+    return Qrels.from_dict(judg)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_qrels(1), as_runs(random_dicts(2, n_runs=3))
+
+
+def test_grid_is_the_simplex_lattice():
+    g = weight_grid(3, step=0.1)
+    assert g.shape == (math.comb(12, 2), 3)  # 66 vectors
+    assert np.allclose(g.sum(axis=1), 1.0)
+    ints = np.rint(g * 10).astype(int)
+    assert np.allclose(ints / 10, g) and len({tuple(r) for r in ints}) == len(g)
+    assert [tuple(r) for r in ints] == sorted(tuple(r) for r in ints)  # ascending lexicographic
+    with pytest.raises(OptionError, match="1/step"):
+        weight_grid(3, step=0.3)
+    with pytest.raises(OptionError, match="random strategy"):
+        weight_grid(12, step=0.05)
+
+
+def test_best_trial_is_the_evaluated_maximum(data):
+    qrels, runs = data
+    with pytest.warns(EvalcoreWarning, match="overfit"):
+        res = search_weights(qrels, runs, metric="ndcg@5", method="rrf", strategy="grid", step=0.25)
+    assert res.note == OVERFIT_WARNING and res.test_queries == () and math.isnan(res.value_test)
+    assert len(res.trials) == math.comb(4 + 2, 2)
+    # every trial's value is the mean nDCG@5 of the fused run under its weights, recomputed here
+    weights = res.trials[["weight:r0", "weight:r1", "weight:r2"]].to_numpy()
+    for w, value in zip(weights, res.trials["value"], strict=True):
+        fused = fuse(runs, method="rrf", weights=w)
+        expected = evaluate(qrels, {"f": fused}, metrics=["ndcg@5"], ties="docid_asc").table["value"].mean()
+        assert math.isclose(value, expected, abs_tol=1e-15)
+    best = res.trials["value"].max()
+    first_best = int(res.trials.index[res.trials["value"] == best][0])
+    assert res.trials["best"].sum() == 1 and bool(res.trials["best"].iloc[first_best])
+    assert res.value_tune == best
+    assert res.weights == {f"r{j}": res.trials[f"weight:r{j}"].iloc[first_best] for j in range(3)}
+
+
+def test_search_is_deterministic_by_seed(data):
+    qrels, runs = data
+    kw = dict(metric="recall@10", method="wsum", norm="min-max", strategy="random", n_trials=12, tune_fraction=0.6)
+    a = search_weights(qrels, runs, seed=5, **kw)
+    b = search_weights(qrels, runs, seed=5, **kw)
+    c = search_weights(qrels, runs, seed=6, **kw)
+    assert a.trials.equals(b.trials) and a.weights == b.weights and a.tune_queries == b.tune_queries
+    assert not np.allclose(a.trials.filter(like="weight:").to_numpy(), c.trials.filter(like="weight:").to_numpy())
+    assert a.tune_queries != c.tune_queries
+    assert np.allclose(a.trials.filter(like="weight:").sum(axis=1), 1.0)
+
+
+def test_split_tunes_on_one_part_and_reports_on_the_other(data):
+    qrels, runs = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)  # no overfitting warning with a split
+        res = search_weights(qrels, runs, metric="ndcg@10", method="rrf", step=0.5, tune_fraction=0.4, seed=3)
+    tune, test = res.tune_queries, res.test_queries
+    assert not set(tune) & set(test) and set(tune) | set(test) == set(qrels.query_ids)
+    assert len(tune) == 10 and res.note == ""
+    fused = fuse(runs, method="rrf", weights=list(res.weights.values()))
+    per_q = evaluate(qrels, {"f": fused}, metrics=["ndcg@10"], ties="docid_asc").table.set_index("query_id")["value"]
+    assert math.isclose(res.value_test, per_q.loc[list(test)].mean(), abs_tol=1e-15)
+    assert math.isclose(res.value_tune, per_q.loc[list(tune)].mean(), abs_tol=1e-15)
+
+
+def test_split_queries_is_seeded_and_order_free():
+    ids = [f"q{i}" for i in range(10)]
+    a = split_queries(ids, fraction=0.3, seed=1)
+    assert a == split_queries(list(reversed(ids)), fraction=0.3, seed=1)
+    assert len(a[0]) == 3 and len(a[1]) == 7
+    assert split_queries(ids, fraction=0.01, seed=1)[0].__len__() == 1  # at least one query each side
+    with pytest.raises(OptionError, match="tune_fraction"):
+        split_queries(ids, fraction=1.0, seed=1)
+
+
+def test_search_options_are_checked(data):
+    qrels, runs = data
+    with pytest.raises(OptionError, match="weights only act"):
+        search_weights(qrels, runs, method="combmnz")
+    with pytest.raises(OptionError, match="cutoff"):
+        search_weights(qrels, runs, metric="ndcg")
+    with pytest.raises(OptionError, match="strategy"):
+        search_weights(qrels, runs, strategy="bayes")
+    with pytest.raises(OptionError, match="two runs"):
+        search_weights(qrels, runs[:1])

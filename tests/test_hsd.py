@@ -1,0 +1,144 @@
+"""Tukey's HSD across many runs (issue 11 item 10).
+
+* ``design="independent"`` equals ranx (``ranx.compare(..., stat_test="tukey")`` end to end, and
+  ``ranx.statistical_tests.tukey_hsd_test``) and scipy's ``tukey_hsd`` intervals;
+* ``design="paired"``: with two runs it is the paired t-test (scipy ``ttest_rel``); with more,
+  its residual mean square equals the two-way ANOVA's, computed here as the residual of a
+  least-squares fit with run and query indicator columns; query offsets do not change it;
+* table handling: complete blocks, dropped queries, degenerate cases, options.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalcore import Qrels, Run, evaluate
+from evalcore.errors import OptionError
+from evalcore.stats import HSD_COLUMNS, tukey_hsd, tukey_hsd_values
+
+pytestmark = pytest.mark.filterwarnings("ignore:unsafe cast from uint64:Warning")  # ranx's numba code
+
+
+def long_table(values: np.ndarray, runs: list[str], queries: list[str] | None = None) -> pd.DataFrame:
+    n, m = values.shape
+    queries = queries or [f"q{i}" for i in range(n)]
+    return pd.DataFrame({
+        "run": np.repeat(runs, n), "query_id": queries * m, "domain": "", "metric": "ndcg", "k": 10,
+        "value": values.T.reshape(-1),
+    })  # fmt: skip
+
+
+def test_independent_design_equals_ranx_end_to_end():
+    ranx = pytest.importorskip("ranx")
+    rng = np.random.default_rng(1)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(30, 8, replace=False)} for i in range(40)}
+    runs = {}
+    for r in range(4):
+        runs[f"r{r}"] = {q: {f"d{j}": float(rng.random() + 0.05 * r * (f"d{j}" in qrels[q]))
+                             for j in rng.choice(30, 15, replace=False)} for q in qrels}  # fmt: skip
+    report = ranx.compare(ranx.Qrels(qrels), [ranx.Run(d, name=n) for n, d in runs.items()],
+                          metrics=["recall@10"], stat_test="tukey")  # fmt: skip
+    ev = evaluate(Qrels.from_dict(qrels), {n: Run.from_dict(d, name=n) for n, d in runs.items()},
+                  metrics=["recall"], k=[10])  # fmt: skip
+    res = tukey_hsd(ev.table, metric="recall", k=10, runs=list(runs), design="independent")
+    assert len(res) == 6
+    for row in res.itertuples(index=False):
+        theirs = report.comparisons[row.run_a, row.run_b]["recall@10"]["p_value"]
+        assert math.isclose(row.p_value, theirs, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_independent_design_equals_ranx_function_and_scipy_intervals():
+    tukey_hsd_test = pytest.importorskip("ranx.statistical_tests").tukey_hsd_test
+    x = np.random.default_rng(2).random((25, 5)) + np.arange(5) * 0.05
+    names = [f"r{j}" for j in range(5)]
+    ours = tukey_hsd_values(x, design="independent", confidence=0.9)
+    for rec in tukey_hsd_test(names, list(x.T), max_p=0.05):
+        i, j = names.index(rec["control"]), names.index(rec["treatment"])
+        assert math.isclose(ours["p_value"][i, j], rec["p-value"], rel_tol=1e-12, abs_tol=1e-15)
+    ci = stats.tukey_hsd(*x.T).confidence_interval(0.9)
+    assert np.allclose(ours["ci_low"], ci.low.T, rtol=0, atol=1e-12)
+    assert np.allclose(ours["diff"], x.mean(axis=0)[None, :] - x.mean(axis=0)[:, None], atol=1e-15)
+    # two groups: the pooled two-sample t-test
+    two = tukey_hsd_values(x[:, :2], design="independent")
+    assert math.isclose(two["p_value"][0, 1], stats.ttest_ind(x[:, 1], x[:, 0]).pvalue, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_paired_design_with_two_runs_is_the_paired_t_test(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.random((int(rng.integers(5, 60)), 2))
+    x[:, 1] += rng.normal(0.05, 0.1, len(x))
+    res = tukey_hsd_values(x, design="paired")
+    t = stats.ttest_rel(x[:, 1], x[:, 0])
+    assert math.isclose(res["p_value"][0, 1], t.pvalue, rel_tol=1e-9)
+    assert math.isclose(res["statistic"][0, 1], math.sqrt(2) * abs(t.statistic), rel_tol=1e-12)
+    assert res["df"] == len(x) - 1
+
+
+def test_paired_design_uses_the_two_way_anova_error():
+    rng = np.random.default_rng(6)
+    n, m = 30, 4
+    x = rng.random((n, m)) + rng.normal(0, 1, (n, 1))  # strong query effects
+    # residual mean square of y ~ run + query by least squares on indicator columns
+    design = np.hstack([np.ones((n * m, 1)), np.kron(np.ones((n, 1)), np.eye(m))[:, 1:],
+                        np.kron(np.eye(n), np.ones((m, 1)))[:, 1:]])  # fmt: skip
+    y = x.reshape(-1)
+    beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+    df = (n - 1) * (m - 1)
+    mse = float(((y - design @ beta) ** 2).sum() / df)
+    res = tukey_hsd_values(x, design="paired", confidence=0.95)
+    assert math.isclose(res["mse"], mse, rel_tol=1e-10)
+    means = x.mean(axis=0)
+    q = abs(means[3] - means[1]) / math.sqrt(mse / n)
+    assert math.isclose(res["p_value"][1, 3], stats.studentized_range.sf(q, m, df), rel_tol=1e-9)
+    half = stats.studentized_range.ppf(0.95, m, df) * math.sqrt(mse / n)
+    assert math.isclose(res["ci_high"][1, 3] - res["ci_low"][1, 3], 2 * half, rel_tol=1e-9)
+    # query offsets leave the paired design unchanged, the independent one not
+    shifted = x + rng.normal(0, 5, (n, 1))
+    assert np.allclose(tukey_hsd_values(shifted)["p_value"], res["p_value"], atol=1e-9)
+    assert not np.allclose(tukey_hsd_values(shifted, design="independent")["p_value"],
+                           tukey_hsd_values(x, design="independent")["p_value"], atol=1e-3)  # fmt: skip
+    # pairing finds what the independent design misses here
+    assert res["p_value"].min() <= tukey_hsd_values(x, design="independent")["p_value"].min()
+
+
+def test_table_front_complete_blocks_and_columns():
+    rng = np.random.default_rng(7)
+    x = rng.random((20, 3))
+    table = long_table(x, ["a", "b", "c"])
+    table = table.drop(index=table.index[(table["run"] == "c") & (table["query_id"] == "q0")])
+    res = tukey_hsd(table, metric="ndcg", k=10)
+    assert list(res.columns) == list(HSD_COLUMNS)
+    assert list(zip(res["run_a"], res["run_b"], strict=True)) == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert (res["n"] == 19).all() and (res["n_dropped"] == 1).all()
+    direct = tukey_hsd_values(x[1:], design="paired")
+    assert np.allclose(res["p_value"], [direct["p_value"][0, 1], direct["p_value"][0, 2], direct["p_value"][1, 2]])
+    assert np.allclose(res["diff"], res["mean_b"] - res["mean_a"])
+    assert (res["significant"] == (res["p_value"] < 0.05)).all()
+
+
+def test_degenerate_cases():
+    base = np.random.default_rng(8).random((10, 1))
+    shifted = np.hstack([base, base + 0.1, base])  # constant shifts: no error variance
+    res = tukey_hsd(long_table(shifted, ["a", "b", "c"]), metric="ndcg", k=10)
+    assert list(res["p_value"]) == [0.0, 1.0, 0.0] and "no error variance" in res["note"].iloc[0]
+    one = tukey_hsd(long_table(np.array([[0.1, 0.2]]), ["a", "b"]), metric="ndcg", k=10)
+    assert math.isnan(one["p_value"].iloc[0]) and "not testable" in one["note"].iloc[0]
+    assert not one["significant"].iloc[0]
+
+
+def test_options_are_checked():
+    table = long_table(np.random.default_rng(9).random((5, 2)), ["a", "b"])
+    with pytest.raises(OptionError, match="design"):
+        tukey_hsd(table, metric="ndcg", k=10, design="welch")
+    with pytest.raises(OptionError, match="have no"):
+        tukey_hsd(table, metric="ndcg", k=10, runs=["a", "zz"])
+    with pytest.raises(OptionError, match="two distinct runs"):
+        tukey_hsd(table, metric="ndcg", k=10, runs=["a"])
+    with pytest.raises(OptionError, match="finite"):
+        tukey_hsd_values(np.array([[0.0, np.nan], [1.0, 2.0]]))

@@ -1,0 +1,383 @@
+"""The persistent workspace (issue #9): API -> store -> API round trips, evaluation, damage, schema.
+
+Oracles: :func:`evalcore.evaluate` and :func:`evalcore.embedding_run` on the same data, and
+the dashboard's in-memory pipeline (``Snapshot`` + ``evalcore.workspace.pipeline``, the
+``resolve`` helper of ``tests/test_workspace.py``) on the same bytes. Nothing here compares
+against numbers copied from the store's own output.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_workspace import QUERIES, SETTINGS, csv_run, npz, ordered_lists, trec_qrels, trec_run
+from test_workspace import resolve as snapshot_resolve
+
+from evalcore import Qrels, Run, Workspace, embedding_run, evaluate
+from evalcore import workspace as W
+from evalcore.errors import (
+    CorruptArtifactError,
+    EvalcoreError,
+    EvalcoreWarning,
+    OptionError,
+    SchemaVersionError,
+    WorkspaceError,
+)
+from evalcore.io import Embeddings, load_qrels, load_run
+from evalcore.workspace import codecs
+from evalcore.workspace.store import SCHEMA_VERSION
+
+METRICS = ["ndcg", "recall", "mrr", "map"]
+
+
+def tie_heavy(seed: int, n_q: int = 15, n_d: int = 30) -> tuple[Qrels, dict[str, Run]]:
+    """Random judgments and runs whose scores take 3 values (many ties), with a query absent from a run."""
+    rng = np.random.default_rng(seed)
+    judg = {f"q{i}": {f"d{j}": int(rng.integers(0, 4)) for j in rng.choice(n_d, 6, replace=False)}
+            for i in range(n_q)}
+    judg["q_empty"] = {}
+    qrels = Qrels.from_dict(judg, domains={f"q{i}": "ab"[i % 2] for i in range(n_q)})
+    runs = {}
+    for name in ("bm25", "dense"):
+        res = {f"q{i}": {f"d{j}": float(rng.integers(0, 3)) / 7 for j in rng.choice(n_d, 12, replace=False)}
+               for i in range(n_q - 1)}
+        res["q_only_in_run"] = {"d1": 1.0}
+        runs[name] = Run.from_dict(res, name=name)
+    return qrels, runs
+
+
+def assert_same_run(a: Run, b: Run) -> None:
+    assert a.name == b.name
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    assert np.array_equal(a.q, b.q)
+    assert a.doc_ids.tolist() == b.doc_ids.tolist()
+    assert a.scores.dtype == b.scores.dtype == np.float64
+    assert a.scores.tobytes() == b.scores.tobytes()  # bit for bit
+
+
+def assert_same_qrels(a: Qrels, b: Qrels) -> None:
+    assert a.query_ids.tolist() == b.query_ids.tolist()
+    assert np.array_equal(a.q, b.q) and a.doc_ids.tolist() == b.doc_ids.tolist()
+    assert a.grades.tobytes() == b.grades.tobytes()
+    assert (a.domains is None) == (b.domains is None)
+    if a.domains is not None:
+        assert a.domains.tolist() == b.domains.tolist()
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Workspace:
+    return Workspace.open(tmp_path / "ws")
+
+
+# ------------------------------------------------------------------------------------------ stored data
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_codecs_round_trip_bit_for_bit(tmp_path: Path, seed: int) -> None:
+    qrels, runs = tie_heavy(seed)
+    codecs.write_qrels(qrels, tmp_path / "q.parquet")
+    assert_same_qrels(qrels, codecs.read_qrels(tmp_path / "q.parquet"))
+    no_dom = Qrels(qrels.query_ids, qrels.q, qrels.doc_ids, qrels.grades, None)
+    codecs.write_qrels(no_dom, tmp_path / "q2.parquet")
+    assert codecs.read_qrels(tmp_path / "q2.parquet").domains is None
+    run = runs["bm25"]
+    codecs.write_run(run, tmp_path / "r.parquet")
+    back = codecs.read_run(tmp_path / "r.parquet", name="bm25")
+    assert_same_run(run, back)
+    for ties in ("trec", "docid_asc", "input"):  # same ranking under every tie rule, "input" reads the row order
+        assert back.ranked_lists(ties=ties) == run.ranked_lists(ties=ties)
+    rng = np.random.default_rng(seed)
+    vec = rng.normal(size=(50, 7)).astype(np.float64)
+    codecs.write_vectors(np.asfortranarray(vec), tmp_path / "v.npy")
+    stored = codecs.read_vectors(tmp_path / "v.npy")
+    assert isinstance(stored, np.memmap) and stored.dtype == np.float32 and stored.flags.c_contiguous
+    assert stored.tobytes() == vec.astype(np.float32).tobytes()
+    ev = evaluate(qrels, runs, metrics=METRICS, k=[1, 5, 10])
+    codecs.write_results(ev.table, tmp_path / "t.parquet")
+    pd.testing.assert_frame_equal(codecs.read_results(tmp_path / "t.parquet"), ev.table)
+
+
+def test_runs_and_ground_truth_from_files_equal_the_readers(ws: Workspace, tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_bytes(trec_qrels(3))
+    (tmp_path / "a.trec").write_bytes(trec_run(1, tag="tagA"))
+    ws.set_ground_truth(tmp_path / "q.txt")
+    ws.add_run("a", tmp_path / "a.trec", model="bm25", version="v1", step=3, tags=["baseline", "x"])
+    ws.add_run("b", csv_run(2), source_name="b.csv")  # bytes + the file name (as the dashboard uploads)
+    assert_same_qrels(ws.load_qrels(), load_qrels(tmp_path / "q.txt"))
+    assert_same_run(ws.load_run("a"), load_run(tmp_path / "a.trec", name="a"))
+    assert_same_run(ws.load_run("b"), load_run(csv_run(2), label="b.csv", name="b"))
+    frame = ws.runs()
+    assert frame.columns.tolist() == W.RUN_COLUMNS
+    row = frame.iloc[0]
+    assert (row["name"], row["kind"], row["model"], row["version"], row["step"]) == ("a", "ranked", "bm25", "v1", 3.0)
+    assert row["tags"] == ("baseline", "x") and row["source_name"] == "a.trec"
+    import hashlib
+
+    assert row["source_sha256"] == hashlib.sha256(trec_run(1, tag="tagA")).hexdigest()
+    assert frame.iloc[1]["source_name"] == "b.csv" and pd.isna(frame.iloc[1]["step"])
+    assert row["n_queries"] == len(QUERIES) and str(frame["created_at"].dtype).startswith("datetime64")
+    assert ws.ground_truth()["name"] == "q.txt" and ws.ground_truth()["kind"] == "qrels"
+
+
+def test_evaluate_equals_the_engine_bit_for_bit(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(5)
+    ws.set_ground_truth(qrels, name="toy")
+    for name, run in runs.items():
+        ws.add_run(name, run)
+    for ties in ("trec", "input"):
+        got = ws.evaluate(metrics=METRICS + ["P(rel=2)@5"], k=[1, 3, 10], ties=ties)
+        want = evaluate(qrels, runs, metrics=METRICS + ["P(rel=2)@5"], k=[1, 3, 10], ties=ties)
+        pd.testing.assert_frame_equal(got.table, want.table)
+        pd.testing.assert_frame_equal(got.coverage, want.coverage)
+        assert got.settings["errors"] == {}
+
+
+def test_evaluation_is_recorded_once_and_reads_back(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(6)
+    ws.set_ground_truth(qrels)
+    ws.add_run("bm25", runs["bm25"])
+    generation = ws.generation
+    ev = ws.evaluate(metrics=["ndcg"], k=[5])
+    ws.evaluate(metrics=["ndcg"], k=[5])  # same inputs: one record
+    assert ws.generation == generation  # recording an evaluation is not a change a page shows
+    frame = ws.evaluations()
+    assert len(frame) == 1 and frame.iloc[0]["runs"] == ("bm25",) and frame.iloc[0]["k"] == (5,)
+    back = ws.load_evaluation()
+    pd.testing.assert_frame_equal(back.table, ev.table)
+    pd.testing.assert_frame_equal(back.coverage, ev.coverage)
+    ws.evaluate(metrics=["ndcg"], k=[10])
+    assert len(ws.evaluations()) == 2
+    assert ws.evaluate(metrics=["ndcg"], k=[5], record=False).table.equals(ev.table)
+    with pytest.raises(OptionError, match="no evaluation with id 99"):
+        ws.load_evaluation(99)
+
+
+def test_embedding_runs_equal_embedding_run_and_are_ranked_once(ws: Workspace, monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    qrels, _ = tie_heavy(3)
+    doc_ids = [f"d{j}" for j in range(30)]
+    docs = rng.normal(size=(30, 16)).astype(np.float32)
+    q_ids = list(qrels.query_ids)[:-1] + ["unjudged"]
+    queries = rng.normal(size=(len(q_ids), 16)).astype(np.float32)
+    items = [f"q{i}" for i in range(15)] + doc_ids  # item-to-item: queries are items
+    item_vecs = rng.normal(size=(len(items), 8))
+    ws.set_ground_truth(qrels)
+    ws.add_embedding_run("qd", docs, doc_ids, query_embeddings=queries, query_ids=q_ids, model="e5", step=1)
+    ws.add_embedding_run("i2i", item_vecs, items, model="e5", step=2)
+    ws.set_settings(depth=20, k=(5, 10), metrics=("ndcg", "recall"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        want_qd = embedding_run(Embeddings.from_arrays(doc_ids, docs), Embeddings.from_arrays(q_ids, queries),
+                                qrels=qrels, k=20, name="qd")
+        want_i2i = embedding_run(Embeddings.from_arrays(items, item_vecs), qrels=qrels, k=20, name="i2i")
+        assert_same_run(ws.load_run("qd"), want_qd)
+        assert_same_run(ws.load_run("i2i"), want_i2i)
+        ev = ws.evaluate()
+        want = evaluate(qrels, {"qd": want_qd, "i2i": want_i2i}, metrics=["ndcg", "recall"], k=[5, 10])
+    pd.testing.assert_frame_equal(ev.table, want.table)
+    d, q = ws.load_embeddings("qd")
+    assert isinstance(d.vectors, np.memmap) and d.vectors.tobytes() == docs.tobytes() and q.ids.tolist() == q_ids
+    # a second evaluation reads the stored rankings: exact top-k is not called again
+    import evalcore.embedding_runs as ER
+
+    def fail(*a, **k):
+        raise AssertionError("ranked again")
+
+    monkeypatch.setattr(ER, "embedding_run", fail)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        pd.testing.assert_frame_equal(ws.evaluate(record=False).table, want.table)
+        with pytest.raises(AssertionError, match="ranked again"):  # another depth: a new ranking
+            ws.evaluate(depth=25, record=False)
+
+
+def test_same_numbers_as_the_dashboard_pipeline(ws: Workspace) -> None:
+    """Aspects, sampling, item-to-item embeddings and a fusion: the store and the in-memory pipeline agree."""
+    ids = [f"tt{i:04d}" for i in range(12)]
+    snap = W.Snapshot(settings=replace(SETTINGS, sample_size=8, seed=3, ties="docid_asc"))
+    snap = W.set_ground_truth(snap, W.Blob.of("gt.json", ordered_lists()))
+    overall, content = (next(a for a in W.ground_truth_aspects(snap.ground_truth) if part in a)
+                        for part in ("overall", "content"))
+    snap, u1 = W.add_embedding_run(snap, W.Blob.of("a.npz", npz(ids, 8, 1)), aspect=content)
+    snap, u2 = W.add_embedding_run(snap, W.Blob.of("b.npz", npz(ids, 8, 2)), aspect=overall)
+    snap, _ = W.add_fused_run(snap, [u1, u2], [0.7, 0.3], name="rrf")
+    _, _, want = snapshot_resolve(snap)
+    ws.set_ground_truth(ordered_lists(), source_name="gt.json")
+    assert ws.aspects() == tuple(W.ground_truth_aspects(snap.ground_truth))
+    ws.add_embedding_run("a", npz(ids, 8, 1), source_name="a.npz", aspect="content")  # a unique part of its name
+    ws.add_embedding_run("b", npz(ids, 8, 2), source_name="b.npz", aspect=overall)
+    ws.add_fused_run("rrf", {"a": 0.7, "b": 0.3})
+    ws.set_settings(snap.settings)
+    got = ws.evaluate()
+    pd.testing.assert_frame_equal(got.table, want.table)
+    assert got.settings["aspects"] == want.settings["aspects"] == {"a": content, "b": overall, "rrf": content}
+    with pytest.raises(EvalcoreError, match="unknown aspect 'plot'"):
+        ws.add_run("c", csv_run(1), aspect="plot")
+
+
+def test_reference_ground_truth_matches_the_dashboard_pipeline(ws: Workspace) -> None:
+    ids = [f"i{j}" for j in range(40)]
+    for mode in ("tied", "fixed"):
+        settings = replace(SETTINGS, gt_mode=mode, gt_depth=4, sample_size=10)
+        snap = W.Snapshot(settings=settings)
+        snap = W.set_ground_truth(snap, W.Blob.of("ref.npz", npz(ids, 6, 9)), kind="reference")
+        snap, _ = W.add_embedding_run(snap, W.Blob.of("m.npz", npz(ids, 6, 4)))
+        _, _, want = snapshot_resolve(snap)
+        ws.set_reference(npz(ids, 6, 9), source_name="ref.npz")
+        ws.add_embedding_run("m", npz(ids, 6, 4), source_name="m.npz", replace=True)
+        ws.set_settings(settings)
+        pd.testing.assert_frame_equal(ws.evaluate().table, want.table)
+    assert ws.ground_truth()["kind"] == "reference"
+    assert ws.load_reference().ids.tolist() == ids
+    with pytest.raises(OptionError, match="reference model"):
+        ws.load_qrels()
+
+
+# ------------------------------------------------------------------------------------------ editing
+
+
+def test_add_remove_rename_replace(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(1)
+    ws.set_ground_truth(qrels)
+    ws.add_run("a", runs["bm25"])
+    ws.add_run("b", runs["dense"])
+    ws.add_fused_run("f", ["a", "b"], weights=[2, 1], c=10, top_n=5)
+    ws.add_fused_run("ff", {"f": 1.0, "a": 1.0})
+    with pytest.raises(OptionError, match="already exists"):
+        ws.add_run("a", runs["dense"])
+    ws.add_run("a", runs["dense"], replace=True)  # replaced in place, fusions keep it
+    assert ws.run_names() == ["a", "b", "f", "ff"]
+    assert_same_run(ws.load_run("a"), runs["dense"].renamed("a"))
+    ws.rename_run("a", "A")
+    assert ws.runs().set_index("name").loc["f", "inputs"] == ("A", "b")
+    ev = ws.evaluate(metrics=["ndcg"], k=[5], ties="docid_asc")
+    assert set(ev.runs) == {"A", "b", "f", "ff"}
+    assert ws.remove_run("A") == ["A", "f", "ff"]  # fusions built on it go too
+    assert ws.run_names() == ["b"]
+    for bad in ("", "a\tb", "x\ny", 5):
+        with pytest.raises(OptionError):
+            ws.add_run(bad, runs["bm25"])
+    with pytest.raises(OptionError, match="no run named"):
+        ws.remove_run("nope")
+    with pytest.raises(OptionError, match="step"):
+        ws.add_run("s", runs["bm25"], step="three")
+    with pytest.raises(OptionError, match="fuses? is not|no run named"):
+        ws.add_fused_run("g", ["b", "missing"])
+    ws.set_run_info("b", model="m", version="2", step=7, tags="t")
+    row = ws.runs().iloc[0]
+    assert (row["model"], row["version"], row["step"], row["tags"]) == ("m", "2", 7.0, ("t",))
+
+
+def test_generation_counts_changes_only(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(2)
+    g0 = ws.generation
+    ws.set_ground_truth(qrels, name="g")
+    g1 = ws.generation
+    ws.set_ground_truth(qrels, name="g")  # the same ground truth again: no change
+    assert g1 == g0 + 1 and ws.generation == g1
+    ws.add_run("a", runs["bm25"])
+    ws.set_settings(k=(5,))
+    ws.set_ui_state(selected=["a"], metric="ndcg@5")
+    assert ws.generation == g1 + 2
+    assert ws.ui_state() == {"selected": ["a"], "metric": "ndcg@5"}
+    ws.set_ui_state(metric=None)
+    assert ws.ui_state() == {"selected": ["a"]}
+    other = Workspace.open(ws.path)  # another handle (another process would see the same)
+    assert other.generation == ws.generation and other.settings().k == (5,)
+    with pytest.raises(OptionError, match="unknown settings"):
+        ws.set_settings(colour="red")
+
+
+def test_side_files_apply_domains(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(4)
+    ws.set_ground_truth(qrels)
+    ws.add_run("bm25", runs["bm25"])
+    ws.set_domains(b"query_id,domain\nq0,x\nq1,y\n", name="d.csv")
+    ws.set_metadata({"d1": {"title": "T", "text": "body"}}, name="meta")
+    assert ws.domains() == {"q0": "x", "q1": "y"}
+    assert ws.metadata().to_dict("records") == [{"doc_id": "d1", "title": "T", "text": "body"}]
+    table = ws.evaluate(metrics=["ndcg"], k=[5]).table
+    want = evaluate(qrels.with_domains({"q0": "x", "q1": "y"}), runs["bm25"], metrics=["ndcg"], k=[5]).table
+    pd.testing.assert_frame_equal(table, want)
+    assert set(ws.side_files()) == {"domains", "metadata"}
+    ws.remove_side_file("domains")
+    assert ws.domains() is None
+
+
+# ------------------------------------------------------------------------------------------ damage and schema
+
+
+def _artifact_of(ws: Workspace, name: str) -> Path:
+    rec = ws.run_record(name)
+    return ws.objects.path(rec.artifact, "parquet")
+
+
+def test_a_flipped_byte_is_reported_by_name_and_the_rest_still_loads(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(7)
+    ws.set_ground_truth(qrels)
+    ws.add_run("good", runs["bm25"])
+    ws.add_run("bad", runs["dense"])
+    ws.load_run("bad")  # read (and hash-checked) once before the damage
+    path = _artifact_of(ws, "bad")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    st = path.stat()
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # even on a coarse clock, the file changed
+    fresh = Workspace.open(ws.path)
+    assert fresh.run_names() == ["good", "bad"]  # listing reads the catalogue only
+    with pytest.raises(CorruptArtifactError) as err:
+        fresh.load_run("bad")
+    assert "run 'bad'" in str(err.value) and path.name in str(err.value) and "damaged" in str(err.value)
+    with pytest.warns(EvalcoreWarning, match="run 'bad' not evaluated"):
+        ev = fresh.evaluate(metrics=["ndcg"], k=[5])
+    assert ev.runs == ["good"] and "bad" in ev.settings["errors"]
+    assert_same_run(fresh.load_run("good"), runs["bm25"].renamed("good"))
+    problems = fresh.verify()
+    assert len(problems) == 1 and path.name in problems[0]
+    with pytest.raises(CorruptArtifactError, match=path.name):
+        fresh.export(ws.path.parent / "x.zip")
+    assert not (ws.path.parent / "x.zip").exists()
+
+
+def test_a_missing_artifact_is_reported(ws: Workspace) -> None:
+    qrels, runs = tie_heavy(8)
+    ws.set_ground_truth(qrels)
+    ws.add_run("a", runs["bm25"])
+    ws.add_run("b", runs["dense"])
+    _artifact_of(ws, "a").unlink()
+    with pytest.raises(CorruptArtifactError, match="run 'a'.*missing"):
+        ws.load_run("a")
+    with pytest.warns(EvalcoreWarning):
+        assert ws.evaluate(metrics=["ndcg"], k=[5]).runs == ["b"]
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(ws: Workspace) -> None:
+    ws.set_ground_truth(tie_heavy(0)[0])
+    db = ws.path / "catalogue.sqlite"
+    ws.close()
+    conn = sqlite3.connect(db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    before = db.read_bytes()
+    for read_only in (False, True):
+        with pytest.raises(SchemaVersionError, match=rf"newer evalcore \(schema {SCHEMA_VERSION + 1} > "):
+            Workspace.open(ws.path, read_only=read_only)
+    assert db.read_bytes() == before
+
+
+def test_not_a_workspace(tmp_path: Path) -> None:
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "catalogue.sqlite").write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(WorkspaceError, match="catalogue"):
+        Workspace.open(tmp_path / "w")
+    with pytest.raises(WorkspaceError, match="no workspace here"):
+        Workspace.open(tmp_path / "absent", create=False)
+    assert not (tmp_path / "absent").exists()
