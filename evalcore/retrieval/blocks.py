@@ -181,8 +181,9 @@ class _QueryBlock:
     def new_pool(self) -> _Candidates:
         """An empty candidate pool for these queries (zero queries never admit candidates)."""
         task = self.task
-        pool = _Candidates(self.m, task.kk, self.err * self.qnorm * self.reader.cmax, self.rescore, task.id_rank,
-                           task.index_dtype)
+        cmax = self.reader.cmax
+        pool = _Candidates(self.m, task.kk, self.err * self.qnorm * cmax, self.rescore, task.id_rank,
+                           task.index_dtype, norm_bound=cmax)
         pool.skip_rows(self.zero_rows)
         return pool
 
@@ -195,10 +196,12 @@ class _QueryBlock:
         """
         reader = self.reader
         cn, m_c, zeros, bmax = reader.read(cs, first_pass)
-        if bmax > reader.cmax:  # normalized=True only
-            with reader.lock:  # tolerances only grow: safe for every pool
+        if bmax > reader.cmax:  # normalized=True only: the bound of the canonical re-scoring
+            with reader.lock:
                 reader.cmax = max(reader.cmax, bmax)
-                pool.tol = self.err * self.qnorm * reader.cmax
+        if bmax > pool.norm_bound:  # this pool's tolerance covers every row it holds or filters (grows only)
+            pool.norm_bound = bmax
+            pool.tol = self.err * self.qnorm * bmax
         m_q = self.m
         scores = score_buf[: m_q * m_c].reshape(m_q, m_c)
         masks = mask_buf[: m_q * m_c].reshape(m_q, m_c)

@@ -52,9 +52,10 @@ class _Candidates:
     """
 
     def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray,
-                 index_dtype=np.int64) -> None:
+                 index_dtype=np.int64, *, norm_bound: float = 1.0) -> None:
         self.kk = kk
         self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
+        self.norm_bound = norm_bound  # the largest corpus row norm ``tol`` covers (grows with normalized=True)
         self.cap0 = kk + max(_POOL_SLACK, kk // 2)
         self.cap = self.cap0
         self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
@@ -181,7 +182,7 @@ def _merged_pool(pools: list[_Candidates], r0: int, r1: int, rescore) -> _Candid
     """One pool for rows ``r0:r1`` holding the candidates of every worker's pool."""
     first = pools[0]
     out = _Candidates(r1 - r0, first.kk, np.max([p.tol[r0:r1] for p in pools], axis=0), rescore, first.id_rank,
-                      first.index_dtype)
+                      first.index_dtype, norm_bound=max(p.norm_bound for p in pools))
     out.s = np.concatenate([p.s[r0:r1] for p in pools], axis=1)
     out.i = np.concatenate([p.i[r0:r1] for p in pools], axis=1)
     out.cap = out.s.shape[1]
