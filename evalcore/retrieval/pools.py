@@ -35,6 +35,24 @@ def _exact_order(scores: np.ndarray, cand: np.ndarray, valid: np.ndarray, id_ran
     return np.lexsort((ranks, neg), axis=1)[:, :kk], neg
 
 
+def _kth_lower_bound(scores: np.ndarray, kk: int) -> np.ndarray:
+    """Per row of ``scores`` (R, m), ``m >= kk``: a lower bound of the row's ``kk``-th largest entry.
+
+    The columns are split into ``G >= kk`` groups ``{j, j + G, j + 2G, ...}``
+    of ``g`` columns each (a remainder of columns is left out): the ``kk``
+    largest group maxima are ``kk`` distinct entries, so the ``kk``-th largest
+    group maximum is at most the row's ``kk``-th largest entry.  Partitioning
+    the ``G`` maxima costs far less than partitioning the row, and the bound
+    stays close (``g = 4``: about the 1.08 ``kk``-th largest on random data).
+    Rows narrower than ``4 kk`` get the ``kk``-th largest itself (``g = 1``).
+    """
+    m = scores.shape[1]
+    g = max(1, min(4, m // (2 * kk)))
+    groups = m // g
+    top = scores[:, : groups * g].reshape(-1, g, groups).max(axis=1) if g > 1 else scores
+    return np.partition(top, groups - kk, axis=1)[:, groups - kk]
+
+
 class _Candidates:
     """Per-query candidate pool of one query block, as padded 2-D arrays.
 
@@ -93,13 +111,13 @@ class _Candidates:
         kk = self.kk
         init = np.isneginf(self.bound())
         if m >= kk and init.any():
-            # rows without a threshold yet: the block's own k-th best is one
-            # (partitioned a few rows at a time: small temporaries)
+            # rows without a threshold yet: a lower bound of the block's own k-th best is one
+            # (a few rows at a time: small temporaries)
             rows = np.flatnonzero(init)
             step = max(1, 2**20 // m)
             for s in range(0, rows.size, step):
                 part = rows[s : s + step]
-                self.thr[part] = np.partition(scores[part], m - kk, axis=1)[:, m - kk]
+                self.thr[part] = _kth_lower_bound(scores[part], kk)
         cut = self.cut()
         if self.sparse:
             # most rows got no candidate from the previous block: a row maximum
