@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import mmap
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from evalcore.cli.inputs import _has_ties
 from evalcore.data import Run
+from evalcore.io import load_embeddings
+from evalcore.retrieval import exact_topk
 from evalcore.retrieval.blocks import _PageReleaser, _resident_bytes
+from evalcore.retrieval.scoring import _canonical_scores
 
 
 def _old_has_ties(run: Run) -> bool:  # the definition before the one-pass version
@@ -87,3 +91,35 @@ def test_grouped_repeat_check_ignores_keys_shared_by_two_groups():
     assert _has_repeats(keys, np.array([0, 1, 0, 1, 1]))  # not grouped: the key check decides
     assert _has_repeats(keys, np.array([0, 0, 1, 1, 0]))
     assert _has_repeats(np.array([5, 5], dtype=np.uint64), np.array([3, 3]))
+
+
+def _unaligned_npz(tmp_path, vecs: np.ndarray) -> Path:
+    """An ``np.savez`` archive whose vectors start at an address that is not a multiple of 4."""
+    for extra in range(8):  # the ids member's length moves the vectors' offset
+        path = tmp_path / f"u{extra}.npz"
+        ids = np.array([f"d{i}" + "x" * extra for i in range(len(vecs))])
+        np.savez(path, ids=ids, embeddings=vecs)
+        if not load_embeddings(path, mmap=True).vectors.flags.aligned:
+            return path
+    raise AssertionError("no unaligned layout found")  # pragma: no cover
+
+
+def test_search_on_an_unaligned_npz_map_equals_the_search_on_the_array(tmp_path):
+    rng = np.random.default_rng(11)
+    vecs = rng.standard_normal((700, 24)).astype(np.float32)
+    vecs[300:310] = vecs[0]  # exact ties: id order decides
+    path = _unaligned_npz(tmp_path, vecs)
+    mapped = load_embeddings(path, mmap=True)
+    assert isinstance(mapped.vectors, np.memmap) and not mapped.vectors.flags.aligned
+    q = rng.standard_normal((40, 24)).astype(np.float32)
+    for threads in (1, 2):
+        a = exact_topk(q, mapped.vectors, 25, corpus_ids=mapped.ids, block_bytes=2**16, threads=threads)
+        b = exact_topk(q, np.array(mapped.vectors), 25, corpus_ids=mapped.ids, block_bytes=2**16, threads=threads)
+        np.testing.assert_array_equal(a.indices, b.indices)
+        np.testing.assert_array_equal(a.scores, b.scores)
+    cand = rng.integers(-1, 700, size=(40, 30))
+    qn = (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+    ok = cand >= 0
+    got = _canonical_scores(qn, cand, mapped.vectors, None, 2**12)
+    want = _canonical_scores(qn, cand, np.array(mapped.vectors), None, 2**12)
+    np.testing.assert_array_equal(got[ok], want[ok])
