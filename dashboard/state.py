@@ -529,8 +529,10 @@ def diversity(ctx: Context, k: int) -> Diversity:
         key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
         qids = memo(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
-        out = memo(key, lambda src=src, name=name, key=key, aspect=aspect, qids=qids: _c_diversity(
-            key, src, ctx.runs[name], ctx.qrels[aspect], int(k), ctx.settings.ties, qids))
+        # judged against what nDCG@k was judged against (a reference model's top-k at this k)
+        gt = ctx.reference.qrels_at(int(k)) if ctx.reference is not None else ctx.qrels[aspect]
+        out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
+            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids))
         if out.ok:
             tables.append(out.value)
             runs.append(name)
