@@ -124,25 +124,33 @@ def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, 
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
-    from evalcore.aggregate import summarize
+def _c_queries(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_query_texts, _blob)
 
-    return summarize(_table)
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_summary(key: str, _table: pd.DataFrame, by: tuple[str, ...], ci_method: str, n_resamples: int,
+               seed: int) -> pd.DataFrame:
+    from evalcore.intervals import summarize_with_intervals
+
+    return summarize_with_intervals(_table, by=by, method=ci_method, n_resamples=n_resamples, seed=seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
-               n_resamples: int, ci_method: str) -> Outcome:
+               n_resamples: int, ci_method: str, runs: tuple[str, ...] | None = None) -> Outcome:
     from evalcore.stats import compare
 
-    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction,
-                    n_resamples=n_resamples, ci_method=ci_method)
+    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction, runs=runs,
+                    n_resamples=n_resamples, ci_method=ci_method, resampling="shared")
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
-                       correction: str, min_queries: int, n_resamples: int, ci_method: str) -> Outcome:
+                       correction: str, min_queries: int, n_resamples: int, ci_method: str,
+                       runs: tuple[str, ...] | None = None) -> Outcome:
     from evalcore.stats import compare_by_domain
 
     return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
-                    correction=correction, min_queries=min_queries, n_resamples=n_resamples, ci_method=ci_method)
+                    runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples,
+                    ci_method=ci_method, resampling="shared")

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -40,12 +39,14 @@ from dashboard.cache import (  # noqa: F401  (Outcome and outside_cache are part
     _c_evaluate,
     _c_metadata,
     _c_qrels,
+    _c_queries,
     _c_reference,
     _c_run,
     _c_summary,
     _c_universe,
     outside_cache,
 )
+from dashboard.downloads import per_query_csv, report_json, results_csv  # noqa: F401  (pages use S.*)
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -67,6 +68,9 @@ SEL_BASELINE = "sel_baseline"
 SEL_QUERY = "sel_query"
 SEL_TEST = "sel_test"
 SEL_CORRECTION = "sel_correction"
+SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in ★ and tests anyway
+SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
+SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
 
 
 # ------------------------------------------------------------------------------------------ workspace
@@ -154,6 +158,8 @@ class Context:
     eval_key: str | None = None
     eval_error: str | None = None
     metadata: pd.DataFrame | None = None
+    query_texts: dict[str, str] | None = None  # query id -> text (a queries file, when loaded)
+    queries_error: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -237,6 +243,13 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         from evalcore.workspace.demo import cached_demo
 
         ctx.metadata = cached_demo(gt.demo_seed or 0).metadata
+    qb = getattr(ws, "queries_blob", None)
+    if qb is not None:
+        out = memo("queries:" + qb.sha256, lambda: _c_queries(qb.sha256, qb))
+        if out.ok:
+            ctx.query_texts = out.value
+        else:
+            ctx.queries_error = out.error
 
     def aspect_of(src: W.RunSource) -> str | None:
         if not ctx.aspects:
@@ -353,10 +366,72 @@ def _key(*parts: Any) -> str:
 # ------------------------------------------------------------------------------------------ derived views
 
 
-def summary(ctx: Context) -> pd.DataFrame:
-    """``summarize(evaluation.table)`` (mean, CI... per run × metric × k), cached per evaluation."""
-    key = "summary:" + ctx.eval_key
-    return memo(key, lambda: _c_summary(key, ctx.evaluation.table))
+#: Resamples of the bootstrap CIs / permutation test in the dashboard (the CLI default is 10,000), the seed,
+#: and the interval of the differences: percentile on resamples shared by every run (BCa's jackknife costs
+#: ~0.5 s per pair at 5,000 queries).
+N_RESAMPLES = 1000
+CI_SEED = 0
+CI_METHOD = "percentile"
+#: Interval of the means: the percentile bootstrap (inside the metric's range, evalcore.intervals).
+MEAN_CI = "bootstrap"
+
+
+def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.DataFrame:
+    """Mean, std, CI... per run × metric × k (:func:`evalcore.intervals.summarize_with_intervals`: the CIs
+    are percentile-bootstrap intervals on resamples shared by every run), cached per evaluation."""
+    key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
+    table = ctx.evaluation.table if "domain" not in by else T.plain_table(ctx.evaluation.table)
+    return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
+
+
+def ci_caption() -> str:
+    """Which interval the pages show, in words (for captions)."""
+    from evalcore.intervals import CI_DESCRIPTIONS
+
+    return "95% CI: " + CI_DESCRIPTIONS[MEAN_CI].format(n=N_RESAMPLES)
+
+
+def coverage(ctx: Context) -> pd.DataFrame:
+    """``run, n_ground_truth, n_with_results, coverage`` of every evaluated run (:mod:`evalcore.coverage`)."""
+    from evalcore.coverage import run_coverage
+
+    return memo("coverage:" + ctx.eval_key, lambda: run_coverage(ctx.evaluation.coverage, runs=ctx.run_names))
+
+
+def low_coverage(ctx: Context) -> list[str]:
+    """Runs below the settings' coverage threshold (flagged on every page)."""
+    cov = coverage(ctx)
+    return cov.loc[cov["coverage"] < ctx.settings.min_coverage, "run"].tolist()
+
+
+def excluded_runs(ctx: Context) -> list[str]:
+    """Low-coverage runs the user has not included: left out of ★, tests and fusion defaults."""
+    keep = set(st.session_state.get(SEL_INCLUDE_LOW, []))
+    return [r for r in low_coverage(ctx) if r not in keep]
+
+
+def aspect_of(ctx: Context, run: str) -> str | None:
+    return ctx.run_aspect.get(run) if ctx.aspects else None
+
+
+def aspects_in_use(ctx: Context) -> list[str]:
+    """The distinct ground-truth aspects of the evaluated runs (empty without aspects)."""
+    if not ctx.aspects:
+        return []
+    return list(dict.fromkeys(a for r in ctx.run_names if (a := ctx.run_aspect.get(r)) is not None))
+
+
+def comparable_runs(ctx: Context, runs: list[str] | None = None, *, aspect: str | None = None,
+                    mix: bool = False) -> list[str]:
+    """Runs that ★ and tests consider: not excluded for low coverage and, unless ``mix``, only those
+    evaluated against ``aspect`` (default: the first aspect in use) — like is compared with like."""
+    runs = list(ctx.run_names if runs is None else runs)
+    out = [r for r in runs if r not in set(excluded_runs(ctx))]
+    in_use = aspects_in_use(ctx)
+    if len(in_use) > 1 and not mix:
+        a = aspect if aspect in in_use else in_use[0]
+        out = [r for r in out if ctx.run_aspect.get(r) == a]
+    return out
 
 
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
@@ -368,24 +443,23 @@ def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
     return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs(ctx.evaluation.table))
 
 
-#: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000), and the
-#: bootstrap interval: percentile (BCa's jackknife costs ~0.5 s per pair at 5,000 queries).
-N_RESAMPLES = 1000
-CI_METHOD = "percentile"
-
-
-def comparison(ctx: Context, metric: str, k: int, test: str, correction: str) -> Outcome:
-    """All pairs of runs on metric@k (``evalcore.stats.compare``), cached: changing the baseline is a filter."""
-    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD)
+def comparison(ctx: Context, metric: str, k: int, test: str, correction: str,
+               runs: list[str] | None = None) -> Outcome:
+    """Every pair of ``runs`` (default all) on metric@k (``evalcore.stats.compare``, resamples shared by
+    every pair), cached: changing the baseline is a filter."""
+    runs_t = None if runs is None else tuple(runs)
+    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD, runs_t)
     return memo(key, lambda: _c_compare(key, metric_slice(ctx, metric, k), metric, k, test, correction,
-                                        N_RESAMPLES, CI_METHOD))
+                                        N_RESAMPLES, CI_METHOD, runs_t))
 
 
 def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: str, correction: str,
-                      min_queries: int) -> Outcome:
-    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD)
+                      min_queries: int, runs: list[str] | None = None) -> Outcome:
+    runs_t = None if runs is None else tuple(runs)
+    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD,
+               runs_t)
     return memo(key, lambda: _c_compare_domains(key, metric_slice(ctx, metric, k), metric, k, baseline, test,
-                                                correction, min_queries, N_RESAMPLES, CI_METHOD))
+                                                correction, min_queries, N_RESAMPLES, CI_METHOD, runs_t))
 
 
 @dataclass(frozen=True)
@@ -428,48 +502,6 @@ def diversity(ctx: Context, k: int) -> Diversity:
             errs[name] = out.error
     summ = memo("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
     return Diversity(summ, tuple(runs), tuple(without), errs)
-
-
-# Downloads are generated when clicked (``st.download_button(data=callable)``). Streamlit runs the
-# callable outside the script run (another thread, no session state), so these closures only use
-# the objects they capture and evalcore's pure functions.
-
-
-def report_json(ctx: Context, top_k: int) -> Callable[[], bytes]:
-    """Deferred ``report.json`` (:func:`evalcore.report.build_report`)."""
-    ev, runs = ctx.evaluation, dict(ctx.runs)
-    meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
-            "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
-
-    def make() -> bytes:
-        from evalcore.report import build_report
-
-        rep = build_report(ev, runs, top_k=top_k, metadata=meta)
-        return json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
-
-    return make
-
-
-def results_csv(ctx: Context, run: str) -> Callable[[], bytes]:
-    """Deferred ``{run}_results.csv`` (:func:`evalcore.report.results_by_k`)."""
-    ev = ctx.evaluation
-
-    def make() -> bytes:
-        from evalcore.report import results_by_k
-
-        return results_by_k(ev, run).to_csv(index=False).encode("utf-8")
-
-    return make
-
-
-def per_query_csv(ctx: Context) -> Callable[[], bytes]:
-    """Deferred per-query CSV (the long table ``run, query_id, domain, metric, k, value``)."""
-    table = ctx.evaluation.table
-
-    def make() -> bytes:
-        return table.to_csv(index=False).encode("utf-8")
-
-    return make
 
 
 def clear_caches() -> None:

@@ -4,13 +4,14 @@ per-query table (:mod:`evalcore.aggregate`, :mod:`evalcore.stats`) that these he
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
     "plain_table",
     "metric_k_pairs",
     "metric_slice",
     "overview_table",
+    "default_columns",
     "P_VALUE_COLUMNS",
     "display_table",
     "curve_frame",
@@ -68,25 +69,35 @@ def overview_table(
     runs: Sequence[str] | None = None,
     digits: int = 3,
     mark_best: bool = True,
+    eligible: Collection[str] | None = None,
+    groups: Mapping[str, object] | None = None,
+    with_ci: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Runs × metric@k display table from :func:`evalcore.aggregate.summarize` output.
+    """Runs × metric@k display table from a summary (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Returns ``(text, best)``: ``text`` cells read ``"0.412 [0.391, 0.433]"``
-    (mean and 95% CI), ``"★ "`` prefixed on the best run of each column
+    (mean and 95% CI; ``"0.412 [n < 2]"`` where no interval exists; the mean alone
+    with ``with_ci=False``), ``"★ "`` prefixed on the best run of each column
     (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
     better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
-    ``mark_best=False`` leaves the cells unmarked (for measures without a
-    "better" direction, such as intra-list diversity); ``best`` is still returned.
+    The best run is sought among ``eligible`` runs only (default all; a run left out
+    for low coverage never gets ★) and within each group of ``groups`` (run ->
+    ground-truth aspect: like is compared with like). ``mark_best=False`` leaves the
+    cells unmarked (for measures without a "better" direction, such as intra-list
+    diversity); ``best`` is still returned.
     """
     from evalcore.aggregate import best_per_column, metric_at_k_label
 
     s = summary.copy()
     s["run"] = s["run"].astype(str)
     s["metric"] = s["metric"].astype(str)
-    lower = {m: False for m in s["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}  # + parameterised
-    s = best_per_column(s, higher_is_better=lower)
     cols = list(columns) if columns is not None else metric_k_pairs(s)
     runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
+    pool = s if eligible is None else s[s["run"].isin({str(r) for r in eligible})]
+    pool = pool.assign(group=[str((groups or {}).get(r)) for r in pool["run"]])
+    lower = {m: False for m in pool["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}
+    marked = best_per_column(pool, higher_is_better=lower, within=("metric", "k", "group"))
+    best_keys = set(marked.loc[marked["is_best"], ["run", "metric", "k"]].itertuples(index=False, name=None))
     text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)
     best = pd.DataFrame(False, index=text.index, columns=[])
     fmt = f"{{:.{digits}f}}"
@@ -101,14 +112,36 @@ def overview_table(
                 marks.append(False)
                 continue
             row = idx.loc[key]
-            cell = f"{fmt.format(row['mean'])} [{fmt.format(row['ci_low'])}, {fmt.format(row['ci_high'])}]"
-            if mark_best and bool(row["is_best"]):
+            cell = fmt.format(row["mean"])
+            if with_ci:
+                lo, hi = float(row["ci_low"]), float(row["ci_high"])
+                cell += f" [{fmt.format(lo)}, {fmt.format(hi)}]" if np.isfinite(lo) and np.isfinite(hi) \
+                    else " [n < 2]"
+            is_best = (r, m, int(k)) in best_keys
+            if mark_best and is_best:
                 cell = "★ " + cell
             vals.append(cell)
-            marks.append(bool(row["is_best"]))
+            marks.append(is_best)
         text[label] = vals
         best[label] = marks
     return text, best
+
+
+def default_columns(pairs: Sequence[tuple[str, int]], *, prefer_k: int = 10, limit: int = 6) -> list[tuple[str, int]]:
+    """Sensible default metric@k columns of the Overview: each metric at ``prefer_k`` (or the computed k
+    nearest to it; a metric without cutoff as is), then recall at the deepest k, at most ``limit``."""
+    by_metric: dict[str, list[int]] = {}
+    for m, k in pairs:
+        by_metric.setdefault(m, []).append(int(k))
+    out: list[tuple[str, int]] = []
+    for m, ks in by_metric.items():
+        ks_cut = [k for k in ks if k > 0] or ks
+        out.append((m, min(ks_cut, key=lambda k: (abs(k - prefer_k), k))))
+    if "recall" in by_metric:
+        deepest = max(by_metric["recall"])
+        if ("recall", deepest) not in out:
+            out.append(("recall", deepest))
+    return out[:limit]
 
 
 #: Columns :func:`display_table` formats as p-values.

@@ -35,11 +35,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._lazy import pd
-from .aggregate import _check_confidence, _validate_table
+from .aggregate import _check_confidence, _validate_table, summarize
 from .errors import OptionError
 
 __all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals",
-           "bootstrap_means", "percentile_interval"]
+           "bootstrap_means", "percentile_interval", "summarize_with_intervals"]
 
 #: Interval methods of :func:`mean_intervals`.
 CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
@@ -146,7 +146,9 @@ def percentile_interval(means: np.ndarray, confidence: float = 0.95) -> tuple[np
     low = np.full(means.shape[1], np.nan)
     high = np.full(means.shape[1], np.nan)
     if ok.any():
-        q = np.nanquantile(means[:, ok], [(1 - c) / 2, (1 + c) / 2], axis=0)
+        sub = means[:, ok]
+        quantile = np.quantile if np.isfinite(sub).all() else np.nanquantile
+        q = quantile(sub, [(1 - c) / 2, (1 + c) / 2], axis=0)
         low[ok], high[ok] = q[0], q[1]
     return low, high
 
@@ -237,4 +239,33 @@ def mean_intervals(
     out["mean"] = mean
     out["ci_low"] = low
     out["ci_high"] = high
+    return out
+
+
+def summarize_with_intervals(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("run", "metric", "k"),
+    method: str = "bootstrap",
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """:func:`evalcore.aggregate.summarize` with ``ci_low`` / ``ci_high`` from :func:`mean_intervals`.
+
+    Same columns and rows as ``summarize`` (``n, mean, std, sem, ci_low, ci_high, median``);
+    only the interval differs: by default the shared-resample percentile bootstrap (inside
+    the metric's range), NaN where ``n < 2``.
+    """
+    base = summarize(table, by=by, confidence=confidence)
+    ci = mean_intervals(table, by=by, method=method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    by = [by] if isinstance(by, str) else list(by)
+    keys = base[by].astype(object).astype(str)
+    ci_keys = ci[by].astype(object).astype(str)
+    pos = pd.MultiIndex.from_frame(ci_keys).get_indexer(pd.MultiIndex.from_frame(keys))
+    if (pos < 0).any():  # pragma: no cover - both group the same rows
+        raise OptionError("internal: interval groups do not match the summary's")
+    out = base.copy()
+    out["ci_low"] = ci["ci_low"].to_numpy()[pos]
+    out["ci_high"] = ci["ci_high"].to_numpy()[pos]
     return out
