@@ -85,6 +85,7 @@ def get_ws() -> W.Snapshot:
 
 def set_ws(ws: W.Snapshot) -> None:
     st.session_state[WS_KEY] = ws
+    st.session_state.pop(CANCEL_KEY, None)  # new inputs: nothing is cancelled any more
 
 
 _WARM: list = []
@@ -173,18 +174,45 @@ class Context:
         return list(self.evaluation.runs) if self.evaluation is not None else []
 
 
-def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
-    holder: dict[str, Any] = {}
+CANCEL_KEY = "_cancelled"
+CANCELLED = "cancelled by the user (press Retry to compute it)"
+
+
+def cancel() -> None:
+    """Button callback: the long step under way stops at its next progress update (the click reruns the
+    script), and the next runs do not start it again until :func:`retry`."""
+    st.session_state[CANCEL_KEY] = True
+
+
+def retry() -> None:
+    st.session_state.pop(CANCEL_KEY, None)
+
+
+def cancelled() -> bool:
+    return bool(st.session_state.get(CANCEL_KEY))
+
+
+def _long_step(slot: Any, label: str, key: str) -> tuple[Callable[[int, int], None] | None, bool]:
+    """Before a step that may take long (a cache miss of ranking or of a reference ground truth):
+    ``(progress callback, skip)``. Draws a running state in ``slot`` — a progress bar and a Cancel button;
+    ``skip`` is True when the user cancelled (the step is then not started)."""
+    if key in _memo():
+        return None, False
+    if cancelled():
+        return None, True
+    if slot is None:
+        return None, False
+    with slot.container():
+        c1, c2 = st.columns([6, 1], vertical_alignment="center")
+        bar = c1.progress(0.0, text=f"Running: {label}…")
+        c2.button("Cancel", key="cancel_" + key[-16:], on_click=cancel, icon=":material/stop_circle:",
+                  help="Stop this computation (nothing already loaded is lost)")
 
     def cb(done: int, total: int) -> None:
         frac = min(1.0, done / total) if total else 1.0
-        text = f"{label}: {done}/{total}"
-        if "bar" not in holder:
-            holder["bar"] = outside_cache(slot.progress, frac, text=text)
-        elif holder["bar"] is not None:
-            outside_cache(holder["bar"].progress, frac, text=text)
+        outside_cache(bar.progress, frac, text=f"Running: {label}: {done:,}/{total:,}")
 
-    return cb
+    return cb, False
 
 
 def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
@@ -263,9 +291,11 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             return ctx.qrels[aspect]
         dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
         qk = "qrels:" + _key(gt.key(aspect, settings), skey if sample is not None else "all", dkey)
-        cb = _progress_callback(progress_slot, "building the ground truth from the reference") \
-            if (progress_slot is not None and gt.kind == "reference") else None
-        if gt.kind == "reference":
+        cb, skip = _long_step(progress_slot, "building the ground truth from the reference model", qk) \
+            if gt.kind == "reference" else (None, False)
+        if skip:
+            out = Outcome(error=CANCELLED)
+        elif gt.kind == "reference":
             out = memo(qk, lambda: _c_reference(qk, gt, sample, domains, settings, cb))
         else:
             out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
@@ -316,8 +346,11 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             else:
                 rkey = "run:" + _key(src.content_key())
             inputs = {u: by_uid[u] for u in src.fusion.inputs} if src.kind == "fused" else None
-            cb = _progress_callback(progress_slot, "ranking by cosine similarity") \
-                if (progress_slot is not None and src.kind == "embedding") else None
+            cb, skip = _long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey) \
+                if src.kind == "embedding" else (None, False)
+            if skip:
+                ctx.run_errors[src.uid] = CANCELLED
+                continue
             out = memo(rkey, lambda src=src, q=q, rkey=rkey, inputs=inputs, cb=cb:
                        _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
             ctx.run_keys[src.uid] = rkey
@@ -353,6 +386,27 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     ctx.evaluation = out.value
     ctx.eval_key = ekey
     return ctx
+
+
+def check_ground_truth(gt: W.GroundTruthSource) -> str | None:
+    """The error that keeps ``gt`` from serving as the ground truth, or None (read through the cached steps,
+    under the keys :func:`context` uses, so a good file is not parsed twice)."""
+    aspect = None
+    if gt.kind == "file":
+        out = memo("aspects:" + gt.universe_key(), lambda: _c_aspects(gt.universe_key(), gt))
+        if not out.ok:
+            return out.error
+        aspect = out.value[0] if out.value else None
+    ukey = "universe:" + _key(gt.universe_key(), aspect)
+    return memo(ukey, lambda: _c_universe(ukey, gt, aspect)).error
+
+
+def check_run(src: W.RunSource, settings: W.Settings) -> str | None:
+    """The error of a ranked run file that does not load, or None (other kinds are checked in context)."""
+    if src.kind != "ranked":
+        return None
+    rkey = "run:" + _key(src.content_key())
+    return memo(rkey, lambda: _c_run(rkey, src, None, settings, None, None)).error
 
 
 def ws_uid(ws: W.Snapshot, name: str) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "default_columns",
     "P_VALUE_COLUMNS",
     "display_table",
+    "baseline_view",
     "curve_frame",
     "READING_GUIDE",
     "reading_band",
@@ -201,6 +202,33 @@ def display_table(
         fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
         out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
     return out
+
+
+def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str) -> pd.DataFrame:
+    """The Compare table, key columns first: run, run − baseline, its 95% CI (one text cell), p adjusted,
+    significant; then the run's mean, its coverage, wins/ties/losses, effect size, raw p-value, n, note.
+
+    ``rows``: :func:`dashboard.drilldown.against_baseline` output.
+    """
+    def ci(lo: float, hi: float) -> str:
+        return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
+
+    cov = dict(coverage)
+    return pd.DataFrame({
+        "run": rows["run"].astype(str),
+        "run − baseline": rows["difference"].astype(float),
+        "95% CI": [ci(float(a), float(b)) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)],
+        "p adjusted": rows["p_adjusted"],
+        "significant": rows["significant"].astype(bool),
+        f"mean {label}": rows["mean"].astype(float),
+        "coverage": [f"{cov[r]:.0%}" if r in cov else "–" for r in rows["run"].astype(str)],
+        "wins / ties / losses": [f"{w} / {t} / {lo}" for w, t, lo in zip(rows["wins"], rows["ties"], rows["losses"],
+                                                                        strict=True)],
+        "effect size dz": rows["effect_size"].astype(float),
+        "p-value": rows["p_value"],
+        "n": rows["n"].astype(int),
+        "note": rows["note"].astype(str),
+    })
 
 
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

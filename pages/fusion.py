@@ -1,4 +1,5 @@
-"""Fusion page: weighted reciprocal rank fusion of loaded runs (seed 001 §7), added as a run everywhere."""
+"""Fusion page: weighted reciprocal rank fusion of loaded runs (Cormack et al., SIGIR 2009, with weights), added
+as a run everywhere."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from evalcore import workspace as W
 
 ui.page_setup()
 st.title("Fusion (weighted RRF)")
-st.caption("`RRF(q, d) = Σ_S w_S / (c + rank_S(q, d))`; with top-N, only the first N items of each run take part "
+st.caption("Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009), weighted: "
+           "`RRF(q, d) = Σ_S w_S / (c + rank_S(q, d))`; with top-N, only the first N items of each run take part "
            "(absent items contribute 0). Equal fused scores are ordered by the tie rule of the settings.")
 slot = st.empty()
 ctx = S.context(slot)
@@ -23,8 +25,19 @@ loaded = [r for r in ws.runs if r.name in ctx.runs]
 if not loaded:
     st.stop()
 by_name = {r.name: r for r in loaded}
-names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded if r.kind != "fused"][:3],
-                       key="fu_runs")
+like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one aspect, enough coverage
+names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded
+                                                                if r.kind != "fused" and r.name in like][:3],
+                       key="fu_runs", help="By default: runs evaluated against the same ground-truth aspect, with "
+                                           "enough coverage.")
+mixed = {S.aspect_of(ctx, n) for n in names}
+if len(mixed) > 1:
+    ui.show_warning("These runs are evaluated against different ground-truth aspects ("
+                    + ", ".join(sorted(str(a) for a in mixed)) + "); the fused run is evaluated against the first "
+                    "one's. Fuse runs of one aspect to compare like with like.")
+low = [n for n in names if n in set(S.low_coverage(ctx))]
+if low:
+    ui.show_warning("Low coverage among the fused runs: " + ", ".join(low) + ".")
 weights = []
 if names:
     cols = st.columns(min(len(names), 4))
@@ -61,10 +74,11 @@ if not pctx.ready:
 summ = S.summary(pctx)
 metric, k = ui.metric_k_picker(pctx, "fusion")
 label = ui.label_of(metric, k)
-text, best = T.overview_table(summ, runs=pctx.run_names)
+text, best = T.overview_table(summ, runs=pctx.run_names, eligible=S.comparable_runs(pctx, mix=True),
+                              groups={r: S.aspect_of(pctx, r) for r in pctx.run_names})
 st.subheader("The fused run next to its inputs")
-st.dataframe(text, key="fu_table")
-st.caption("★ = best of the column. Mean [95% CI] over the evaluated queries.")
+st.dataframe(text, key="fu_table", column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
+st.caption(f"★ = best of the column. Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
