@@ -242,8 +242,7 @@ def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: s
     options = list(options)
     wkey = f"w_{scope}_{pkey}"
     desired = [v for v in st.session_state.get(pkey, []) if v in options]
-    if st.session_state.get(wkey) != desired:
-        st.session_state[wkey] = desired
+    st.session_state[wkey] = desired  # always: the same key on another page is another widget
     value = st.multiselect(label, options, key=wkey, on_change=_sync, args=(wkey, pkey), help=help)
     st.session_state[pkey] = list(value)
     return list(value)

@@ -52,7 +52,7 @@ if len(S.aspects_in_use(ctx)) > 1:
     lead.insert(0, "aspect", [str(groups[r]) for r in runs])
 st.dataframe(lead, key="overview_table", column_config={
     "_index": st.column_config.TextColumn("run", pinned=True),
-    "coverage": st.column_config.TextColumn("coverage", width="small",
+    "coverage": st.column_config.TextColumn("coverage",
                                             help="Ground-truth queries the run returned results for"),
 })
 excluded = S.excluded_runs(ctx)
