@@ -94,6 +94,8 @@ def query_box(ids: Sequence[str], *, scope: str, label: str = "Query", search_la
     with c2:
         qid = ui.bound_selectbox(label, options, S.SEL_QUERY, scope=scope)
     if len(matches) > len(options):
-        st.caption(f"{len(matches):,} {what} match; the list shows the first {len(options):,}. Type more of the id "
-                   "or change the sort to reach the others.")
+        st.caption(f"{len(matches):,} of {len(ids):,} {what} match; the list shows the first {len(options):,}. Type "
+                   "more of the id or change the sort to reach the others.")
+    elif text and text.strip():
+        st.caption(f"{len(matches):,} of {len(ids):,} {what} match.")
     return qid
