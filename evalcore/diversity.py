@@ -341,10 +341,15 @@ def diversity_table(
     lists = run.ranked_lists(ties=ties, depth=kmax)
     qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
     mat = np.full((len(qids), kmax), -1, dtype=np.int64)
+    at_q, at_r, docs_all = [], [], []
     for i, q in enumerate(qids):
         docs = [d for d, _ in lists.get(q, [])]
         if docs:
-            mat[i, : len(docs)] = embeddings.rows_of(np.asarray(docs, dtype=object))
+            at_q.append(np.full(len(docs), i, dtype=np.int64))
+            at_r.append(np.arange(len(docs), dtype=np.int64))
+            docs_all.extend(docs)
+    if docs_all:  # one id lookup for every listed document (not one per query)
+        mat[np.concatenate(at_q), np.concatenate(at_r)] = embeddings.rows_of(np.asarray(docs_all, dtype=object))
     used = np.unique(mat[mat >= 0])
     local = np.full(mat.shape, -1, dtype=np.int64)
     local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])

@@ -49,8 +49,8 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
     others = [r for r in runs if r != run_a]
     c1, c2 = st.columns(2)
     with c1:
-        st.caption("Run A (x axis) = the baseline")
-        st.text(run_a)
+        st.caption("Run A (x axis)")
+        st.text(f"the baseline: {run_a}")
     with c2:
         run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
     pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"

@@ -22,8 +22,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard import tables as T
-from evalcore import evaluate
 from evalcore import workspace as W
+from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore import evaluate
 from evalcore.coverage import coverage_text, low_coverage, run_coverage
 from evalcore.data import Qrels, Run
 from evalcore.errors import OptionError
+from evalcore.evaluate import evaluate
 
 
 def data():

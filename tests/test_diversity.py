@@ -205,8 +205,8 @@ def _bound_inputs(seed: int):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_alpha_ndcg_never_exceeds_ndcg_on_the_same_ground_truth(seed):
-    from evalcore import evaluate
     from evalcore.diversity import diversity_table
+    from evalcore.evaluate import evaluate
 
     emb, qrels, run = _bound_inputs(seed)
     ks = [1, 3, 5, 10]
