@@ -75,6 +75,16 @@ def choose(page, key: str, label: str, option: str) -> None:
     B.choose(page, B.widget(page, key, "stSelectbox", label), option)
 
 
+def other(page, key: str, label: str, cycle: list[str], i: int) -> str:
+    """The next option of ``cycle`` that differs from the box's current value (a change, never a no-op)."""
+    current = B.selected(B.widget(page, key, "stSelectbox", label))
+    for j in range(len(cycle)):
+        option = cycle[(i + j) % len(cycle)]
+        if option != current:
+            return option
+    raise AssertionError(f"no other option than {current!r} in {cycle}")
+
+
 def run(args: argparse.Namespace) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="evalcore-bench-"))
     data = make_files(args.items, (args.ref_dim, args.dim, args.dim))
@@ -120,21 +130,22 @@ def run(args: argparse.Namespace) -> dict:
                     timed("page switch", B.go_to(page, title, timeout=TIMEOUT, expect=expect))
                 # Compare: k, baseline, test
                 B.go_to(page, "Compare", timeout=TIMEOUT, expect=["Every pair of runs"])
-                k = ks[i % len(ks)]
+                k = other(page, "w_compare_sel_k", "Cutoff k", ks, i)
                 timed("change k (Compare)", B.act(
                     page, lambda k=k: choose(page, "w_compare_sel_k", "Cutoff k", k), timeout=TIMEOUT,
                     js=gtitle_js(f"ndcg@{k}:")))
-                base = models[(i + 1) % 2]
+                base = other(page, "w_compare_sel_baseline", "Baseline", models, i)
                 timed("change the baseline (Compare)", B.act(
                     page, lambda base=base: choose(page, "w_compare_sel_baseline", "Baseline", base),
                     timeout=TIMEOUT, main=[f"the baseline: {base}"]))
-                test = tests[i % len(tests)]
+                test = other(page, "w_compare_sel_test", "Test", [TESTS[t] for t in tests], i)
+                test = next(t for t, label in TESTS.items() if label == test)
                 timed("change the test (Compare)", B.act(
                     page, lambda test=test: choose(page, "w_compare_sel_test", "Test", TESTS[test]),
                     timeout=TIMEOUT, main=[f"p = {TESTS[test]} p-value"]))
                 # Queries: k and the query
                 B.go_to(page, "Queries", timeout=TIMEOUT, expect=["All queries"])
-                k = ks[(i + 1) % len(ks)]
+                k = other(page, "w_queries_sel_k", "Cutoff k", ks, i + 1)
                 timed("change k (Queries)", B.act(
                     page, lambda k=k: choose(page, "w_queries_sel_k", "Cutoff k", k), timeout=TIMEOUT,
                     main=[f"All queries: ndcg@{k}"]))

@@ -128,7 +128,8 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, highe
 def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
     """Per-query values of run A (x) vs run B (y), one colour per domain, with the diagonal.
 
-    Each point's ``customdata`` is the raw query id (read back from a selection).
+    Each point's ``customdata`` is its query id, escaped for Plotly's text (read back, unescaped, from a
+    selection); one copy per point, shown in the hover too. From :data:`SCATTERGL_FROM` points on, WebGL.
     """
     fig = go.Figure()
     lo = float(min(pf["a"].min(), pf["b"].min(), 0.0)) if len(pf) else 0.0
@@ -141,8 +142,8 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str)
         fig.add_trace(trace(
             x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
             marker={"color": color_of(i), "size": 7, "opacity": 0.75},
-            customdata=d["query_id"].to_numpy(dtype=str), hovertext=d["query_id"].map(ptext).to_numpy(dtype=str),
-            hovertemplate="query %{hovertext}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
+            customdata=d["query_id"].map(ptext).to_numpy(dtype=str),
+            hovertemplate="query %{customdata}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
                           "<extra></extra>",
         ))
     fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}")

@@ -6,6 +6,8 @@ pair view, not the runs × runs matrix; changing run B or the query redraws only
 
 from __future__ import annotations
 
+import html
+
 import streamlit as st
 
 from dashboard import charts, ui
@@ -28,7 +30,7 @@ def on_point_selected() -> None:
         if isinstance(cd, list):
             cd = cd[0] if cd else None
         if cd is not None:
-            st.session_state[S.SEL_QUERY] = str(cd)
+            st.session_state[S.SEL_QUERY] = html.unescape(str(cd))  # the chart's text is escaped (ptext)
             st.session_state[S.SEL_RUN_A] = st.session_state.get(S.SEL_BASELINE)
             st.session_state[GOTO] = True
             return

@@ -116,13 +116,12 @@ def numbers_table(at: AppTest) -> pd.DataFrame:
 
 
 def _strings(obj):
-    """Every string Plotly may draw inside a figure's JSON (``customdata`` is data, never drawn)."""
+    """Every string Plotly may draw inside a figure's JSON (``customdata`` included: hovers show it)."""
     if isinstance(obj, str):
         yield obj
     elif isinstance(obj, dict):
-        for key, v in obj.items():
-            if key != "customdata":
-                yield from _strings(v)
+        for v in obj.values():
+            yield from _strings(v)
     elif isinstance(obj, list):
         for v in obj:
             yield from _strings(v)
