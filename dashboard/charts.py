@@ -17,6 +17,8 @@ import plotly.graph_objects as go
 
 #: From this many points on, scatter plots are drawn with WebGL (``scattergl``).
 SCATTERGL_FROM = 1000
+#: Beyond this many queries, the per-query scatter shows their density and only this many points.
+SCATTER_POINTS = 400
 
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC",
            "#EECA3B")
@@ -125,19 +127,34 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, highe
     return _layout(fig, title=f"{ptext(metric_label)}: row − column", height=max(300, 110 * len(labels) + 120))
 
 
-def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
+def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
+                 max_points: int = SCATTER_POINTS, bins: int = 40) -> go.Figure:
     """Per-query values of run A (x) vs run B (y), one colour per domain, with the diagonal.
 
-    Each point's ``customdata`` is its query id, escaped for Plotly's text (read back, unescaped, from a
-    selection); one copy per point, shown in the hover too. From :data:`SCATTERGL_FROM` points on, WebGL.
+    Up to ``max_points`` queries every query is a point. Beyond, the queries are aggregated
+    before plotting: their density as a grey 2-D histogram (``bins`` × ``bins``, counted
+    here), and only the ``max_points`` queries where the runs differ most (largest
+    ``|B − A|``, ties by query id) as points — the ones worth clicking. Each point's
+    ``customdata`` is its query id, escaped for Plotly's text (read back, unescaped, from a
+    selection), shown in the hover too.
     """
     fig = go.Figure()
     lo = float(min(pf["a"].min(), pf["b"].min(), 0.0)) if len(pf) else 0.0
     hi = float(max(pf["a"].max(), pf["b"].max(), 1.0)) if len(pf) else 1.0
+    pts = pf
+    if len(pf) > max_points:
+        counts, xe, ye = np.histogram2d(pf["a"].to_numpy(float), pf["b"].to_numpy(float), bins=bins,
+                                        range=[[lo, hi], [lo, hi]])
+        z = np.where(counts > 0, counts, np.nan).T  # rows = B bins
+        fig.add_trace(go.Heatmap(x=(xe[:-1] + xe[1:]) / 2, y=(ye[:-1] + ye[1:]) / 2, z=z, colorscale="Greys",
+                                 showscale=False, opacity=0.55, name="all queries (density)",
+                                 hovertemplate="A≈%{x:.3f}, B≈%{y:.3f}: %{z} queries<extra></extra>"))
+        order = np.lexsort((pf["query_id"].to_numpy(dtype=str), -np.abs(pf["difference"].to_numpy(float))))
+        pts = pf.iloc[order[:max_points]]
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "#888", "dash": "dash"},
                              name="equal (diagonal)", hoverinfo="skip"))
-    trace = go.Scattergl if len(pf) > SCATTERGL_FROM else go.Scatter
-    for i, (dom, d) in enumerate(pf.groupby("domain", sort=True)):
+    trace = go.Scattergl if len(pts) > SCATTERGL_FROM else go.Scatter
+    for i, (dom, d) in enumerate(pts.groupby("domain", sort=True)):
         name = ptext(dom if dom else "(no domain)")
         fig.add_trace(trace(
             x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
@@ -146,8 +163,9 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str)
             hovertemplate="query %{customdata}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
                           "<extra></extra>",
         ))
-    fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}")
-    fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1)
+    fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
+    fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
+                     range=[lo - 0.02, hi + 0.02])
     return _layout(fig, height=480)
 
 

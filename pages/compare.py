@@ -69,7 +69,10 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
         ui.chart(S.memo("fig:scatter:" + pair_key,
                         lambda: charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label)),
                  key="cmp_scatter", name="per_query_scatter", on_select=on_point_selected, selection_mode="points")
-        st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down.")
+        st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down."
+                   + (f" {len(pf):,} queries: grey = how many queries fall there; the points are the "
+                      f"{charts.SCATTER_POINTS} where the runs differ most." if len(pf) > charts.SCATTER_POINTS
+                      else ""))
     with s2:
         ui.chart(S.memo("fig:hist:" + pair_key,
                         lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),

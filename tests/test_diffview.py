@@ -70,3 +70,25 @@ def test_every_query_is_reachable_among_50000_by_search_sort_and_pages():
     assert P.page_of(asc, 5000)["query_id"].iloc[-1] == last  # clipped to the last page
     opts = P.options_around(asc["query_id"].tolist(), last)
     assert len(opts) == P.MAX_OPTIONS and opts[0] == last
+
+
+def test_the_scatter_aggregates_thousands_of_queries_and_keeps_the_largest_differences_as_points():
+    from dashboard.charts import pair_scatter
+
+    rng = np.random.default_rng(1)
+    n = 5000
+    a = rng.random(n).round(3)
+    b = np.clip(a + rng.normal(0, 0.2, n), 0, 1).round(3)
+    pf = pd.DataFrame({"query_id": [f"q{i:05d}" for i in range(n)], "domain": "", "a": a, "b": b})
+    pf["difference"] = pf["b"] - pf["a"]
+    fig = pair_scatter(pf, run_a="A", run_b="B", metric_label="ndcg@10", max_points=300)
+    density = [t for t in fig.data if t.type == "heatmap"]
+    points = [t for t in fig.data if t.type in ("scatter", "scattergl") and t.mode == "markers"]
+    assert len(density) == 1 and np.nansum(density[0].z) == n  # every query counted
+    shown = set(np.concatenate([p.customdata for p in points]))
+    assert len(shown) == 300
+    top = pf.assign(abs_d=pf["difference"].abs()).sort_values(["abs_d", "query_id"], ascending=[False, True])
+    assert shown == set(top["query_id"].head(300))
+    small = pair_scatter(pf.head(200), run_a="A", run_b="B", metric_label="m", max_points=300)
+    assert not [t for t in small.data if t.type == "heatmap"]
+    assert sum(len(t.x) for t in small.data if t.mode == "markers") == 200
