@@ -288,45 +288,41 @@ for src in ws.runs:
                              hide_index=True)
 
 # ---------------------------------------------------------------- side files
+
+
+def side_file(field: str, title: str, label: str, key: str, remove: str, error: str | None,
+              help: str | None = None, loaded: str | None = None) -> None:
+    """One optional file: its uploader, its name once loaded, its error or what was read, a remove button."""
+    st.subheader(title)
+    up = st.file_uploader(label, key=f"up_{key}", help=help)
+    for blob in new_files(up):
+        S.set_ws(dataclasses.replace(S.get_ws(), **{field: blob}))
+        st.rerun()
+    blob = getattr(ws, field)
+    if blob is not None:
+        st.text(blob.name)
+        if error:
+            ui.show_error(error)
+        elif loaded:
+            st.caption(loaded)
+        st.button(remove, key=f"rm_{key}", on_click=cb_remove_side, args=(field,))
+
+
 st.header("Optional files")
 c1, c2, c3 = st.columns(3)
 with c1:
-    st.subheader("Domain mapping")
-    up = st.file_uploader("Query id → domain (CSV/TSV/JSON)", key="up_domains")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), domain_blob=blob))
-        st.rerun()
-    if ws.domain_blob is not None:
-        st.text(ws.domain_blob.name)
-        if ctx.domain_error:
-            ui.show_error(ctx.domain_error)
-        st.button("Remove domain mapping", key="rm_domains", on_click=cb_remove_side, args=("domain_blob",))
+    side_file("domain_blob", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains", "Remove domain mapping",
+              ctx.domain_error)
 with c2:
-    st.subheader("Document metadata")
-    up = st.file_uploader("Document id → title / text (CSV/TSV/JSON/Parquet)", key="up_meta")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), metadata_blob=blob))
-        st.rerun()
-    if ws.metadata_blob is not None:
-        st.text(ws.metadata_blob.name)
-        if ctx.metadata_error:
-            ui.show_error(ctx.metadata_error)
-        st.button("Remove metadata", key="rm_meta", on_click=cb_remove_side, args=("metadata_blob",))
+    side_file("metadata_blob", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)", "meta",
+              "Remove metadata", ctx.metadata_error)
 with c3:
-    st.subheader("Query texts")
-    up = st.file_uploader("Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)", key="up_queries",
-                          help="Shown above a query's drill-down. BEIR queries.jsonl ({_id, text}), a TSV/CSV with "
-                               "a header (query_id, text) or lines 'id<TAB>text', JSON {id: text}.")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), queries_blob=blob))
-        st.rerun()
-    if ws.queries_blob is not None:
-        st.text(ws.queries_blob.name)
-        if ctx.queries_error:
-            ui.show_error(ctx.queries_error)
-        elif ctx.query_texts is not None:
-            st.caption(ui.plural(len(ctx.query_texts), "query text", "query texts"))
-        st.button("Remove query texts", key="rm_queries", on_click=cb_remove_side, args=("queries_blob",))
+    side_file("queries_blob", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)", "queries",
+              "Remove query texts", ctx.queries_error,
+              help="Shown above a query's drill-down. BEIR queries.jsonl ({_id, text}), a TSV/CSV with a header "
+                   "(query_id, text) or lines 'id<TAB>text', JSON {id: text}.",
+              loaded=None if ctx.query_texts is None else ui.plural(len(ctx.query_texts), "query text",
+                                                                     "query texts"))
 
 # ---------------------------------------------------------------- settings
 st.header("Settings")

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import test_app as T
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state as S
@@ -19,7 +20,7 @@ from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.stats import compare
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP, goto, unescape = T.APP, T.goto, T.unescape
 FIX = Path(__file__).resolve().parent / "fixtures"
 TIMEOUT = 120
 CONTENT = "5_most_similar_movies_content_ordered"
@@ -28,24 +29,10 @@ VIBES = "5_most_similar_movies_vibes_ordered"
 
 
 def start(ws: W.Snapshot | None = None, page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if ws is not None:
-        at.session_state["ws"] = ws
-    at.run()
-    assert not at.exception, at.exception
+    at = T.start(ws)
     if page:
         goto(at, page)
     return at
-
-
-def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def unescape(md: str) -> str:
-    return re.sub(r"\\(.)", r"\1", md)
 
 
 def frames(at: AppTest) -> list[pd.DataFrame]:
@@ -455,40 +442,13 @@ def test_cancel_stops_a_long_step_and_retry_runs_it():
 
 
 def test_leaderboard_export_cell_by_cell():
-    from evalcore.stats import compare_many
+    from test_leaderboard import check_demo_exports
 
     at = start(None, "overview")
     at.toggle(key="ov_lb_preview").set_value(True).run()
     md = next(c.value for c in at.code if c.language == "markdown")
     tex = next(c.value for c in at.code if c.language == "latex")
-    from evalcore.workspace.demo import make_demo
-
-    demo = make_demo(0)
-    s = W.Settings().validated()
-    ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
-    summ = summarize_with_intervals(ev.table)
-    cols = [("ndcg", 10), ("recall", 10), ("mrr", 10), ("map", 10), ("recall", 100)]
-    base = at.selectbox(key="w_overview_sel_baseline").value
-    cmp = compare_many(ev.table, metrics_k=cols, runs=list(demo.runs), baseline=base, n_resamples=1000,
-                       ci_method="percentile", resampling="shared")
-    rows = {ln.split(" | ")[0].strip("| ").replace("\\-", "-"): ln.strip("|").split(" | ")[1:]
-            for ln in md.splitlines() if ln.startswith("| ") and "---" not in ln}
-    texrows = {ln.split(" & ")[0]: ln.removesuffix(r" \\").split(" & ")[1:] for ln in tex.splitlines()
-               if " & " in ln and not ln.startswith("Run")}
-    for run in demo.runs:
-        name = f"{run} (baseline)" if run == base else run
-        for c, (m, k) in enumerate(cols):
-            sel = summ[(summ["metric"] == m) & (summ["k"] == k)].set_index("run")["mean"]
-            num = f"{sel[run]:.3f}"
-            best = sel[run] == sel.max()
-            row = cmp[(cmp["run_b"] == run) & (cmp["metric"] == m) & (cmp["k"] == k)]
-            mark = ""
-            if len(row) and bool(row.iloc[0]["significant"]):
-                mark = "†" if row.iloc[0]["diff"] > 0 else "‡"
-            assert rows[name][c].strip() == (f"**{num}**" if best else num) + mark, (run, m, k)
-            tmark = {"": "", "†": r"$^{\dagger}$", "‡": r"$^{\ddagger}$"}[mark]
-            assert texrows[name][c] == (rf"\textbf{{{num}}}" if best else num) + tmark, (run, m, k)
-    assert md.count("‡") + md.count("†") >= 2
+    check_demo_exports(md, tex, at.selectbox(key="w_overview_sel_baseline").value)
 
 
 def test_charts_export_as_png_and_svg():

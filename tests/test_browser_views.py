@@ -21,9 +21,8 @@ import pytest
 from browser_fixtures import STEP
 
 from evalcore.evaluate import evaluate
-from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels
-from evalcore.stats import compare, compare_many
+from evalcore.stats import compare
 
 pytestmark = pytest.mark.browser
 
@@ -190,8 +189,7 @@ def test_the_picker_reaches_the_last_of_5000_queries(server, page, tmp_path):
 
 
 def test_leaderboard_markdown_and_latex_downloads_cell_by_cell(server, page, tmp_path):
-    from evalcore import workspace as W
-    from evalcore.workspace.demo import make_demo
+    from test_leaderboard import check_demo_exports
 
     page.goto(server.url + "/", wait_until="commit")
     B.wait_for(page, main=["Leaderboard", "Metrics vs k"], timeout=STEP)
@@ -203,27 +201,5 @@ def test_leaderboard_markdown_and_latex_downloads_cell_by_cell(server, page, tmp
         with page.expect_download(timeout=STEP * 1000) as info:
             page.locator(f".st-key-{key} button").click()
         files[label] = Path(info.value.path()).read_text(encoding="utf-8")
-    demo = make_demo(0)
-    st = W.Settings().validated()
-    ev = evaluate(demo.qrels, demo.runs, metrics=list(st.metrics), k=list(st.k), ties=st.ties)
-    summ = summarize_with_intervals(ev.table)
-    cols = [("ndcg", 10), ("recall", 10), ("mrr", 10), ("map", 10), ("recall", 100)]
-    cmp = compare_many(ev.table, metrics_k=cols, runs=list(demo.runs), baseline=baseline, n_resamples=1000,
-                       ci_method="percentile", resampling="shared")
-    md_rows = {ln.strip("| ").split(" | ")[0].replace("\\-", "-"): ln.strip("| ").split(" | ")[1:]
-               for ln in files["Markdown"].splitlines() if ln.startswith("| ") and "---" not in ln}
-    tex_rows = {ln.split(" & ")[0]: ln.removesuffix(r" \\").split(" & ")[1:]
-                for ln in files["LaTeX"].splitlines() if " & " in ln and not ln.startswith("Run")}
-    for run in demo.runs:
-        name = f"{run} (baseline)" if run == baseline else run
-        for c, (m, k) in enumerate(cols):
-            sel = summ[(summ["metric"] == m) & (summ["k"] == k)].set_index("run")["mean"]
-            num = f"{sel[run]:.3f}"
-            best = sel[run] == sel.max()
-            row = cmp[(cmp["run_b"] == run) & (cmp["metric"] == m) & (cmp["k"] == k)]
-            mark = "" if not (len(row) and bool(row.iloc[0]["significant"])) else (
-                "†" if row.iloc[0]["diff"] > 0 else "‡")
-            assert md_rows[name][c] == (f"**{num}**" if best else num) + mark, (run, m, k)
-            tmark = {"": "", "†": r"$^{\dagger}$", "‡": r"$^{\ddagger}$"}[mark]
-            assert tex_rows[name][c] == (rf"\textbf{{{num}}}" if best else num) + tmark, (run, m, k)
+    check_demo_exports(files["Markdown"], files["LaTeX"], baseline)
     assert r"\begin{tabular}" in files["LaTeX"] and "significantly better" in files["Markdown"]

@@ -108,3 +108,37 @@ def test_without_baseline_and_bad_options():
         leaderboard(s, columns=[("ndcg", 5)], runs=["good"], baseline="x")
     with pytest.raises(OptionError, match="digits"):
         leaderboard(s, columns=[("ndcg", 5)], runs=["good"], digits=-1)
+
+
+def check_demo_exports(md: str, tex: str, baseline: str) -> None:
+    """The demo's leaderboard exports (the Overview's default columns), cell by cell, against evalcore:
+    the mean to 3 decimals, bold when best, † / ‡ when compare_many finds it significantly better / worse
+    than the baseline (used by the AppTest and the browser test)."""
+    from evalcore import workspace as W
+    from evalcore.intervals import summarize_with_intervals
+    from evalcore.workspace.demo import make_demo
+
+    demo = make_demo(0)
+    st = W.Settings().validated()
+    ev = evaluate(demo.qrels, demo.runs, metrics=list(st.metrics), k=list(st.k), ties=st.ties)
+    summ = summarize_with_intervals(ev.table)
+    cols = [("ndcg", 10), ("recall", 10), ("mrr", 10), ("map", 10), ("recall", 100)]
+    cmp = compare_many(ev.table, metrics_k=cols, runs=list(demo.runs), baseline=baseline, n_resamples=1000,
+                       ci_method="percentile", resampling="shared")
+    md_rows = {ln.strip("| ").split(" | ")[0].replace("\\-", "-"): ln.strip("| ").split(" | ")[1:]
+               for ln in md.splitlines() if ln.startswith("| ") and "---" not in ln}
+    tex_rows = {ln.split(" & ")[0]: ln.removesuffix(r" \\").split(" & ")[1:]
+                for ln in tex.splitlines() if " & " in ln and not ln.startswith("Run")}
+    for run in demo.runs:
+        name = f"{run} (baseline)" if run == baseline else run
+        for c, (m, k) in enumerate(cols):
+            sel = summ[(summ["metric"] == m) & (summ["k"] == k)].set_index("run")["mean"]
+            num = f"{sel[run]:.3f}"
+            best = sel[run] == sel.max()
+            row = cmp[(cmp["run_b"] == run) & (cmp["metric"] == m) & (cmp["k"] == k)]
+            mark = "" if not (len(row) and bool(row.iloc[0]["significant"])) else (
+                BETTER if row.iloc[0]["diff"] > 0 else WORSE)
+            assert md_rows[name][c] == (f"**{num}**" if best else num) + mark, (run, m, k)
+            tmark = {"": "", BETTER: r"$^{\dagger}$", WORSE: r"$^{\ddagger}$"}[mark]
+            assert tex_rows[name][c] == (rf"\textbf{{{num}}}" if best else num) + tmark, (run, m, k)
+    assert md.count(BETTER) + md.count(WORSE) >= 2 and r"\begin{tabular}" in tex
