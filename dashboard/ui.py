@@ -10,6 +10,7 @@ widget *options*), never in Markdown bodies or widget labels; the messages
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,8 @@ VIA_APP = "_via_app"
 #: Paired tests and multiple-comparison corrections offered (names of :mod:`evalcore.stats`).
 TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
 CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
+
+_LOCAL = threading.local()  # per script thread: the sidebar's placeholder of the current run
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&\"'=^%@/])")
 
@@ -91,9 +94,17 @@ def show_warning(message: Any) -> None:
     st.warning(md_escape(message), icon=":material/warning:")
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``"1 query"``, ``"2 queries"``, ``"1,234 queries"``."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 def need_evaluation(ctx: S.Context) -> None:
-    """Stop the page with a hint when there is nothing to show yet."""
+    """Refresh the sidebar; stop the page with a hint when there is nothing to show yet, else flag the runs
+    that answer too few queries (every page shows that)."""
+    refresh_sidebar(ctx)
     if ctx.ready:
+        coverage_banner(ctx)
         return
     if ctx.settings_error:
         show_error(ctx.settings_error, prefix="Invalid settings")
@@ -171,9 +182,30 @@ def label_of(metric: str, k: int) -> str:
 
 
 def sidebar(ctx: S.Context | None = None) -> None:
-    """The shared sidebar: the loaded data set and the settings summary (plain text)."""
+    """The shared sidebar in a placeholder (filled again by :func:`refresh_sidebar` once the page knows
+    which files failed): the loaded data set and the settings summary, as plain text."""
+    _LOCAL.slot = st.sidebar.empty()
+    _fill_sidebar(ctx)
+    wkey = "w_" + SEL_IMAGE_FORMAT  # the widget's own key; the choice itself is kept across pages in SEL_IMAGE_FORMAT
+    if st.session_state.get(wkey) != image_format():
+        st.session_state[wkey] = image_format()
+    st.sidebar.segmented_control("Chart images", list(IMAGE_FORMATS), format_func=IMAGE_FORMATS.get,
+                                 key=wkey, required=True, on_change=_sync, args=(wkey, SEL_IMAGE_FORMAT),
+                                 help="The format the camera button of each chart's toolbar saves: PNG (bitmap) or "
+                                      "SVG (vector), drawn by your browser.")
+
+
+def refresh_sidebar(ctx: S.Context) -> None:
+    """Redraw the sidebar with what this run resolved (failed files marked "(not loaded)", query counts)."""
+    if getattr(_LOCAL, "slot", None) is not None and ctx.ws is S.get_ws():
+        _fill_sidebar(ctx)
+
+
+def _fill_sidebar(ctx: S.Context | None) -> None:
     ws = S.get_ws()
-    with st.sidebar:
+    slot = getattr(_LOCAL, "slot", None)
+    box = slot.container() if slot is not None else st.sidebar.container()
+    with box:
         st.subheader("Loaded data")
         if ws.is_demo:
             st.caption("Built-in demo: synthetic data")
@@ -181,16 +213,96 @@ def sidebar(ctx: S.Context | None = None) -> None:
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":
             lines[0] += " (reference model)"
-        failed = st.session_state.get(S.FAILED_KEY, set())
+        if ctx is not None and ctx.gt_error:
+            lines[0] += " (not loaded)"
+        failed = set(ctx.run_errors) if ctx is not None else st.session_state.get(S.FAILED_KEY, set())
         for r in ws.runs:
             lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
-        if ws.domain_blob is not None:
-            lines.append(f"domains: {ws.domain_blob.name}")
-        if ws.metadata_blob is not None:
-            lines.append(f"metadata: {ws.metadata_blob.name}")
-        if ctx is not None and ctx.ready:
+        for blob, what, err in ((ws.domain_blob, "domains", ctx and ctx.domain_error),
+                                (ws.metadata_blob, "metadata", ctx and ctx.metadata_error),
+                                (getattr(ws, "queries_blob", None), "query texts", ctx and ctx.queries_error)):
+            if blob is not None:
+                lines.append(f"{what}: {blob.name}" + (" (not loaded)" if err else ""))
+        if ctx is not None and ctx.ready and ctx.qrels:
             q = next(iter(ctx.qrels.values()))
-            lines.append(f"queries evaluated: {q.n_queries} of {ctx.n_universe}")
+            lines.append(f"queries evaluated: {q.n_queries:,} of {ctx.n_universe:,}")
         st.text("\n".join(lines))
         st.subheader("Settings")
         st.text("\n".join(ws.settings.summary_lines(reference=gt is not None and gt.kind == "reference")))
+
+
+# ------------------------------------------------------------------------------------------ coverage, aspects
+
+
+def coverage_banner(ctx: S.Context) -> None:
+    """Flag each run below the coverage threshold; let the user include it in ★ and tests anyway."""
+    low = S.low_coverage(ctx)
+    if not low:
+        return
+    cov = S.coverage(ctx).set_index("run")
+    from evalcore.coverage import coverage_text
+
+    lines = []
+    for r in low:
+        c = cov.loc[r]
+        lines.append(f"{md_escape(r)}: results for {coverage_text(int(c['n_with_results']), int(c['n_ground_truth']))}"
+                     " of the ground-truth queries")
+    st.warning(f"Low coverage (below {ctx.settings.min_coverage:.0%}): " + "; ".join(lines) + ". A query a run "
+               "does not answer counts as 0 on every metric, so these runs are left out of ★ and significance "
+               "tests unless you include them.", icon=":material/report:")
+    bound_multiselect("Include anyway in ★ and tests", low, S.SEL_INCLUDE_LOW, scope="coverage")
+
+
+def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: str,
+                      help: str | None = None) -> list:
+    """A multiselect whose value is the shared selection ``st.session_state[pkey]`` (kept across pages)."""
+    options = list(options)
+    wkey = f"w_{scope}_{pkey}"
+    desired = [v for v in st.session_state.get(pkey, []) if v in options]
+    st.session_state[wkey] = desired  # always: the same key on another page is another widget
+    value = st.multiselect(label, options, key=wkey, on_change=_sync, args=(wkey, pkey), help=help)
+    st.session_state[pkey] = list(value)
+    return list(value)
+
+
+def aspect_note(ctx: S.Context) -> None:
+    """Say which runs are evaluated against which ground-truth aspect, when there are several."""
+    in_use = S.aspects_in_use(ctx)
+    if len(in_use) < 2:
+        return
+    groups = "; ".join(f"{md_escape(a)}: " + ", ".join(md_escape(r) for r in ctx.run_names
+                                                        if ctx.run_aspect.get(r) == a) for a in in_use)
+    st.info("The runs are evaluated against different ground-truth aspects (" + groups + "). Their numbers are "
+            "not comparable across aspects: ★ marks the best within each aspect, and tests compare runs of "
+            "one aspect.", icon=":material/call_split:")
+
+
+# ------------------------------------------------------------------------------------------ charts
+
+
+#: The charts' image formats: the camera button of each chart's toolbar saves the chart in the one chosen in
+#: the sidebar, rendered by Plotly in the browser (no server-side renderer, nothing sent back to the server).
+IMAGE_FORMATS = {"png": "PNG", "svg": "SVG"}
+SEL_IMAGE_FORMAT = "sel_image_format"
+
+
+def image_format() -> str:
+    """The format the charts' camera button saves (``"png"`` unless the sidebar says otherwise)."""
+    fmt = st.session_state.get(SEL_IMAGE_FORMAT)
+    return fmt if fmt in IMAGE_FORMATS else "png"
+
+
+def chart_config(name: str) -> dict[str, Any]:
+    """Plotly's config of a chart: its toolbar's camera button saves ``name``.png or ``name``.svg."""
+    fmt = image_format()
+    return {"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name,
+                                                           "scale": 2 if fmt == "png" else 1}}
+
+
+def chart(fig: Any, *, key: str, name: str, **kwargs: Any) -> Any:
+    """``st.plotly_chart`` whose toolbar camera button downloads the chart as PNG or SVG.
+
+    ``name`` (fixed text, no user string) is the file name; the format is the sidebar's
+    "Chart images" choice (:func:`image_format`).
+    """
+    return st.plotly_chart(fig, key=key, config=chart_config(name), **kwargs)

@@ -90,7 +90,7 @@ def cb_remove_side(which: str) -> None:
 
 ui.page_setup()
 st.title("Data")
-show_flash()
+flash_slot = st.container()  # filled once the context is resolved (a success says so only when it is done)
 ws = S.get_ws()
 if ws.is_demo:
     from evalcore.workspace.demo import cached_demo, demo_description
@@ -107,15 +107,21 @@ else:
 st.header("Ground truth")
 gt_kind = st.radio("Ground truth from", ["a judgments file", "a reference model's embeddings"], horizontal=True,
                    key="gt_kind_choice",
-                   help="Judgments: TREC qrels, BEIR TSV, CSV/Parquet, JSON, ordered lists (seed 001), graded "
-                        "JSON (seed 003). Reference: relevant = the reference model's top-N by cosine (seed 000).")
+                   help="Judgments: TREC qrels, BEIR TSV, CSV/Parquet, JSON {query: {doc: grade}}, JSON ordered "
+                        "lists of similar items (one list per aspect), graded JSON with domains. Reference: "
+                        "relevant = a reference model's nearest items by cosine similarity.")
 if gt_kind == "a judgments file":
     up = st.file_uploader("Ground-truth file", key="up_gt",
-                          help="Uploading your own ground truth clears the demo.")
+                          help="Uploading your own ground truth clears the demo (a file that does not load changes "
+                               "nothing).")
     for blob in new_files(up):
-        ws = W.set_ground_truth(S.get_ws(), blob, kind="file")
-        S.set_ws(ws)
-        flash("ok", f"loaded ground truth {blob.name}")
+        candidate = W.set_ground_truth(S.get_ws(), blob, kind="file")
+        problem = S.check_ground_truth(candidate.ground_truth)
+        if problem:  # everything loaded stays as it was
+            flash("error", f"{problem} (nothing was changed)")
+        else:
+            S.set_ws(candidate)
+            flash("ok", f"loaded ground truth {blob.name}")
         st.rerun()
 else:
     with st.form("gt_reference_form", clear_on_submit=True):
@@ -126,13 +132,27 @@ else:
                 flash("error", "choose the reference embedding file")
             else:
                 ids_blob = W.Blob.of(ref_ids.name, ref_ids.getvalue()) if ref_ids is not None else None
-                S.set_ws(W.set_ground_truth(S.get_ws(), W.Blob.of(ref.name, ref.getvalue()), kind="reference",
-                                            ids_blob=ids_blob))
-                flash("ok", f"reference ground truth {ref.name}")
+                candidate = W.set_ground_truth(S.get_ws(), W.Blob.of(ref.name, ref.getvalue()), kind="reference",
+                                               ids_blob=ids_blob)
+                problem = S.check_ground_truth(candidate.ground_truth)
+                if problem:
+                    flash("error", f"{problem} (nothing was changed)")
+                else:
+                    S.set_ws(candidate)
+                    flash("ok", f"reference ground truth {ref.name}: its nearest items are the relevant ones")
             st.rerun()
 
 slot = st.empty()
 ctx = S.context(slot)
+ui.refresh_sidebar(ctx)
+with flash_slot:
+    show_flash()
+    if S.cancelled():
+        st.warning("A long computation was cancelled; what it would have produced is not shown.",
+                   icon=":material/stop_circle:")
+        st.button("Retry", on_click=S.retry, key="retry_cancelled", icon=":material/refresh:")
+    if ctx.ready:
+        ui.coverage_banner(ctx)
 ws = ctx.ws
 gt = ws.ground_truth
 if gt is None:
@@ -143,7 +163,7 @@ else:
         with c1:
             st.caption("Current ground truth")
             st.text(gt.label)
-            if gt.kind == "file":
+            if gt.kind == "file" and not ctx.gt_error:
                 detected = W.detect_qrels(gt.blob)
                 st.caption("Detected format")
                 st.text(detected or "(not recognised)")
@@ -172,8 +192,8 @@ else:
                     ui.show_error(e)
                     q = None
         if q is not None:
-            st.caption(f"Preview: first rows — {q.n_queries} queries ({ctx.n_universe} in the file), "
-                       f"{len(q)} judgments")
+            st.caption(f"Preview: first rows — {ui.plural(q.n_queries, 'query', 'queries')} "
+                       f"({ctx.n_universe:,} in the file), {ui.plural(len(q), 'judgment')}")
             st.dataframe(q.to_frame().head(8), hide_index=True)
 
 # ---------------------------------------------------------------- runs
@@ -184,7 +204,7 @@ with c1:
     ups = st.file_uploader("Run files (TREC, CSV/Parquet, JSON...); one run per file", accept_multiple_files=True,
                            key="up_runs", help="Each file becomes a run named after the file; rename it below. "
                                                ".npy/.npz files are taken as embeddings (item-to-item).")
-    added = []
+    added, refused = [], False
     for blob in new_files(ups):
         aspect = st.session_state.get("gt_aspect")
         if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
@@ -192,10 +212,16 @@ with c1:
             added.append(f"{blob.name} (embeddings, item-to-item)")
         else:
             ws, uid = W.add_ranked_run(S.get_ws(), blob, aspect=aspect)
+            problem = S.check_run(ws.run_by_uid(uid), ws.settings) if S.get_ws().is_demo else None
+            if problem:  # on the demo, a file that does not load must not clear it
+                flash("error", f"{problem} (the demo was kept)")
+                refused = True
+                continue
             added.append(blob.name)
         S.set_ws(ws)
     if added:
         flash("ok", "added run file(s) " + ", ".join(added))
+    if added or refused:
         st.rerun()
 with c2:
     st.subheader("Embedding run")
@@ -242,8 +268,8 @@ for src in ws.runs:
                 st.session_state[f"format_{src.uid}"] = src.format if src.format in formats else "auto"
                 st.selectbox("Format", formats, key=f"format_{src.uid}", on_change=cb_run_option,
                              args=(src.uid, "format"))
-                detected = W.detect_run(src.blob)
-                st.caption(f"detected: {detected or 'not recognised'}")
+                if src.uid not in ctx.run_errors:
+                    st.caption(f"detected: {W.detect_run(src.blob) or 'not recognised'}")
         with cols[3]:
             if ctx.aspects:
                 current = src.aspect if src.aspect in ctx.aspects else ctx.aspects[0]
@@ -256,36 +282,47 @@ for src in ws.runs:
             ui.show_warning(w)
         run = ctx.runs.get(src.name)
         if run is not None and src.uid not in ctx.run_errors:
-            st.caption(f"{run.n_queries} queries, {len(run)} ranked items")
+            st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
             with st.expander("Preview (first rows)"):
                 st.dataframe(S.memo(f"preview:{ctx.run_keys[src.uid]}", lambda run=run: run.to_frame().head(8)),
                              hide_index=True)
 
 # ---------------------------------------------------------------- side files
+
+
+def side_file(field: str, title: str, label: str, key: str, remove: str, error: str | None,
+              help: str | None = None, loaded: str | None = None) -> None:
+    """One optional file: its uploader, its name once loaded, its error or what was read, a remove button."""
+    st.subheader(title)
+    up = st.file_uploader(label, key=f"up_{key}", help=help)
+    for blob in new_files(up):
+        S.set_ws(dataclasses.replace(S.get_ws(), **{field: blob}))
+        st.rerun()
+    blob = getattr(ws, field)
+    if blob is not None:
+        st.text(blob.name)
+        if error:
+            ui.show_error(error)
+        elif loaded:
+            st.caption(loaded)
+        st.button(remove, key=f"rm_{key}", on_click=cb_remove_side, args=(field,))
+
+
 st.header("Optional files")
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 with c1:
-    st.subheader("Domain mapping")
-    up = st.file_uploader("Query id → domain (CSV/TSV/JSON)", key="up_domains")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), domain_blob=blob))
-        st.rerun()
-    if ws.domain_blob is not None:
-        st.text(ws.domain_blob.name)
-        if ctx.domain_error:
-            ui.show_error(ctx.domain_error)
-        st.button("Remove domain mapping", key="rm_domains", on_click=cb_remove_side, args=("domain_blob",))
+    side_file("domain_blob", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains", "Remove domain mapping",
+              ctx.domain_error)
 with c2:
-    st.subheader("Document metadata")
-    up = st.file_uploader("Document id → title / text (CSV/TSV/JSON/Parquet)", key="up_meta")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), metadata_blob=blob))
-        st.rerun()
-    if ws.metadata_blob is not None:
-        st.text(ws.metadata_blob.name)
-        if ctx.metadata_error:
-            ui.show_error(ctx.metadata_error)
-        st.button("Remove metadata", key="rm_meta", on_click=cb_remove_side, args=("metadata_blob",))
+    side_file("metadata_blob", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)", "meta",
+              "Remove metadata", ctx.metadata_error)
+with c3:
+    side_file("queries_blob", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)", "queries",
+              "Remove query texts", ctx.queries_error,
+              help="Shown above a query's drill-down. BEIR queries.jsonl ({_id, text}), a TSV/CSV with a header "
+                   "(query_id, text) or lines 'id<TAB>text', JSON {id: text}.",
+              loaded=None if ctx.query_texts is None else ui.plural(len(ctx.query_texts), "query text",
+                                                                     "query texts"))
 
 # ---------------------------------------------------------------- settings
 st.header("Settings")
@@ -311,8 +348,8 @@ with st.form("settings_form"):
         rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
                               key="set_rel")
         ties = st.selectbox("Tie rule", list(W.TIE_CHOICES), index=list(W.TIE_CHOICES).index(cur.ties),
-                            key="set_ties", help="trec: doc id descending (trec_eval); docid_asc: ascending "
-                                                 "(seed 001); input: file order")
+                            key="set_ties", help="Order of equal scores. trec: doc id descending (trec_eval); "
+                                                 "docid_asc: doc id ascending; input: file order")
         no_rel = st.selectbox("Queries without a relevant document", ["zero", "skip"],
                               index=["zero", "skip"].index(cur.no_relevant), key="set_norel")
     with c3:
@@ -321,18 +358,23 @@ with st.form("settings_form"):
         seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed")
         depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
                                 key="set_depth")
-        modes = {"tied": "top-k at each k (seed 000)", "fixed": "fixed top N, graded by position"}
+        modes = {"tied": "its top k at each k", "fixed": "fixed top N, graded by position"}
         gt_mode = st.selectbox("Reference model as ground truth", list(modes), format_func=modes.get,
                                index=list(modes).index(cur.gt_mode), key="set_gtmode",
                                help="tied: at each cutoff k, relevant = the reference's top-k (at k = 1 every "
                                     "metric is the same number); fixed: its top N, graded N..1, at every k.")
         gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
                                    key="set_gtdepth")
+        min_cov = st.number_input("Flag runs answering fewer than (% of the queries)", min_value=0, max_value=100,
+                                  value=int(round(cur.min_coverage * 100)), step=5, key="set_mincov",
+                                  help="A query a run does not answer counts as 0. Runs below this coverage are "
+                                       "flagged on every page and left out of ★ and tests unless included.")
     if st.form_submit_button("Apply settings", type="primary"):
         try:  # a bad name or value is reported here, next to the form; nothing changes
             new = W.Settings(k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)),
                              rel_threshold=int(rel), ties=ties, no_relevant=no_rel, sample_size=int(sample),
-                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode).validated()
+                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode,
+                             min_coverage=int(min_cov) / 100).validated()
         except EvalcoreError as e:
             ui.show_error(e, prefix="Settings not applied")
         else:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["browser_fixtures"]  # chromium, a streamlit server, pages (only the browser tests use them)
+
 ROOT = Path(__file__).resolve().parents[1]
 #: trec_eval's test data vendored in the project (NIST notice in LICENSE.md, see NOTICE.md).
 TREC_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"

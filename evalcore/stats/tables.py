@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
+from ..intervals import bootstrap_means, percentile_interval
 from .paired import (
     _CI_METHODS,
     _ZERO_METHODS,
@@ -32,7 +33,10 @@ from .paired import (
     win_tie_loss,
 )
 
-__all__ = ["COMPARE_COLUMNS", "compare", "compare_many", "compare_by_domain"]
+__all__ = ["COMPARE_COLUMNS", "RESAMPLING", "compare", "compare_many", "compare_by_domain"]
+
+#: Bootstrap resampling schemes of the comparisons (see :func:`compare_many`).
+RESAMPLING: tuple[str, ...] = ("per_pair", "shared")
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "run_a", "run_b", "metric", "k", "n", "n_unpaired", "mean_a", "mean_b", "diff",
@@ -98,6 +102,33 @@ def _test_pair(
     return paired_test(xa, xb, **kw), n_unpaired
 
 
+def _shared_cis(wide: pd.DataFrame, rows: list[dict[str, Any]], domains: np.ndarray | None,
+                kw: dict[str, Any]) -> None:
+    """Replace the CI of each row by the percentile interval over resamples shared by every pair.
+
+    ``wide``: query_id x run values (index sorted by query id: the resampled units);
+    ``domains``: each query's domain when ``rows`` are per domain. Rows whose
+    result has no interval (untestable, too small) keep NaN.
+    """
+    if not rows or not len(wide):
+        return
+    cols, masks = [], []
+    for r in rows:
+        a = wide[r["run_a"]].to_numpy(dtype=float) if r["run_a"] in wide else np.full(len(wide), np.nan)
+        b = wide[r["run_b"]].to_numpy(dtype=float) if r["run_b"] in wide else np.full(len(wide), np.nan)
+        present = ~np.isnan(a) & ~np.isnan(b)
+        if domains is not None:
+            present &= domains == r["domain"]
+        cols.append(np.where(present, b - a, 0.0))
+        masks.append(present)
+    means = bootstrap_means(np.stack(cols, axis=1), np.stack(masks, axis=1),
+                            n_resamples=kw["n_resamples"], seed=kw["seed"])
+    low, high = percentile_interval(means, kw["confidence"])
+    for i, r in enumerate(rows):
+        if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"]):
+            r["ci_low"], r["ci_high"] = float(low[i]), float(high[i])
+
+
 def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str, alpha: float) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_adjusted", "significant", "correction")])
     p = out["p_value"].to_numpy(dtype=float) if len(out) else np.array([], dtype=float)
@@ -113,8 +144,12 @@ def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str,
 
 def _common_options(
     test: str, correction: str, alpha: float, n_resamples: int, seed: int, confidence: float,
-    zero_method: str, tie_tolerance: float, ci_method: str,
+    zero_method: str, tie_tolerance: float, ci_method: str, resampling: str = "per_pair",
 ) -> tuple[dict[str, Any], float]:
+    _check_choice("resampling", resampling, RESAMPLING)
+    if resampling == "shared" and ci_method != "percentile":
+        raise OptionError(f"resampling='shared' gives percentile intervals: pass ci_method='percentile' "
+                          f"(got {ci_method!r})")
     _check_choice("test", test, TESTS)
     _check_choice("correction", correction, CORRECTIONS)
     alpha = _check_prob("alpha", alpha)
@@ -143,6 +178,7 @@ def compare_many(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     r"""Paired comparisons of runs over several metric@k, corrected jointly.
 
@@ -173,6 +209,15 @@ def compare_many(
     n_resamples, seed, confidence, zero_method, tie_tolerance, ci_method
         Passed to :func:`paired_test`.  Each pair uses ``seed`` itself, so a
         pair's result does not depend on which other pairs are compared.
+    resampling : {"per_pair", "shared"}, default "per_pair"
+        Resamples of the bootstrap CI of ``diff``. ``"per_pair"``: each pair's own
+        (:func:`paired_test`, pairs in a canonical value order). ``"shared"``: the
+        same resamples of the metric@k's queries (sorted by id) for every pair
+        (:func:`evalcore.intervals.resample_counts`), so that two runs with
+        identical per-query values get identical intervals against any run;
+        resample ``b`` gives :math:`\sum_q w_{bq} d_q / \sum_q w_{bq}` over the
+        pair's paired queries and the interval is the percentile interval
+        (``ci_method`` must be ``"percentile"``).
 
     Returns
     -------
@@ -184,7 +229,7 @@ def compare_many(
         the queries that only one of the two runs has (dropped).
     """
     kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
-                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+                                zero_method, tie_tolerance, ci_method, resampling)  # fmt: skip
     _validate_table(table)
     runs = _check_runs(runs)
     if baseline is not None:
@@ -212,10 +257,13 @@ def compare_many(
                 f"available: {present}"
             )
         wide = _wide(sel[sel["run"].astype(str).isin(use)])
+        start = len(rows)
         for run_a, run_b in _pairs(use, baseline):
             res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
             rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
                          "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+        if resampling == "shared":
+            _shared_cis(wide, rows[start:], None, kw)
     return _finish(rows, COMPARE_COLUMNS, correction, alpha)
 
 
@@ -235,6 +283,7 @@ def compare(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
 
@@ -252,7 +301,7 @@ def compare(
     k : int or None
         Cutoff (``0``/``None`` = no cutoff).
     runs, baseline, test, correction, alpha, n_resamples, seed, confidence, \
-zero_method, tie_tolerance, ci_method
+zero_method, tie_tolerance, ci_method, resampling
         As in :func:`compare_many`.
 
     Returns
@@ -264,7 +313,7 @@ zero_method, tie_tolerance, ci_method
         table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, test=test,
         correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
         confidence=confidence, zero_method=zero_method, tie_tolerance=tie_tolerance,
-        ci_method=ci_method,
+        ci_method=ci_method, resampling=resampling,
     )  # fmt: skip
 
 
@@ -285,6 +334,7 @@ def compare_by_domain(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     """Per-domain paired comparison of every run against a baseline.
 
@@ -311,8 +361,9 @@ def compare_by_domain(
     min_queries : int, default 5
         Minimum number of paired queries for a domain to be tested (>= 2).
     test, correction, alpha, n_resamples, seed, confidence, zero_method, \
-tie_tolerance, ci_method
-        As in :func:`compare_many`.
+tie_tolerance, ci_method, resampling
+        As in :func:`compare_many` (shared resamples: over all the metric@k's
+        queries, each domain using them restricted to its queries).
 
     Returns
     -------
@@ -321,7 +372,7 @@ tie_tolerance, ci_method
         domain, then run in ``runs`` order.
     """
     kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
-                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+                                zero_method, tie_tolerance, ci_method, resampling)  # fmt: skip
     min_queries = _check_int("min_queries", min_queries, minimum=2)
     _validate_table(table)
     sel = _select_metric_k(table, metric, k)
@@ -347,4 +398,6 @@ tie_tolerance, ci_method
             res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw)
             rows.append({"domain": dom, "run_a": run_a, "run_b": run_b, "metric": metric,
                          "k": k, "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    if resampling == "shared":
+        _shared_cis(wide, rows, domains.reindex(wide.index).to_numpy(), kw)
     return _finish(rows, ("domain", *COMPARE_COLUMNS), correction, alpha)

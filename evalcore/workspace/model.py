@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..coverage import DEFAULT_MIN_COVERAGE
 from ..errors import EvalcoreWarning, OptionError
 from ..io import (
     QRELS_FORMATS,
@@ -173,6 +174,8 @@ class Settings:
     ``gt_mode``: ``"tied"`` — at each k, relevant = the reference's top-k
     (seed 000's procedure: at k = 1 every metric is the same number) — or
     ``"fixed"`` — relevant = its top ``gt_depth``, graded by position, at every k.
+    ``min_coverage``: a run answering fewer than this fraction of the ground truth's
+    queries is flagged and left out of "best" marks and tests (:mod:`evalcore.coverage`).
     """
 
     k: tuple[int, ...] = DEFAULT_K
@@ -185,6 +188,7 @@ class Settings:
     depth: int = 100
     gt_depth: int = 10
     gt_mode: str = "tied"
+    min_coverage: float = DEFAULT_MIN_COVERAGE
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
@@ -203,7 +207,13 @@ class Settings:
         if self.gt_mode not in REFERENCE_MODES:
             raise OptionError(f"unknown reference mode {self.gt_mode!r}; choose one of {list(REFERENCE_MODES)}")
         depth = max(int(self.depth), max(ks))
-        return replace(self, k=ks, metrics=metrics, depth=depth,
+        try:
+            cov = float(self.min_coverage)
+        except (TypeError, ValueError):
+            raise OptionError(f"the coverage threshold must be a number in [0, 1], got {self.min_coverage!r}") from None
+        if not 0.0 <= cov <= 1.0:
+            raise OptionError(f"the coverage threshold must be in [0, 1] (a fraction of the queries), got {cov!r}")
+        return replace(self, k=ks, metrics=metrics, depth=depth, min_coverage=cov,
                        rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
                        seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)))
 
@@ -219,6 +229,7 @@ class Settings:
             f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
             f"queries: {sample}",
             f"embedding rankings: top {self.depth}",
+            f"runs flagged below {self.min_coverage:.0%} coverage",
         ] + ([f"reference: {'its top-k at each k (tied)' if self.gt_mode == 'tied' else f'top {self.gt_depth}, graded'}"]
              if reference else [])
 
@@ -328,6 +339,7 @@ class Snapshot:
     domain_blob: Blob | None = None
     metadata_blob: Blob | None = None
     settings: Settings = Settings()
+    queries_blob: Blob | None = None  # query id -> text (shown above a query's drill-down)
     demo_seed: int | None = None
 
     @property

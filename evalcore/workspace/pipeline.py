@@ -54,6 +54,7 @@ __all__ = [
     "diversity_summary",
     "load_domain_map",
     "load_metadata",
+    "load_query_texts",
     "normalize_metadata",
 ]
 
@@ -400,13 +401,19 @@ def run_diversity(
     return table
 
 
-def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.aggregate.summarize`).
+def diversity_summary(tables: Sequence[pd.DataFrame], *, ci_method: str = "bootstrap", n_resamples: int = 1000,
+                      seed: int = 0) -> pd.DataFrame:
+    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Parameters
     ----------
     tables : sequence of DataFrame
         :func:`run_diversity` outputs, one per run.
+    ci_method : {"bootstrap", "t"}, default "bootstrap"
+        Interval of the means: the percentile bootstrap on resamples shared by every run
+        (inside the metric's range), or Student t.
+    n_resamples, seed
+        Of the bootstrap.
 
     Returns
     -------
@@ -414,12 +421,12 @@ def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ``run, metric, k, n, mean, std, sem, ci_low, ci_high, median``; empty
         (same columns) when ``tables`` is empty.
     """
-    from ..aggregate import summarize
     from ..combine import concat_tables
+    from ..intervals import summarize_with_intervals
 
     if not tables:
         return pd.DataFrame(columns=["run", "metric", "k", "n", "mean", "std", "sem", "ci_low", "ci_high", "median"])
-    return summarize(concat_tables(tables))
+    return summarize_with_intervals(concat_tables(tables), method=ci_method, n_resamples=n_resamples, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------ side files
@@ -428,6 +435,14 @@ def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
 def load_domain_map(blob: Blob) -> dict[str, str]:
     """Query id -> domain from a mapping file (:func:`evalcore.load_domains`)."""
     return {str(k): str(v) for k, v in load_domains(blob.data, label=blob.name).items()}
+
+
+def load_query_texts(blob: Blob) -> dict[str, str]:
+    """Query id -> text from a queries file (:func:`evalcore.io.load_queries`: BEIR ``queries.jsonl``,
+    JSON, CSV/TSV/Parquet, ``id<TAB>text`` lines)."""
+    from ..io import load_queries
+
+    return load_queries(blob.data, label=blob.name)
 
 
 def load_metadata(blob: Blob) -> pd.DataFrame:
