@@ -295,6 +295,8 @@ class RunSource:
     query file is given), ``"fused"`` (:class:`FusionSpec`) or ``"demo"``.
     ``aspect`` is the ground-truth aspect the run is evaluated against (for
     ground truths with several, e.g. seed 001's overall/content/vibes).
+    ``model``, ``version`` and ``step`` place the run in a model's version series
+    (the Versions page; the persistent store's run info): all optional.
     """
 
     uid: str
@@ -309,6 +311,9 @@ class RunSource:
     fusion: FusionSpec | None = None
     demo_seed: int | None = None
     demo_name: str | None = None
+    model: str | None = None
+    version: str | None = None
+    step: float | None = None
 
     @property
     def label(self) -> str:
