@@ -12,8 +12,14 @@ from evalcore import workspace as W
 from evalcore.errors import OptionError
 from evalcore.intervals import mean_intervals
 from evalcore.stats import compare
-from evalcore.workspace.versions import AGAINST, SERIES_COLUMNS, version_changes, version_curve, version_series, \
-    version_tests
+from evalcore.workspace.versions import (
+    AGAINST,
+    SERIES_COLUMNS,
+    version_changes,
+    version_curve,
+    version_series,
+    version_tests,
+)
 
 VALUES = np.array([0.0, 0.25, 0.5, 0.5, 1.0])  # few distinct values: many ties
 
@@ -68,7 +74,7 @@ def test_series_orders_by_step_then_label_then_loading_order():
     assert s.groupby("model")["position"].apply(list).to_dict() == {"lab": [0, 1, 2], "m": [0, 1, 2], "t": [0, 1]}
     assert version_series(frame, min_versions=1)["model"].tolist().count("one") == 1
     # created_at, when given, is the fallback order
-    timed = frame.assign(created_at=pd.to_datetime(["2024-01-0%d" % d for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 1)]))
+    timed = frame.assign(created_at=pd.to_datetime([f"2024-01-0{d}" for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 1)]))
     assert version_series(timed).query("model == 't'")["run"].tolist() == ["early", "late"]
 
 
@@ -269,7 +275,12 @@ def test_changes_errors(kw, message):
 
 def test_demo_checkpoints_are_a_series_and_leave_the_demo_alone():
     from evalcore.workspace.demo import DEMO_RUN_NAMES, cached_demo
-    from evalcore.workspace.demo_series import CHECKPOINT_EPOCHS, SERIES_MODEL, demo_series, with_demo_checkpoints
+    from evalcore.workspace.demo_series import (
+        CHECKPOINT_EPOCHS,
+        SERIES_MODEL,
+        demo_series,
+        with_demo_checkpoints,
+    )
 
     assert set(cached_demo(0).runs) == set(DEMO_RUN_NAMES)
     ws = with_demo_checkpoints(W.demo_workspace(0))
