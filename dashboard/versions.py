@@ -204,11 +204,12 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.Da
 
 
 def change_list(frame: pd.DataFrame) -> pd.DataFrame:
-    """A most-improved / most-regressed list for display: query, domain, A, B, B − A."""
+    """A most-improved / most-regressed list for display: query, B − A, A, B, domain (what matters first: the
+    lists sit side by side and a narrow window shows their first columns)."""
     return pd.DataFrame({"query_id": frame["query_id"].astype(str).to_numpy(),
-                         "domain": frame["domain"].astype(str).to_numpy(),
+                         "B − A": frame["difference"].to_numpy(),
                          "A": frame["a"].to_numpy(), "B": frame["b"].to_numpy(),
-                         "B − A": frame["difference"].to_numpy()})
+                         "domain": frame["domain"].astype(str).to_numpy()})
 
 
 def open_query(qid: str, run_a: str, run_b: str) -> None:

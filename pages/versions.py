@@ -120,7 +120,7 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     if not listed:
         st.caption("No query changed between these two versions.")
         return
-    o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
+    o1, o2 = st.columns([2, 1], vertical_alignment="bottom")
     with o1:
         qid = st.selectbox("Query", listed, key="ver_query", help="A query of the two lists above.")
     with o2:
