@@ -1,7 +1,8 @@
 """The Versions page in a real browser (chromium + playwright on ``streamlit run app.py``): the demo's training
 checkpoints added from the page's empty state, the curve and the tests drawn, "what changed" listing the queries
-an independent sort of evalcore's per-query values names, and one of them opening its drill-down on the Queries
-page with the two versions as runs A and B. Read at 1,000 px as well as at 1,400 px.
+an independent sort of evalcore's per-query values names, and a click on one of them (its row's selection box)
+opening its drill-down on the Queries page with the two versions as runs A and B. Read at 1,000 px as well as at
+1,400 px. (The "Open its drill-down" button is tested under AppTest, ``test_app_versions.py``.)
 
 Every wait is on content the server must render after the action, with the app idle
 (``browser_support.wait_for``): never on a sleep or on a script-run event.
@@ -24,6 +25,8 @@ LIST_ROWS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMa
         .map(c => c.textContent.trim())))
     .filter(g => g.length && g[0].slice(0, 5).join('|') === 'query_id|B − A|A|B|domain')"""
 
+#: Height of a header or data row of ``st.dataframe`` (Streamlit's default), px.
+ROW_HEIGHT = 35
 #: The main area is no wider than the window (nothing cut off or scrolled sideways).
 FITS_JS = """() => { const m = document.querySelector('[data-testid="stMain"]');
     return m.scrollWidth <= m.clientWidth + 1; }"""
@@ -57,11 +60,13 @@ def test_versions_page_and_a_query_from_what_changed(server, page):
     for width in (1000, VIEWPORT["width"]):  # readable at both widths: the page fits, the chart is drawn
         page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
         B.wait_for(page, main=["Version A vs B: what changed"], js=FITS_JS, timeout=STEP)
-    # the most improved query (the picker's first) opens its drill-down, versions A and B side by side
-    qid = up[0]
-    assert B.selected(B.widget(page, "ver_query", "stSelectbox", "Query")) == qid
-    open_button = page.locator(".st-key-ver_open button").first
-    B.act(page, lambda: open_button.click(), timeout=STEP,
+    # clicking a regressed query's row opens its drill-down, versions A and B side by side
+    qid = down[0]
+    grid = page.locator(".st-key-ver_regressed [data-testid='stDataFrameResizable']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    row = ROW_HEIGHT * 1.5  # the middle of the first row, under the header row
+    B.act(page, lambda: page.mouse.click(box["x"] + 15, box["y"] + row), timeout=STEP,
           main=[f"query: {qid}", "· strong-128d epoch 20", "· strong-128d\n"],
           js="() => document.querySelector('[data-testid=\"stMain\"] h1').innerText.trim() === 'Queries'")
     assert not B.exceptions_text(page) and not page.page_errors
