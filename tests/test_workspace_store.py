@@ -137,6 +137,11 @@ def test_evaluate_equals_the_engine_bit_for_bit(ws: Workspace) -> None:
         pd.testing.assert_frame_equal(got.table, want.table)
         pd.testing.assert_frame_equal(got.coverage, want.coverage)
         assert got.settings["errors"] == {}
+    got = ws.evaluate(metrics=METRICS, k=[1, 3, 10], judged_only=True)  # trec_eval -J, here or stored as a setting
+    pd.testing.assert_frame_equal(got.table, evaluate(qrels, runs, metrics=METRICS, k=[1, 3, 10],
+                                                      judged_only=True).table)
+    ws.set_settings(judged_only=True, metrics=tuple(METRICS), k=(1, 3, 10))
+    pd.testing.assert_frame_equal(ws.evaluate().table, got.table)
 
 
 def test_evaluation_is_recorded_once_and_reads_back(ws: Workspace) -> None:

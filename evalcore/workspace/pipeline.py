@@ -274,6 +274,9 @@ def evaluate_workspace(
     if not runs:
         raise OptionError("no run to evaluate")
     if reference is not None:
+        if settings.judged_only:
+            raise OptionError("judged-only needs judgments (a qrels file); a reference model's neighbours judge "
+                              "nothing else: turn 'judged documents only' off in the settings")
         ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
@@ -283,7 +286,7 @@ def evaluate_workspace(
     for aspect, group in groups.items():
         ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
                       ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
-                      progress=progress)
+                      judged_only=settings.judged_only, progress=progress)
         evs.append((aspect, ev))
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
