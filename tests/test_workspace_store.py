@@ -386,3 +386,17 @@ def test_not_a_workspace(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="no workspace here"):
         Workspace.open(tmp_path / "absent", create=False)
     assert not (tmp_path / "absent").exists()
+
+
+def test_fusion_warnings_name_the_users_runs(ws: Workspace) -> None:
+    """A fused input lacking queries is named as the user named it (not an internal placeholder)."""
+    qrels, runs = tie_heavy(2)
+    ws.set_ground_truth(qrels)
+    d = runs["dense"].to_dict()
+    partial = Run.from_dict({q: d[q] for q in sorted(d)[:-2]}, name="dense")
+    ws.add_run("bm25 full", runs["bm25"])
+    ws.add_run("dense partial", partial)
+    ws.add_fused_run("f", ["bm25 full", "dense partial"])
+    with pytest.warns(EvalcoreWarning, match=r"run 'dense partial' lacks 2") as got:
+        ws.evaluate(metrics=["ndcg"], k=[5], record=False)
+    assert not any("in0" in str(w.message) or "in1" in str(w.message) for w in got)

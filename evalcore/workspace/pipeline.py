@@ -205,7 +205,9 @@ def build_run(
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
-        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
+        names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
+        runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
+                for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
         run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
