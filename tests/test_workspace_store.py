@@ -386,6 +386,14 @@ def test_not_a_workspace(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="no workspace here"):
         Workspace.open(tmp_path / "absent", create=False)
     assert not (tmp_path / "absent").exists()
+    home = tmp_path / "home"  # a folder of the user's own files is never turned into a workspace
+    home.mkdir()
+    (home / "notes.txt").write_text("mine")
+    with pytest.raises(WorkspaceError, match="holds other files and no evalcore workspace"):
+        Workspace.open(home)
+    assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    assert Workspace.open(tmp_path / "empty").run_names() == []  # an empty folder is fine
 
 
 def test_fusion_warnings_name_the_users_runs(ws: Workspace) -> None:
