@@ -87,6 +87,9 @@ class Workspace(SettingsAndSideFiles):
     def open(cls, path: str | Path | None = None, *, read_only: bool = False, create: bool = True) -> Workspace:
         """Open the workspace in ``path`` (None: :func:`~.locations.default_path`), creating it when missing.
 
+        A workspace is created only in a new or empty folder: a folder of other files is
+        refused (:class:`~evalcore.errors.WorkspaceError`), never filled with a catalogue.
+
         Parameters
         ----------
         path : str or Path, optional
