@@ -87,6 +87,9 @@ class Workspace(SettingsAndSideFiles):
     def open(cls, path: str | Path | None = None, *, read_only: bool = False, create: bool = True) -> Workspace:
         """Open the workspace in ``path`` (None: :func:`~.locations.default_path`), creating it when missing.
 
+        A workspace is created only in a new or empty folder: a folder of other files is
+        refused (:class:`~evalcore.errors.WorkspaceError`), never filled with a catalogue.
+
         Parameters
         ----------
         path : str or Path, optional
@@ -524,11 +527,12 @@ class Workspace(SettingsAndSideFiles):
     def evaluate(self, *, metrics: Sequence[str] | str | None = None, k: Sequence[int] | int | None = None,
                  ties: str | None = None, rel_threshold: int | None = None, no_relevant: str | None = None,
                  runs: Sequence[str] | None = None, sample_size: int | None = None, seed: int | None = None,
-                 depth: int | None = None, record: bool = True,
+                 depth: int | None = None, judged_only: bool | None = None, record: bool = True,
                  progress: Callable[[int, int], None] | None = None) -> Evaluation:
         """Evaluate the stored runs against the active ground truth (every metric at every k).
 
-        Options left None take the stored settings (:meth:`settings`). Embedding runs are
+        Options left None take the stored settings (:meth:`settings`; ``judged_only``:
+        trec_eval's ``-J``, see :func:`evalcore.evaluate`). Embedding runs are
         ranked by exact top-k once (the ranking is kept in the workspace). A run that
         cannot be evaluated (a damaged artifact...) is left out with an
         :class:`~evalcore.errors.EvalcoreWarning` and listed in ``settings["errors"]``
@@ -537,7 +541,7 @@ class Workspace(SettingsAndSideFiles):
         """
         res = self.resolve(runs=runs, progress=progress, metrics=metrics, k=k, ties=ties,
                            rel_threshold=rel_threshold, no_relevant=no_relevant, sample_size=sample_size, seed=seed,
-                           depth=depth)
+                           depth=depth, judged_only=judged_only)
         for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
             warnings.warn(msg, EvalcoreWarning, stacklevel=2)
         for run_name, msg in res.errors.items():

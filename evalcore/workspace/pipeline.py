@@ -205,7 +205,9 @@ def build_run(
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
-        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
+        names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
+        runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
+                for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
         run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
@@ -274,6 +276,9 @@ def evaluate_workspace(
     if not runs:
         raise OptionError("no run to evaluate")
     if reference is not None:
+        if settings.judged_only:
+            raise OptionError("judged-only needs judgments (a qrels file); a reference model's neighbours judge "
+                              "nothing else: turn 'judged documents only' off in the settings")
         ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
@@ -283,7 +288,7 @@ def evaluate_workspace(
     for aspect, group in groups.items():
         ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
                       ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
-                      progress=progress)
+                      judged_only=settings.judged_only, progress=progress)
         evs.append((aspect, ev))
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
