@@ -55,6 +55,10 @@ def test_versions_page_and_a_query_from_what_changed(server, page):
           grid=["epoch 20", "epoch 25"])
     assert not B.exceptions_text(page) and not page.page_errors
     up, down = most_changed("strong-128d epoch 20", "strong-128d")
+    page.locator(".st-key-ver_regressed").first.scroll_into_view_if_needed()
+    # the grids draw their rows after the run ends: wait until both lists show their ten queries
+    B.wait_for(page, js=f"() => {{ const g = ({LIST_ROWS_JS})(); return g.length === 2 && g.every(t => t.length === 11); }}",
+               timeout=STEP)
     lists = page.evaluate(LIST_ROWS_JS)
     assert [[row[0] for row in g[1:]] for g in lists] == [up, down]
     for width in (1000, VIEWPORT["width"]):  # readable at both widths: the page fits, the chart is drawn
