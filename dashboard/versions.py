@@ -55,9 +55,6 @@ class Series:
     def models(self) -> list[str]:
         return W.version_models(self.table)
 
-    def runs(self, model: str) -> list[str]:
-        return self.table.loc[self.table["model"] == model, "run"].astype(str).tolist()
-
 
 def run_info(ctx: S.Context, *, exclude: Sequence[str] = ()) -> pd.DataFrame:
     """``name, model, version, step, created_at`` of the evaluated runs (``created_at``: the order in
