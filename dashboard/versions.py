@@ -74,10 +74,10 @@ def series(ctx: S.Context) -> Series:
     placed = [r.name for r in ctx.ws.runs if r.model and r.name in set(excluded)]
 
     def compute() -> Series:
-        table = W.version_series(info)
-        counts = info["model"].dropna().astype(str).str.strip().value_counts()
-        singles = tuple(sorted(m for m, n in counts.items() if m and n == 1))
-        return Series(table, singles, tuple(placed), key)
+        every = W.version_series(info, min_versions=1)
+        size = every.groupby("model", sort=False)["run"].transform("size").to_numpy()
+        singles = tuple(every.loc[size == 1, "model"].astype(str))
+        return Series(every[size >= 2].reset_index(drop=True), singles, tuple(placed), key)
 
     return S.memo(key, compute)
 

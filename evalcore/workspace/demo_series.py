@@ -95,16 +95,18 @@ def demo_matrix(seed: int, name: str) -> np.ndarray | None:
 def with_demo_checkpoints(ws: Snapshot) -> Snapshot:
     """The demo snapshot with the strong model's checkpoints added (unchanged when not the demo).
 
-    ``strong-128d`` becomes the last version (``epoch 25``); the checkpoints follow the demo's
-    runs, each with ``model="strong-128d"``, ``version="epoch e"``, ``step=e``. Adding them
-    twice changes nothing.
+    ``strong-128d`` (the demo's run of that name, whatever its kind) becomes the last version
+    (``epoch 25``); the checkpoints (kind ``"demo"``, built by :func:`demo_run`) follow the
+    demo's runs, each with ``model="strong-128d"``, ``version="epoch e"``, ``step=e``.
+    Adding them twice changes nothing.
     """
     if not ws.is_demo:
         return ws
     seed = ws.demo_seed or 0
+    final = (SERIES_MODEL,)  # the demo's run, in memory (kind "demo") or read from the stored demo
     runs = tuple(replace(r, model=SERIES_MODEL, version=f"epoch {FINAL_EPOCH}", step=float(FINAL_EPOCH))
-                 if r.kind == "demo" and r.demo_name == SERIES_MODEL else r for r in ws.runs)
-    have = {r.demo_name for r in runs if r.kind == "demo"}
+                 if (r.demo_name or r.name) in final else r for r in ws.runs)
+    have = {r.demo_name or r.name for r in runs}
     extra = tuple(RunSource(f"demo-{seed}-{checkpoint_name(e)}", checkpoint_name(e), "demo", demo_seed=seed,
                             demo_name=checkpoint_name(e), model=SERIES_MODEL, version=f"epoch {e}", step=float(e))
                   for e in CHECKPOINT_EPOCHS if checkpoint_name(e) not in have)
