@@ -211,9 +211,9 @@ def build_run(
         run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_run
 
-        run = cached_demo(src.demo_seed or 0).runs[src.demo_name]
+        run = demo_run(src.demo_seed or 0, src.demo_name)
     else:
         raise OptionError(f"unknown run kind {src.kind!r}")
     return run if run.name == src.name else run.renamed(src.name)
@@ -320,9 +320,9 @@ def has_embeddings(src: RunSource) -> bool:
     if src.kind == "embedding":
         return src.blob is not None
     if src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_matrix
 
-        return src.demo_name in cached_demo(src.demo_seed or 0).embeddings
+        return demo_matrix(src.demo_seed or 0, src.demo_name) is not None
     return False
 
 
@@ -339,9 +339,10 @@ def run_embeddings(src: RunSource):
         return _load_embeddings(src.blob, src.ids_blob)
     from ..io import Embeddings
     from .demo import cached_demo
+    from .demo_series import demo_matrix
 
     demo = cached_demo(src.demo_seed or 0)
-    return Embeddings.from_arrays(demo.item_ids, demo.embeddings[src.demo_name], source=demo.label)
+    return Embeddings.from_arrays(demo.item_ids, demo_matrix(src.demo_seed or 0, src.demo_name), source=demo.label)
 
 
 def run_diversity(
