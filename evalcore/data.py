@@ -69,7 +69,29 @@ def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
     return None if h is None else pair_keys(q, h)
 
 
-def _has_repeats(keys: np.ndarray) -> bool:
+_NO_KEY = np.uint64(np.iinfo(np.uint64).max)
+
+
+def _has_repeats(keys: np.ndarray, groups: np.ndarray | None = None) -> bool:
+    """Whether a key occurs twice; with ``groups`` (one code per row), only twice in one group counts.
+
+    When ``groups`` is non-decreasing (a run or qrels file listed query by
+    query) the keys of each group are sorted in their own row of a padded
+    matrix (many short sorts: far cheaper than one sort of every key).
+    """
+    n = len(keys)
+    if groups is not None and n > 1 and bool(np.all(groups[1:] >= groups[:-1])):
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        lengths = np.diff(np.r_[starts, n])
+        width = int(lengths.max())
+        if len(starts) * width <= 2 * n:
+            if np.count_nonzero(keys == _NO_KEY) > 1:  # the padding value itself repeated: decide by sorting
+                return _has_repeats(keys)
+            row = np.repeat(np.arange(len(starts)), lengths)
+            mat = np.full((len(starts), width), _NO_KEY, dtype=np.uint64)
+            mat[row, np.arange(n) - starts[row]] = keys
+            mat.sort(axis=1)
+            return bool(((mat[:, 1:] == mat[:, :-1]) & (mat[:, 1:] != _NO_KEY)).any())
     sk = np.sort(keys)
     return bool((sk[1:] == sk[:-1]).any())
 
@@ -159,7 +181,7 @@ class Qrels:
         """
         q = np.asarray(q, dtype=np.int64)
         hashes = string_hashes(docs) if len(q) else None
-        if hashes is None or _has_repeats(pair_keys(q, hashes)):
+        if hashes is None or _has_repeats(pair_keys(q, hashes), q):
             return None
         ds = strings(docs)
         order = np.argsort(q, kind="stable")
@@ -427,7 +449,7 @@ class Run:
         keys = None if doc_hashes is None else pair_keys(q, doc_hashes)
         if doc_hashes is not None:
             run._cache["doc_hashes"] = doc_hashes  # evaluation joins on them (see evaluate._hashed_grades)
-        if keys is None or _has_repeats(keys):
+        if keys is None or _has_repeats(keys, q):
             # exact path: builds the vocabulary; raises the precise error (or finds a hash collision)
             cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)
         return run

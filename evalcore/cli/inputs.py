@@ -177,9 +177,14 @@ def fuse_runs(
 
 
 def _has_ties(run: Run) -> bool:
-    order = np.lexsort((run.scores, run.q))
-    q, s = run.q[order], run.scores[order]
-    return bool(np.any((q[1:] == q[:-1]) & (s[1:] == s[:-1])))
+    """Two rows of a query with the same score (a run from the search is ranked: one pass suffices)."""
+    q, s = run.q, run.scores
+    same_q = q[1:] == q[:-1]
+    if not (np.all(q[1:] >= q[:-1]) and np.all((s[1:] <= s[:-1]) | ~same_q)):  # not ranked: sort first
+        order = np.lexsort((s, q))
+        q, s = q[order], s[order]
+        same_q = q[1:] == q[:-1]
+    return bool(np.any(same_q & (s[1:] == s[:-1])))
 
 
 # ---------------------------------------------------------------------------- the whole command

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import EvalcoreError, plain_warnings
 from . import agree, compare, evaluate, fuse, metrics, topk, workspace
-from .background import preload
+from .background import close_loader, open_loader
 
 __all__ = ["main", "build_parser", "EXIT_USAGE"]
 
@@ -37,14 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # overlaps with reading and parsing the input files (arrow releases the GIL)
     words = list(sys.argv[1:] if argv is None else argv)
     # `topk` never uses pandas: importing it there would only take CPU from the search
-    wants_pandas = words[:1] != ["topk"]
-    loader = preload("pandas") if wants_pandas and "pandas" not in sys.modules else None
+    wants_pandas = words[:1] != ["topk"] and "pandas" not in sys.modules
+    loader = open_loader(*(["pandas"] if wants_pandas else []))  # subcommands add theirs (preload)
     try:
         with plain_warnings():
             return _run(argv)
     finally:
-        if loader is not None:
-            loader.join()  # never exit while the import runs (see _preload)
+        close_loader(loader)  # never exit while an import runs (see background.Loader)
 
 
 def _run(argv: Sequence[str] | None) -> int:

@@ -56,7 +56,7 @@ Source = str | os.PathLike | bytes | IO[bytes]
 EMBEDDING_FORMATS = ("npz", "npy", "parquet", "csv", "json")
 _ID_COLUMNS = ("id", "ids", "doc_id", "docid", "movie_id", "item_id", "paper_id", "query_id", "_id", "corpus-id")
 _VEC_NAMES = ("embeddings", "vectors", "emb", "embedding", "vector")
-_CHUNK_ROWS = 65536
+_SCAN_BYTES = 4 * 2**20  # chunk of the finiteness / zero scan of _finish
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,7 +335,8 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
         raise EmptyInputError("no vectors", file=name)
     if len(ids) != vecs.shape[0]:
         raise ShapeMismatchError(f"{len(ids)} ids but {vecs.shape[0]} vectors", file=name)
-    dup = pd.Index(ids).duplicated()
+    index = pd.Index(ids)
+    dup = index.duplicated()
     if dup.any():
         i = int(np.flatnonzero(dup)[0])
         raise DuplicateIdError(f"id {ids[i]!r} appears twice ({int(dup.sum())} duplicate ids)", file=name,
@@ -344,14 +345,19 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
     first_bad = None
     n_zero = 0
     first_zero = None
-    for lo in range(0, vecs.shape[0], _CHUNK_ROWS):
-        block = np.asarray(vecs[lo: lo + _CHUNK_ROWS])
-        fin = np.isfinite(block).all(axis=1)
-        if not fin.all():
-            n_bad += int((~fin).sum())
+    # one pass in cache-sized chunks: the largest |value| of a row is NaN/inf iff the row holds NaN or
+    # inf (np.maximum propagates NaN) and 0 iff the row is all zeros
+    step = max(1, _SCAN_BYTES // (4 * max(1, vecs.shape[1])))
+    buf = np.empty((min(step, vecs.shape[0]), vecs.shape[1]), dtype=np.float32)
+    for lo in range(0, vecs.shape[0], step):
+        block = np.asarray(vecs[lo: lo + step])
+        top = np.maximum.reduce(np.abs(block, out=buf[: block.shape[0]]), axis=1)
+        bad = ~np.isfinite(top)
+        if bad.any():
+            n_bad += int(bad.sum())
             if first_bad is None:
-                first_bad = lo + int(np.flatnonzero(~fin)[0])
-        zero = ~np.any(block != 0, axis=1)
+                first_bad = lo + int(np.flatnonzero(bad)[0])
+        zero = top == 0
         if zero.any():
             n_zero += int(zero.sum())
             if first_zero is None:
@@ -363,7 +369,9 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
     if n_zero:
         warn(f"{name or '<embeddings>'}: {n_zero} all-zero vectors (e.g. id {ids[first_zero]!r}); "
              "their cosine with anything is 0")
-    return Embeddings(ids, vecs, name)
+    emb = Embeddings(ids, vecs, name)
+    emb._cache["index"] = index  # the duplicate check built it: rows_of reuses it
+    return emb
 
 
 # --------------------------------------------------------------------- saving

@@ -41,6 +41,7 @@ from .embeddings import (
     _vectors_array,
     read_ids,
 )
+from .npzmap import map_npz_member
 
 # --------------------------------------------------------------------- loading
 __all__ = ["load_embeddings", "load_vectors"]
@@ -68,8 +69,10 @@ def load_embeddings(
     label : str, optional
         Name used in messages and for format detection of bytes.
     mmap : bool
-        Memory-map a ``.npy`` file on disk instead of reading it (read-only;
-        float32 files stay mapped, other dtypes are converted in memory).
+        Memory-map a ``.npy`` file on disk, or the vectors of a ``.npz`` file
+        on disk stored uncompressed (``np.savez``; :mod:`evalcore.io.npzmap`),
+        instead of reading them (read-only; float32 vectors stay mapped, other
+        dtypes are converted in memory).
     format : {"auto", "npz", "npy", "parquet", "csv", "json"}
     id_column : str, optional
         Id column of a Parquet/CSV file (default: detected).
@@ -91,7 +94,7 @@ def load_embeddings(
     data, path, name = _open(src, label)
     fmt = _detect(name, data, path) if format == "auto" else format.lower().lstrip(".")
     if fmt == "npz":
-        ids, vecs = _read_npz(data, path, name)
+        ids, vecs = _read_npz(data, path, name, mmap=mmap)
     elif fmt == "npy":
         ids, vecs = _read_npy(data, path, name, ids_src=ids_src, mmap=mmap)
     elif fmt == "parquet":
@@ -176,7 +179,11 @@ def _ids_beside(path: Path) -> Path | None:
     return None
 
 
-def _read_npz(data: bytes | None, path: Path | None, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _read_npz(data: bytes | None, path: Path | None, name: str, *, mmap: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    if mmap and path is not None:
+        got = _map_npz(path, name)
+        if got is not None:
+            return got
     raw = _read_all(data, path, name)
     try:
         npz = np.load(io.BytesIO(raw), allow_pickle=False)
@@ -185,20 +192,45 @@ def _read_npz(data: bytes | None, path: Path | None, name: str) -> tuple[np.ndar
     if not isinstance(npz, np.lib.npyio.NpzFile):
         raise InputFormatError("not a .npz archive", file=name)
     with npz:
-        keys = list(npz.files)
-        vec_key = next((k for k in _VEC_NAMES if k in keys), None)
-        if "ids" not in keys or vec_key is None:
-            raise InputFormatError(f"a .npz needs arrays 'ids' and 'embeddings'; it has {keys}", file=name)
+        vec_key = _npz_keys(list(npz.files), name)
         try:
             ids_arr = npz["ids"]
             vec_arr = npz[vec_key]
         except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
             raise _np_error(e, name, ".npz archive") from None
+    return _npz_arrays(ids_arr, vec_arr, vec_key, name)
+
+
+def _npz_keys(keys: list[str], name: str) -> str:
+    """The key of the vectors among an archive's arrays (``ids`` must be there too)."""
+    vec_key = next((k for k in _VEC_NAMES if k in keys), None)
+    if "ids" not in keys or vec_key is None:
+        raise InputFormatError(f"a .npz needs arrays 'ids' and 'embeddings'; it has {keys}", file=name)
+    return vec_key
+
+
+def _npz_arrays(ids_arr: np.ndarray, vec_arr: np.ndarray, vec_key: str, name: str) -> tuple[np.ndarray, np.ndarray]:
     ids = _ids_array(ids_arr, name)
     vecs = _vectors_array(vec_arr, name)
     if len(ids) != vecs.shape[0]:
         raise ShapeMismatchError(f"{vecs.shape[0]} rows in '{vec_key}' but {len(ids)} ids in 'ids'", file=name)
     return ids, vecs
+
+
+def _map_npz(path: Path, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Ids read and vectors memory-mapped from an archive on disk; None when the vectors cannot be mapped."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            members = {n[:-4]: n for n in zf.namelist() if n.endswith(".npy")}
+            vec_key = _npz_keys(list(members), name)
+            vecs = map_npz_member(path, zf.getinfo(members[vec_key]), name=name)
+            if vecs is None:
+                return None
+            with zf.open(members["ids"]) as fh:
+                ids_arr = np.lib.format.read_array(fh, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
+        raise _np_error(e, name, ".npz archive") from None
+    return _npz_arrays(ids_arr, vecs, vec_key, name)
 
 
 def _pick_id_column(columns: list[str], kinds: dict[str, str], id_column: str | None, name: str) -> str:

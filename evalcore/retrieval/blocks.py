@@ -31,17 +31,32 @@ from .scoring import (
 )
 
 
+def _resident_bytes() -> int | None:
+    """This process's resident set in bytes (``/proc/self/statm``), None where it cannot be read."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * mmap.PAGESIZE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class _PageReleaser:
-    """Drop already-streamed pages of a read-only memory-mapped corpus from this process.
+    """Drop the streamed pages of a read-only memory-mapped corpus from this process, in bounded batches.
 
     ``madvise(MADV_DONTNEED)`` on a read-only shared file mapping only unmaps
     pages (they are re-read from the page cache if touched again), so the
-    resident set stays bounded by the block size instead of growing to the
-    file size.  Best effort: a no-op for in-memory arrays, writable or
-    copy-on-write memmaps, or platforms without ``madvise``.
+    resident set stays bounded instead of growing to the file size.  Pages are
+    released only once the resident set has grown by more than ``budget``
+    bytes since the last release (``None``: at every call): a corpus that fits
+    in the budget stays mapped, and the candidates re-read for canonical
+    scores do not fault their pages in again and again (on a 150 MB corpus,
+    releasing at every block cost a third more CPU time than the search
+    itself needs).  Best effort: a no-op for in-memory arrays, writable or
+    copy-on-write memmaps, or platforms without ``madvise``; without
+    ``/proc/self/statm`` every call releases.
     """
 
-    def __init__(self, arr: np.ndarray) -> None:
+    def __init__(self, arr: np.ndarray, budget: int | None = None) -> None:
         self.ok = False
         mm = getattr(arr, "_mmap", None)
         if (
@@ -55,31 +70,37 @@ class _PageReleaser:
             return
         try:
             view = np.frombuffer(mm, dtype=np.uint8)
-            base = view.ctypes.data
             del view
         except (TypeError, ValueError, BufferError):
             return
         self.mm, self.size = mm, len(mm)
-        self.first = arr.ctypes.data - base  # byte offset of row 0 in the mapping
-        self.row = arr.strides[0] if arr.ndim and arr.shape[0] > 1 else arr.itemsize * max(1, arr.size)
-        self.ok = 0 <= self.first <= self.size
+        self.ok = True
+        self.budget = budget
+        self.mark = _resident_bytes() if budget is not None else None
 
-    def _advise(self, a: int, b: int) -> None:
-        a -= a % mmap.PAGESIZE
-        b = min(self.size, b)
-        if b > a:
-            try:
-                self.mm.madvise(mmap.MADV_DONTNEED, a, b - a)
-            except (OSError, ValueError):
-                self.ok = False
+    def _due(self) -> bool:
+        if self.mark is None:
+            return True
+        now = _resident_bytes()
+        return now is None or now - self.mark > int(self.budget)  # type: ignore[arg-type]
 
+    def release(self) -> None:
+        """Unmap every page of the corpus when the resident set outgrew the budget (at once without one)."""
+        if not self.ok or not self._due():
+            return
+        try:
+            self.mm.madvise(mmap.MADV_DONTNEED, 0, self.size)
+        except (OSError, ValueError):
+            self.ok = False
+        if self.mark is not None:
+            self.mark = _resident_bytes()
+
+    # the two moments of a search: a corpus block streamed, a chunk of candidates re-scored
     def rows(self, r0: int, r1: int) -> None:
-        if self.ok:
-            self._advise(self.first + r0 * self.row, self.first + r1 * self.row)
+        self.release()
 
     def everything(self) -> None:
-        if self.ok:
-            self._advise(0, self.size)
+        self.release()
 
 
 class _CorpusReader:
@@ -98,7 +119,7 @@ class _CorpusReader:
         self.rows = rows
         self.chunk_bytes = chunk_bytes  # re-scoring chunks stay cache-sized
         self.den = None if task.normalized else np.empty(task.corpus.shape[0], dtype=np.float32)
-        self.release = _PageReleaser(task.corpus)
+        self.release = _PageReleaser(task.corpus, budget=int(task.block_bytes))
         # bound of corpus norms seen so far (grows only with normalized=True); shared by the workers
         self.cmax = 1.0
         self.lock = threading.Lock()
@@ -160,8 +181,9 @@ class _QueryBlock:
     def new_pool(self) -> _Candidates:
         """An empty candidate pool for these queries (zero queries never admit candidates)."""
         task = self.task
-        pool = _Candidates(self.m, task.kk, self.err * self.qnorm * self.reader.cmax, self.rescore, task.id_rank,
-                           task.index_dtype)
+        cmax = self.reader.cmax
+        pool = _Candidates(self.m, task.kk, self.err * self.qnorm * cmax, self.rescore, task.id_rank,
+                           task.index_dtype, norm_bound=cmax)
         pool.skip_rows(self.zero_rows)
         return pool
 
@@ -174,10 +196,12 @@ class _QueryBlock:
         """
         reader = self.reader
         cn, m_c, zeros, bmax = reader.read(cs, first_pass)
-        if bmax > reader.cmax:  # normalized=True only
-            with reader.lock:  # tolerances only grow: safe for every pool
+        if bmax > reader.cmax:  # normalized=True only: the bound of the canonical re-scoring
+            with reader.lock:
                 reader.cmax = max(reader.cmax, bmax)
-                pool.tol = self.err * self.qnorm * reader.cmax
+        if bmax > pool.norm_bound:  # this pool's tolerance covers every row it holds or filters (grows only)
+            pool.norm_bound = bmax
+            pool.tol = self.err * self.qnorm * bmax
         m_q = self.m
         scores = score_buf[: m_q * m_c].reshape(m_q, m_c)
         masks = mask_buf[: m_q * m_c].reshape(m_q, m_c)

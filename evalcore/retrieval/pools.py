@@ -35,6 +35,24 @@ def _exact_order(scores: np.ndarray, cand: np.ndarray, valid: np.ndarray, id_ran
     return np.lexsort((ranks, neg), axis=1)[:, :kk], neg
 
 
+def _kth_lower_bound(scores: np.ndarray, kk: int) -> np.ndarray:
+    """Per row of ``scores`` (R, m), ``m >= kk``: a lower bound of the row's ``kk``-th largest entry.
+
+    The columns are split into ``G >= kk`` groups ``{j, j + G, j + 2G, ...}``
+    of ``g`` columns each (a remainder of columns is left out): the ``kk``
+    largest group maxima are ``kk`` distinct entries, so the ``kk``-th largest
+    group maximum is at most the row's ``kk``-th largest entry.  Partitioning
+    the ``G`` maxima costs far less than partitioning the row, and the bound
+    stays close (``g = 4``: about the 1.08 ``kk``-th largest on random data).
+    Rows narrower than ``4 kk`` get the ``kk``-th largest itself (``g = 1``).
+    """
+    m = scores.shape[1]
+    g = max(1, min(4, m // (2 * kk)))
+    groups = m // g
+    top = scores[:, : groups * g].reshape(-1, g, groups).max(axis=1) if g > 1 else scores
+    return np.partition(top, groups - kk, axis=1)[:, groups - kk]
+
+
 class _Candidates:
     """Per-query candidate pool of one query block, as padded 2-D arrays.
 
@@ -52,9 +70,10 @@ class _Candidates:
     """
 
     def __init__(self, nrows: int, kk: int, tol: np.ndarray, rescore, id_rank: np.ndarray,
-                 index_dtype=np.int64) -> None:
+                 index_dtype=np.int64, *, norm_bound: float = 1.0) -> None:
         self.kk = kk
         self.tol = tol  # (nrows,) float64 bound of |approx - canonical| for two items
+        self.norm_bound = norm_bound  # the largest corpus row norm ``tol`` covers (grows with normalized=True)
         self.cap0 = kk + max(_POOL_SLACK, kk // 2)
         self.cap = self.cap0
         self.s = np.full((nrows, self.cap), _NEG_INF, dtype=np.float32)
@@ -92,13 +111,13 @@ class _Candidates:
         kk = self.kk
         init = np.isneginf(self.bound())
         if m >= kk and init.any():
-            # rows without a threshold yet: the block's own k-th best is one
-            # (partitioned a few rows at a time: small temporaries)
+            # rows without a threshold yet: a lower bound of the block's own k-th best is one
+            # (a few rows at a time: small temporaries)
             rows = np.flatnonzero(init)
             step = max(1, 2**20 // m)
             for s in range(0, rows.size, step):
                 part = rows[s : s + step]
-                self.thr[part] = np.partition(scores[part], m - kk, axis=1)[:, m - kk]
+                self.thr[part] = _kth_lower_bound(scores[part], kk)
         cut = self.cut()
         if self.sparse:
             # most rows got no candidate from the previous block: a row maximum
@@ -181,7 +200,7 @@ def _merged_pool(pools: list[_Candidates], r0: int, r1: int, rescore) -> _Candid
     """One pool for rows ``r0:r1`` holding the candidates of every worker's pool."""
     first = pools[0]
     out = _Candidates(r1 - r0, first.kk, np.max([p.tol[r0:r1] for p in pools], axis=0), rescore, first.id_rank,
-                      first.index_dtype)
+                      first.index_dtype, norm_bound=max(p.norm_bound for p in pools))
     out.s = np.concatenate([p.s[r0:r1] for p in pools], axis=1)
     out.i = np.concatenate([p.i[r0:r1] for p in pools], axis=1)
     out.cap = out.s.shape[1]

@@ -128,15 +128,31 @@ def _canonical_scores(
     slack = 2.0 * (d * u64 / (1 - d * u64)) * (1 + 2.0**-20)
     bounds = np.broadcast_to(np.asarray(bound, dtype=np.float64), (nrows,))
     step = max(1, chunk_bytes // (12 * width * d))
+    # the gathered rows go to one reused buffer (fresh memory would be faulted in and zeroed per chunk);
+    # np.take copies a source that is not an aligned C array whole first (a .npz member mapped in place
+    # is not aligned): such a source is gathered as rows of bytes, the same bits
+    takes = corpus.dtype == np.float32 and corpus.flags.c_contiguous
+    buf = np.empty((min(step, nrows) * width, d), dtype=np.float32) if takes else None
+    src = np.asarray(corpus) if takes and corpus.flags.aligned else None
+    if takes and src is None:
+        src = np.asarray(corpus).view(np.uint8)
+        buf_src = buf.view(np.uint8)
+    else:
+        buf_src = buf
     for r0 in range(0, nrows, step):
         c = cand[r0 : r0 + step]
         m = c.shape[0]
         j = np.maximum(c, 0).ravel()
-        g = _as_f32(corpus[j])
+        if buf is None:
+            g = _as_f32(corpus[j])
+        else:
+            np.take(src, j, axis=0, out=buf_src[: j.size])
+            g = buf[: j.size]
         if den is not None:
             g /= den[j][:, None]
         q = qn[r0 : r0 + step]
-        v = np.matmul(g.astype(np.float64).reshape(m, width, d), q.astype(np.float64)[:, :, None])[..., 0]
+        # float64 products and sums (cast chunk by chunk inside matmul: no float64 copy of the rows)
+        v = np.matmul(g.reshape(m, width, d), q[:, :, None], dtype=np.float64)[..., 0]
         s, proven = _round_proven(v, slack * bounds[r0 : r0 + m, None])
         bad = np.flatnonzero(~proven)
         if bad.size:
