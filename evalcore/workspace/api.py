@@ -342,14 +342,16 @@ class Workspace(SettingsAndSideFiles):
                       weights: Sequence[float] | None = None, c: float = 60.0, top_n: int | None = None,
                       ties: str | None = None, aspect: str | None = None, model: str | None = None,
                       version: str | None = None, step: float | None = None, tags: Sequence[str] = (),
-                      replace: bool = False) -> str:
-        """Store a weighted reciprocal rank fusion of runs of the workspace (by name); returns its name.
+                      replace: bool = False, method: str = "rrf", norm: str = "none") -> str:
+        """Store a fusion of runs of the workspace (by name), by default weighted RRF; returns its name.
 
         ``inputs`` maps run names to weights, or lists names (``weights`` then gives
-        them, default 1 each). ``ties`` is the tie rule giving the inputs' ranks; None uses
-        the evaluation's. The fusion is computed at evaluation from its inputs; removing
-        an input removes it too; ``aspect`` defaults to the first input's.
+        them, default 1 each; only the weighted methods use them). ``ties`` is the tie rule
+        giving the inputs' ranks; None uses the evaluation's. ``method`` and ``norm`` are
+        those of :func:`evalcore.fusion.fuse`. The fusion is computed at evaluation from
+        its inputs; removing an input removes it too; ``aspect`` defaults to the first input's.
         """
+        from ..fusion import RANK_METHODS, canonical_method, canonical_norm
         from ..ranking import canonical_ties
 
         name = check_run_name(name)
@@ -369,6 +371,11 @@ class Workspace(SettingsAndSideFiles):
             raise OptionError(f"run {name!r}: top_n must be >= 1")
         options = {"inputs": names, "weights": weights, "c": float(c), "top_n": None if top_n is None else int(top_n),
                    "ties": None if ties is None else canonical_ties(ties)}
+        method, norm = canonical_method(method), canonical_norm(norm)
+        if method in RANK_METHODS and norm != "none":
+            raise OptionError(f"run {name!r}: {method} fuses ranks, a score normalisation ({norm}) does not apply")
+        if (method, norm) != ("rrf", "none"):  # RRF keeps the options (and content key) it always had
+            options.update(method=method, norm=norm)
         records = {r.name: r for r in self.run_records()}
         missing = [n for n in names if n not in records]
         if missing:
