@@ -1,8 +1,8 @@
 """Session state and caching of the dashboard.
 
-* The :class:`~evalcore.workspace.Snapshot` (what the user loaded, keyed by
-  the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
-  session starts on the built-in demo.
+* The :class:`~evalcore.workspace.Snapshot` of the session's workspace (read from the
+  persistent store by :mod:`dashboard.persist`; its sources are keyed by the SHA-256 of
+  their stored artifacts) lives in ``st.session_state["ws"]``.
 * Every derived object is computed by one ``st.cache_data`` function per
   pipeline step, keyed by content keys (hashes of the bytes + the options that
   matter; the bytes and objects themselves are passed as ``_``-prefixed
@@ -72,21 +72,17 @@ SEL_CORRECTION = "sel_correction"
 SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in ★ and tests anyway
 SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
 SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
+SEL_IMAGE_FORMAT = "sel_image_format"  # the format the charts' camera button saves (sidebar)
 
 
 # ------------------------------------------------------------------------------------------ workspace
 
 
 def get_ws() -> W.Snapshot:
-    """The session's workspace; a new session opens on the demo."""
-    if WS_KEY not in st.session_state:
-        st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
-    return st.session_state[WS_KEY]
-
-
-def set_ws(ws: W.Snapshot) -> None:
-    st.session_state[WS_KEY] = ws
-    st.session_state.pop(CANCEL_KEY, None)  # new inputs: nothing is cancelled any more
+    """The session's workspace as a :class:`~evalcore.workspace.Snapshot` (read from the persistent store at
+    the start of every run by :func:`dashboard.persist.sync`)."""
+    ws = st.session_state.get(WS_KEY)
+    return ws if ws is not None else W.Snapshot()
 
 
 _WARM: list = []
@@ -387,27 +383,6 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         return ctx
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     return ctx
-
-
-def check_ground_truth(gt: W.GroundTruthSource) -> str | None:
-    """The error that keeps ``gt`` from serving as the ground truth, or None (read through the cached steps,
-    under the keys :func:`context` uses, so a good file is not parsed twice)."""
-    aspect = None
-    if gt.kind == "file":
-        out = memo("aspects:" + gt.universe_key(), lambda: _c_aspects(gt.universe_key(), gt))
-        if not out.ok:
-            return out.error
-        aspect = out.value[0] if out.value else None
-    ukey = "universe:" + _key(gt.universe_key(), aspect)
-    return memo(ukey, lambda: _c_universe(ukey, gt, aspect)).error
-
-
-def check_run(src: W.RunSource, settings: W.Settings) -> str | None:
-    """The error of a ranked run file that does not load, or None (other kinds are checked in context)."""
-    if src.kind != "ranked":
-        return None
-    rkey = "run:" + _key(src.content_key())
-    return memo(rkey, lambda: _c_run(rkey, src, None, settings, None, None)).error
 
 
 def ws_uid(ws: W.Snapshot, name: str) -> str:
