@@ -228,20 +228,20 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
             ui.show_error(error)
         elif loaded:
             st.caption(loaded)
-        st.button(remove, key=f"rm_{key}", on_click=D.cb_remove_side, args=(role,))
+        st.button("Remove", key=f"side_rm_{key}", on_click=D.cb_remove_side, args=(role,), help=remove)
 
 
 st.header("Optional files")
 c1, c2, c3 = st.columns(3)
 with c1:
     side_file("domain_blob", "domains", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains",
-              "Remove domain mapping", ctx.domain_error)
+              "Remove the domain mapping", ctx.domain_error)
 with c2:
     side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
-              "meta", "Remove metadata", ctx.metadata_error)
+              "meta", "Remove the document metadata", ctx.metadata_error)
 with c3:
     side_file("queries_blob", "queries", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)",
-              "queries", "Remove query texts", ctx.queries_error,
+              "queries", "Remove the query texts", ctx.queries_error,
               help="Shown above a query's drill-down. BEIR queries.jsonl ({_id, text}), a TSV/CSV with a header "
                    "(query_id, text) or lines 'id<TAB>text', JSON {id: text}.",
               loaded=None if ctx.query_texts is None else ui.plural(len(ctx.query_texts), "query text",

@@ -83,6 +83,7 @@ def test_content_run_drilldown_shows_the_content_grades(server, page, tmp_path):
     truth = load_qrels((FIX / "seed001_movies.json").read_bytes(), aspect=CONTENT).to_frame()
     truth = truth[truth["query_id"] == qid]
     want = {d: f"✔ {g}" for d, g in zip(truth["doc_id"], truth["relevance"], strict=True)}
+    B.wait_for(page, grid=[*want, *want.values()], timeout=STEP)  # the list's grid is drawn
     lists = [g for g in grids(page) if g and g[0][:3] == ["#", "grade", "doc"]]
     assert lists, grids(page)
     shown = {row[2]: row[1] for row in lists[0][1:]}
