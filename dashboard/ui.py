@@ -59,11 +59,14 @@ def page_setup() -> None:
 
     With a ``pages/`` folder, Streamlit starts in its pages-directory mode and
     may run a page file directly, without the entry point (the first request
-    of a fresh server opened on a page URL; every rerun under ``AppTest``).
-    The page then sets itself up and, on a real server, registers the app's
-    navigation, which switches Streamlit to ``st.navigation`` mode for the next
-    runs (under ``AppTest``, which resets that mode before every run, the page
-    keeps running on its own so that widget ids stay stable between runs).
+    of a fresh server opened on a page URL — a deep link, a reload after a
+    restart; every rerun under ``AppTest``). On a real server the page then
+    registers the app's navigation, which switches Streamlit to ``st.navigation``
+    mode, and reruns at once: the page is first drawn by ``app.py``, so its
+    widgets keep one id from the first run on (a widget drawn in the
+    directory mode changes id on the next run, and the change the user made
+    to it is lost). Under ``AppTest``, which resets that mode before every
+    run, the page runs on its own, its widget ids stable between runs.
     """
     if st.session_state.get(VIA_APP):
         return
@@ -72,6 +75,7 @@ def page_setup() -> None:
 
     if not config.get_option("global.appTest"):
         navigation()
+        st.rerun()
     P.sync()
     sidebar()
 
