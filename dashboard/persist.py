@@ -97,8 +97,12 @@ def default_name() -> str:
     """The workspace a session opens without a URL (see the module docstring)."""
     env = env_workspace()
     if env is not None:
-        W.Workspace.open(env).close()  # the user named it: created when missing
-        return env.name
+        try:
+            W.Workspace.open(env).close()  # the user named it: created when missing
+            return env.name
+        except (EvalcoreError, OSError) as e:
+            notice("error", f"EVALCORE_WORKSPACE ({env}) cannot be opened: {e}; showing the built-in demo.")
+            return DEMO
     path = root().path_of("default")
     if is_workspace(path):
         try:
@@ -363,14 +367,14 @@ def write(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> Wri
             ws = root().copy(ws, created) if on_demo == "copy" else root().create(created)
             forget_open_workspaces()
         value = change(ws)
-    except (EvalcoreError, OSError) as e:
+    except (EvalcoreError, OSError, MemoryError) as e:
         if created is not None:
             try:
                 root().delete(created)
             except (EvalcoreError, OSError):
                 pass
             forget_open_workspaces()
-        return Written(False, str(e))
+        return Written(False, "out of memory" if isinstance(e, MemoryError) else str(e))
     if created is not None:
         switch(created)
     sync()  # the session's snapshot shows the change from now on

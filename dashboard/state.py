@@ -128,6 +128,17 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     return value
 
 
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _shared(key: str, _compute: Callable[[], Any]) -> Any:
+    return _compute()
+
+
+def shared(key: str, compute: Callable[[], Any]) -> Any:
+    """:func:`memo` of a value computed once per server (``st.cache_resource``, never copied; the caller
+    must not change it): for big objects every tab needs, such as a metric@k slice of 50,000 queries."""
+    return memo(key, lambda: _shared(key, compute))
+
+
 # ------------------------------------------------------------------------------------------ context
 
 
@@ -411,7 +422,7 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     with ``aggregates=True``: the CIs are percentile-bootstrap intervals on resamples shared by every run),
     cached per evaluation."""
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
-    table = ctx.evaluation.table if "domain" not in by else T.plain_table(ctx.evaluation.table)
+    table = ctx.evaluation.table if "domain" not in by else plain_table(ctx)
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
 
 
@@ -465,9 +476,15 @@ def comparable_runs(ctx: Context, runs: list[str] | None = None, *, aspect: str 
     return out
 
 
+def plain_table(ctx: Context) -> pd.DataFrame:
+    """The per-query table with ``domain`` as plain strings (:func:`dashboard.tables.plain_table`), once per
+    server and evaluation (a copy per tab would cost as much as the table itself)."""
+    return shared("plain:" + ctx.eval_key, lambda: T.plain_table(ctx.evaluation.table))
+
+
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
     """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
+    return shared(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
@@ -520,7 +537,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
             continue
         aspect = ctx.run_aspect[name]
         key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
-        qids = memo(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
+        qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)
         gt = ctx.reference.qrels_at(int(k)) if ctx.reference is not None else ctx.qrels[aspect]
@@ -531,7 +548,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
             runs.append(name)
         else:
             errs[name] = out.error
-    summ = memo("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
+    summ = shared("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
     return Diversity(summ, tuple(runs), tuple(without), errs)
 
 
