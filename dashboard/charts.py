@@ -281,3 +281,41 @@ def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
     fig.update_xaxes(title="trial (sorted by value)")
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig, height=320)
+
+
+def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by_step: bool, model: str,
+                  metric_label: str) -> go.Figure:
+    """A model's metric across its versions: the mean at each version, its 95% CI as a band.
+
+    ``frame``: :func:`evalcore.workspace.version_curve` output (versions in order); ``x`` the
+    steps (``by_step``: a numeric axis) or the version labels (a categorical axis in version
+    order); ``labels`` the versions' texts (hover). Versions without an interval (n < 2) get
+    no band there.
+    """
+    fig = go.Figure()
+    c = color_of(0)
+    lo, hi = frame["ci_low"].to_numpy(dtype=float), frame["ci_high"].to_numpy(dtype=float)
+    xs = np.asarray(list(x), dtype=float) if by_step else np.asarray([ptext(v) for v in x], dtype=object)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    name = ptext(model)
+    if ok.any():
+        fig.add_trace(go.Scatter(
+            x=np.concatenate([xs[ok], xs[ok][::-1]]), y=np.concatenate([hi[ok], lo[ok][::-1]]), mode="lines",
+            fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip", name="95% CI",
+        ))
+    custom = np.empty((len(frame), 5), dtype=object)  # texts and numbers side by side
+    custom[:, 0] = [ttext(v) for v in labels]
+    custom[:, 1] = [ttext(r) for r in frame["run"]]
+    custom[:, 2], custom[:, 3], custom[:, 4] = lo, hi, frame["n"].to_numpy()
+    fig.add_trace(go.Scatter(
+        x=xs, y=frame["mean"].to_numpy(dtype=float), mode="lines+markers", name=name,
+        line={"color": c, "width": 2}, marker={"size": 8}, customdata=custom,
+        hovertemplate="%{customdata[0]} (run %{customdata[1]})<br>mean=%{y:.4f}<br>95% CI [%{customdata[2]:.4f}, "
+                      "%{customdata[3]:.4f}]<br>n=%{customdata[4]}<extra></extra>",
+    ))
+    if by_step:
+        fig.update_xaxes(title="step")
+    else:
+        fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
+    fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig)

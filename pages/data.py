@@ -275,6 +275,10 @@ with st.form("settings_form"):
                                                  "docid_asc: doc id ascending; input: file order")
         no_rel = st.selectbox("Queries without a relevant document", ["zero", "skip"],
                               index=["zero", "skip"].index(cur.no_relevant), key="set_norel")
+        judged_only = st.toggle("Judged documents only (trec_eval -J)", value=bool(cur.judged_only), key="set_judged",
+                                help="Before scoring, remove every retrieved document that has no judgment (absent "
+                                     "from the qrels, or a negative grade); the others move up. For dense runs over "
+                                     "pooled qrels. Needs a qrels file (not a reference model).")
     with c3:
         sample = st.number_input("Query sample size (0 = all)", min_value=0, value=int(cur.sample_size), step=50,
                                  key="set_sample")
@@ -297,7 +301,7 @@ with st.form("settings_form"):
             new = W.Settings(k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)),
                              rel_threshold=int(rel), ties=ties, no_relevant=no_rel, sample_size=int(sample),
                              seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode,
-                             min_coverage=int(min_cov) / 100).validated()
+                             min_coverage=int(min_cov) / 100, judged_only=bool(judged_only)).validated()
         except EvalcoreError as e:
             ui.show_error(e, prefix="Settings not applied")
         else:

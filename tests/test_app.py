@@ -90,17 +90,18 @@ def store_snapshot(snap: W.Snapshot) -> str:
             ws.set_ground_truth(gt.blob.data, source_name=gt.blob.name, format=gt.format)
         names = {r.uid: r.name for r in snap.runs}
         for r in snap.runs:
+            info = {"aspect": r.aspect, "model": r.model, "version": r.version, "step": r.step}
             if r.kind == "ranked":
-                ws.add_run(r.name, r.blob.data, format=r.format, source_name=r.blob.name, aspect=r.aspect)
+                ws.add_run(r.name, r.blob.data, format=r.format, source_name=r.blob.name, **info)
             elif r.kind == "embedding":
                 data = lambda b: None if b is None else b.data  # noqa: E731
                 ws.add_embedding_run(r.name, r.blob.data, data(r.ids_blob), query_embeddings=data(r.query_blob),
-                                     query_ids=data(r.query_ids_blob), source_name=r.blob.name, aspect=r.aspect,
-                                     query_source_name=None if r.query_blob is None else r.query_blob.name)
+                                     query_ids=data(r.query_ids_blob), source_name=r.blob.name,
+                                     query_source_name=None if r.query_blob is None else r.query_blob.name, **info)
             else:
                 f = r.fusion
                 ws.add_fused_run(r.name, [names[u] for u in f.inputs], weights=list(f.weights), c=f.c, top_n=f.top_n,
-                                 method=f.method, norm=f.norm, aspect=r.aspect)
+                                 method=f.method, norm=f.norm, **info)
         for blob, setter in ((snap.domain_blob, ws.set_domains), (snap.metadata_blob, ws.set_metadata),
                              (snap.queries_blob, ws.set_query_texts)):
             if blob is not None:

@@ -166,3 +166,31 @@ def test_domains_page_shows_the_declared_aggregate():
         for row in want.itertuples(index=False):
             dom = row.domain or "(none)"
             assert float(shown.loc[dom, str(row.run)]) == pytest.approx(row.aggregate, rel=1e-12), (metric, dom)
+
+
+def test_judged_only_setting_on_the_data_page():
+    """The Data page's "judged documents only" (trec_eval -J) gives evaluate(judged_only=True)'s numbers, is
+    kept in the settings and named in the sidebar; with a reference model as ground truth it is refused."""
+    at = goto(start(), "data")
+    at.toggle(key="set_judged").set_value(True)
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = at.session_state["ws"].settings
+    assert s.judged_only
+    assert "judged documents only (-J)" in "\n".join(t.value for t in at.sidebar.text)
+    demo = make_demo(0)
+    ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties, judged_only=True)
+    plain = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
+    at = goto(at, "overview")
+    expected = summarize_with_intervals(ev.table)
+    pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True), expected.reset_index(drop=True))
+    assert not np.allclose(expected["mean"], summarize_with_intervals(plain.table)["mean"])  # -J changed something
+
+
+def test_judged_only_needs_judgments():
+    from evalcore.errors import OptionError
+    from evalcore.workspace.pipeline import evaluate_workspace
+
+    with pytest.raises(OptionError, match="judged-only needs judgments"):
+        evaluate_workspace({}, [(next(iter(make_demo(0).runs.values())), None)], W.Settings(judged_only=True),
+                           reference=object())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -350,9 +351,10 @@ def test_heatmap_colours_follow_sign_and_significance():
 
 
 def test_no_internal_wording_and_the_guide_uses_a_computed_k():
-    at = start()
-    at.session_state["ws"] = W.demo_workspace(0, settings=W.Settings(k=(1, 5, 20), metrics=("ndcg", "recall")))
-    at.run()
+    name = f"demo-k-{uuid.uuid4().hex[:8]}"  # the demo with other settings: a copy of it (the demo is read-only)
+    with W.WorkspaceRoot().copy(W.Workspace.demo(), name) as ws:
+        ws.set_settings(k=(1, 5, 20), metrics=("ndcg", "recall"))
+    at = T.open_app(name)
     for page in ("data", "overview", "compare", "queries", "domains", "fusion"):
         goto(at, page)
         texts = [e.value for e in [*at.markdown, *at.caption, *at.info, *at.warning, *at.title, *at.subheader,

@@ -107,6 +107,7 @@ def test_a_run_without_matching_queries_is_flagged_and_every_ci_in_range(server,
     B.go_to(page, "Overview", timeout=STEP, expect=["Leaderboard", "Low coverage"])
     main = B.main_text(page)
     assert "nomatch: results for 0/30 (0%)" in main and "partial: results for 12/30 (40%)" in main
+    B.wait_for(page, grid=["coverage", "nomatch", "0/30 (0%)", "ndcg@10"], timeout=STEP)  # the leaderboard is drawn
     table = next(g for g in grids(page) if g and g[0][:2] == ["run", "coverage"])
     head, rows = table[0], {r[0]: r for r in table[1:]}
     col = head.index("ndcg@10")

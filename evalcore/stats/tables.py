@@ -64,6 +64,27 @@ def _wide(sel: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def _check_pairs(pairs: Sequence[tuple[str, str]] | None, baseline: str | None) -> list[tuple[str, str]] | None:
+    """``pairs`` as a list of (str, str): each two distinct runs, no pair twice; not with a baseline."""
+    if pairs is None:
+        return None
+    if baseline is not None:
+        raise OptionError("give either baseline or pairs, not both")
+    out: list[tuple[str, str]] = []
+    for p in pairs:
+        if isinstance(p, str) or len(p) != 2:
+            raise OptionError(f"each pair must be two run names (run_a, run_b), got {p!r}")
+        a, b = str(p[0]), str(p[1])
+        if a == b:
+            raise OptionError(f"a pair compares a run with itself: {(a, b)}")
+        out.append((a, b))
+    if not out:
+        raise OptionError("pairs is empty: give at least one (run_a, run_b)")
+    if len(set(out)) != len(out):
+        raise OptionError(f"pairs lists a pair twice: {out}")
+    return out
+
+
 def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
     if baseline is None:
         return list(itertools.combinations(runs, 2))
@@ -169,6 +190,7 @@ def compare_many(
     metrics_k: Sequence[tuple[str, int]] | None = None,
     runs: Sequence[str] | None = None,
     baseline: str | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
@@ -184,8 +206,8 @@ def compare_many(
 
     For every metric@k of ``metrics_k`` and every pair of runs (all pairs
     ``(A, B)`` with A before B in ``runs``, or ``(baseline, B)`` for every
-    other run B), the per-query values are paired by ``query_id`` and tested
-    with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
+    other run B, or exactly the given ``pairs``), the per-query values are
+    paired by ``query_id`` and tested with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
     comparison ``correction`` (:func:`adjust_pvalues`) is applied once across
     ALL rows (all pairs × metric@k); untestable rows (p-value NaN) are left out
     of it and keep ``p_adjusted`` NaN, ``significant`` False and their note.
@@ -202,6 +224,12 @@ def compare_many(
         raises :class:`OptionError`.
     baseline : str, optional
         Compare every run against this one only (``run_a`` = baseline).
+    pairs : sequence of (run_a, run_b), optional
+        Compare exactly these pairs, in this order (e.g. each version of a model
+        against the previous one); not with ``baseline``. ``runs`` defaults to the
+        runs they name (in order of appearance); with ``runs`` given, every run of
+        a pair must be listed (the shared resamples are drawn over the queries of
+        ``runs``).
     test : {"t", "wilcoxon", "permutation"}, default "t"
     correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
     alpha : float, default 0.05
@@ -232,6 +260,13 @@ def compare_many(
                                 zero_method, tie_tolerance, ci_method, resampling)  # fmt: skip
     _validate_table(table)
     runs = _check_runs(runs)
+    pairs = _check_pairs(pairs, baseline)
+    if pairs is not None:
+        named = list(dict.fromkeys(r for p in pairs for r in p))
+        if runs is None:
+            runs = named
+        elif not set(named) <= set(runs):
+            raise OptionError(f"pairs name run(s) {sorted(set(named) - set(runs))} that runs does not list")
     if baseline is not None:
         baseline = str(baseline)
         if runs is not None and baseline not in runs:
@@ -258,7 +293,7 @@ def compare_many(
             )
         wide = _wide(sel[sel["run"].astype(str).isin(use)])
         start = len(rows)
-        for run_a, run_b in _pairs(use, baseline):
+        for run_a, run_b in (pairs if pairs is not None else _pairs(use, baseline)):
             res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
             rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
                          "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
@@ -274,6 +309,7 @@ def compare(
     k: int | None,
     runs: Sequence[str] | None = None,
     baseline: str | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
@@ -287,8 +323,8 @@ def compare(
 ) -> pd.DataFrame:
     """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
 
-    Every pair of runs (or every run against ``baseline``) is paired by
-    ``query_id`` (queries missing for one side are dropped and counted in
+    Every pair of runs (or every run against ``baseline``, or the given
+    ``pairs``) is paired by ``query_id`` (queries missing for one side are dropped and counted in
     ``n_unpaired``), tested with :func:`paired_test`, and the p-values of the
     pairs are corrected with ``correction``.
 
@@ -300,7 +336,7 @@ def compare(
         Canonical metric name.
     k : int or None
         Cutoff (``0``/``None`` = no cutoff).
-    runs, baseline, test, correction, alpha, n_resamples, seed, confidence, \
+    runs, baseline, pairs, test, correction, alpha, n_resamples, seed, confidence, \
 zero_method, tie_tolerance, ci_method, resampling
         As in :func:`compare_many`.
 
@@ -310,7 +346,7 @@ zero_method, tie_tolerance, ci_method, resampling
         Same columns as :func:`compare_many`, one row per pair.
     """
     return compare_many(
-        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, test=test,
+        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, pairs=pairs, test=test,
         correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
         confidence=confidence, zero_method=zero_method, tie_tolerance=tie_tolerance,
         ci_method=ci_method, resampling=resampling,

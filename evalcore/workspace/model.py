@@ -178,6 +178,9 @@ class Settings:
     ``"fixed"`` — relevant = its top ``gt_depth``, graded by position, at every k.
     ``min_coverage``: a run answering fewer than this fraction of the ground truth's
     queries is flagged and left out of "best" marks and tests (:mod:`evalcore.coverage`).
+    ``judged_only``: trec_eval's ``-J`` — every retrieved document without a judgment
+    (grade >= 0) is removed before scoring (see :func:`evalcore.evaluate`); needs judgments,
+    so not with a reference model as ground truth.
     """
 
     k: tuple[int, ...] = DEFAULT_K
@@ -191,6 +194,7 @@ class Settings:
     gt_depth: int = 10
     gt_mode: str = "tied"
     min_coverage: float = DEFAULT_MIN_COVERAGE
+    judged_only: bool = False
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
@@ -217,10 +221,11 @@ class Settings:
             raise OptionError(f"the coverage threshold must be in [0, 1] (a fraction of the queries), got {cov!r}")
         return replace(self, k=ks, metrics=metrics, depth=depth, min_coverage=cov,
                        rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
-                       seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)))
+                       seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)), judged_only=bool(self.judged_only))
 
     def eval_key(self) -> str:
-        return stable_key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant)
+        return stable_key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant,
+                          *(["judged_only"] if self.judged_only else []))
 
     def summary_lines(self, *, reference: bool = False) -> list[str]:
         """Plain-text lines for the sidebar (``reference``: the ground truth is a reference model)."""
@@ -228,7 +233,8 @@ class Settings:
         return [
             f"k: {', '.join(map(str, self.k))}",
             f"metrics: {', '.join(self.metrics)}",
-            f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
+            f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}"
+            + ("; judged documents only (-J)" if self.judged_only else ""),
             f"queries: {sample}",
             f"embedding rankings: top {self.depth}",
             f"runs flagged below {self.min_coverage:.0%} coverage",

@@ -223,13 +223,15 @@ def build_run(
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
-        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
+        names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
+        runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
+                for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
         run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=f.ties or settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_run
 
-        run = cached_demo(src.demo_seed or 0).runs[src.demo_name]
+        run = demo_run(src.demo_seed or 0, src.demo_name)
     else:
         raise OptionError(f"unknown run kind {src.kind!r}")
     return run if run.name == src.name else run.renamed(src.name)
@@ -292,6 +294,9 @@ def evaluate_workspace(
     if not runs:
         raise OptionError("no run to evaluate")
     if reference is not None:
+        if settings.judged_only:
+            raise OptionError("judged-only needs judgments (a qrels file); a reference model's neighbours judge "
+                              "nothing else: turn 'judged documents only' off in the settings")
         ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
@@ -301,7 +306,7 @@ def evaluate_workspace(
     for aspect, group in groups.items():
         ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
                       ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
-                      progress=progress)
+                      judged_only=settings.judged_only, progress=progress)
         evs.append((aspect, ev))
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
@@ -333,9 +338,9 @@ def has_embeddings(src: RunSource) -> bool:
     if src.kind == "embedding":
         return src.blob is not None or src.store is not None
     if src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_matrix
 
-        return src.demo_name in cached_demo(src.demo_seed or 0).embeddings
+        return demo_matrix(src.demo_seed or 0, src.demo_name) is not None
     return False
 
 
@@ -356,9 +361,10 @@ def run_embeddings(src: RunSource):
         return _load_embeddings(src.blob, src.ids_blob)
     from ..io import Embeddings
     from .demo import cached_demo
+    from .demo_series import demo_matrix
 
     demo = cached_demo(src.demo_seed or 0)
-    return Embeddings.from_arrays(demo.item_ids, demo.embeddings[src.demo_name], source=demo.label)
+    return Embeddings.from_arrays(demo.item_ids, demo_matrix(src.demo_seed or 0, src.demo_name), source=demo.label)
 
 
 def run_diversity(

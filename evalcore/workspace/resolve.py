@@ -174,7 +174,8 @@ def _fused_run(rec: RunRecord, built: dict[str, Run], settings: Settings) -> Run
 
     opts = rec.options
     method = opts.get("method", "rrf")
-    inputs = [built[n].renamed(f"in{i}") for i, n in enumerate(opts["inputs"])]
+    names = list(opts["inputs"])  # warnings name the inputs; a run listed twice gets its position
+    inputs = [built[n] if names.count(n) == 1 else built[n].renamed(f"{n} ({i + 1})") for i, n in enumerate(names)]
     return fuse(inputs, method=method, norm=opts.get("norm", "none"), c=float(opts.get("c", 60.0)),
                 top_n=opts.get("top_n"), ties=opts.get("ties") or settings.ties, name=rec.name,
                 weights=list(opts["weights"]) if method in WEIGHTED_METHODS else None)
