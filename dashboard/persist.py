@@ -45,6 +45,7 @@ SEEN = "_ws_seen"  # (folder, generation) the session's snapshot was read at
 PENDING = "_ws_url_selections"  # selections named by the URL the session started with (applied once)
 SAVED = "_ws_saved_selections"  # what was last written to the workspace's ui_state
 NOTICES = "_ws_notices"  # messages for the sidebar: (kind, text)
+MEMORY_DEMO = ("memory", -1)  # SEEN of the in-memory demo (when the stored one cannot be built)
 #: Seconds between two checks of the change counter while the Data (or Versions) page is open.
 POLL_SECONDS = 3.0
 
@@ -240,14 +241,20 @@ def sync() -> W.Snapshot:
     try:
         ws = workspace(name)
         generation = ws.generation
-    except EvalcoreError as e:
+    except (EvalcoreError, OSError) as e:
         forget_open_workspaces()
-        fallback = default_name()
-        notice("error", f"The workspace {name!r} cannot be opened ({e}); showing "
-               + ("the built-in demo." if fallback == DEMO else f"{fallback!r}."))
+        gone, fallback = name, default_name() if name != DEMO else DEMO
         state[ACTIVE] = name = fallback if fallback != name else DEMO
-        ws = workspace(name)
-        generation = ws.generation
+        try:
+            ws = workspace(name)
+            generation = ws.generation
+        except (EvalcoreError, OSError) as again:  # the demo could not be built (no writable cache folder...)
+            if state.get(SEEN) != MEMORY_DEMO:
+                notice("error", f"The built-in demo could not be stored ({again}); it is shown from memory.")
+            state[S.WS_KEY], state[SEEN] = W.demo_workspace(S.DEMO_SEED), MEMORY_DEMO
+            return state[S.WS_KEY]
+        notice("error", f"The workspace {gone!r} cannot be opened ({e}); showing "
+               + ("the built-in demo." if name == DEMO else f"{name!r}."))
     seen = (str(ws.path), generation)
     previous = state.get(SEEN)
     if previous != seen or S.WS_KEY not in state:
@@ -264,6 +271,8 @@ def sync() -> W.Snapshot:
 def changed_on_disk() -> bool:
     """Whether the session's workspace changed since its snapshot was read (one cheap query)."""
     seen = st.session_state.get(SEEN)
+    if seen == MEMORY_DEMO:
+        return False
     try:
         ws = workspace()
         return seen is None or (str(ws.path), ws.generation) != tuple(seen)

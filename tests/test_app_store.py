@@ -213,6 +213,20 @@ def test_a_fresh_machine_opens_the_demo_and_an_empty_default_does_too(tmp_path, 
     assert at.session_state[P.ACTIVE] == "default" and not at.session_state["ws"].is_demo
 
 
+def test_a_demo_that_cannot_be_stored_is_shown_from_memory(tmp_path, monkeypatch):
+    (tmp_path / "not-a-folder").write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))  # the demo's cache cannot be made
+    P._demo.clear()
+    try:
+        at = T.open_app()
+        assert any("could not be stored" in unescape(e.value) for e in at.sidebar.error)
+        goto(at, "overview")
+        assert not at.exception and at.session_state["ws"].is_demo
+        assert list(T.overview_text(at).index) == list(T.DEMO_RUN_NAMES)
+    finally:
+        P._demo.clear()
+
+
 def test_evalcore_workspace_opens_that_folder(tmp_path, monkeypatch):
     folder = tmp_path / "my-model"
     with W.Workspace.open(folder) as ws:
