@@ -1,9 +1,13 @@
-"""The dashboard's cached pipeline steps (``st.cache_data``) and their :class:`Outcome`.
+"""The dashboard's cached pipeline steps and their :class:`Outcome`.
 
-Each step is keyed by a content key (its first argument: hashes of the bytes + the options
-that matter); the objects follow as ``_``-prefixed arguments, which Streamlit does not hash.
-A step that fails is cached as failed too (an :class:`Outcome` with an error), so a bad file
-is neither re-parsed on every rerun nor able to break the other files.
+Each step is keyed by a content key (its first argument: hashes of the bytes or of the stored
+artifacts + the options that matter); the objects follow as ``_``-prefixed arguments, which
+Streamlit does not hash. A step that fails is cached as failed too (an :class:`Outcome` with an
+error), so a bad file is neither re-parsed on every rerun nor able to break the other files.
+
+The big objects (qrels, runs, the evaluation, metadata) are cached with ``st.cache_resource``:
+one object per server, shared by every session (never copied or mutated), so N tabs on one
+workspace cost about one copy; the small summaries with ``st.cache_data``.
 """
 
 from __future__ import annotations
@@ -72,58 +76,58 @@ def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 # The first argument of each is the content key; the objects follow with a leading underscore.
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_aspects(key: str, _gt: W.GroundTruthSource) -> Outcome:
     return _attempt(W.ground_truth_aspects, _gt)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_universe(key: str, _gt: W.GroundTruthSource, aspect: str | None) -> Outcome:
     return _attempt(W.query_universe, _gt, aspect)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_domains(key: str, _blob: W.Blob) -> Outcome:
     return _attempt(W.load_domain_map, _blob)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_metadata(key: str, _blob: W.Blob) -> Outcome:
     return _attempt(W.load_metadata, _blob)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np.ndarray | None,
              _domains: dict | None, _settings: W.Settings, _progress: Callable | None) -> Outcome:
     return _attempt(W.prepare_qrels, _gt, aspect=aspect, sample=_sample, domains=_domains, settings=_settings,
                     progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None, _domains: dict | None,
                  _settings: W.Settings, _progress: Callable | None) -> Outcome:
     return _attempt(W.prepare_reference, _gt, sample=_sample, domains=_domains, settings=_settings,
                     progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
            _inputs: dict | None, _progress: Callable | None) -> Outcome:
     return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
     return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64)
 def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
                  _query_ids: list | None) -> Outcome:
     return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, query_ids=_query_ids)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _c_queries(key: str, _blob: W.Blob) -> Outcome:
     return _attempt(W.load_query_texts, _blob)
 

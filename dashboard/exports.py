@@ -9,7 +9,6 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state as S
-from dashboard import tables as T
 from dashboard import ui
 
 
@@ -63,7 +62,7 @@ def leaderboard_exports(ctx: S.Context, summ: pd.DataFrame, cols: Sequence[tuple
             correction = ui.bound_selectbox("Correction", list(ui.CORRECTIONS), S.SEL_CORRECTION, scope="overview",
                                             format_func=ui.CORRECTIONS.get)
         n_q = int(S.coverage(ctx)["n_ground_truth"].max()) if len(runs) else 0
-        table = T.plain_table(ctx.evaluation.table) if len(compared) > 1 else ctx.evaluation.table
+        table = S.plain_table(ctx) if len(compared) > 1 else ctx.evaluation.table
         make = _board_maker(table, summ, list(cols), runs, compared, baseline if baseline in compared else None,
                             test, correction, n_q)
         with st.container(horizontal=True):

@@ -1,8 +1,8 @@
 """Session state and caching of the dashboard.
 
-* The :class:`~evalcore.workspace.Snapshot` (what the user loaded, keyed by
-  the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
-  session starts on the built-in demo.
+* The :class:`~evalcore.workspace.Snapshot` of the session's workspace (read from the
+  persistent store by :mod:`dashboard.persist`; its sources are keyed by the SHA-256 of
+  their stored artifacts) lives in ``st.session_state["ws"]``.
 * Every derived object is computed by one ``st.cache_data`` function per
   pipeline step, keyed by content keys (hashes of the bytes + the options that
   matter; the bytes and objects themselves are passed as ``_``-prefixed
@@ -72,21 +72,17 @@ SEL_CORRECTION = "sel_correction"
 SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in ★ and tests anyway
 SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
 SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
+SEL_IMAGE_FORMAT = "sel_image_format"  # the format the charts' camera button saves (sidebar)
 
 
 # ------------------------------------------------------------------------------------------ workspace
 
 
 def get_ws() -> W.Snapshot:
-    """The session's workspace; a new session opens on the demo."""
-    if WS_KEY not in st.session_state:
-        st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
-    return st.session_state[WS_KEY]
-
-
-def set_ws(ws: W.Snapshot) -> None:
-    st.session_state[WS_KEY] = ws
-    st.session_state.pop(CANCEL_KEY, None)  # new inputs: nothing is cancelled any more
+    """The session's workspace as a :class:`~evalcore.workspace.Snapshot` (read from the persistent store at
+    the start of every run by :func:`dashboard.persist.sync`)."""
+    ws = st.session_state.get(WS_KEY)
+    return ws if ws is not None else W.Snapshot()
 
 
 _WARM: list = []
@@ -130,6 +126,17 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     while len(m) > MEMO_SIZE:
         m.popitem(last=False)
     return value
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _shared(key: str, _compute: Callable[[], Any]) -> Any:
+    return _compute()
+
+
+def shared(key: str, compute: Callable[[], Any]) -> Any:
+    """:func:`memo` of a value computed once per server (``st.cache_resource``, never copied; the caller
+    must not change it): for big objects every tab needs, such as a metric@k slice of 50,000 queries."""
+    return memo(key, lambda: _shared(key, compute))
 
 
 # ------------------------------------------------------------------------------------------ context
@@ -389,27 +396,6 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     return ctx
 
 
-def check_ground_truth(gt: W.GroundTruthSource) -> str | None:
-    """The error that keeps ``gt`` from serving as the ground truth, or None (read through the cached steps,
-    under the keys :func:`context` uses, so a good file is not parsed twice)."""
-    aspect = None
-    if gt.kind == "file":
-        out = memo("aspects:" + gt.universe_key(), lambda: _c_aspects(gt.universe_key(), gt))
-        if not out.ok:
-            return out.error
-        aspect = out.value[0] if out.value else None
-    ukey = "universe:" + _key(gt.universe_key(), aspect)
-    return memo(ukey, lambda: _c_universe(ukey, gt, aspect)).error
-
-
-def check_run(src: W.RunSource, settings: W.Settings) -> str | None:
-    """The error of a ranked run file that does not load, or None (other kinds are checked in context)."""
-    if src.kind != "ranked":
-        return None
-    rkey = "run:" + _key(src.content_key())
-    return memo(rkey, lambda: _c_run(rkey, src, None, settings, None, None)).error
-
-
 def ws_uid(ws: W.Snapshot, name: str) -> str:
     return next(r.uid for r in ws.runs if r.name == name)
 
@@ -436,7 +422,7 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     with ``aggregates=True``: the CIs are percentile-bootstrap intervals on resamples shared by every run),
     cached per evaluation."""
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
-    table = ctx.evaluation.table if "domain" not in by else T.plain_table(ctx.evaluation.table)
+    table = ctx.evaluation.table if "domain" not in by else plain_table(ctx)
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
 
 
@@ -490,9 +476,15 @@ def comparable_runs(ctx: Context, runs: list[str] | None = None, *, aspect: str 
     return out
 
 
+def plain_table(ctx: Context) -> pd.DataFrame:
+    """The per-query table with ``domain`` as plain strings (:func:`dashboard.tables.plain_table`), once per
+    server and evaluation (a copy per tab would cost as much as the table itself)."""
+    return shared("plain:" + ctx.eval_key, lambda: T.plain_table(ctx.evaluation.table))
+
+
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
     """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
+    return shared(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
@@ -545,7 +537,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
             continue
         aspect = ctx.run_aspect[name]
         key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
-        qids = memo(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
+        qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)
         gt = ctx.reference.qrels_at(int(k)) if ctx.reference is not None else ctx.qrels[aspect]
@@ -556,7 +548,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
             runs.append(name)
         else:
             errs[name] = out.error
-    summ = memo("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
+    summ = shared("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
     return Diversity(summ, tuple(runs), tuple(without), errs)
 
 

@@ -16,7 +16,9 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import persist as P
 from dashboard import state as S
+from dashboard import workspaces as WS
 
 PAGES = {
     "data": "pages/data.py",
@@ -59,11 +61,14 @@ def page_setup() -> None:
 
     With a ``pages/`` folder, Streamlit starts in its pages-directory mode and
     may run a page file directly, without the entry point (the first request
-    of a fresh server opened on a page URL; every rerun under ``AppTest``).
-    The page then sets itself up and, on a real server, registers the app's
-    navigation, which switches Streamlit to ``st.navigation`` mode for the next
-    runs (under ``AppTest``, which resets that mode before every run, the page
-    keeps running on its own so that widget ids stay stable between runs).
+    of a fresh server opened on a page URL — a deep link, a reload after a
+    restart; every rerun under ``AppTest``). On a real server the page then
+    registers the app's navigation, which switches Streamlit to ``st.navigation``
+    mode, and reruns at once: the page is first drawn by ``app.py``, so its
+    widgets keep one id from the first run on (a widget drawn in the
+    directory mode changes id on the next run, and the change the user made
+    to it is lost). Under ``AppTest``, which resets that mode before every
+    run, the page runs on its own, its widget ids stable between runs.
     """
     if st.session_state.get(VIA_APP):
         return
@@ -72,7 +77,8 @@ def page_setup() -> None:
 
     if not config.get_option("global.appTest"):
         navigation()
-    S.get_ws()
+        st.rerun()
+    P.sync()
     sidebar()
 
 
@@ -134,6 +140,7 @@ def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -
 
 def _sync(wkey: str, pkey: str) -> None:
     st.session_state[pkey] = st.session_state[wkey]
+    P.publish()
 
 
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
@@ -157,6 +164,7 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
         kwargs["format_func"] = format_func
     value = st.selectbox(label, options, **kwargs)
     st.session_state[pkey] = value
+    P.publish()  # the URL and the workspace remember it
     return value
 
 
@@ -184,8 +192,12 @@ def label_of(metric: str, k: int) -> str:
 
 
 def sidebar(ctx: S.Context | None = None) -> None:
-    """The shared sidebar in a placeholder (filled again by :func:`refresh_sidebar` once the page knows
-    which files failed): the loaded data set and the settings summary, as plain text."""
+    """The shared sidebar: the workspace picker, then in a placeholder (filled again by
+    :func:`refresh_sidebar` once the page knows which files failed) the loaded data set and the
+    settings summary, as plain text."""
+    WS.picker()
+    for kind, text in st.session_state.pop(P.NOTICES, []):
+        {"error": st.sidebar.error, "warning": st.sidebar.warning}.get(kind, st.sidebar.success)(md_escape(text))
     _LOCAL.slot = st.sidebar.empty()
     _fill_sidebar(ctx)
     wkey = "w_" + SEL_IMAGE_FORMAT  # the widget's own key; the choice itself is kept across pages in SEL_IMAGE_FORMAT
@@ -210,7 +222,7 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
     with box:
         st.subheader("Loaded data")
         if ws.is_demo:
-            st.caption("Built-in demo: synthetic data")
+            st.caption("Built-in demo: synthetic data (read-only)")
         gt = ws.ground_truth
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":
@@ -264,6 +276,7 @@ def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: s
     st.session_state[wkey] = desired  # always: the same key on another page is another widget
     value = st.multiselect(label, options, key=wkey, on_change=_sync, args=(wkey, pkey), help=help)
     st.session_state[pkey] = list(value)
+    P.publish()
     return list(value)
 
 
@@ -285,7 +298,7 @@ def aspect_note(ctx: S.Context) -> None:
 #: The charts' image formats: the camera button of each chart's toolbar saves the chart in the one chosen in
 #: the sidebar, rendered by Plotly in the browser (no server-side renderer, nothing sent back to the server).
 IMAGE_FORMATS = {"png": "PNG", "svg": "SVG"}
-SEL_IMAGE_FORMAT = "sel_image_format"
+SEL_IMAGE_FORMAT = S.SEL_IMAGE_FORMAT
 
 
 def image_format() -> str:

@@ -21,7 +21,6 @@ import streamlit as st
 
 from dashboard import state as S
 from evalcore import workspace as W
-from evalcore.workspace.demo_series import with_demo_checkpoints
 
 # shared selections of the page (not widget keys)
 SEL_MODEL = "sel_version_model"
@@ -227,5 +226,13 @@ def on_row_selected(table_key: str, ids_key: str, run_a: str, run_b: str) -> Non
 
 
 def add_demo_checkpoints() -> None:
-    """Button callback: the demo with its strong model's checkpoints (a version series to look at)."""
-    S.set_ws(with_demo_checkpoints(S.get_ws()))
+    """Button callback: the demo's strong model with its training checkpoints (a version series to look at),
+    saved in a copy of the read-only demo (dashboard.persist), which the session then shows."""
+    from dashboard import persist as P
+    from evalcore.workspace.demostore import store_demo_checkpoints
+
+    done = P.write(lambda ws: store_demo_checkpoints(ws, S.get_ws().demo_seed or 0), on_demo="copy")
+    if done.ok and done.created:
+        P.notice("success", f"The demo is read-only: its checkpoints were added to a copy of it, {done.created!r}.")
+    elif not done.ok:
+        P.notice("error", f"The checkpoints were not added: {done.error}")

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
@@ -113,11 +114,16 @@ sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
-    new_ws, new_uid = W.add_fused_run(S.get_ws(), uids, weights, **spec,
-                                      name=S.get_ws().unique_name(name.strip() or method))
-    S.set_ws(new_ws)
-    st.success("Added; it now appears on every page (remove or rename it on the Data page).",
-               icon=":material/check_circle:")
+    in_names = [ws.run_by_uid(u).name for u in uids]
+    done = P.write(lambda store: store.add_fused_run(
+        W.free_name(name.strip() or method, store.run_names()), in_names, weights=weights, c=c,
+        top_n=spec["top_n"], method=method, norm=norm, aspect=S.aspect_of(ctx, in_names[0])))
+    if done.ok:
+        st.success("Added and saved in the workspace; it now appears on every page (remove or rename it on the Data "
+                   "page)." + (f" The demo is read-only: it was saved in a copy of it, {ui.md_escape(done.created)}."
+                               if done.created else ""), icon=":material/check_circle:")
+    else:
+        ui.show_error(done.error, prefix="Not added")
 
 # ---------------------------------------------------------------- weight search
 st.subheader("Search the weights")

@@ -13,6 +13,7 @@ from dashboard import charts, ui
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as V
+from dashboard import workspaces as WS
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
@@ -133,6 +134,7 @@ if st.session_state.pop(V.GOTO, False):
     st.switch_page(ui.PAGES["queries"])
 
 st.title("Versions")
+WS.watch()  # versions a training script adds meanwhile appear without a click
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)

@@ -104,13 +104,13 @@ class StreamlitServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, app: str = "app.py", cwd: Path = ROOT) -> None:
+    def start(self, app: str = "app.py", cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
         cmd = [sys.executable, "-m", "streamlit", "run", app,
                "--server.headless", "true", "--server.port", str(self.port),
                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
                # no file watching (nothing edits the app during a test; saves CPU)
                "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         env.setdefault("PYTHONUNBUFFERED", "1")
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started_at = time.perf_counter()
@@ -167,21 +167,23 @@ class StreamlitServer:
                 self._log = None
 
 
-def start_streamlit(log_dir: Path, attempts: int = 3) -> StreamlitServer:
+def start_streamlit(log_dir: Path, attempts: int = 3, *, env: dict[str, str] | None = None,
+                    port: int | None = None) -> StreamlitServer:
     """A healthy ``streamlit run app.py`` on a free port (the caller stops it).
 
-    Another port is tried when the first one was taken between choosing and binding it.
+    Another port is tried when the first one was taken between choosing and binding it. ``env``: extra
+    environment variables of the server; ``port``: this port (a restart where the browser's URL points).
     """
     error: Exception | None = None
     for i in range(attempts):
-        server = StreamlitServer(free_port(), log_dir / f"streamlit-{i}.log")
-        server.start()
+        server = StreamlitServer(port if port is not None else free_port(), log_dir / f"streamlit-{i}.log")
+        server.start(env=env)
         try:
             server.wait_healthy()
         except BrowserSetupError as e:
             server.stop()
             error = e
-            if "address already in use" in server.log_text().lower():
+            if "address already in use" in server.log_text().lower() and port is None:
                 continue
             raise
         return server

@@ -15,6 +15,20 @@ TREC_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"
 SHARED_DIR = ROOT.parent / "shared"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_workspace_folders(tmp_path_factory):
+    """No test reads or writes the user's workspaces or the user's cache: the folder of named workspaces
+    (EVALCORE_WORKSPACES) and the cache of the built-in demo (XDG_CACHE_HOME) are temporary folders of
+    this test session (inherited by the Streamlit servers of the browser tests)."""
+    base = tmp_path_factory.mktemp("evalcore-home")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVALCORE_WORKSPACES", str(base / "workspaces"))
+    patch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    patch.delenv("EVALCORE_WORKSPACE", raising=False)
+    yield base
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def trec_dir() -> Path:
     """Folder of the vendored trec_eval test files."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import persist as P
 from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.evaluate import evaluate
@@ -76,13 +78,57 @@ def npz(ids, dim: int, seed: int) -> bytes:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def start(workspace: W.Snapshot | None = None) -> AppTest:
+def store_snapshot(snap: W.Snapshot) -> str:
+    """A new workspace of the root holding what ``snap`` holds (what loading those files on the Data page
+    saves); returns its name."""
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    with W.WorkspaceRoot().create(name) as ws:
+        gt = snap.ground_truth
+        if gt is not None and gt.kind == "reference":
+            ws.set_reference(gt.blob.data, None if gt.ids_blob is None else gt.ids_blob.data, source_name=gt.blob.name)
+        elif gt is not None:
+            ws.set_ground_truth(gt.blob.data, source_name=gt.blob.name, format=gt.format)
+        names = {r.uid: r.name for r in snap.runs}
+        for r in snap.runs:
+            info = {"aspect": r.aspect, "model": r.model, "version": r.version, "step": r.step}
+            if r.kind == "ranked":
+                ws.add_run(r.name, r.blob.data, format=r.format, source_name=r.blob.name, **info)
+            elif r.kind == "embedding":
+                data = lambda b: None if b is None else b.data  # noqa: E731
+                ws.add_embedding_run(r.name, r.blob.data, data(r.ids_blob), query_embeddings=data(r.query_blob),
+                                     query_ids=data(r.query_ids_blob), source_name=r.blob.name,
+                                     query_source_name=None if r.query_blob is None else r.query_blob.name, **info)
+            else:
+                f = r.fusion
+                ws.add_fused_run(r.name, [names[u] for u in f.inputs], weights=list(f.weights), c=f.c, top_n=f.top_n,
+                                 method=f.method, norm=f.norm, **info)
+        for blob, setter in ((snap.domain_blob, ws.set_domains), (snap.metadata_blob, ws.set_metadata),
+                             (snap.queries_blob, ws.set_query_texts)):
+            if blob is not None:
+                setter(blob.data, name=blob.name)
+        ws.set_settings(snap.settings)
+    return name
+
+
+def open_app(name: str = P.DEMO, **state) -> AppTest:
+    """An AppTest session opened on the workspace ``name`` (the URL's ``?ws=``), ``state`` set before its first run."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if workspace is not None:
-        at.session_state["ws"] = workspace
+    at.query_params["ws"] = name
+    for key, value in state.items():
+        at.session_state[key] = value
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def stored(at: AppTest) -> W.Workspace:
+    """The workspace the session shows, opened from its folder (what another process would see)."""
+    return W.Workspace.open(P.path_of(at.session_state[P.ACTIVE]), create=False)
+
+
+def start(workspace: W.Snapshot | None = None) -> AppTest:
+    """A session on the built-in demo, or on a new workspace holding ``workspace``."""
+    return open_app(P.DEMO if workspace is None else store_snapshot(workspace))
 
 
 def goto(at: AppTest, page: str) -> AppTest:
@@ -347,8 +393,10 @@ def test_uploads_of_several_formats_and_a_bad_file():
     at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
     assert not at.exception
     ws = at.session_state["ws"]
-    assert [r.name for r in ws.runs] == ["bm25", "dense", "splade", "broken", "emb"]
-    assert len(errors(at)) == 1  # still only the broken file, next to it; the others stay loaded
+    # issue 9: a file that does not load is reported and not stored; the others stay loaded
+    assert [r.name for r in ws.runs] == ["bm25", "dense", "splade", "emb"]
+    assert not errors(at)
+    assert stored(at).run_names() == ["bm25", "dense", "splade", "emb"]
 
     at = goto(at, "overview")
     text = overview_text(at)
@@ -370,8 +418,8 @@ def test_uploads_of_several_formats_and_a_bad_file():
     uid = ws.runs[0].uid
     at.text_input(key=f"name_{uid}").input("BM25").run()
     assert at.session_state["ws"].runs[0].name == "BM25"
-    at.button(key=f"rm_{ws.runs[3].uid}").click().run()
-    assert [r.name for r in at.session_state["ws"].runs] == ["BM25", "dense", "splade", "emb"]
+    at.button(key=f"rm_{ws.runs[2].uid}").click().run()
+    assert [r.name for r in at.session_state["ws"].runs] == ["BM25", "dense", "emb"]
     assert not errors(at)
 
 
@@ -499,6 +547,9 @@ def test_user_text_is_never_markdown():
         (f"bad{marker}.trec", f"{marker} Q0 d1 1 oops t\n".encode(), "text/plain"),
     ]).run()
     assert not at.exception
+    # the refused file's message, shown once next to the uploader (issue 9: it is not stored)
+    assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered
+    assert all(marker not in e.value for e in at.error)
     escaped_in_charts = False
     for page in PAGES:
         goto(at, page)
@@ -513,5 +564,3 @@ def test_user_text_is_never_markdown():
         for w in [*at.selectbox, *at.multiselect, *at.text_input, *at.button, *at.number_input, *at.toggle]:
             assert marker not in str(w.label), (page, w.label)
     assert escaped_in_charts  # the query id is in the Compare scatter, as text
-    goto(at, "data")
-    assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered

@@ -13,6 +13,7 @@ import pytest
 from test_app import _strings, errors, goto, start, unescape
 from test_app_measures import array
 
+from dashboard import persist as P
 from dashboard.drilldown import format_p_value
 from evalcore import workspace as W
 from evalcore.evaluate import evaluate
@@ -219,7 +220,8 @@ def test_empty_state_explains_and_the_demo_offers_its_checkpoints():
     at.button(key="ver_demo_series").click().run()
     assert not at.exception and not errors(at)
     ws = at.session_state["ws"]
-    assert ws.is_demo and len(ws.runs) == 9
+    # issue 9: the demo is read-only: the checkpoints are saved in a copy of it, which the session shows
+    assert not ws.is_demo and at.session_state[P.ACTIVE].startswith("demo-copy") and len(ws.runs) == 9
     assert at.selectbox(key="w_versions_sel_version_model").options == ["strong-128d"]
     _, trace = curve_trace(at)
     assert array(trace["x"]) == [1.0, 3.0, 6.0, 10.0, 15.0, 20.0, 25.0]

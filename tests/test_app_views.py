@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -271,10 +272,11 @@ def two_query_workspace() -> W.Snapshot:
 
 
 def test_every_ci_within_the_metric_range_and_identical_runs_get_identical_cis():
-    at = start(two_query_workspace(), "overview")
+    snap = two_query_workspace()
+    at = start(snap, "overview")
     nums = frame_with(at, "run", "metric", "k", "ci_low", "ci_high")
     assert (nums["ci_low"] >= 0).all() and (nums["ci_high"] <= 1).all()
-    t_cis = summarize_with_intervals(_table(at), method="t")
+    t_cis = summarize_with_intervals(_table(snap), method="t")
     assert (t_cis["ci_low"] < 0).any()  # Student t would have left [0, 1] here
     by_run = nums.set_index(["run", "metric", "k"])
     for m, k in (("ndcg", 10), ("recall", 1)):
@@ -296,8 +298,8 @@ def test_every_ci_within_the_metric_range_and_identical_runs_get_identical_cis()
     assert table.loc["A", "95% CI"] == table.loc["B", "95% CI"]
 
 
-def _table(at: AppTest) -> pd.DataFrame:
-    ws = at.session_state["ws"]
+def _table(ws: W.Snapshot) -> pd.DataFrame:
+    """evalcore's table of the files the workspace was made from."""
     qrels = load_qrels(ws.ground_truth.blob.data)
     runs = {r.name: load_run(r.blob.data, name=r.name) for r in ws.runs}
     return evaluate(qrels, runs, metrics=["ndcg", "recall"], k=[1, 10]).table
@@ -349,9 +351,10 @@ def test_heatmap_colours_follow_sign_and_significance():
 
 
 def test_no_internal_wording_and_the_guide_uses_a_computed_k():
-    at = start()
-    at.session_state["ws"] = W.demo_workspace(0, settings=W.Settings(k=(1, 5, 20), metrics=("ndcg", "recall")))
-    at.run()
+    name = f"demo-k-{uuid.uuid4().hex[:8]}"  # the demo with other settings: a copy of it (the demo is read-only)
+    with W.WorkspaceRoot().copy(W.Workspace.demo(), name) as ws:
+        ws.set_settings(k=(1, 5, 20), metrics=("ndcg", "recall"))
+    at = T.open_app(name)
     for page in ("data", "overview", "compare", "queries", "domains", "fusion"):
         goto(at, page)
         texts = [e.value for e in [*at.markdown, *at.caption, *at.info, *at.warning, *at.title, *at.subheader,
@@ -407,9 +410,17 @@ def test_sidebar_marks_a_failed_file_in_the_same_run_and_counts_read_well():
     ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("q.txt", trec(["q1 0 d1 1"])))
     ws, _ = W.add_ranked_run(ws, W.Blob.of("one.trec", trec(["q1 Q0 d1 1 1.0 x"])))
     at = start(ws, "data")
+    # issue 9: a file that does not load is reported next to the uploader and not stored (nor listed)
     at.file_uploader(key="up_runs").set_value([("picture.png", PNG, "image/png")]).run()
+    assert any("picture.png" in unescape(e.value) and "binary" in unescape(e.value) for e in at.error)
     side = "\n".join(t.value for t in at.sidebar.text)
-    assert "run: picture.png [ranked] (not loaded)" in side and "run: one [ranked]\n" in side + "\n"
+    assert "picture.png" not in side and "run: one [ranked]\n" in side + "\n"
+    # a stored run that fails when it is built (no query of the ground truth among its ids) is marked
+    T.stored(at).add_embedding_run("elsewhere", np.eye(3, dtype=np.float32), ["x1", "x2", "x3"])
+    at.run()
+    side = "\n".join(t.value for t in at.sidebar.text)
+    assert "run: elsewhere [embedding] (not loaded)" in side and "run: one [ranked]\n" in side + "\n"
+    assert any("none of the 1 ground-truth queries" in unescape(e.value) for e in at.error)
     main = [c.value for c in at.caption]
     assert "1 query, 1 ranked item" in main
     assert not any(c.startswith("detected:") and "trec" in c for c in main[main.index("1 query, 1 ranked item"):])
@@ -424,10 +435,7 @@ def test_cancel_stops_a_long_step_and_retry_runs_it():
     ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(5,), metrics=("ndcg",))),
                             W.Blob.of("ref.npz", buf.getvalue()), kind="reference")
     ws, _ = W.add_embedding_run(ws, W.Blob.of("m.npz", buf.getvalue()), name="m")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["ws"] = ws
-    at.session_state[S.CANCEL_KEY] = True  # what the Cancel button's click leaves behind
-    at.run()
+    at = T.open_app(T.store_snapshot(ws), **{S.CANCEL_KEY: True})  # what the Cancel button's click leaves behind
     goto(at, "data")
     assert any("cancelled" in unescape(e.value) for e in at.error)
     assert at.button(key="retry_cancelled")

@@ -202,7 +202,7 @@ def test_demo_in_browser(server, page):
     maybe_screenshot(page, "Overview")
 
     # every page of the demo, in its default state (the tour's screenshots)
-    expect = {"Data": ["Loaded runs", "strong-128d"], "Compare": ["Every pair of runs", "Per query: run A vs run B"],
+    expect = {"Data": ["Loaded runs", "300 queries, 30,000 ranked items"], "Compare": ["Every pair of runs", "Per query: run A vs run B"],
               "Queries": ["All queries: ndcg@10", "Drill-down"], "Domains": ["ndcg@10 per domain"],
               "Fusion": ["The fused run next to its inputs"], "Agreement": ["Runs × runs"]}
     for title in ["Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]:
@@ -268,7 +268,7 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
     page.goto(server.url + "/", wait_until="commit")
     B.wait_for(page, main=["Built-in demo: synthetic data", "Metrics vs k"], grid=["strong-128d"], timeout=STEP)
     no_exception(page, "Overview (demo, second session)")
-    B.go_to(page, "Data", timeout=STEP, expect=["Loaded runs", "strong-128d"])
+    B.go_to(page, "Data", timeout=STEP, expect=["Loaded runs", "300 queries, 30,000 ranked items"])
     no_exception(page, "Data (demo)")
 
     # ground truth, then the two runs, through the real <input type=file>
@@ -320,8 +320,8 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
         pytest.fail("the bad run file loaded without error")
     assert "line 8" in message and "high" in message, message
     B.go_to(page, "Data", timeout=STEP, expect=["Loaded runs"])
-    upload(page, "up_runs", "Run files", [files["bad"]], shows="run_bad [ranked] (not loaded)",
-           main=["Not loaded: run_bad.trec"])
+    # issue 9: a file that does not load is reported next to its uploader and not stored (nor listed)
+    upload(page, "up_runs", "Run files", [files["bad"]], shows="run: run_weak", main=["Not loaded: run_bad.trec"])
     alert = page.locator('[data-testid="stAlert"]', has_text="Not loaded").filter(has_text="run_bad.trec")
     shown = " ".join(alert.first.inner_text().split())
     assert message in shown, f"expected {message!r} in the error {shown!r}"
@@ -331,6 +331,7 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
     side = sidebar_text(page)
     for name in ("qrels.txt", "run: run_strong", "run: run_weak"):
         assert name in side, side
+    assert "run_bad" not in side, side
     no_exception(page, "Data after the bad upload")
 
     B.go_to(page, "Overview", timeout=STEP, expect=["Metrics vs k"])

@@ -56,6 +56,7 @@ from .inputs import (
     check_step,
     check_tags,
     embeddings_input,
+    fusion_options,
     qrels_parts,
     run_input,
 )
@@ -345,33 +346,19 @@ class Workspace(SettingsAndSideFiles):
                       weights: Sequence[float] | None = None, c: float = 60.0, top_n: int | None = None,
                       ties: str | None = None, aspect: str | None = None, model: str | None = None,
                       version: str | None = None, step: float | None = None, tags: Sequence[str] = (),
-                      replace: bool = False) -> str:
-        """Store a weighted reciprocal rank fusion of runs of the workspace (by name); returns its name.
+                      replace: bool = False, method: str = "rrf", norm: str = "none") -> str:
+        """Store a fusion of runs of the workspace (by name), by default weighted RRF; returns its name.
 
         ``inputs`` maps run names to weights, or lists names (``weights`` then gives
-        them, default 1 each). ``ties`` is the tie rule giving the inputs' ranks; None uses
-        the evaluation's. The fusion is computed at evaluation from its inputs; removing
-        an input removes it too; ``aspect`` defaults to the first input's.
+        them, default 1 each; only the weighted methods use them). ``ties`` is the tie rule
+        giving the inputs' ranks; None uses the evaluation's. ``method`` and ``norm`` are
+        those of :func:`evalcore.fusion.fuse`. The fusion is computed at evaluation from
+        its inputs; removing an input removes it too; ``aspect`` defaults to the first input's.
         """
-        from ..ranking import canonical_ties
-
         name = check_run_name(name)
         meta = self._meta(model, version, step, tags)
-        names = [str(n) for n in inputs]
-        if isinstance(inputs, Mapping):
-            if weights is not None:
-                raise OptionError("give weights either in the mapping or as weights=, not both")
-            weights = [float(inputs[n]) for n in inputs]
-        weights = [1.0] * len(names) if weights is None else [float(w) for w in weights]
-        if not names or len(weights) != len(names) or len(set(names)) != len(names):
-            raise OptionError(f"run {name!r}: give distinct runs to fuse, one weight each "
-                              f"({len(names)} runs, {len(weights)} weights)")
-        if name in names:
-            raise OptionError(f"run {name!r} cannot fuse itself")
-        if top_n is not None and int(top_n) < 1:
-            raise OptionError(f"run {name!r}: top_n must be >= 1")
-        options = {"inputs": names, "weights": weights, "c": float(c), "top_n": None if top_n is None else int(top_n),
-                   "ties": None if ties is None else canonical_ties(ties)}
+        options = fusion_options(name, inputs, weights=weights, c=c, top_n=top_n, ties=ties, method=method, norm=norm)
+        names = options["inputs"]
         records = {r.name: r for r in self.run_records()}
         missing = [n for n in names if n not in records]
         if missing:

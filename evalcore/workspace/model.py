@@ -40,6 +40,8 @@ __all__ = [
     "FusionSpec",
     "RunSource",
     "Snapshot",
+    "free_name",
+    "file_stem",
     "demo_workspace",
     "clear_demo",
     "set_ground_truth",
@@ -250,6 +252,8 @@ class GroundTruthSource:
     ``kind``: ``"file"`` (any format :func:`evalcore.load_qrels` reads),
     ``"reference"`` (a reference model's embeddings: relevant = its top
     ``Settings.gt_depth`` by cosine, graded by position, seed 000) or ``"demo"``.
+    ``store`` (a :class:`~.refs.StoreRef`): kept in a persistent workspace instead of
+    ``blob`` (read from there; ``demo_seed`` then marks the built-in demo's workspace).
     """
 
     kind: str
@@ -257,23 +261,30 @@ class GroundTruthSource:
     ids_blob: Blob | None = None
     format: str = "auto"
     demo_seed: int | None = None
+    store: Any = None
 
     @property
     def label(self) -> str:
+        if self.store is not None:
+            return self.store.record.name
         if self.kind == "demo":
             from .demo import DEMO_LABEL
 
             return DEMO_LABEL
         return self.blob.name if self.blob is not None else "(none)"
 
+    def _source_key(self) -> list:
+        return [_sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed,
+                self.store.key if self.store is not None else "-"]
+
     def key(self, aspect: str | None = None, settings: Settings | None = None) -> str:
         extra = None
         if self.kind == "reference" and settings is not None:
             extra = [settings.gt_mode, settings.gt_depth if settings.gt_mode == "fixed" else list(settings.k)]
-        return stable_key("gt", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed, aspect, extra)
+        return stable_key("gt", self.kind, *self._source_key(), aspect, extra)
 
     def universe_key(self) -> str:
-        return stable_key("universe", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed)
+        return stable_key("universe", self.kind, *self._source_key())
 
 
 @dataclass(frozen=True)
@@ -281,7 +292,8 @@ class FusionSpec:
     """A fusion of other runs (by uid): ``method`` after ``norm`` (:func:`evalcore.fusion.fuse`).
 
     The default is seed 001 §7's weighted RRF; ``weights`` only act on the
-    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``.
+    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``; ``ties`` (None: the
+    evaluation's) ranks the inputs.
     """
 
     inputs: tuple[str, ...]
@@ -290,6 +302,7 @@ class FusionSpec:
     top_n: int | None = None
     method: str = "rrf"
     norm: str = "none"
+    ties: str | None = None
 
 
 @dataclass(frozen=True)
@@ -303,6 +316,8 @@ class RunSource:
     ground truths with several, e.g. seed 001's overall/content/vibes).
     ``model``, ``version`` and ``step`` place the run in a model's version series
     (the Versions page; the persistent store's run info): all optional.
+    ``store`` (a :class:`~.refs.StoreRef`): the run is kept in a persistent workspace
+    (its data is read from there; no blob).
     """
 
     uid: str
@@ -320,6 +335,7 @@ class RunSource:
     model: str | None = None
     version: str | None = None
     step: float | None = None
+    store: Any = None
 
     @property
     def label(self) -> str:
@@ -329,6 +345,10 @@ class RunSource:
                                                                                     f" of {f.norm} scores")
         if self.kind == "demo":
             return f"demo run {self.demo_name}"
+        if self.store is not None:
+            rec = self.store.record
+            names = [n for n in (rec.source_name, rec.options.get("query_source")) if n]
+            return " + ".join(names) or "(stored in the workspace)"
         names = [b.name for b in (self.blob, self.ids_blob, self.query_blob, self.query_ids_blob) if b is not None]
         return " + ".join(names) or "(no file)"
 
@@ -336,22 +356,28 @@ class RunSource:
         """Key of the run's inputs (not its name)."""
         if self.kind == "fused":
             f = self.fusion
-            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm)
+            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm, f.ties)
         return stable_key(self.kind, _sha(self.blob), _sha(self.ids_blob), _sha(self.query_blob), _sha(self.query_ids_blob),
-                    self.format, self.demo_seed, self.demo_name)
+                          self.format, self.demo_seed, self.demo_name,
+                          self.store.key if self.store is not None else "-")
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`)."""
+    """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`).
+
+    Side files are :class:`Blob` (uploaded bytes) or :class:`~.refs.StoredFile` (kept in a
+    workspace); ``generation`` is the workspace's change counter a stored snapshot was read at.
+    """
 
     ground_truth: GroundTruthSource | None = None
     runs: tuple[RunSource, ...] = ()
-    domain_blob: Blob | None = None
-    metadata_blob: Blob | None = None
+    domain_blob: Any = None  # Blob | StoredFile | None
+    metadata_blob: Any = None
     settings: Settings = Settings()
-    queries_blob: Blob | None = None  # query id -> text (shown above a query's drill-down)
+    queries_blob: Any = None  # query id -> text (shown above a query's drill-down)
     demo_seed: int | None = None
+    generation: int | None = None
 
     @property
     def is_demo(self) -> bool:
@@ -388,14 +414,19 @@ class Snapshot:
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ``base (3)``... not yet used by a run."""
-        base = str(base).strip() or "run"
-        names = set(self.names())
-        if base not in names:
-            return base
-        i = 2
-        while f"{base} ({i})" in names:
-            i += 1
-        return f"{base} ({i})"
+        return free_name(base, self.names())
+
+
+def free_name(base: str, taken: Iterable[str]) -> str:
+    """``base``, or ``base (2)``, ``base (3)``... not in ``taken``."""
+    base = str(base).strip() or "run"
+    names = set(taken)
+    if base not in names:
+        return base
+    i = 2
+    while f"{base} ({i})" in names:
+        i += 1
+    return f"{base} ({i})"
 
 
 def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
@@ -407,7 +438,8 @@ def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
     return Snapshot(gt, runs, settings=settings or Settings(), demo_seed=seed)
 
 
-def _stem(filename: str) -> str:
+def file_stem(filename: str) -> str:
+    """A run's default name: the file name without its folder and its known extensions."""
     base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
     for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
                 ".qrels"):
@@ -455,7 +487,7 @@ def add_ranked_run(ws: Snapshot, blob: Blob, *, name: str | None = None, format:
     """Add a ranked-run file (TREC, CSV/Parquet, JSON...); returns the new workspace and the run's uid."""
     ws = clear_demo(ws)
     uid = _new_uid(ws, "ranked", blob.sha256)
-    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "ranked", blob, format=format, aspect=aspect)
+    src = RunSource(uid, ws.unique_name(name or file_stem(blob.name)), "ranked", blob, format=format, aspect=aspect)
     return ws.with_run(src), uid
 
 
@@ -469,7 +501,7 @@ def add_embedding_run(ws: Snapshot, blob: Blob, *, ids_blob: Blob | None = None,
     """
     ws = clear_demo(ws)
     uid = _new_uid(ws, "embedding", blob.sha256)
-    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "embedding", blob, ids_blob, query_blob,
+    src = RunSource(uid, ws.unique_name(name or file_stem(blob.name)), "embedding", blob, ids_blob, query_blob,
                     query_ids_blob, aspect=aspect)
     return ws.with_run(src), uid
 
@@ -548,8 +580,10 @@ def ground_truth_aspects(gt: GroundTruthSource) -> tuple[str, ...]:
     """Aspects of an ordered-list ground truth (seed 001), ``()`` for single-aspect files.
 
     :func:`evalcore.list_aspects` validates the whole file, so a broken
-    seed-001 file fails here, next to the file.
+    seed-001 file fails here, next to the file. A stored ground truth's are in its record.
     """
+    if gt.store is not None:
+        return tuple(gt.store.record.aspects) if gt.kind == "file" else ()
     if gt.kind != "file" or gt.blob is None:
         return ()
     return tuple(str(a) for a in list_aspects(gt.blob.data, format=gt.format, label=gt.blob.name))

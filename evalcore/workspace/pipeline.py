@@ -63,7 +63,12 @@ __all__ = [
 
 
 def load_ground_truth(gt: GroundTruthSource, aspect: str | None = None) -> Qrels:
-    """Parse a file ground truth (or the demo's) into :class:`Qrels` (every query, no sampling)."""
+    """Parse a file ground truth (or the demo's, or read a stored one) into :class:`Qrels` (every query,
+    no sampling)."""
+    if gt.store is not None:
+        from .stored import stored_qrels
+
+        return stored_qrels(gt, aspect)
     if gt.kind == "demo":
         from .demo import cached_demo
 
@@ -79,10 +84,19 @@ def _load_embeddings(blob: Blob, ids_blob: Blob | None = None):
     return load_embeddings(blob.data, ids_src=None if ids_blob is None else ids_blob.data, label=blob.name)
 
 
+def gt_embeddings(gt: GroundTruthSource):
+    """A reference ground truth's vectors (:class:`evalcore.io.Embeddings`; stored ones memory-mapped)."""
+    if gt.store is not None:
+        from .stored import stored_reference
+
+        return stored_reference(gt)
+    return _load_embeddings(gt.blob, gt.ids_blob)
+
+
 def query_universe(gt: GroundTruthSource, aspect: str | None = None) -> np.ndarray:
     """Every query id of the ground truth (for a reference model: every item id)."""
     if gt.kind == "reference":
-        return np.asarray(_load_embeddings(gt.blob, gt.ids_blob).ids, dtype=object)
+        return np.asarray(gt_embeddings(gt).ids, dtype=object)
     return np.asarray(load_ground_truth(gt, aspect).query_ids, dtype=object)
 
 
@@ -115,7 +129,7 @@ def prepare_reference(
     :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
     qrels serve the embedding runs (their queries) and the drill-down.
     """
-    return reference_from_embeddings(_load_embeddings(gt.blob, gt.ids_blob), sample=sample, domains=domains,
+    return reference_from_embeddings(gt_embeddings(gt), sample=sample, domains=domains,
                                      settings=settings, progress=progress)
 
 
@@ -192,7 +206,11 @@ def build_run(
     (their queries); ``inputs`` (uid -> Run) by fused runs.
     """
     settings = settings or Settings()
-    if src.kind == "ranked":
+    if src.store is not None and src.kind != "fused":
+        from .stored import stored_run
+
+        run = stored_run(src, qrels, settings.depth, progress)
+    elif src.kind == "ranked":
         run = load_run(src.blob.data, format=src.format, name=src.name, label=src.blob.name)
     elif src.kind == "embedding":
         if qrels is None:
@@ -208,7 +226,7 @@ def build_run(
         names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
         runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
                 for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
-        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
+        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=f.ties or settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
         from .demo_series import demo_run
@@ -318,7 +336,7 @@ def has_embeddings(src: RunSource) -> bool:
     ranked files and fused runs (their lists come without vectors).
     """
     if src.kind == "embedding":
-        return src.blob is not None
+        return src.blob is not None or src.store is not None
     if src.kind == "demo":
         from .demo_series import demo_matrix
 
@@ -335,6 +353,10 @@ def run_embeddings(src: RunSource):
     """
     if not has_embeddings(src):
         return None
+    if src.store is not None:
+        from .stored import stored_embeddings
+
+        return stored_embeddings(src)
     if src.kind == "embedding":
         return _load_embeddings(src.blob, src.ids_blob)
     from ..io import Embeddings
@@ -438,21 +460,33 @@ def diversity_summary(tables: Sequence[pd.DataFrame], *, ci_method: str = "boots
 # ------------------------------------------------------------------------------------------ side files
 
 
+def _stored_side(blob: Any) -> Any:
+    from .stored import stored_side
+
+    return stored_side(blob)
+
+
 def load_domain_map(blob: Blob) -> dict[str, str]:
-    """Query id -> domain from a mapping file (:func:`evalcore.load_domains`)."""
+    """Query id -> domain from a mapping file (:func:`evalcore.load_domains`) or a stored one."""
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
     return {str(k): str(v) for k, v in load_domains(blob.data, label=blob.name).items()}
 
 
 def load_query_texts(blob: Blob) -> dict[str, str]:
     """Query id -> text from a queries file (:func:`evalcore.io.load_queries`: BEIR ``queries.jsonl``,
-    JSON, CSV/TSV/Parquet, ``id<TAB>text`` lines)."""
+    JSON, CSV/TSV/Parquet, ``id<TAB>text`` lines) or a stored one."""
     from ..io import load_queries
 
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
     return load_queries(blob.data, label=blob.name)
 
 
 def load_metadata(blob: Blob) -> pd.DataFrame:
-    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.load_doc_metadata`)."""
+    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.load_doc_metadata`) or a stored one."""
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
     return normalize_metadata(load_doc_metadata(blob.data, label=blob.name), source=blob.name)
 
 
