@@ -56,7 +56,7 @@ def load(page, url: str, files: dict[str, Path]) -> float:
     B.go_to(page, "Data", timeout=TIMEOUT, expect=["Loaded runs"])
     B.act(page, lambda: page.locator(".st-key-clear_demo button").first.click(), timeout=TIMEOUT,
           main=["No ground truth loaded yet."])
-    B.act(page, lambda: page.get_by_text("a reference model's embeddings").click(), timeout=TIMEOUT,
+    B.act(page, lambda: page.get_by_text("a reference model's embeddings", exact=True).click(), timeout=TIMEOUT,
           main=["Reference embeddings"])
     names = list(files)
     page.locator(".st-key-up_gt_ref input[type='file']").set_input_files(str(files[names[0]]))
