@@ -14,7 +14,8 @@ Before each (b) the workers are restarted, so that each worker's own peak reside
 the (b)/(a) ratio of each alternating pair, the peaks (the single process's own ``VmHWM``,
 benchmarks/_peak.py; each worker's), whether the two TREC files are identical byte for byte,
 and, once, a ``--dask local:2`` run (cluster started and stopped by the command).  The
-per-worker throughput (documents x queries per second) feeds the README's model of N machines.
+10,000,000 x 384 case through ``--dask local:2``, with CPU times, cold and warm page cache and
+the per-core rate behind the README's model of N machines: benchmarks/bench_shards_cli.py.
 
     python benchmarks/bench_distributed.py                       # 1,000 x 1,000,000 x 384 in 8 shards
     python benchmarks/bench_distributed.py --docs 10000000 --shards 20 --repeats 1   # ~15 GB in /tmp
