@@ -1,4 +1,5 @@
-"""evalcore dashboard: `streamlit run app.py` (opens on a built-in synthetic demo)."""
+"""evalcore dashboard: ``streamlit run app.py`` (``EVALCORE_WORKSPACE=DIR``: opens DIR; a fresh machine opens the
+built-in demo). Everything loaded is saved into the active workspace (see dashboard/persist.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import time
 
 import streamlit as st
 
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import ui
 
 _t0 = time.perf_counter()
 st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
 
-S.get_ws()  # a new session starts on the demo
+P.sync()  # the session's workspace (named by the URL), read again when it changed on disk
 S.warm_up()  # import scipy.stats in the background before the Compare page needs it
 
 page = ui.navigation()  # st.navigation over st.Page("pages/*.py")

@@ -109,8 +109,14 @@ def bench_pipeline(files: dict[str, bytes], settings: W.Settings) -> None:
                      None))
     ev = clock(f"evaluate {len(runs)} runs x {len(s.metrics)} metrics x {len(s.k)} k", W.evaluate_workspace,
                {None: qrels}, runs, s, reference=reference)
-    summ = clock("summarize (mean, CI per run x metric x k)", summarize, ev.table)
-    clock("overview table (best marked)", W.overview_table, summ)
+    summ = clock("summarize (mean, t CI per run x metric x k)", summarize, ev.table)
+    from evalcore.intervals import summarize_with_intervals
+
+    clock("summarize, bootstrap CIs (1,000 shared resamples)", summarize_with_intervals, ev.table)
+    sys.path.insert(0, str(ROOT))
+    from dashboard import tables as T
+
+    clock("overview table (best marked)", T.overview_table, summ)
     clock.report(f"pipeline: {len(universe)} items, {qrels.n_queries} queries, per-query table {len(ev.table)} rows")
 
 

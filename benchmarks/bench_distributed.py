@@ -14,7 +14,8 @@ Before each (b) the workers are restarted, so that each worker's own peak reside
 the (b)/(a) ratio of each alternating pair, the peaks (the single process's own ``VmHWM``,
 benchmarks/_peak.py; each worker's), whether the two TREC files are identical byte for byte,
 and, once, a ``--dask local:2`` run (cluster started and stopped by the command).  The
-per-worker throughput (documents x queries per second) feeds the README's model of N machines.
+10,000,000 x 384 case through ``--dask local:2``, with CPU times, cold and warm page cache and
+the per-core rate behind the README's model of N machines: benchmarks/bench_shards_cli.py.
 
     python benchmarks/bench_distributed.py                       # 1,000 x 1,000,000 x 384 in 8 shards
     python benchmarks/bench_distributed.py --docs 10000000 --shards 20 --repeats 1   # ~15 GB in /tmp
@@ -54,7 +55,7 @@ def _vectors(rng: np.random.Generator, centres: np.ndarray, m: int) -> np.ndarra
 
 def make_shards(root: str, n: int, d: int, shards: int, nq: int, *, seed: int, chunk: int = 200_000) -> dict:
     """Seeded shards and queries under ``root``, written chunk by chunk (never all in RAM); reused when present."""
-    folder = os.path.join(root, f"docs_{n}x{d}_{shards}")
+    folder = os.path.join(root, f"docs_{n}x{d}_{shards}_s{seed}")
     os.makedirs(folder, exist_ok=True)
     centres = np.random.default_rng(seed).standard_normal((2000, d), dtype=np.float32)
     cuts = np.linspace(0, n, shards + 1).astype(np.int64)
@@ -62,7 +63,9 @@ def make_shards(root: str, n: int, d: int, shards: int, nq: int, *, seed: int, c
         a, b = int(cuts[i]), int(cuts[i + 1])
         path = os.path.join(folder, f"part-{i:02d}.npy")
         if os.path.exists(path) and np.load(path, mmap_mode="r").shape == (b - a, d):
-            continue
+            continue  # written whole (the .npy appears last, after its ids)
+        with open(os.path.join(folder, f"part-{i:02d}_ids.txt"), "w") as fh:
+            fh.write("".join(f"d{j}\n" for j in range(a, b)))
         rng = np.random.default_rng([seed, i])
         out = np.lib.format.open_memmap(path + ".part", mode="w+", dtype=np.float32, shape=(b - a, d))
         for s in range(0, b - a, chunk):
@@ -70,9 +73,7 @@ def make_shards(root: str, n: int, d: int, shards: int, nq: int, *, seed: int, c
         out.flush()
         del out
         os.replace(path + ".part", path)
-        with open(os.path.join(folder, f"part-{i:02d}_ids.txt"), "w") as fh:
-            fh.write("".join(f"d{j}\n" for j in range(a, b)))
-    queries = os.path.join(root, f"queries_{nq}x{d}.npy")
+    queries = os.path.join(root, f"queries_{nq}x{d}_s{seed}.npy")
     np.save(queries, _vectors(np.random.default_rng([seed, 999]), centres, nq))
     with open(os.path.join(root, f"queries_{nq}.txt"), "w") as fh:
         fh.write("".join(f"q{j}\n" for j in range(nq)))

@@ -64,10 +64,16 @@ def agreement(ctx: S.Context, p: float, k: int) -> S.Outcome:
     return S.memo(key, lambda: _c_agreement(key, runs, evaluated_queries(ctx), ks, float(p), ctx.settings.ties))
 
 
-def hsd(ctx: S.Context, metric: str, k: int, design: str) -> S.Outcome:
-    """Tukey's HSD of every evaluated run on metric@k."""
-    key = S._key("hsd", ctx.eval_key, metric, int(k), design)
-    return S.memo(key, lambda: _c_hsd(key, S.metric_slice(ctx, metric, k), metric, int(k), design))
+def hsd(ctx: S.Context, metric: str, k: int, design: str, *, runs: list[str] | None = None) -> S.Outcome:
+    """Tukey's HSD on metric@k of ``runs`` (default: every evaluated run)."""
+    runs = list(ctx.run_names if runs is None else runs)
+    key = S._key("hsd", ctx.eval_key, metric, int(k), design, runs)
+
+    def compute() -> S.Outcome:
+        sl = S.metric_slice(ctx, metric, k)
+        return _c_hsd(key, sl[sl["run"].astype(str).isin(runs)], metric, int(k), design)
+
+    return S.memo(key, compute)
 
 
 def similarity(ctx: S.Context) -> S.Outcome:

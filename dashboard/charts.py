@@ -15,6 +15,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+#: From this many points on, scatter plots are drawn with WebGL (``scattergl``).
+SCATTERGL_FROM = 1000
+#: Beyond this many queries, the per-query scatter shows their density and only this many points.
+SCATTER_POINTS = 400
+
 PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC",
            "#EECA3B")
 
@@ -59,26 +64,30 @@ def _ci_n(d: pd.DataFrame) -> np.ndarray:
     return np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1)
 
 
-def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None) -> go.Figure:
-    """Mean of one metric vs k, one line per run, its 95% CI as a band in the same legend group.
+def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None,
+           bands: bool = True) -> go.Figure:
+    """Mean of one metric vs k, one line per run; with ``bands``, its 95% CI as a band in the same legend group.
 
-    ``curve``: :func:`evalcore.workspace.curve_frame` output (run, k, mean, ci_low, ci_high).
-    Clicking a run in the legend hides its line and its band together.
+    ``curve``: :func:`dashboard.tables.curve_frame` output (run, k, n, mean, ci_low, ci_high).
+    Clicking a run in the legend hides its line and its band together. Points without an
+    interval (n < 2) get none (the band skips them).
     """
     fig = go.Figure()
     for i, run, d in _per_run(curve, runs, "k"):
         c = color_of(i)
         name = ptext(run)
         x = d["k"].to_numpy()
-        fig.add_trace(go.Scatter(
-            x=np.concatenate([x, x[::-1]]), y=np.concatenate([d["ci_high"].to_numpy(), d["ci_low"].to_numpy()[::-1]]),
-            mode="lines", fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip",
-            showlegend=False,
-            legendgroup=name, name=f"{name} 95% CI",
-        ))
+        lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        if bands and ok.any():
+            fig.add_trace(go.Scatter(
+                x=np.concatenate([x[ok], x[ok][::-1]]), y=np.concatenate([hi[ok], lo[ok][::-1]]),
+                mode="lines", fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip",
+                showlegend=False, legendgroup=name, name=f"{name} 95% CI",
+            ))
         fig.add_trace(go.Scatter(
             x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name, line={"color": c, "width": 2},
-            customdata=_ci_n(d),
+            customdata=np.stack([lo, hi, d["n"]], axis=1),
             hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
@@ -107,67 +116,120 @@ def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None) -> go.Figu
     return _layout(fig)
 
 
-def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str) -> go.Figure:
-    """Runs × runs: colour = row − column mean difference, text = difference and corrected p-value (* significant)."""
+#: Heatmap classes of :func:`compare_heatmap`: value -> (colour, legend text). Rows are compared with columns.
+HEAT_CLASSES: dict[int, tuple[str, str]] = {
+    -2: ("#B2182B", "row worse, significant"),
+    -1: ("#F4C7BE", "row worse, not significant"),
+    0: ("#F7F7F7", "equal / not tested"),
+    1: ("#C6DBEF", "row better, not significant"),
+    2: ("#2166AC", "row better, significant"),
+}
+
+
+def heat_classes(diff: pd.DataFrame, significant: pd.DataFrame, *, higher_is_better: bool = True) -> np.ndarray:
+    """The colour class of each cell: ±2 significant, ±1 not significant, sign = row better (+) or worse (−)."""
+    d = diff.to_numpy(dtype=float) * (1.0 if higher_is_better else -1.0)
+    sig = significant.to_numpy(dtype=bool)
+    sign = np.where(np.isfinite(d), np.sign(np.nan_to_num(d)), 0.0)
+    return (sign * np.where(sig, 2, 1)).astype(int)
+
+
+def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, higher_is_better: bool = True) -> go.Figure:
+    """Runs × runs: colour = sign and significance of row − column (pale when not significant), text =
+    the difference and the corrected p-value (* significant)."""
     diff = matrix["diff"]
-    z = diff.to_numpy(dtype=float)
-    lim = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 1.0
+    z = heat_classes(diff, matrix["significant"], higher_is_better=higher_is_better)
     labels = [ptext(r) for r in diff.index]
     text = matrix["text"].map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
+    scale = []
+    for i, v in enumerate(sorted(HEAT_CLASSES)):
+        lo, hi = i / len(HEAT_CLASSES), (i + 1) / len(HEAT_CLASSES)
+        scale += [[lo, HEAT_CLASSES[v][0]], [hi, HEAT_CLASSES[v][0]]]
     fig = go.Figure(go.Heatmap(
-        z=z, x=labels, y=labels, text=text, texttemplate="%{text}", colorscale="RdBu", zmid=0,
-        zmin=-lim or -1, zmax=lim or 1, colorbar={"title": "row − col"},
-        hovertemplate="row %{y} − column %{x}<br>%{text}<extra></extra>",
+        z=z, x=labels, y=labels, text=text, texttemplate="%{text}", colorscale=scale, zmin=-2.5, zmax=2.5,
+        colorbar={"tickvals": sorted(HEAT_CLASSES), "ticktext": [HEAT_CLASSES[v][1] for v in sorted(HEAT_CLASSES)],
+                  "title": ""},
+        hovertemplate="row %{y} − column %{x}<br>%{text}<extra></extra>", xgap=2, ygap=2,
     ))
     fig.update_yaxes(autorange="reversed", title="run (row)")
     fig.update_xaxes(title="run (column)", side="top")
     return _layout(fig, title=f"{ptext(metric_label)}: row − column", height=max(300, 110 * len(labels) + 120))
 
 
-def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
+def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
+                 max_points: int = SCATTER_POINTS, bins: int = 40) -> go.Figure:
     """Per-query values of run A (x) vs run B (y), one colour per domain, with the diagonal.
 
-    Each point's ``customdata`` is the raw query id (read back from a selection).
+    Up to ``max_points`` queries every query is a point. Beyond, the queries are aggregated
+    before plotting: their density as a grey 2-D histogram (``bins`` × ``bins``, counted
+    here), and only the ``max_points`` queries where the runs differ most (largest
+    ``|B − A|``, ties by query id) as points — the ones worth clicking. Each point's
+    ``customdata`` is its query id, escaped for Plotly's text (read back, unescaped, from a
+    selection), shown in the hover too.
     """
     fig = go.Figure()
     lo = float(min(pf["a"].min(), pf["b"].min(), 0.0)) if len(pf) else 0.0
     hi = float(max(pf["a"].max(), pf["b"].max(), 1.0)) if len(pf) else 1.0
+    pts = pf
+    if len(pf) > max_points:
+        counts, xe, ye = np.histogram2d(pf["a"].to_numpy(float), pf["b"].to_numpy(float), bins=bins,
+                                        range=[[lo, hi], [lo, hi]])
+        z = np.where(counts > 0, counts, np.nan).T  # rows = B bins
+        fig.add_trace(go.Heatmap(x=(xe[:-1] + xe[1:]) / 2, y=(ye[:-1] + ye[1:]) / 2, z=z, colorscale="Greys",
+                                 showscale=False, opacity=0.55, name="all queries (density)",
+                                 hovertemplate="A≈%{x:.3f}, B≈%{y:.3f}: %{z} queries<extra></extra>"))
+        order = np.lexsort((pf["query_id"].to_numpy(dtype=str), -np.abs(pf["difference"].to_numpy(float))))
+        pts = pf.iloc[order[:max_points]]
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "#888", "dash": "dash"},
                              name="equal (diagonal)", hoverinfo="skip"))
-    for i, (dom, d) in enumerate(pf.groupby("domain", sort=True)):
+    trace = go.Scattergl if len(pts) > SCATTERGL_FROM else go.Scatter
+    for i, (dom, d) in enumerate(pts.groupby("domain", sort=True)):
         name = ptext(dom if dom else "(no domain)")
-        fig.add_trace(go.Scatter(
+        fig.add_trace(trace(
             x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
             marker={"color": color_of(i), "size": 7, "opacity": 0.75},
-            customdata=d["query_id"].to_numpy(dtype=str), hovertext=d["query_id"].map(ptext).to_numpy(dtype=str),
-            hovertemplate="query %{hovertext}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
+            customdata=d["query_id"].map(ptext).to_numpy(dtype=str),
+            hovertemplate="query %{customdata}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
                           "<extra></extra>",
         ))
-    fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}")
-    fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1)
+    fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
+    fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
+                     range=[lo - 0.02, hi + 0.02])
     return _layout(fig, height=480)
 
 
-def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str) -> go.Figure:
-    """Histogram of per-query differences B − A (0 marked)."""
-    fig = go.Figure(go.Histogram(x=pf["difference"].to_numpy(), nbinsx=40, marker={"color": PALETTE[0]},
-                                 hovertemplate="B − A in %{x}<br>%{y} queries<extra></extra>"))
+def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str, bins: int = 40) -> go.Figure:
+    """Histogram of per-query differences B − A (0 marked), binned here (only the bars are sent)."""
+    d = pf["difference"].to_numpy(dtype=float)
+    d = d[np.isfinite(d)]
+    lo, hi = (float(d.min()), float(d.max())) if len(d) else (-1.0, 1.0)
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts, edges = np.histogram(d, bins=bins, range=(lo, hi))
+    mid = (edges[:-1] + edges[1:]) / 2
+    fig = go.Figure(go.Bar(x=mid, y=counts, width=np.diff(edges), marker={"color": PALETTE[0]},
+                           customdata=np.stack([edges[:-1], edges[1:]], axis=1),
+                           hovertemplate="B − A in [%{customdata[0]:.3f}, %{customdata[1]:.3f})<br>%{y} queries"
+                                         "<extra></extra>"))
     fig.add_vline(x=0, line={"color": "#888", "dash": "dash"})
     fig.update_xaxes(title=f"{ptext(run_b)} − {ptext(run_a)} ({ptext(metric_label)}) per query")
     fig.update_yaxes(title="queries")
+    fig.update_layout(bargap=0.05)
     return _layout(fig, height=360)
 
 
 def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) -> go.Figure:
     """Grouped bars: the metric's aggregate (the mean, unless it declares another) per domain, one bar per
-    run, its 95% CI as error bars."""
+    run, its 95% CI as error bars (none where n < 2 or for a total)."""
     fig = go.Figure()
     for i, run in enumerate(runs):
         d = dom[dom["run"] == run]
+        ok = np.isfinite(d["aggregate_ci_low"].to_numpy(dtype=float)) & (d["n"].to_numpy() >= 2)
+        up = np.where(ok, d["aggregate_ci_high"] - d["aggregate"], np.nan)
+        down = np.where(ok, d["aggregate"] - d["aggregate_ci_low"], np.nan)
         fig.add_trace(go.Bar(
             x=[ptext(x) for x in d["domain"]], y=d["aggregate"], name=ptext(run), marker={"color": color_of(i)},
-            error_y={"type": "data", "symmetric": False, "array": d["aggregate_ci_high"] - d["aggregate"],
-                     "arrayminus": d["aggregate"] - d["aggregate_ci_low"]},
+            error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
             customdata=d["n"], hovertemplate=f"{ttext(run)}<br>%{{x}}: %{{y:.4f}} (n=%{{customdata}})<extra></extra>",
         ))
     fig.update_layout(barmode="group")
@@ -219,3 +281,41 @@ def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
     fig.update_xaxes(title="trial (sorted by value)")
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig, height=320)
+
+
+def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by_step: bool, model: str,
+                  metric_label: str) -> go.Figure:
+    """A model's metric across its versions: the mean at each version, its 95% CI as a band.
+
+    ``frame``: :func:`evalcore.workspace.version_curve` output (versions in order); ``x`` the
+    steps (``by_step``: a numeric axis) or the version labels (a categorical axis in version
+    order); ``labels`` the versions' texts (hover). Versions without an interval (n < 2) get
+    no band there.
+    """
+    fig = go.Figure()
+    c = color_of(0)
+    lo, hi = frame["ci_low"].to_numpy(dtype=float), frame["ci_high"].to_numpy(dtype=float)
+    xs = np.asarray(list(x), dtype=float) if by_step else np.asarray([ptext(v) for v in x], dtype=object)
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    name = ptext(model)
+    if ok.any():
+        fig.add_trace(go.Scatter(
+            x=np.concatenate([xs[ok], xs[ok][::-1]]), y=np.concatenate([hi[ok], lo[ok][::-1]]), mode="lines",
+            fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip", name="95% CI",
+        ))
+    custom = np.empty((len(frame), 5), dtype=object)  # texts and numbers side by side
+    custom[:, 0] = [ttext(v) for v in labels]
+    custom[:, 1] = [ttext(r) for r in frame["run"]]
+    custom[:, 2], custom[:, 3], custom[:, 4] = lo, hi, frame["n"].to_numpy()
+    fig.add_trace(go.Scatter(
+        x=xs, y=frame["mean"].to_numpy(dtype=float), mode="lines+markers", name=name,
+        line={"color": c, "width": 2}, marker={"size": 8}, customdata=custom,
+        hovertemplate="%{customdata[0]} (run %{customdata[1]})<br>mean=%{y:.4f}<br>95% CI [%{customdata[2]:.4f}, "
+                      "%{customdata[3]:.4f}]<br>n=%{customdata[4]}<extra></extra>",
+    ))
+    if by_step:
+        fig.update_xaxes(title="step")
+    else:
+        fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
+    fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig)

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evalcore.aggregate import metric_at_k_label, summarize, wide_per_query
+from evalcore.aggregate import metric_at_k_label, wide_per_query
 from evalcore.data import Qrels, Run
 from evalcore.errors import OptionError
+from evalcore.intervals import summarize_with_intervals
 from evalcore.ranking import rank_order
 
 __all__ = [
@@ -363,10 +364,11 @@ def domain_flips(overall: pd.DataFrame, by_domain: pd.DataFrame, baseline: str) 
 # ------------------------------------------------------------------------------------------ domains
 
 
-def domain_frame(table: pd.DataFrame, *, metric: str, k: int) -> pd.DataFrame:
-    """Mean, CI and n of metric@k per run × domain (:func:`evalcore.aggregate.summarize` by domain),
-    with the metric's declared aggregate (``aggregate``, ``aggregate_ci_low``, ``aggregate_ci_high``:
-    the total of a count, the geometric mean of ``gm_map``), which the Domains page shows.
+def domain_frame(table: pd.DataFrame, *, metric: str, k: int, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Mean, CI and n of metric@k per run × domain (:func:`evalcore.intervals.summarize_with_intervals` by
+    domain: percentile-bootstrap CIs on resamples shared by every run, none where n < 2), with the
+    metric's declared aggregate (``aggregate``, ``aggregate_ci_low``, ``aggregate_ci_high``: the total
+    of a count, the geometric mean of ``gm_map``), which the Domains page shows.
 
     Unknown domains (``""``) are shown as ``"(none)"``.
     """
@@ -374,7 +376,8 @@ def domain_frame(table: pd.DataFrame, *, metric: str, k: int) -> pd.DataFrame:
     sel = t[(t["metric"].astype(str) == metric) & (t["k"] == int(k))]
     if sel.empty:
         raise OptionError(f"no values for {metric_at_k_label(metric, k)!r}")
-    s = summarize(sel, by=("run", "domain", "metric", "k"), aggregates=True)
+    s = summarize_with_intervals(sel, by=("run", "domain", "metric", "k"), n_resamples=n_resamples, seed=seed,
+                                 aggregates=True)
     s["run"] = s["run"].astype(str)
     s["domain"] = s["domain"].replace("", "(none)")
     return s

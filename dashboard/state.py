@@ -1,8 +1,8 @@
 """Session state and caching of the dashboard.
 
-* The :class:`~evalcore.workspace.Snapshot` (what the user loaded, keyed by
-  the SHA-256 of every uploaded file) lives in ``st.session_state["ws"]``; a new
-  session starts on the built-in demo.
+* The :class:`~evalcore.workspace.Snapshot` of the session's workspace (read from the
+  persistent store by :mod:`dashboard.persist`; its sources are keyed by the SHA-256 of
+  their stored artifacts) lives in ``st.session_state["ws"]``.
 * Every derived object is computed by one ``st.cache_data`` function per
   pipeline step, keyed by content keys (hashes of the bytes + the options that
   matter; the bytes and objects themselves are passed as ``_``-prefixed
@@ -17,8 +17,6 @@
 
 from __future__ import annotations
 
-import contextvars
-import json
 import os
 import sys
 import time
@@ -27,11 +25,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dashboard import tables as T
+from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cache are part of this module's face)
+    Outcome,
+    _attempt,
+    _c_aspects,
+    _c_compare,
+    _c_compare_domains,
+    _c_diversity,
+    _c_domains,
+    _c_evaluate,
+    _c_metadata,
+    _c_qrels,
+    _c_queries,
+    _c_reference,
+    _c_run,
+    _c_summary,
+    _c_universe,
+    outside_cache,
+)
+from dashboard.downloads import per_query_csv, report_json, results_csv  # noqa: F401  (pages use S.*)
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -53,20 +69,20 @@ SEL_BASELINE = "sel_baseline"
 SEL_QUERY = "sel_query"
 SEL_TEST = "sel_test"
 SEL_CORRECTION = "sel_correction"
+SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in ★ and tests anyway
+SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
+SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
+SEL_IMAGE_FORMAT = "sel_image_format"  # the format the charts' camera button saves (sidebar)
 
 
 # ------------------------------------------------------------------------------------------ workspace
 
 
 def get_ws() -> W.Snapshot:
-    """The session's workspace; a new session opens on the demo."""
-    if WS_KEY not in st.session_state:
-        st.session_state[WS_KEY] = W.demo_workspace(DEMO_SEED)
-    return st.session_state[WS_KEY]
-
-
-def set_ws(ws: W.Snapshot) -> None:
-    st.session_state[WS_KEY] = ws
+    """The session's workspace as a :class:`~evalcore.workspace.Snapshot` (read from the persistent store at
+    the start of every run by :func:`dashboard.persist.sync`)."""
+    ws = st.session_state.get(WS_KEY)
+    return ws if ws is not None else W.Snapshot()
 
 
 _WARM: list = []
@@ -83,132 +99,6 @@ def warm_up() -> None:
     _WARM.append(True)
     threading.Thread(target=lambda: importlib.import_module("scipy.stats"), daemon=True,
                      name="evalcore-warm-up").start()
-
-
-# ------------------------------------------------------------------------------------------ outcomes
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A cached step's result: ``value`` or ``error`` (a one-line message), plus warnings."""
-
-    value: Any = None
-    error: str | None = None
-    warnings: tuple[str, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-def _attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
-    try:
-        value, warns = W.capture(fn, *args, **kwargs)
-    except EvalcoreError as e:
-        return Outcome(error=str(e))
-    except MemoryError:
-        return Outcome(error="out of memory while processing this file; try a query sample")
-    return Outcome(value, None, tuple(warns))
-
-
-def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call a Streamlit element method from inside a cached function without it being recorded for replay.
-
-    ``st.cache_data`` records every element call made while the cached function
-    runs and refuses those on blocks created outside it (a progress bar created
-    by the page). A progress update is transient, so it is sent as if no cached
-    function were running.
-    """
-    try:
-        from streamlit.runtime.scriptrunner_utils.script_run_context import in_cached_function
-    except ImportError:  # pragma: no cover - other Streamlit versions: no live progress
-        return None
-
-    def inner() -> Any:
-        in_cached_function.set(False)
-        return fn(*args, **kwargs)
-
-    return contextvars.copy_context().run(inner)
-
-
-# ------------------------------------------------------------------------------------------ cached steps
-# The first argument of each is the content key; the objects follow with a leading underscore.
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_aspects(key: str, _gt: W.GroundTruthSource) -> Outcome:
-    return _attempt(W.ground_truth_aspects, _gt)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_universe(key: str, _gt: W.GroundTruthSource, aspect: str | None) -> Outcome:
-    return _attempt(W.query_universe, _gt, aspect)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_domains(key: str, _blob: W.Blob) -> Outcome:
-    return _attempt(W.load_domain_map, _blob)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_metadata(key: str, _blob: W.Blob) -> Outcome:
-    return _attempt(W.load_metadata, _blob)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np.ndarray | None,
-             _domains: dict | None, _settings: W.Settings, _progress: Callable | None) -> Outcome:
-    return _attempt(W.prepare_qrels, _gt, aspect=aspect, sample=_sample, domains=_domains, settings=_settings,
-                    progress=_progress)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None, _domains: dict | None,
-                 _settings: W.Settings, _progress: Callable | None) -> Outcome:
-    return _attempt(W.prepare_reference, _gt, sample=_sample, domains=_domains, settings=_settings,
-                    progress=_progress)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
-           _inputs: dict | None, _progress: Callable | None) -> Outcome:
-    return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
-    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
-                 _query_ids: list | None) -> Outcome:
-    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, query_ids=_query_ids)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def _c_summary(key: str, _table: pd.DataFrame) -> pd.DataFrame:
-    from evalcore.aggregate import summarize
-
-    return summarize(_table, aggregates=True)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
-               n_resamples: int, ci_method: str) -> Outcome:
-    from evalcore.stats import compare
-
-    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction,
-                    n_resamples=n_resamples, ci_method=ci_method)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
-                       correction: str, min_queries: int, n_resamples: int, ci_method: str) -> Outcome:
-    from evalcore.stats import compare_by_domain
-
-    return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
-                    correction=correction, min_queries=min_queries, n_resamples=n_resamples, ci_method=ci_method)
 
 
 # ------------------------------------------------------------------------------------------ memo
@@ -236,6 +126,17 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     while len(m) > MEMO_SIZE:
         m.popitem(last=False)
     return value
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _shared(key: str, _compute: Callable[[], Any]) -> Any:
+    return _compute()
+
+
+def shared(key: str, compute: Callable[[], Any]) -> Any:
+    """:func:`memo` of a value computed once per server (``st.cache_resource``, never copied; the caller
+    must not change it): for big objects every tab needs, such as a metric@k slice of 50,000 queries."""
+    return memo(key, lambda: _shared(key, compute))
 
 
 # ------------------------------------------------------------------------------------------ context
@@ -267,6 +168,8 @@ class Context:
     eval_key: str | None = None
     eval_error: str | None = None
     metadata: pd.DataFrame | None = None
+    query_texts: dict[str, str] | None = None  # query id -> text (a queries file, when loaded)
+    queries_error: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -280,18 +183,45 @@ class Context:
         return list(self.evaluation.runs) if self.evaluation is not None else []
 
 
-def _progress_callback(slot: Any, label: str) -> Callable[[int, int], None]:
-    holder: dict[str, Any] = {}
+CANCEL_KEY = "_cancelled"
+CANCELLED = "cancelled by the user (press Retry to compute it)"
+
+
+def cancel() -> None:
+    """Button callback: the long step under way stops at its next progress update (the click reruns the
+    script), and the next runs do not start it again until :func:`retry`."""
+    st.session_state[CANCEL_KEY] = True
+
+
+def retry() -> None:
+    st.session_state.pop(CANCEL_KEY, None)
+
+
+def cancelled() -> bool:
+    return bool(st.session_state.get(CANCEL_KEY))
+
+
+def _long_step(slot: Any, label: str, key: str) -> tuple[Callable[[int, int], None] | None, bool]:
+    """Before a step that may take long (a cache miss of ranking or of a reference ground truth):
+    ``(progress callback, skip)``. Draws a running state in ``slot`` — a progress bar and a Cancel button;
+    ``skip`` is True when the user cancelled (the step is then not started)."""
+    if key in _memo():
+        return None, False
+    if cancelled():
+        return None, True
+    if slot is None:
+        return None, False
+    with slot.container():
+        c1, c2 = st.columns([6, 1], vertical_alignment="center")
+        bar = c1.progress(0.0, text=f"Running: {label}…")
+        c2.button("Cancel", key="cancel_" + key[-16:], on_click=cancel, icon=":material/stop_circle:",
+                  help="Stop this computation (nothing already loaded is lost)")
 
     def cb(done: int, total: int) -> None:
         frac = min(1.0, done / total) if total else 1.0
-        text = f"{label}: {done}/{total}"
-        if "bar" not in holder:
-            holder["bar"] = outside_cache(slot.progress, frac, text=text)
-        elif holder["bar"] is not None:
-            outside_cache(holder["bar"].progress, frac, text=text)
+        outside_cache(bar.progress, frac, text=f"Running: {label}: {done:,}/{total:,}")
 
-    return cb
+    return cb, False
 
 
 def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
@@ -350,6 +280,13 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         from evalcore.workspace.demo import cached_demo
 
         ctx.metadata = cached_demo(gt.demo_seed or 0).metadata
+    qb = getattr(ws, "queries_blob", None)
+    if qb is not None:
+        out = memo("queries:" + qb.sha256, lambda: _c_queries(qb.sha256, qb))
+        if out.ok:
+            ctx.query_texts = out.value
+        else:
+            ctx.queries_error = out.error
 
     def aspect_of(src: W.RunSource) -> str | None:
         if not ctx.aspects:
@@ -363,9 +300,11 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             return ctx.qrels[aspect]
         dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
         qk = "qrels:" + _key(gt.key(aspect, settings), skey if sample is not None else "all", dkey)
-        cb = _progress_callback(progress_slot, "building the ground truth from the reference") \
-            if (progress_slot is not None and gt.kind == "reference") else None
-        if gt.kind == "reference":
+        cb, skip = _long_step(progress_slot, "building the ground truth from the reference model", qk) \
+            if gt.kind == "reference" else (None, False)
+        if skip:
+            out = Outcome(error=CANCELLED)
+        elif gt.kind == "reference":
             out = memo(qk, lambda: _c_reference(qk, gt, sample, domains, settings, cb))
         else:
             out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
@@ -416,8 +355,11 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             else:
                 rkey = "run:" + _key(src.content_key())
             inputs = {u: by_uid[u] for u in src.fusion.inputs} if src.kind == "fused" else None
-            cb = _progress_callback(progress_slot, "ranking by cosine similarity") \
-                if (progress_slot is not None and src.kind == "embedding") else None
+            cb, skip = _long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey) \
+                if src.kind == "embedding" else (None, False)
+            if skip:
+                ctx.run_errors[src.uid] = CANCELLED
+                continue
             out = memo(rkey, lambda src=src, q=q, rkey=rkey, inputs=inputs, cb=cb:
                        _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
             ctx.run_keys[src.uid] = rkey
@@ -465,40 +407,107 @@ def _key(*parts: Any) -> str:
 # ------------------------------------------------------------------------------------------ derived views
 
 
-def summary(ctx: Context) -> pd.DataFrame:
-    """``summarize(evaluation.table, aggregates=True)`` (mean, CI, declared aggregate... per run × metric × k),
+#: Resamples of the bootstrap CIs / permutation test in the dashboard (the CLI default is 10,000), the seed,
+#: and the interval of the differences: percentile on resamples shared by every run (BCa's jackknife costs
+#: ~0.5 s per pair at 5,000 queries).
+N_RESAMPLES = 1000
+CI_SEED = 0
+CI_METHOD = "percentile"
+#: Interval of the means: the percentile bootstrap (inside the metric's range, evalcore.intervals).
+MEAN_CI = "bootstrap"
+
+
+def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.DataFrame:
+    """Mean, std, CI, declared aggregate... per run × metric × k (:func:`evalcore.intervals.summarize_with_intervals`
+    with ``aggregates=True``: the CIs are percentile-bootstrap intervals on resamples shared by every run),
     cached per evaluation."""
-    key = "summary:" + ctx.eval_key
-    return memo(key, lambda: _c_summary(key, ctx.evaluation.table))
+    key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
+    table = ctx.evaluation.table if "domain" not in by else plain_table(ctx)
+    return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
+
+
+def ci_caption() -> str:
+    """Which interval the pages show, in words (for captions)."""
+    from evalcore.intervals import CI_DESCRIPTIONS
+
+    return "95% CI: " + CI_DESCRIPTIONS[MEAN_CI].format(n=N_RESAMPLES)
+
+
+def coverage(ctx: Context) -> pd.DataFrame:
+    """``run, n_ground_truth, n_with_results, coverage`` of every evaluated run (:mod:`evalcore.coverage`)."""
+    from evalcore.coverage import run_coverage
+
+    return memo("coverage:" + ctx.eval_key, lambda: run_coverage(ctx.evaluation.coverage, runs=ctx.run_names))
+
+
+def low_coverage(ctx: Context) -> list[str]:
+    """Runs below the settings' coverage threshold (flagged on every page)."""
+    cov = coverage(ctx)
+    return cov.loc[cov["coverage"] < ctx.settings.min_coverage, "run"].tolist()
+
+
+def excluded_runs(ctx: Context) -> list[str]:
+    """Low-coverage runs the user has not included: left out of ★, tests and fusion defaults."""
+    keep = set(st.session_state.get(SEL_INCLUDE_LOW, []))
+    return [r for r in low_coverage(ctx) if r not in keep]
+
+
+def aspect_of(ctx: Context, run: str) -> str | None:
+    return ctx.run_aspect.get(run) if ctx.aspects else None
+
+
+def aspects_in_use(ctx: Context) -> list[str]:
+    """The distinct ground-truth aspects of the evaluated runs (empty without aspects)."""
+    if not ctx.aspects:
+        return []
+    return list(dict.fromkeys(a for r in ctx.run_names if (a := ctx.run_aspect.get(r)) is not None))
+
+
+def comparable_runs(ctx: Context, runs: list[str] | None = None, *, aspect: str | None = None,
+                    mix: bool = False) -> list[str]:
+    """Runs that ★ and tests consider: not excluded for low coverage and, unless ``mix``, only those
+    evaluated against ``aspect`` (default: the first aspect in use) — like is compared with like."""
+    runs = list(ctx.run_names if runs is None else runs)
+    out = [r for r in runs if r not in set(excluded_runs(ctx))]
+    in_use = aspects_in_use(ctx)
+    if len(in_use) > 1 and not mix:
+        a = aspect if aspect in in_use else in_use[0]
+        out = [r for r in out if ctx.run_aspect.get(r) == a]
+    return out
+
+
+def plain_table(ctx: Context) -> pd.DataFrame:
+    """The per-query table with ``domain`` as plain strings (:func:`dashboard.tables.plain_table`), once per
+    server and evaluation (a copy per tab would cost as much as the table itself)."""
+    return shared("plain:" + ctx.eval_key, lambda: T.plain_table(ctx.evaluation.table))
 
 
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
     """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return memo(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
+    return shared(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
     return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs(ctx.evaluation.table))
 
 
-#: Resamples of the bootstrap CI / permutation test in the dashboard (the CLI default is 10,000), and the
-#: bootstrap interval: percentile (BCa's jackknife costs ~0.5 s per pair at 5,000 queries).
-N_RESAMPLES = 1000
-CI_METHOD = "percentile"
-
-
-def comparison(ctx: Context, metric: str, k: int, test: str, correction: str) -> Outcome:
-    """All pairs of runs on metric@k (``evalcore.stats.compare``), cached: changing the baseline is a filter."""
-    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD)
+def comparison(ctx: Context, metric: str, k: int, test: str, correction: str,
+               runs: list[str] | None = None) -> Outcome:
+    """Every pair of ``runs`` (default all) on metric@k (``evalcore.stats.compare``, resamples shared by
+    every pair), cached: changing the baseline is a filter."""
+    runs_t = None if runs is None else tuple(runs)
+    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD, runs_t)
     return memo(key, lambda: _c_compare(key, metric_slice(ctx, metric, k), metric, k, test, correction,
-                                        N_RESAMPLES, CI_METHOD))
+                                        N_RESAMPLES, CI_METHOD, runs_t))
 
 
 def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: str, correction: str,
-                      min_queries: int) -> Outcome:
-    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD)
+                      min_queries: int, runs: list[str] | None = None) -> Outcome:
+    runs_t = None if runs is None else tuple(runs)
+    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD,
+               runs_t)
     return memo(key, lambda: _c_compare_domains(key, metric_slice(ctx, metric, k), metric, k, baseline, test,
-                                                correction, min_queries, N_RESAMPLES, CI_METHOD))
+                                                correction, min_queries, N_RESAMPLES, CI_METHOD, runs_t))
 
 
 @dataclass(frozen=True)
@@ -528,59 +537,19 @@ def diversity(ctx: Context, k: int) -> Diversity:
             continue
         aspect = ctx.run_aspect[name]
         key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
-        qids = memo(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
+        qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
-        out = memo(key, lambda src=src, name=name, key=key, aspect=aspect, qids=qids: _c_diversity(
-            key, src, ctx.runs[name], ctx.qrels[aspect], int(k), ctx.settings.ties, qids))
+        # judged against what nDCG@k was judged against (a reference model's top-k at this k)
+        gt = ctx.reference.qrels_at(int(k)) if ctx.reference is not None else ctx.qrels[aspect]
+        out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
+            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids))
         if out.ok:
             tables.append(out.value)
             runs.append(name)
         else:
             errs[name] = out.error
-    summ = memo("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
+    summ = shared("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
     return Diversity(summ, tuple(runs), tuple(without), errs)
-
-
-# Downloads are generated when clicked (``st.download_button(data=callable)``). Streamlit runs the
-# callable outside the script run (another thread, no session state), so these closures only use
-# the objects they capture and evalcore's pure functions.
-
-
-def report_json(ctx: Context, top_k: int) -> Callable[[], bytes]:
-    """Deferred ``report.json`` (:func:`evalcore.report.build_report`)."""
-    ev, runs = ctx.evaluation, dict(ctx.runs)
-    meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
-            "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
-
-    def make() -> bytes:
-        from evalcore.report import build_report
-
-        rep = build_report(ev, runs, top_k=top_k, metadata=meta)
-        return json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
-
-    return make
-
-
-def results_csv(ctx: Context, run: str) -> Callable[[], bytes]:
-    """Deferred ``{run}_results.csv`` (:func:`evalcore.report.results_by_k`)."""
-    ev = ctx.evaluation
-
-    def make() -> bytes:
-        from evalcore.report import results_by_k
-
-        return results_by_k(ev, run).to_csv(index=False).encode("utf-8")
-
-    return make
-
-
-def per_query_csv(ctx: Context) -> Callable[[], bytes]:
-    """Deferred per-query CSV (the long table ``run, query_id, domain, metric, k, value``)."""
-    table = ctx.evaluation.table
-
-    def make() -> bytes:
-        return table.to_csv(index=False).encode("utf-8")
-
-    return make
 
 
 def clear_caches() -> None:

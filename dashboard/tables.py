@@ -4,15 +4,17 @@ per-query table (:mod:`evalcore.aggregate`, :mod:`evalcore.stats`) that these he
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 __all__ = [
     "plain_table",
     "metric_k_pairs",
     "metric_slice",
     "overview_table",
+    "default_columns",
     "P_VALUE_COLUMNS",
     "display_table",
+    "baseline_view",
     "curve_frame",
     "pr_frame",
     "READING_GUIDE",
@@ -69,15 +71,22 @@ def overview_table(
     runs: Sequence[str] | None = None,
     digits: int = 3,
     mark_best: bool = True,
+    eligible: Collection[str] | None = None,
+    groups: Mapping[str, object] | None = None,
+    with_ci: bool = True,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Runs × metric@k display table from :func:`evalcore.aggregate.summarize` output.
+    """Runs × metric@k display table from a summary (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Returns ``(text, best)``: ``text`` cells read ``"0.412 [0.391, 0.433]"``
-    (mean and 95% CI), ``"★ "`` prefixed on the best run of each column
+    (mean and 95% CI; ``"0.412 [n < 2]"`` where no interval exists; the mean alone
+    with ``with_ci=False``), ``"★ "`` prefixed on the best run of each column
     (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
     better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
     ``mark_best=False`` leaves the cells unmarked (for measures without a
     "better" direction, such as intra-list diversity); ``best`` is still returned.
+    The best run is sought among ``eligible`` runs only (default all; a run left out
+    for low coverage never gets ★) and within each group of ``groups`` (run ->
+    ground-truth aspect: like is compared with like).
 
     A summary made with ``aggregates=True`` shows each metric's declared
     aggregate instead of the mean: the total of a count (``"1500"``, no
@@ -94,12 +103,15 @@ def overview_table(
     if "aggregate" not in s.columns:
         s = s.assign(aggregation="mean", aggregate=s["mean"], aggregate_ci_low=s["ci_low"],
                      aggregate_ci_high=s["ci_high"])
-    base = s["metric"].str.split("(", n=1).str[0]
-    lower = {m: False for m in s["metric"][base.isin(LOWER_IS_BETTER)].unique()}  # + parameterised
-    s = best_per_column(s, higher_is_better=lower, value="aggregate")
-    s["is_best"] &= ~base.isin(DESCRIPTIVE).to_numpy()
     cols = list(columns) if columns is not None else metric_k_pairs(s)
     runs = list(runs) if runs is not None else list(dict.fromkeys(s["run"]))
+    pool = s if eligible is None else s[s["run"].isin({str(r) for r in eligible})]
+    pool = pool.assign(group=[str((groups or {}).get(r)) for r in pool["run"]])
+    base = pool["metric"].str.split("(", n=1).str[0]
+    lower = {m: False for m in pool["metric"][base.isin(LOWER_IS_BETTER)].unique()}  # + parameterised
+    marked = best_per_column(pool, higher_is_better=lower, within=("metric", "k", "group"), value="aggregate")
+    marked = marked[~marked["metric"].str.split("(", n=1).str[0].isin(DESCRIPTIVE)]
+    best_keys = set(marked.loc[marked["is_best"], ["run", "metric", "k"]].itertuples(index=False, name=None))
     text = pd.DataFrame(index=pd.Index(runs, name="run"), dtype=object)
     best = pd.DataFrame(False, index=text.index, columns=[])
     fmt = f"{{:.{digits}f}}"
@@ -118,15 +130,36 @@ def overview_table(
                 total = float(row["aggregate"])
                 cell = f"{total:.0f}" if total.is_integer() else fmt.format(total)
             else:
-                cell = (f"{fmt.format(row['aggregate'])} [{fmt.format(row['aggregate_ci_low'])}, "
-                        f"{fmt.format(row['aggregate_ci_high'])}]")
-            if mark_best and bool(row["is_best"]):
+                cell = fmt.format(row["aggregate"])
+                if with_ci:
+                    lo, hi = float(row["aggregate_ci_low"]), float(row["aggregate_ci_high"])
+                    cell += f" [{fmt.format(lo)}, {fmt.format(hi)}]" if np.isfinite(lo) and np.isfinite(hi) \
+                        else " [n < 2]"
+            is_best = (r, m, int(k)) in best_keys
+            if mark_best and is_best:
                 cell = "★ " + cell
             vals.append(cell)
-            marks.append(bool(row["is_best"]))
+            marks.append(is_best)
         text[label] = vals
         best[label] = marks
     return text, best
+
+
+def default_columns(pairs: Sequence[tuple[str, int]], *, prefer_k: int = 10, limit: int = 6) -> list[tuple[str, int]]:
+    """Sensible default metric@k columns of the Overview: each metric at ``prefer_k`` (or the computed k
+    nearest to it; a metric without cutoff as is), then recall at the deepest k, at most ``limit``."""
+    by_metric: dict[str, list[int]] = {}
+    for m, k in pairs:
+        by_metric.setdefault(m, []).append(int(k))
+    out: list[tuple[str, int]] = []
+    for m, ks in by_metric.items():
+        ks_cut = [k for k in ks if k > 0] or ks
+        out.append((m, min(ks_cut, key=lambda k: (abs(k - prefer_k), k))))
+    if "recall" in by_metric:
+        deepest = max(by_metric["recall"])
+        if ("recall", deepest) not in out:
+            out.append(("recall", deepest))
+    return out[:limit]
 
 
 #: Columns :func:`display_table` formats as p-values.
@@ -208,6 +241,33 @@ def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
                         "mean": s["mean"].to_numpy(dtype=float), "ci_low": s["ci_low"].to_numpy(dtype=float),
                         "ci_high": s["ci_high"].to_numpy(dtype=float), "n": s["n"].to_numpy()})
     return out.sort_values(["run", "recall"], kind="mergesort").reset_index(drop=True)
+
+
+def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str) -> pd.DataFrame:
+    """The Compare table, key columns first: run, run − baseline, its 95% CI (one text cell), p adjusted,
+    significant; then the run's mean, its coverage, wins/ties/losses, effect size, raw p-value, n, note.
+
+    ``rows``: :func:`dashboard.drilldown.against_baseline` output.
+    """
+    def ci(lo: float, hi: float) -> str:
+        return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
+
+    cov = dict(coverage)
+    return pd.DataFrame({
+        "run": rows["run"].astype(str),
+        "run − baseline": rows["difference"].astype(float),
+        "95% CI": [ci(float(a), float(b)) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)],
+        "p adjusted": rows["p_adjusted"],
+        "significant": rows["significant"].astype(bool),
+        f"mean {label}": rows["mean"].astype(float),
+        "coverage": [f"{cov[r]:.0%}" if r in cov else "–" for r in rows["run"].astype(str)],
+        "wins / ties / losses": [f"{w} / {t} / {lo}" for w, t, lo in zip(rows["wins"], rows["ties"], rows["losses"],
+                                                                        strict=True)],
+        "effect size dz": rows["effect_size"].astype(float),
+        "p-value": rows["p_value"],
+        "n": rows["n"].astype(int),
+        "note": rows["note"].astype(str),
+    })
 
 
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -10,17 +10,21 @@ widget *options*), never in Markdown bodies or widget labels; the messages
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
 
+from dashboard import persist as P
 from dashboard import state as S
+from dashboard import workspaces as WS
 
 PAGES = {
     "data": "pages/data.py",
     "overview": "pages/overview.py",
     "compare": "pages/compare.py",
+    "versions": "pages/versions.py",
     "queries": "pages/queries.py",
     "domains": "pages/domains.py",
     "fusion": "pages/fusion.py",
@@ -33,6 +37,8 @@ VIA_APP = "_via_app"
 TESTS = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank", "permutation": "randomization (permutation)"}
 CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg (FDR)", "none": "none"}
 
+_LOCAL = threading.local()  # per script thread: the sidebar's placeholder of the current run
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~$:&\"'=^%@/])")
 
 
@@ -42,6 +48,7 @@ def navigation():
         st.Page(PAGES["data"], title="Data", icon=":material/upload_file:"),
         st.Page(PAGES["overview"], title="Overview", icon=":material/leaderboard:", default=True),
         st.Page(PAGES["compare"], title="Compare", icon=":material/compare_arrows:"),
+        st.Page(PAGES["versions"], title="Versions", icon=":material/timeline:"),
         st.Page(PAGES["queries"], title="Queries", icon=":material/manage_search:"),
         st.Page(PAGES["domains"], title="Domains", icon=":material/category:"),
         st.Page(PAGES["fusion"], title="Fusion", icon=":material/merge:"),
@@ -54,11 +61,14 @@ def page_setup() -> None:
 
     With a ``pages/`` folder, Streamlit starts in its pages-directory mode and
     may run a page file directly, without the entry point (the first request
-    of a fresh server opened on a page URL; every rerun under ``AppTest``).
-    The page then sets itself up and, on a real server, registers the app's
-    navigation, which switches Streamlit to ``st.navigation`` mode for the next
-    runs (under ``AppTest``, which resets that mode before every run, the page
-    keeps running on its own so that widget ids stay stable between runs).
+    of a fresh server opened on a page URL — a deep link, a reload after a
+    restart; every rerun under ``AppTest``). On a real server the page then
+    registers the app's navigation, which switches Streamlit to ``st.navigation``
+    mode, and reruns at once: the page is first drawn by ``app.py``, so its
+    widgets keep one id from the first run on (a widget drawn in the
+    directory mode changes id on the next run, and the change the user made
+    to it is lost). Under ``AppTest``, which resets that mode before every
+    run, the page runs on its own, its widget ids stable between runs.
     """
     if st.session_state.get(VIA_APP):
         return
@@ -67,7 +77,8 @@ def page_setup() -> None:
 
     if not config.get_option("global.appTest"):
         navigation()
-    S.get_ws()
+        st.rerun()
+    P.sync()
     sidebar()
 
 
@@ -91,9 +102,17 @@ def show_warning(message: Any) -> None:
     st.warning(md_escape(message), icon=":material/warning:")
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``"1 query"``, ``"2 queries"``, ``"1,234 queries"``."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
 def need_evaluation(ctx: S.Context) -> None:
-    """Stop the page with a hint when there is nothing to show yet."""
+    """Refresh the sidebar; stop the page with a hint when there is nothing to show yet, else flag the runs
+    that answer too few queries (every page shows that)."""
+    refresh_sidebar(ctx)
     if ctx.ready:
+        coverage_banner(ctx)
         return
     if ctx.settings_error:
         show_error(ctx.settings_error, prefix="Invalid settings")
@@ -121,6 +140,7 @@ def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -
 
 def _sync(wkey: str, pkey: str) -> None:
     st.session_state[pkey] = st.session_state[wkey]
+    P.publish()
 
 
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
@@ -144,6 +164,7 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
         kwargs["format_func"] = format_func
     value = st.selectbox(label, options, **kwargs)
     st.session_state[pkey] = value
+    P.publish()  # the URL and the workspace remember it
     return value
 
 
@@ -171,26 +192,132 @@ def label_of(metric: str, k: int) -> str:
 
 
 def sidebar(ctx: S.Context | None = None) -> None:
-    """The shared sidebar: the loaded data set and the settings summary (plain text)."""
+    """The shared sidebar: the workspace picker, then in a placeholder (filled again by
+    :func:`refresh_sidebar` once the page knows which files failed) the loaded data set and the
+    settings summary, as plain text."""
+    WS.picker()
+    for kind, text in st.session_state.pop(P.NOTICES, []):
+        {"error": st.sidebar.error, "warning": st.sidebar.warning}.get(kind, st.sidebar.success)(md_escape(text))
+    _LOCAL.slot = st.sidebar.empty()
+    _fill_sidebar(ctx)
+    wkey = "w_" + SEL_IMAGE_FORMAT  # the widget's own key; the choice itself is kept across pages in SEL_IMAGE_FORMAT
+    if st.session_state.get(wkey) != image_format():
+        st.session_state[wkey] = image_format()
+    st.sidebar.segmented_control("Chart images", list(IMAGE_FORMATS), format_func=IMAGE_FORMATS.get,
+                                 key=wkey, required=True, on_change=_sync, args=(wkey, SEL_IMAGE_FORMAT),
+                                 help="The format the camera button of each chart's toolbar saves: PNG (bitmap) or "
+                                      "SVG (vector), drawn by your browser.")
+
+
+def refresh_sidebar(ctx: S.Context) -> None:
+    """Redraw the sidebar with what this run resolved (failed files marked "(not loaded)", query counts)."""
+    if getattr(_LOCAL, "slot", None) is not None and ctx.ws is S.get_ws():
+        _fill_sidebar(ctx)
+
+
+def _fill_sidebar(ctx: S.Context | None) -> None:
     ws = S.get_ws()
-    with st.sidebar:
+    slot = getattr(_LOCAL, "slot", None)
+    box = slot.container() if slot is not None else st.sidebar.container()
+    with box:
         st.subheader("Loaded data")
         if ws.is_demo:
-            st.caption("Built-in demo: synthetic data")
+            st.caption("Built-in demo: synthetic data (read-only)")
         gt = ws.ground_truth
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":
             lines[0] += " (reference model)"
-        failed = st.session_state.get(S.FAILED_KEY, set())
+        if ctx is not None and ctx.gt_error:
+            lines[0] += " (not loaded)"
+        failed = set(ctx.run_errors) if ctx is not None else st.session_state.get(S.FAILED_KEY, set())
         for r in ws.runs:
             lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
-        if ws.domain_blob is not None:
-            lines.append(f"domains: {ws.domain_blob.name}")
-        if ws.metadata_blob is not None:
-            lines.append(f"metadata: {ws.metadata_blob.name}")
-        if ctx is not None and ctx.ready:
+        for blob, what, err in ((ws.domain_blob, "domains", ctx and ctx.domain_error),
+                                (ws.metadata_blob, "metadata", ctx and ctx.metadata_error),
+                                (getattr(ws, "queries_blob", None), "query texts", ctx and ctx.queries_error)):
+            if blob is not None:
+                lines.append(f"{what}: {blob.name}" + (" (not loaded)" if err else ""))
+        if ctx is not None and ctx.ready and ctx.qrels:
             q = next(iter(ctx.qrels.values()))
-            lines.append(f"queries evaluated: {q.n_queries} of {ctx.n_universe}")
+            lines.append(f"queries evaluated: {q.n_queries:,} of {ctx.n_universe:,}")
         st.text("\n".join(lines))
         st.subheader("Settings")
         st.text("\n".join(ws.settings.summary_lines(reference=gt is not None and gt.kind == "reference")))
+
+
+# ------------------------------------------------------------------------------------------ coverage, aspects
+
+
+def coverage_banner(ctx: S.Context) -> None:
+    """Flag each run below the coverage threshold; let the user include it in ★ and tests anyway."""
+    low = S.low_coverage(ctx)
+    if not low:
+        return
+    cov = S.coverage(ctx).set_index("run")
+    from evalcore.coverage import coverage_text
+
+    lines = []
+    for r in low:
+        c = cov.loc[r]
+        lines.append(f"{md_escape(r)}: results for {coverage_text(int(c['n_with_results']), int(c['n_ground_truth']))}"
+                     " of the ground-truth queries")
+    st.warning(f"Low coverage (below {ctx.settings.min_coverage:.0%}): " + "; ".join(lines) + ". A query a run "
+               "does not answer counts as 0 on every metric, so these runs are left out of ★ and significance "
+               "tests unless you include them.", icon=":material/report:")
+    bound_multiselect("Include anyway in ★ and tests", low, S.SEL_INCLUDE_LOW, scope="coverage")
+
+
+def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: str,
+                      help: str | None = None) -> list:
+    """A multiselect whose value is the shared selection ``st.session_state[pkey]`` (kept across pages)."""
+    options = list(options)
+    wkey = f"w_{scope}_{pkey}"
+    desired = [v for v in st.session_state.get(pkey, []) if v in options]
+    st.session_state[wkey] = desired  # always: the same key on another page is another widget
+    value = st.multiselect(label, options, key=wkey, on_change=_sync, args=(wkey, pkey), help=help)
+    st.session_state[pkey] = list(value)
+    P.publish()
+    return list(value)
+
+
+def aspect_note(ctx: S.Context) -> None:
+    """Say which runs are evaluated against which ground-truth aspect, when there are several."""
+    in_use = S.aspects_in_use(ctx)
+    if len(in_use) < 2:
+        return
+    groups = "; ".join(f"{md_escape(a)}: " + ", ".join(md_escape(r) for r in ctx.run_names
+                                                        if ctx.run_aspect.get(r) == a) for a in in_use)
+    st.info("The runs are evaluated against different ground-truth aspects (" + groups + "). Their numbers are "
+            "not comparable across aspects: ★ marks the best within each aspect, and tests compare runs of "
+            "one aspect.", icon=":material/call_split:")
+
+
+# ------------------------------------------------------------------------------------------ charts
+
+
+#: The charts' image formats: the camera button of each chart's toolbar saves the chart in the one chosen in
+#: the sidebar, rendered by Plotly in the browser (no server-side renderer, nothing sent back to the server).
+IMAGE_FORMATS = {"png": "PNG", "svg": "SVG"}
+SEL_IMAGE_FORMAT = S.SEL_IMAGE_FORMAT
+
+
+def image_format() -> str:
+    """The format the charts' camera button saves (``"png"`` unless the sidebar says otherwise)."""
+    fmt = st.session_state.get(SEL_IMAGE_FORMAT)
+    return fmt if fmt in IMAGE_FORMATS else "png"
+
+
+def chart_config(name: str) -> dict[str, Any]:
+    """Plotly's config of a chart: its toolbar's camera button saves ``name``.png or ``name``.svg."""
+    fmt = image_format()
+    return {"displaylogo": False, "toImageButtonOptions": {"format": fmt, "filename": name,
+                                                           "scale": 2 if fmt == "png" else 1}}
+
+
+def chart(fig: Any, *, key: str, name: str, **kwargs: Any) -> Any:
+    """``st.plotly_chart`` whose toolbar camera button downloads the chart as PNG or SVG.
+
+    ``name`` (fixed text, no user string) is the file name; the format is the sidebar's
+    "Chart images" choice (:func:`image_format`).
+    """
+    return st.plotly_chart(fig, key=key, config=chart_config(name), **kwargs)

@@ -20,6 +20,8 @@ Layers, lowest first (an upper layer may import a lower one, never the reverse):
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from . import _compat
@@ -113,6 +115,28 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
+
+class _Package(types.ModuleType):
+    """The package's module type: ``evalcore.evaluate`` is always the function :func:`evaluate`.
+
+    The function shares its name with the module :mod:`evalcore.evaluate`. Importing that
+    module (``from evalcore.evaluate import Evaluation``, directly or through a lazy name)
+    makes Python bind the module on the package under that name, after which ``from evalcore
+    import evaluate`` gave the module — depending on what had been imported before. This
+    descriptor keeps the public name meaning the function (the module stays importable as
+    ``from evalcore.evaluate import ...`` and in ``sys.modules``).
+    """
+
+    @property
+    def evaluate(self) -> Any:
+        return importlib.import_module(".evaluate", __name__).evaluate
+
+    @evaluate.setter
+    def evaluate(self, value: Any) -> None:  # the import system binding the submodule: the function stays
+        pass
+
+
+sys.modules[__name__].__class__ = _Package
 
 _compat.install()
 

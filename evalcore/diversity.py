@@ -290,7 +290,7 @@ def diversity_table(
     *,
     k_values: Iterable[int],
     alpha: float = 0.5,
-    qrels: Qrels | None = None,
+    qrels: Qrels | Mapping[int, Qrels] | None = None,
     ties: str = "docid_asc",
 ) -> pd.DataFrame:
     """ILD@k and α-nDCG@k (seed 002 §6–7) of a run, in the long-table schema of :class:`Evaluation`.
@@ -306,6 +306,13 @@ def diversity_table(
     * ``alpha_ndcg(alpha=0.5)`` (when ``qrels`` is given) —
       :func:`evalcore.diversity.alpha_ndcg` with the qrels grades as linear
       relevance; its ideal DCG counts every judged document, embedded or not.
+      Since each gain is the grade times a factor in [α, 1] over the same ideal,
+      **α-nDCG@k <= nDCG@k** (linear gains, :func:`evalcore.metrics.ndcg`) on every
+      query, when both are computed against the same ground truth at that k.
+
+    ``qrels`` may also map each k to its own ground truth (a reference model's
+    top-k at each k: :meth:`evalcore.embedding_runs.ReferenceGroundTruth.qrels_at`),
+    which is what nDCG@k was computed against; every k must be given.
 
     Lists are the run's order under ``ties`` (``docid_asc`` for embedding
     runs); a listed document absent from ``embeddings`` keeps its position but
@@ -320,14 +327,29 @@ def diversity_table(
     ks = sorted({int(x) for x in k_values})
     if not ks or ks[0] < 1:
         raise OptionError(f"k values must be integers >= 1, got {ks}")
+    if isinstance(qrels, Mapping):
+        missing = [kk for kk in ks if kk not in qrels]
+        if missing:
+            raise OptionError(f"no ground truth given for k = {missing} (qrels has k = {sorted(qrels)})")
+        if len({id(qrels[kk]) for kk in ks}) > 1:
+            from .combine import concat_tables
+
+            return concat_tables([diversity_table(run, embeddings, k_values=[kk], alpha=alpha, qrels=qrels[kk],
+                                                  ties=ties) for kk in ks])
+        qrels = qrels[ks[0]]
     kmax = ks[-1]
     lists = run.ranked_lists(ties=ties, depth=kmax)
     qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
     mat = np.full((len(qids), kmax), -1, dtype=np.int64)
+    at_q, at_r, docs_all = [], [], []
     for i, q in enumerate(qids):
         docs = [d for d, _ in lists.get(q, [])]
         if docs:
-            mat[i, : len(docs)] = embeddings.rows_of(np.asarray(docs, dtype=object))
+            at_q.append(np.full(len(docs), i, dtype=np.int64))
+            at_r.append(np.arange(len(docs), dtype=np.int64))
+            docs_all.extend(docs)
+    if docs_all:  # one id lookup for every listed document (not one per query)
+        mat[np.concatenate(at_q), np.concatenate(at_r)] = embeddings.rows_of(np.asarray(docs_all, dtype=object))
     used = np.unique(mat[mat >= 0])
     local = np.full(mat.shape, -1, dtype=np.int64)
     local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])

@@ -271,6 +271,23 @@ class ReferenceGroundTruth:
     fixed: Qrels | None
     settings: dict[str, Any]
 
+    def qrels_at(self, k: int) -> Qrels:
+        """The ground truth the metrics at cutoff ``k`` are computed against.
+
+        Mode ``"fixed"``: the one graded qrels at every k. Mode ``"tied"``: the
+        reference's top-``k`` (``by_k[k]``); a ``k`` that was not among the
+        cutoffs raises :class:`OptionError` (its top-k was never computed).
+        Per-k measures that are not part of the evaluation (α-nDCG@k of
+        :func:`evalcore.diversity.diversity_table`) take their ground truth here, so that
+        they are judged against the same relevant items as nDCG@k.
+        """
+        if self.mode == "fixed" and self.fixed is not None:
+            return self.fixed
+        kk = int(k)
+        if kk not in self.by_k:
+            raise OptionError(f"the reference's top-k ground truth exists at k in {sorted(self.by_k)}, not at {kk}")
+        return self.by_k[kk]
+
 
 def reference_ground_truth(
     reference: Embeddings,

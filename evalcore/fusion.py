@@ -89,7 +89,7 @@ __all__ = [
 
 #: Fusion methods (canonical name -> formula, see the module docstring).
 METHODS: dict[str, str] = {
-    "rrf": "Σ w_S / (c + rank_S(d)) (weighted reciprocal rank fusion, seed 001 §7)",
+    "rrf": "Σ w_S / (c + rank_S(d)) (weighted reciprocal rank fusion, Cormack, Clarke & Büttcher, SIGIR 2009)",
     "combsum": "Σ s_S(d) (CombSUM)",
     "combmnz": "|{S ∋ d}| · Σ s_S(d) (CombMNZ)",
     "wsum": "Σ w_S · s_S(d) (weighted sum)",

@@ -1,4 +1,4 @@
-"""Agreement page: how close the runs' rankings are to one another (seed 000: the student to the teacher)."""
+"""Agreement page: how close the runs' rankings are to one another (the student to the teacher)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,8 @@ matrix = S.memo(S._key("agmatrix", ctx.eval_key, p, name, k), lambda: agreement_
     out.value.summary, measure=name, k=int(k), runs=runs))
 label = f"{name}@{k}"
 st.subheader("Runs × runs")
-st.plotly_chart(charts.agreement_heatmap(matrix, measure_label=label, lo=-1.0 if measure == "kendall_tau" else 0.0),
-                key="ag_heatmap")
+ui.chart(charts.agreement_heatmap(matrix, measure_label=label, lo=-1.0 if measure == "kendall_tau" else 0.0),
+         key="ag_heatmap", name="agreement_matrix")
 st.caption("The diagonal is each run against itself (1 wherever defined).")
 summ = out.value.summary
 sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
@@ -59,8 +59,8 @@ st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_
 # ---------------------------------------------------------------- seed 000: the reference model's similarities
 st.subheader("Similarity agreement with the reference model")
 gt = ctx.ws.ground_truth
-if gt.kind not in ("reference", "demo"):
-    st.caption("Shown when the ground truth is a reference model's embeddings (seed 000): Spearman ρ and mean "
+if gt.kind not in ("reference", "demo") and gt.demo_seed is None:  # the demo's reference model is built in
+    st.caption("Shown when the ground truth is a reference model's embeddings (a teacher model for distillation): Spearman ρ and mean "
                "absolute error between the reference's and each model's cosine similarities on sampled pairs.")
     st.stop()
 sim = A.similarity(ctx)
@@ -71,6 +71,7 @@ if sim.value.empty:
     st.caption("No run here has embeddings of its own (ranked files and fusions have none).")
     st.stop()
 st.dataframe(T.display_table(sim.value), hide_index=True, key="ag_similarity")
-st.caption(f"Seed 000's training metrics: on {A.SIMILARITY_PAIRS:,} item pairs drawn with seed "
+st.caption(f"The distillation metrics of a student against its teacher: on {A.SIMILARITY_PAIRS:,} item pairs "
+           f"drawn with seed "
            f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "
            "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal).")

@@ -1,12 +1,19 @@
-"""Compare page: paired significance between runs, Tukey's HSD, per-query scatter, drill-down into a query."""
+"""Compare page: paired significance between runs, Tukey's HSD, per-query scatter, drill-down into a query.
+
+Sections rerun on their own (``st.fragment``): changing the baseline redraws the table and the
+pair view, not the runs × runs matrix; changing run B or the query redraws only the pair view.
+"""
 
 from __future__ import annotations
+
+import html
 
 import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import drilldown as D
+from dashboard import picker as P
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore.stats import win_tie_loss
@@ -27,10 +34,105 @@ def on_point_selected() -> None:
         if isinstance(cd, list):
             cd = cd[0] if cd else None
         if cd is not None:
-            st.session_state[S.SEL_QUERY] = str(cd)
+            st.session_state[S.SEL_QUERY] = html.unescape(str(cd))  # the chart's text is escaped (ptext)
             st.session_state[S.SEL_RUN_A] = st.session_state.get(S.SEL_BASELINE)
             st.session_state[GOTO] = True
             return
+
+
+def goto_drilldown(run_a: str, run_b: str) -> None:
+    st.session_state[S.SEL_RUN_A] = run_a
+    st.session_state[S.SEL_RUN_B] = run_b
+    st.session_state[GOTO] = True
+
+
+@st.fragment
+def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, run_a: str) -> None:
+    """Run B against the baseline, query by query; the drill-down picker (reruns on its own)."""
+    if st.session_state.pop(GOTO, False):
+        st.switch_page(ui.PAGES["queries"])
+    st.subheader("Per query: run A vs run B")
+    others = [r for r in runs if r != run_a]
+    c1, c2 = st.columns(2)
+    with c1:
+        st.caption("Run A (x axis)")
+        st.text(f"the baseline: {run_a}")
+    with c2:
+        run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
+    pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"
+    pf = S.memo("pair:" + pair_key,
+                lambda: D.pair_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b))
+    w, t, lo = S.memo("wtl:" + pair_key, lambda: win_tie_loss(pf["a"], pf["b"]))
+    m1, m2, m3 = st.columns(3)
+    m1.metric("B wins", w)
+    m2.metric("ties", t)
+    m3.metric("B loses", lo)
+    st.caption("Counts of queries where run B's value is above / equal to / below run A's.")
+    s1, s2 = st.columns([3, 2])
+    with s1:
+        ui.chart(S.memo("fig:scatter:" + pair_key,
+                        lambda: charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label)),
+                 key="cmp_scatter", name="per_query_scatter", on_select=on_point_selected, selection_mode="points")
+        st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down."
+                   + (f" {len(pf):,} queries: grey = how many queries fall there; the points are the "
+                      f"{charts.SCATTER_POINTS} where the runs differ most." if len(pf) > charts.SCATTER_POINTS
+                      else ""))
+    with s2:
+        ui.chart(S.memo("fig:hist:" + pair_key,
+                        lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),
+                 key="cmp_hist", name="difference_histogram")
+
+    worst = S.memo("worst:" + pair_key,
+                   lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist())
+    st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
+    P.query_box(worst, scope="compare", label="Query (B − A, worst first)")
+    if st.button("Open its drill-down", key="cmp_open", type="primary"):
+        goto_drilldown(run_a, run_b)
+        st.switch_page(ui.PAGES["queries"])
+
+
+@st.fragment
+def tukey_hsd(ctx: S.Context, runs: list[str], metric: str, k: int) -> None:
+    """Tukey's HSD of the compared runs (reruns on its own when the design changes)."""
+    st.subheader("All runs at once: Tukey's HSD")
+    design = st.selectbox("Design", list(HSD_DESIGNS), format_func=HSD_DESIGNS.get, key="cmp_hsd_design",
+                          help="Paired: queries are blocks (two-way ANOVA error), the design of the paired tests "
+                               "above. Independent: the runs' values as independent groups "
+                               "(scipy.stats.tukey_hsd), as ranx.")
+    hsd = A.hsd(ctx, metric, k, design, runs=runs)
+    if hsd.ok:
+        st.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
+            "diff": "difference (B − A)", "ci_low": "95% CI low", "ci_high": "95% CI high", "statistic": "q",
+            "p_value": "p-value"})), hide_index=True, key="cmp_hsd", column_config={
+                "run_a": st.column_config.TextColumn("run_a", pinned=True)})
+        st.caption("Every pair of the compared runs tested at once with the studentized range q; the p-values hold "
+                   "a family-wise error rate of 0.05 over all the pairs of this metric@k (no further correction); "
+                   "the intervals are simultaneous. Only queries with a value for every run take part (n).")
+    else:
+        ui.show_error(hsd.error, prefix="Tukey's HSD failed")
+
+
+@st.fragment
+def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, cmp, mkey: str) -> None:
+    """The table of every run against the chosen baseline, then the pair view (reruns on its own)."""
+    baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare",
+                                  help="The run the table below compares every other run with; run A of the "
+                                       "per-query view.")
+    cov = S.coverage(ctx).set_index("run")["coverage"]
+    rows = S.memo(f"vsbase:{mkey}:{baseline}", lambda: D.against_baseline(cmp, baseline))
+    shown = S.memo(f"vsbase_shown:{mkey}:{baseline}", lambda: T.baseline_view(rows, coverage=cov, label=label))
+    st.dataframe(T.display_table(shown), hide_index=True, key="cmp_table", column_config={
+        "run": st.column_config.TextColumn("run", pinned=True),
+        "run − baseline": st.column_config.NumberColumn("run − baseline", format="%+.4f"),
+        "p adjusted": st.column_config.TextColumn("p adjusted", width=72),
+        "significant": st.column_config.CheckboxColumn("significant", width=76),
+    })
+    st.caption(f"Against the baseline (mean of the baseline: {rows['baseline mean'].iloc[0]:.4f}). "
+               if len(rows) else "Against the baseline. ")
+    st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
+               "same for every pair. p adjusted: after the correction across all pairs; significant when below "
+               "0.05. Wins/ties/losses: queries where the run beats / equals / loses to the baseline.")
+    pair_view(ctx, runs, metric, k, label, baseline)
 
 
 ui.page_setup()
@@ -41,7 +143,26 @@ st.title("Compare runs")
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
-runs = ui.need_runs(ctx, what="compare them")
+
+in_use = S.aspects_in_use(ctx)
+aspect, mix = None, False
+if len(in_use) > 1:
+    a1, a2 = st.columns([3, 2])
+    with a1:
+        aspect = ui.bound_selectbox("Compare the runs evaluated against the aspect", in_use, S.SEL_ASPECT,
+                                    scope="compare")
+    with a2:
+        mix = st.toggle("Compare across aspects anyway", key="cmp_mix",
+                        help="Runs judged against different ground truths: their differences mix the runs and "
+                             "the ground truths.")
+    if mix:
+        ui.show_warning("Comparing runs evaluated against different ground-truth aspects: a difference mixes the "
+                        "runs and the ground truths.")
+runs = S.comparable_runs(ctx, aspect=aspect, mix=mix)
+if len(runs) < 2:
+    st.info("Fewer than two runs to compare" + (" (runs left out for low coverage can be included above)"
+                                               if S.excluded_runs(ctx) else "") + ".", icon=":material/info:")
+    st.stop()
 
 c1, c2, c3, c4 = st.columns(4)
 metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
@@ -55,93 +176,24 @@ with c4:
                                     help="Multiple-comparison correction across all pairs of runs shown.")
 label = ui.label_of(metric, k)
 
-out = S.comparison(ctx, metric, k, test, correction)
+out = S.comparison(ctx, metric, k, test, correction, runs=runs)
 if not out.ok:
     ui.show_error(out.error, prefix="Comparison failed")
     st.stop()
 cmp = out.value
-matrix = S.memo(f"matrix:{ctx.eval_key}:{metric}:{k}:{test}:{correction}",
-                lambda: D.compare_matrix(cmp, runs))
-
-baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare",
-                              help="The run the table below compares every other run with; run A of the "
-                                   "per-query view.")
+mkey = f"{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{runs}"
+matrix = S.memo("matrix:" + mkey, lambda: D.compare_matrix(cmp, runs))
 
 st.subheader("Every pair of runs")
-st.plotly_chart(S.memo(f"fig:matrix:{ctx.eval_key}:{metric}:{k}:{test}:{correction}",
-                       lambda: charts.compare_heatmap(matrix, metric_label=label)), key="cmp_matrix")
-st.caption("Cell = row run − column run (mean of the per-query differences); blue = the row run is better. "
+higher = metric.split("(", 1)[0] != "first_rel_rank"
+ui.chart(S.memo("fig:matrix:" + mkey, lambda: charts.compare_heatmap(matrix, metric_label=label,
+                                                                    higher_is_better=higher)),
+         key="cmp_matrix", name="pairs_matrix")
+st.caption("Cell = row run − column run (mean of the per-query differences). Colour = which run is better and "
+           "whether the difference is significant: deep blue / red = the row run is significantly better / worse; "
+           "pale = not significant. "
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
            "* = significant at 0.05 after correction; p-values below 0.001 read <0.001.")
 
-rows = S.memo(f"vsbase:{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{baseline}",
-              lambda: D.against_baseline(cmp, baseline).rename(columns={
-                  "mean": f"mean {label}", "difference": "difference (run − baseline)", "ci_low": "95% CI low",
-                  "ci_high": "95% CI high", "effect_size": "effect size dz", "p_value": "p-value",
-                  "p_adjusted": "p adjusted"}))
-st.caption("Against the baseline (wins/ties/losses: queries where the run beats / equals / loses to the baseline; "
-           f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES} paired resamples, seeded)")
-st.dataframe(T.display_table(rows), hide_index=True, key="cmp_table")
-
-# ---------------------------------------------------------------- all runs at once
-st.subheader("All runs at once: Tukey's HSD")
-design = st.selectbox("Design", list(HSD_DESIGNS), format_func=HSD_DESIGNS.get, key="cmp_hsd_design",
-                      help="Paired: queries are blocks (two-way ANOVA error), the design of the paired tests above. "
-                           "Independent: the runs' values as independent groups (scipy.stats.tukey_hsd), as ranx.")
-hsd = A.hsd(ctx, metric, k, design)
-if hsd.ok:
-    st.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
-        "diff": "difference (B − A)", "ci_low": "95% CI low", "ci_high": "95% CI high", "statistic": "q",
-        "p_value": "p-value"})), hide_index=True, key="cmp_hsd")
-    st.caption("Every pair of runs tested at once with the studentized range q; the p-values hold a family-wise "
-               "error rate of 0.05 over all the pairs of this metric@k (no further correction); the intervals are "
-               "simultaneous. Only queries with a value for every run take part (n).")
-else:
-    ui.show_error(hsd.error, prefix="Tukey's HSD failed")
-
-# ---------------------------------------------------------------- one pair, per query
-st.subheader("Per query: run A vs run B")
-run_a = baseline
-others = [r for r in runs if r != run_a]
-c1, c2 = st.columns(2)
-with c1:
-    st.caption("Run A (x axis) = the baseline")
-    st.text(run_a)
-with c2:
-    run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
-pf = S.memo(f"pair:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
-            lambda: D.pair_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b))
-w, t, lo = S.memo(f"wtl:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}", lambda: win_tie_loss(pf["a"], pf["b"]))
-m1, m2, m3 = st.columns(3)
-m1.metric("B wins", w)
-m2.metric("ties", t)
-m3.metric("B loses", lo)
-st.caption("Counts of queries where run B's value is above / equal to / below run A's.")
-s1, s2 = st.columns([3, 2])
-with s1:
-    pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"
-    st.plotly_chart(S.memo("fig:scatter:" + pair_key,
-                           lambda: charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label)),
-                    key="cmp_scatter", on_select=on_point_selected, selection_mode="points")
-    st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down.")
-with s2:
-    st.plotly_chart(S.memo("fig:hist:" + pair_key,
-                           lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),
-                    key="cmp_hist")
-
-# ---------------------------------------------------------------- drill-down by select box
-worst = S.memo(f"worst:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
-               lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist()[:2000])
-c1, c2 = st.columns([3, 1])
-with c1:
-    current = st.session_state.get(S.SEL_QUERY)
-    if current is not None and current not in worst and current in S.memo(
-            f"pairids:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}", lambda: set(pf["query_id"])):
-        worst = [current, *worst]
-    ui.bound_selectbox("Query (sorted by B − A, worst first; up to 2,000)", worst, S.SEL_QUERY, scope="compare")
-with c2:
-    st.write("")
-    if st.button("Open its drill-down", key="cmp_open", type="primary"):
-        st.session_state[S.SEL_RUN_A] = run_a
-        st.session_state[S.SEL_RUN_B] = run_b
-        st.switch_page(ui.PAGES["queries"])
+against_baseline(ctx, runs, metric, k, label, cmp, mkey)
+tukey_hsd(ctx, runs, metric, k)

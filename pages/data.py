@@ -1,121 +1,61 @@
-"""Data page: ground truth, runs (ranked files or embeddings), side files, settings."""
+"""Data page: the workspace's ground truth, runs (ranked files or embeddings; uploaded or read from a path on
+the server), their model / version / step, side files and settings — each saved into the workspace as it is
+loaded (dashboard/dataops.py)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
+from dashboard import dataops as D
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import ui
+from dashboard import workspaces as WS
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError
 
-CONSUMED = "consumed_uploads"
-FLASH = "data_flash"
-
-
-def consumed() -> set:
-    return st.session_state.setdefault(CONSUMED, set())
-
-
-def new_files(files) -> list[W.Blob]:
-    """Uploaded files not seen before (by upload id), as blobs (bytes + SHA-256)."""
-    if files is None:
-        return []
-    files = files if isinstance(files, list) else [files]
-    out = []
-    seen = consumed()
-    for f in files:
-        fid = getattr(f, "file_id", None) or f"{f.name}:{f.size}"
-        if fid in seen:
-            continue
-        seen.add(fid)
-        out.append(W.Blob.of(f.name, f.getvalue()))
-    return out
-
-
-def flash(kind: str, text: str) -> None:
-    st.session_state.setdefault(FLASH, []).append((kind, text))
-
-
-def show_flash() -> None:
-    for kind, text in st.session_state.pop(FLASH, []):
-        if kind == "error":
-            ui.show_error(text, prefix="Not done")
-        else:
-            st.success(ui.md_escape(text), icon=":material/check_circle:")
-
-
-# ------------------------------------------------------------------------------------------ callbacks
-
-
-def cb_clear_demo() -> None:
-    S.set_ws(W.clear_demo(S.get_ws()))
-
-
-def cb_load_demo() -> None:
-    S.set_ws(W.demo_workspace(S.DEMO_SEED, settings=S.get_ws().settings))
-
-
-def cb_remove_run(uid: str) -> None:
-    S.set_ws(S.get_ws().without_run(uid))
-
-
-def cb_rename(uid: str) -> None:
-    try:
-        S.set_ws(S.get_ws().renamed(uid, st.session_state[f"name_{uid}"]))
-    except EvalcoreError as e:
-        flash("error", str(e))
-        st.session_state.pop(f"name_{uid}", None)
-
-
-def cb_run_option(uid: str, option: str) -> None:
-    value = st.session_state[f"{option}_{uid}"]
-    S.set_ws(W.set_run_options(S.get_ws(), uid, **{option: value}))
-
-
-def cb_gt_format() -> None:
-    ws = S.get_ws()
-    if ws.ground_truth is not None and ws.ground_truth.kind == "file":
-        S.set_ws(dataclasses.replace(ws, ground_truth=dataclasses.replace(ws.ground_truth,
-                                                                          format=st.session_state["gt_format"])))
-
-
-def cb_remove_side(which: str) -> None:
-    S.set_ws(dataclasses.replace(S.get_ws(), **{which: None}))
-
-
-# ------------------------------------------------------------------------------------------ page
-
 ui.page_setup()
 st.title("Data")
-show_flash()
+WS.watch()  # runs added meanwhile by a training script, the CLI or another tab appear without a click
+flash_slot = st.container()  # filled once the context is resolved (a success says so only when it is done)
 ws = S.get_ws()
 if ws.is_demo:
     from evalcore.workspace.demo import cached_demo, demo_description
 
-    st.info("You are looking at the **built-in demo: synthetic data**. " + demo_description(cached_demo(ws.demo_seed)),
-            icon=":material/science:")
-    st.button("Clear demo", on_click=cb_clear_demo, type="primary", key="clear_demo",
-              help="Remove the demo's ground truth and runs, then load your own files.")
+    st.info("You are looking at the **built-in demo: synthetic data** (read-only). "
+            + demo_description(cached_demo(ws.demo_seed)) + " Files you load here go into a new workspace; "
+            "other changes into a copy of the demo.", icon=":material/science:")
+    c1, c2 = st.columns(2)
+    c1.button("Start an empty workspace", on_click=D.cb_empty_workspace, type="primary", key="clear_demo",
+              help="A new, empty workspace for your own files (the demo stays as it is).")
+    c2.button("Copy the demo to a new workspace", on_click=D.cb_copy_demo, key="copy_demo",
+              help="A writable copy of the demo, to change its settings, runs or files.")
 else:
-    st.button("Load the demo", on_click=cb_load_demo, key="load_demo",
-              help="Replace everything loaded with the built-in synthetic demo.")
+    st.caption("Workspace: everything loaded here is saved in it at once, read by every tab, the command line "
+               "(--workspace) and Python (evalcore.Workspace).")
+    st.text(str(P.workspace().path))
+    st.button("Open the demo", on_click=D.cb_open_demo, key="load_demo",
+              help="Show the built-in synthetic demo (this workspace stays as it is; come back with the picker).")
 
 # ---------------------------------------------------------------- ground truth
 st.header("Ground truth")
 gt_kind = st.radio("Ground truth from", ["a judgments file", "a reference model's embeddings"], horizontal=True,
                    key="gt_kind_choice",
-                   help="Judgments: TREC qrels, BEIR TSV, CSV/Parquet, JSON, ordered lists (seed 001), graded "
-                        "JSON (seed 003). Reference: relevant = the reference model's top-N by cosine (seed 000).")
+                   help="Judgments: TREC qrels, BEIR TSV, CSV/Parquet, JSON {query: {doc: grade}}, JSON ordered "
+                        "lists of similar items (one list per aspect), graded JSON with domains. Reference: "
+                        "relevant = a reference model's nearest items by cosine similarity.")
 if gt_kind == "a judgments file":
-    up = st.file_uploader("Ground-truth file", key="up_gt",
-                          help="Uploading your own ground truth clears the demo.")
-    for blob in new_files(up):
-        ws = W.set_ground_truth(S.get_ws(), blob, kind="file")
-        S.set_ws(ws)
-        flash("ok", f"loaded ground truth {blob.name}")
+    c1, c2 = st.columns([3, 1])
+    with c2:
+        gt_fmt = st.selectbox("Read as", ["auto", *W.qrels_formats()], key="gt_format",
+                              help="auto: the format is detected from the file's name and content.")
+    with c1:
+        up = st.file_uploader("Ground-truth file", key=D.uploader_key("up_gt"),
+                              help="Replaces the workspace's ground truth (the previous one is kept, inactive). A file "
+                                   "that does not load changes nothing.")
+    for blob in D.new_files(up):
+        D.store_ground_truth(blob, gt_fmt)
+        D.empty_uploader("up_gt")
         st.rerun()
 else:
     with st.form("gt_reference_form", clear_on_submit=True):
@@ -123,38 +63,34 @@ else:
         ref_ids = st.file_uploader("Ids file for a .npy (one id per line; optional)", key="up_gt_ref_ids")
         if st.form_submit_button("Use as ground truth"):
             if ref is None:
-                flash("error", "choose the reference embedding file")
+                D.flash("error", "choose the reference embedding file")
             else:
-                ids_blob = W.Blob.of(ref_ids.name, ref_ids.getvalue()) if ref_ids is not None else None
-                S.set_ws(W.set_ground_truth(S.get_ws(), W.Blob.of(ref.name, ref.getvalue()), kind="reference",
-                                            ids_blob=ids_blob))
-                flash("ok", f"reference ground truth {ref.name}")
+                D.store_reference(D.blob_of(ref), D.blob_of(ref_ids))
             st.rerun()
 
 slot = st.empty()
 ctx = S.context(slot)
+ui.refresh_sidebar(ctx)
+with flash_slot:
+    D.show_flash()
+    if S.cancelled():
+        st.warning("A long computation was cancelled; what it would have produced is not shown.",
+                   icon=":material/stop_circle:")
+        st.button("Retry", on_click=S.retry, key="retry_cancelled", icon=":material/refresh:")
+    if ctx.ready:
+        ui.coverage_banner(ctx)
 ws = ctx.ws
 gt = ws.ground_truth
 if gt is None:
     st.info("No ground truth loaded yet.", icon=":material/info:")
 else:
     with st.container(border=True):
-        c1, c2 = st.columns([3, 2])
-        with c1:
-            st.caption("Current ground truth")
-            st.text(gt.label)
-            if gt.kind == "file":
-                detected = W.detect_qrels(gt.blob)
-                st.caption("Detected format")
-                st.text(detected or "(not recognised)")
-        with c2:
-            if gt.kind == "file":
-                formats = ["auto", *W.qrels_formats()]
-                st.session_state["gt_format"] = gt.format if gt.format in formats else "auto"
-                st.selectbox("Format (override the detection)", formats, key="gt_format", on_change=cb_gt_format)
-            elif gt.kind == "reference":
-                st.caption("Reference model: relevant = its nearest items by cosine (mode and depth in the "
-                           "settings below)")
+        st.caption("Current ground truth" + (" (a reference model: relevant = its nearest items by cosine; mode "
+                                             "and depth in the settings below)" if gt.kind == "reference" else ""))
+        st.text(gt.label)
+        if gt.kind == "file" and not ctx.gt_error and gt.format != "auto":
+            st.caption("Read as")
+            st.text(gt.format)
         if ctx.gt_error:
             ui.show_error(ctx.gt_error)
         for w in ctx.gt_warnings:
@@ -172,8 +108,8 @@ else:
                     ui.show_error(e)
                     q = None
         if q is not None:
-            st.caption(f"Preview: first rows — {q.n_queries} queries ({ctx.n_universe} in the file), "
-                       f"{len(q)} judgments")
+            st.caption(f"Preview: first rows — {ui.plural(q.n_queries, 'query', 'queries')} "
+                       f"({ctx.n_universe:,} in the file), {ui.plural(len(q), 'judgment')}")
             st.dataframe(q.to_frame().head(8), hide_index=True)
 
 # ---------------------------------------------------------------- runs
@@ -182,20 +118,15 @@ c1, c2 = st.columns(2)
 with c1:
     st.subheader("Ranked run files")
     ups = st.file_uploader("Run files (TREC, CSV/Parquet, JSON...); one run per file", accept_multiple_files=True,
-                           key="up_runs", help="Each file becomes a run named after the file; rename it below. "
-                                               ".npy/.npz files are taken as embeddings (item-to-item).")
-    added = []
-    for blob in new_files(ups):
-        aspect = st.session_state.get("gt_aspect")
-        if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
-            ws, uid = W.add_embedding_run(S.get_ws(), blob, aspect=aspect)
-            added.append(f"{blob.name} (embeddings, item-to-item)")
-        else:
-            ws, uid = W.add_ranked_run(S.get_ws(), blob, aspect=aspect)
-            added.append(blob.name)
-        S.set_ws(ws)
-    if added:
-        flash("ok", "added run file(s) " + ", ".join(added))
+                           key=D.uploader_key("up_runs"),
+                           help="Each file becomes a run named after the file; rename it below. .npy/.npz files are "
+                                "taken as embeddings (item-to-item). A file that does not load is not added.")
+    run_fmt = st.selectbox("Read run files as", ["auto", *W.run_formats()], key="run_format",
+                           help="auto: the format is detected from each file's name and content.")
+    blobs = D.new_files(ups)
+    if blobs:
+        D.store_runs(blobs, st.session_state.get("gt_aspect"), run_fmt)
+        D.empty_uploader("up_runs")
         st.rerun()
 with c2:
     st.subheader("Embedding run")
@@ -208,16 +139,29 @@ with c2:
             qemb_ids = st.file_uploader("Ids for a query .npy", key="up_qemb_ids")
         if st.form_submit_button("Add embedding run"):
             if emb is None:
-                flash("error", "choose the document embedding file")
+                D.flash("error", "choose the document embedding file")
             else:
-                def blob(f):
-                    return None if f is None else W.Blob.of(f.name, f.getvalue())
+                D.store_embedding_run(emb_name or None, D.blob_of(emb), D.blob_of(emb_ids), D.blob_of(qemb),
+                                      D.blob_of(qemb_ids), st.session_state.get("gt_aspect"))
+            st.rerun()
 
-                ws, uid = W.add_embedding_run(S.get_ws(), blob(emb), ids_blob=blob(emb_ids), query_blob=blob(qemb),
-                                              query_ids_blob=blob(qemb_ids), name=emb_name or None,
-                                              aspect=st.session_state.get("gt_aspect"))
-                S.set_ws(ws)
-                flash("ok", f"added embedding run {emb.name}; it is ranked when first needed")
+with st.expander("Add from a local path (files too large for the browser)", icon=":material/folder_open:"):
+    st.caption("A file on this server's disk, read where it is and validated like an upload: a .npy is "
+               "memory-mapped and copied into the workspace in blocks, never loaded whole.")
+    with st.form("path_form"):
+        p_kind = st.radio("What", list(D.PATH_KINDS), format_func=D.PATH_KINDS.get, key="path_kind", horizontal=True)
+        p_path = st.text_input("Path", key="path_main", placeholder="/data/model/embeddings.npy")
+        c1, c2, c3 = st.columns(3)
+        p_name = c1.text_input("Run name (default: the file name)", key="path_name")
+        p_ids = c2.text_input("Ids file for a .npy (default: X_ids.txt beside it)", key="path_ids")
+        p_fmt = c3.selectbox("Read as (judgments, run files)", ["auto", *W.qrels_formats(), *W.run_formats()],
+                             key="path_format")
+        c1, c2 = st.columns(2)
+        p_q = c1.text_input("Query embeddings (an embedding run; default: item-to-item)", key="path_queries")
+        p_qids = c2.text_input("Ids file of a query .npy", key="path_query_ids")
+        if st.form_submit_button("Add from this path"):
+            D.add_from_path(p_kind, p_path, ids=p_ids, queries=p_q, query_ids=p_qids, name=p_name or None,
+                            aspect=st.session_state.get("gt_aspect"), fmt=p_fmt)
             st.rerun()
 
 st.subheader("Loaded runs")
@@ -225,67 +169,83 @@ if not ws.runs:
     st.info("No run loaded yet.", icon=":material/info:")
 for src in ws.runs:
     with st.container(border=True):
-        cols = st.columns([3, 3, 2, 2])
+        cols = st.columns([3, 3, 2])
         with cols[0]:
             if st.session_state.get(f"name_{src.uid}") != src.name:
                 st.session_state[f"name_{src.uid}"] = src.name
-            st.text_input("Name", key=f"name_{src.uid}", on_change=cb_rename, args=(src.uid,))
+            st.text_input("Name", key=f"name_{src.uid}", on_change=D.cb_rename, args=(src.uid,))
         with cols[1]:
             st.caption(f"{src.kind} run")
             st.text(src.label)
             # here, not in a narrow column of its own (where the label was cut to "Rem…")
-            st.button("Remove", key=f"rm_{src.uid}", on_click=cb_remove_run, args=(src.uid,),
+            st.button("Remove", key=f"rm_{src.uid}", on_click=D.cb_remove_run, args=(src.uid,),
                       icon=":material/delete:", help="Remove this run (and any fusion built on it)")
         with cols[2]:
-            if src.kind == "ranked":
-                formats = ["auto", *W.run_formats()]
-                st.session_state[f"format_{src.uid}"] = src.format if src.format in formats else "auto"
-                st.selectbox("Format", formats, key=f"format_{src.uid}", on_change=cb_run_option,
-                             args=(src.uid, "format"))
-                detected = W.detect_run(src.blob)
-                st.caption(f"detected: {detected or 'not recognised'}")
-        with cols[3]:
             if ctx.aspects:
                 current = src.aspect if src.aspect in ctx.aspects else ctx.aspects[0]
                 st.session_state[f"aspect_{src.uid}"] = current
                 st.selectbox("Ground-truth aspect", list(ctx.aspects), key=f"aspect_{src.uid}",
-                             on_change=cb_run_option, args=(src.uid, "aspect"))
+                             on_change=D.cb_run_info, args=(src.uid, "aspect"))
+        cols = st.columns(3)
+        for col, field, label, value in ((cols[0], "model", "Model", src.model),
+                                          (cols[1], "version", "Version label", src.version)):
+            if st.session_state.get(f"{field}_{src.uid}") != (value or ""):
+                st.session_state[f"{field}_{src.uid}"] = value or ""
+            col.text_input(label, key=f"{field}_{src.uid}", on_change=D.cb_run_info, args=(src.uid, field),
+                           placeholder="(none)", help="Runs of one model form its version series (Versions page).")
+        if st.session_state.get(f"step_{src.uid}") != src.step:
+            st.session_state[f"step_{src.uid}"] = src.step
+        cols[2].number_input("Step (training step or epoch)", key=f"step_{src.uid}", value=None, step=1.0,
+                             on_change=D.cb_run_info, args=(src.uid, "step"), placeholder="(none)",
+                             help="Orders the versions of a model; empty: by version label.")
         if src.uid in ctx.run_errors:
             ui.show_error(ctx.run_errors[src.uid])
         for w in ctx.run_warnings.get(src.uid, ()):
             ui.show_warning(w)
         run = ctx.runs.get(src.name)
         if run is not None and src.uid not in ctx.run_errors:
-            st.caption(f"{run.n_queries} queries, {len(run)} ranked items")
+            st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
             with st.expander("Preview (first rows)"):
                 st.dataframe(S.memo(f"preview:{ctx.run_keys[src.uid]}", lambda run=run: run.to_frame().head(8)),
                              hide_index=True)
 
 # ---------------------------------------------------------------- side files
+
+
+def side_file(field: str, role: str, title: str, label: str, key: str, remove: str, error: str | None,
+              help: str | None = None, loaded: str | None = None) -> None:
+    """One optional file: its uploader, its name once loaded, its error or what was read, a remove button."""
+    st.subheader(title)
+    up = st.file_uploader(label, key=D.uploader_key(f"up_{key}"), help=help)
+    for blob in D.new_files(up):
+        D.store_side(role, blob)
+        D.empty_uploader(f"up_{key}")
+        st.rerun()
+    blob = getattr(ws, field)
+    if blob is not None:
+        st.text(blob.name)
+        if error:
+            ui.show_error(error)
+        elif loaded:
+            st.caption(loaded)
+        st.button("Remove", key=f"side_rm_{key}", on_click=D.cb_remove_side, args=(role,), help=remove)
+
+
 st.header("Optional files")
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 with c1:
-    st.subheader("Domain mapping")
-    up = st.file_uploader("Query id → domain (CSV/TSV/JSON)", key="up_domains")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), domain_blob=blob))
-        st.rerun()
-    if ws.domain_blob is not None:
-        st.text(ws.domain_blob.name)
-        if ctx.domain_error:
-            ui.show_error(ctx.domain_error)
-        st.button("Remove domain mapping", key="rm_domains", on_click=cb_remove_side, args=("domain_blob",))
+    side_file("domain_blob", "domains", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains",
+              "Remove the domain mapping", ctx.domain_error)
 with c2:
-    st.subheader("Document metadata")
-    up = st.file_uploader("Document id → title / text (CSV/TSV/JSON/Parquet)", key="up_meta")
-    for blob in new_files(up):
-        S.set_ws(dataclasses.replace(S.get_ws(), metadata_blob=blob))
-        st.rerun()
-    if ws.metadata_blob is not None:
-        st.text(ws.metadata_blob.name)
-        if ctx.metadata_error:
-            ui.show_error(ctx.metadata_error)
-        st.button("Remove metadata", key="rm_meta", on_click=cb_remove_side, args=("metadata_blob",))
+    side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
+              "meta", "Remove the document metadata", ctx.metadata_error)
+with c3:
+    side_file("queries_blob", "queries", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)",
+              "queries", "Remove the query texts", ctx.queries_error,
+              help="Shown above a query's drill-down. BEIR queries.jsonl ({_id, text}), a TSV/CSV with a header "
+                   "(query_id, text) or lines 'id<TAB>text', JSON {id: text}.",
+              loaded=None if ctx.query_texts is None else ui.plural(len(ctx.query_texts), "query text",
+                                                                     "query texts"))
 
 # ---------------------------------------------------------------- settings
 st.header("Settings")
@@ -311,34 +271,42 @@ with st.form("settings_form"):
         rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
                               key="set_rel")
         ties = st.selectbox("Tie rule", list(W.TIE_CHOICES), index=list(W.TIE_CHOICES).index(cur.ties),
-                            key="set_ties", help="trec: doc id descending (trec_eval); docid_asc: ascending "
-                                                 "(seed 001); input: file order")
+                            key="set_ties", help="Order of equal scores. trec: doc id descending (trec_eval); "
+                                                 "docid_asc: doc id ascending; input: file order")
         no_rel = st.selectbox("Queries without a relevant document", ["zero", "skip"],
                               index=["zero", "skip"].index(cur.no_relevant), key="set_norel")
+        judged_only = st.toggle("Judged documents only (trec_eval -J)", value=bool(cur.judged_only), key="set_judged",
+                                help="Before scoring, remove every retrieved document that has no judgment (absent "
+                                     "from the qrels, or a negative grade); the others move up. For dense runs over "
+                                     "pooled qrels. Needs a qrels file (not a reference model).")
     with c3:
         sample = st.number_input("Query sample size (0 = all)", min_value=0, value=int(cur.sample_size), step=50,
                                  key="set_sample")
         seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed")
         depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
                                 key="set_depth")
-        modes = {"tied": "top-k at each k (seed 000)", "fixed": "fixed top N, graded by position"}
+        modes = {"tied": "its top k at each k", "fixed": "fixed top N, graded by position"}
         gt_mode = st.selectbox("Reference model as ground truth", list(modes), format_func=modes.get,
                                index=list(modes).index(cur.gt_mode), key="set_gtmode",
                                help="tied: at each cutoff k, relevant = the reference's top-k (at k = 1 every "
                                     "metric is the same number); fixed: its top N, graded N..1, at every k.")
         gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
                                    key="set_gtdepth")
+        min_cov = st.number_input("Flag runs answering fewer than (% of the queries)", min_value=0, max_value=100,
+                                  value=int(round(cur.min_coverage * 100)), step=5, key="set_mincov",
+                                  help="A query a run does not answer counts as 0. Runs below this coverage are "
+                                       "flagged on every page and left out of ★ and tests unless included.")
     if st.form_submit_button("Apply settings", type="primary"):
         try:  # a bad name or value is reported here, next to the form; nothing changes
             new = W.Settings(k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)),
                              rel_threshold=int(rel), ties=ties, no_relevant=no_rel, sample_size=int(sample),
-                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode).validated()
+                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode,
+                             min_coverage=int(min_cov) / 100, judged_only=bool(judged_only)).validated()
         except EvalcoreError as e:
             ui.show_error(e, prefix="Settings not applied")
         else:
-            S.set_ws(dataclasses.replace(S.get_ws(), settings=new))
-            # shown again as the canonical names, an offered metric typed in the text moving to the list
-            st.session_state.pop("set_extra_metrics", None)
-            st.session_state.pop("set_metrics", None)
-            flash("ok", "settings applied")
+            if D.save_settings(new):  # on the demo: into a copy of it
+                # shown again as the canonical names, an offered metric typed in the text moving to the list
+                st.session_state.pop("set_extra_metrics", None)
+                st.session_state.pop("set_metrics", None)
             st.rerun()

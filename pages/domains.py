@@ -19,28 +19,33 @@ ui.need_evaluation(ctx)
 runs = ctx.run_names
 sizes = S.memo("dsizes:" + ctx.eval_key, lambda: D.domain_sizes(ctx.evaluation.table))
 if (sizes["domain"] == "(none)").all():
-    st.info("The queries have no domain. Give a ground truth with domains (e.g. seed 003's graded JSON) or a "
-            "domain mapping file on the Data page.", icon=":material/info:")
+    st.info("The queries have no domain. Give a ground truth with domains (e.g. a graded JSON file with a domain "
+            "per query) or a domain mapping file on the Data page.", icon=":material/info:")
     st.stop()
 
+compared = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))
 c1, c2, c3, c4, c5 = st.columns(5)
 metric, k = ui.metric_k_picker(ctx, "domains", columns=(c1, c2))
 with c3:
-    baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="domains")
+    baseline = ui.bound_selectbox("Baseline", compared or runs, S.SEL_BASELINE, scope="domains")
 with c4:
     test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="domains", format_func=TESTS.get)
 with c5:
     min_q = st.number_input("Minimum queries to test a domain", min_value=2, value=5, step=1, key="dom_minq")
 label = ui.label_of(metric, k)
 
-dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}",
-             lambda: D.domain_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k))
+dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}", lambda: D.domain_frame(
+    S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED))
 
 st.subheader(f"{label} per domain")
-st.plotly_chart(charts.domain_bars(dom, metric_label=label, runs=runs), key="dom_bars")
+ui.chart(S.memo(f"fig:dombars:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_bars(dom, metric_label=label,
+                                                                                       runs=runs)),
+         key="dom_bars", name="per_domain_bars")
+st.caption(f"Bars: mean per domain; error bars: {S.ci_caption()} (none where a domain has fewer than 2 queries).")
 h1, h2 = st.columns([3, 1])
 with h1:
-    st.plotly_chart(charts.domain_heatmap(dom, metric_label=label, runs=runs), key="dom_heatmap")
+    ui.chart(S.memo(f"fig:domheat:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_heatmap(
+        dom, metric_label=label, runs=runs)), key="dom_heatmap", name="per_domain_heatmap")
 with h2:
     st.caption("Domain sizes (evaluated queries)")
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
@@ -53,10 +58,10 @@ wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(colu
 st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")
 st.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
 
-if len(runs) >= 2:
+if len(compared) >= 2 and baseline in compared:
     correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="domains",
                                     format_func=CORRECTIONS.get)
-    out = S.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q))
+    out = S.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q), runs=compared)
     st.subheader("Significance against the baseline, per domain")
     if not out.ok:
         ui.show_error(out.error, prefix="Comparison failed")
@@ -70,7 +75,7 @@ if len(runs) >= 2:
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns).")
-        overall = S.comparison(ctx, metric, k, test, correction)
+        overall = S.comparison(ctx, metric, k, test, correction, runs=compared)
         if overall.ok:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):

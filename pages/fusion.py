@@ -1,4 +1,4 @@
-"""Fusion page: fuse loaded runs (weighted RRF of seed 001 §7, CombSUM, CombMNZ, ...), search the weights,
+"""Fusion page: fuse loaded runs (weighted RRF of Cormack et al., SIGIR 2009, CombSUM, CombMNZ, ...), search the weights,
 add the result as a run everywhere."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
@@ -40,8 +41,19 @@ loaded = [r for r in ws.runs if r.name in ctx.runs]
 if not loaded:
     st.stop()
 by_name = {r.name: r for r in loaded}
-names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded if r.kind != "fused"][:3],
-                       key="fu_runs")
+like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one aspect, enough coverage
+names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded
+                                                                if r.kind != "fused" and r.name in like][:3],
+                       key="fu_runs", help="By default: runs evaluated against the same ground-truth aspect, with "
+                                           "enough coverage.")
+mixed = {S.aspect_of(ctx, n) for n in names}
+if len(mixed) > 1:
+    ui.show_warning("These runs are evaluated against different ground-truth aspects ("
+                    + ", ".join(sorted(str(a) for a in mixed)) + "); the fused run is evaluated against the first "
+                    "one's. Fuse runs of one aspect to compare like with like.")
+low = [n for n in names if n in set(S.low_coverage(ctx))]
+if low:
+    ui.show_warning("Low coverage among the fused runs: " + ", ".join(low) + ".")
 c1, c2 = st.columns(2)
 with c1:
     method = st.selectbox("Method", list(METHODS), format_func=METHOD_LABELS.get, key="fu_method")
@@ -93,19 +105,25 @@ for w in pctx.run_warnings.get(uid, ()):
 summ = S.summary(pctx)
 metric, k = ui.metric_k_picker(pctx, "fusion")
 label = ui.label_of(metric, k)
-text, best = T.overview_table(summ, runs=pctx.run_names)
+text, best = T.overview_table(summ, runs=pctx.run_names, eligible=S.comparable_runs(pctx, mix=True),
+                              groups={r: S.aspect_of(pctx, r) for r in pctx.run_names})
 st.subheader("The fused run next to its inputs")
-st.dataframe(text, key="fu_table")
-st.caption("★ = best of the column. Mean [95% CI] over the evaluated queries.")
+st.dataframe(text, key="fu_table", column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
+st.caption(f"★ = best of the column. Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
-    new_ws, new_uid = W.add_fused_run(S.get_ws(), uids, weights, **spec,
-                                      name=S.get_ws().unique_name(name.strip() or method))
-    S.set_ws(new_ws)
-    st.success("Added; it now appears on every page (remove or rename it on the Data page).",
-               icon=":material/check_circle:")
+    in_names = [ws.run_by_uid(u).name for u in uids]
+    done = P.write(lambda store: store.add_fused_run(
+        W.free_name(name.strip() or method, store.run_names()), in_names, weights=weights, c=c,
+        top_n=spec["top_n"], method=method, norm=norm, aspect=S.aspect_of(ctx, in_names[0])))
+    if done.ok:
+        st.success("Added and saved in the workspace; it now appears on every page (remove or rename it on the Data "
+                   "page)." + (f" The demo is read-only: it was saved in a copy of it, {ui.md_escape(done.created)}."
+                               if done.created else ""), icon=":material/check_circle:")
+    else:
+        ui.show_error(done.error, prefix="Not added")
 
 # ---------------------------------------------------------------- weight search
 st.subheader("Search the weights")
@@ -146,6 +164,6 @@ m2.metric(f"held out: {len(res.test_queries)} queries", "–" if not res.test_qu
 m3.metric("trials", len(res.trials))
 st.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
              key="fu_best")
-st.plotly_chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart")
+ui.chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart", name="fusion_weight_trials")
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

@@ -1,4 +1,4 @@
-"""Overview page: mean and 95% CI per run × metric@k, metric-vs-k curves, downloads."""
+"""Overview page: the leaderboard (mean and 95% CI per run × chosen metric@k), curves, diversity, exports."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import re
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import exports as X
 from dashboard import precision_recall as PR
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.aggregate import AGGREGATE_COLUMNS
+from evalcore.coverage import coverage_text
 
 ui.page_setup()
 st.title("Overview")
@@ -20,68 +22,81 @@ ctx = S.context(slot)
 ui.need_evaluation(ctx)
 if ctx.ws.is_demo:
     st.caption("Built-in demo: synthetic data. Load your own files on the Data page.")
+ui.aspect_note(ctx)
 
 summ = S.summary(ctx)
 pairs = S.metric_k_pairs(ctx)
 metrics = list(dict.fromkeys(m for m, _ in pairs))
 ks = sorted({k for _, k in pairs})
+runs = ctx.run_names
+compared = S.comparable_runs(ctx, mix=True)  # ★ among runs with enough coverage, within each aspect
+groups = {r: S.aspect_of(ctx, r) for r in runs}
 
-# ---------------------------------------------------------------- table
-st.subheader("Mean and 95% confidence interval per run")
-c1, c2 = st.columns([2, 3])
+# ---------------------------------------------------------------- leaderboard
+st.subheader("Leaderboard")
+labels = {ui.label_of(m, k): (m, k) for m, k in pairs}
+defaults = [ui.label_of(m, k) for m, k in T.default_columns(pairs)]
+c1, c2 = st.columns([4, 1])
 with c1:
-    show_metrics = st.multiselect("Metrics in the table", metrics, default=metrics, key="ov_metrics")
+    chosen = st.multiselect("Columns (metric@k)", list(labels), default=defaults, key="ov_columns",
+                            help="Every metric at every k is computed; choose what the table shows.")
 with c2:
-    show_ks = st.multiselect("Cutoffs in the table", ks, default=ks, key="ov_ks",
-                             format_func=lambda k: "no cutoff" if k == 0 else str(k))
-cols = [(m, k) for m, k in pairs if m in show_metrics and k in show_ks]
-text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}",
-                    lambda: T.overview_table(summ, columns=cols, runs=ctx.run_names))
-st.dataframe(text, key="overview_table")
-st.caption("★ = best run of the column (highest mean; lowest for first_rel_rank; none for the counts, judged@k and "
-           "RBP's residual). Cells: mean [95% CI of the mean, Student t] over the evaluated queries of evalcore's "
-           "per-query table; the counts (num_ret, num_rel, num_rel_ret, num_q) are their total over the queries, "
-           "as trec_eval's summary line, and gm_map the geometric mean of AP with its interval.")
-cov = ctx.evaluation.coverage
-notes = []
-for row in cov.itertuples(index=False):
-    bits = []
-    if row.n_missing:
-        bits.append(f"{row.n_missing} ground-truth queries absent from the run (scored 0)")
-    if row.n_ignored:
-        bits.append(f"{row.n_ignored} run queries not in the evaluated ground truth (ignored)")
-    if row.n_no_relevant:
-        bits.append(f"{row.n_no_relevant} queries without a relevant document")
-    if bits:
-        notes.append(f"{row.run}: " + "; ".join(bits))
-if notes:
-    with st.expander("Coverage notes"):
-        st.text("\n".join(notes))
+    with_ci = st.toggle("95% CI in the cells", value=True, key="ov_with_ci")
+cols = [labels[c] for c in chosen] or [labels[defaults[0]]]
+text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}:{compared}:{with_ci}",
+                    lambda: T.overview_table(summ, columns=cols, runs=runs, eligible=compared, groups=groups,
+                                             with_ci=with_ci))
+cov = S.coverage(ctx).set_index("run")
+lead = text.copy()
+lead.insert(0, "coverage", [coverage_text(int(cov.loc[r, "n_with_results"]), int(cov.loc[r, "n_ground_truth"]))
+                            for r in runs])
+if len(S.aspects_in_use(ctx)) > 1:
+    lead.insert(0, "aspect", [str(groups[r]) for r in runs])
+st.dataframe(lead, key="overview_table", column_config={
+    "_index": st.column_config.TextColumn("run", pinned=True),
+    "coverage": st.column_config.TextColumn("coverage",
+                                            help="Ground-truth queries the run returned results for"),
+})
+excluded = S.excluded_runs(ctx)
+st.caption("★ = best run of the column among the compared runs" + (" of the same aspect" if len(
+    S.aspects_in_use(ctx)) > 1 else "") + " (highest mean; lowest for first_rel_rank; none for the counts, "
+    "judged@k and RBP's residual)" + (f"; not compared (low coverage): {len(excluded)} run(s)" if excluded else "")
+    + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
+    "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
+    "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0.")
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
-    st.dataframe(T.display_table(summ.drop(columns=list(AGGREGATE_COLUMNS))), hide_index=True, key="overview_numbers")
-    declared = summ[summ["aggregation"] != "mean"]
+    st.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
+                 hide_index=True, key="overview_numbers")
+    declared = summ[summ["aggregation"] != "mean"] if "aggregation" in summ.columns else summ.iloc[:0]
     if len(declared):
         st.caption("Metrics summarised otherwise than by the mean (the mean above is that of the per-query values; "
                    "for gm_map, of their logs):")
         st.dataframe(T.display_table(declared[["run", "metric", "k", "n", *AGGREGATE_COLUMNS]]), hide_index=True,
                      key="overview_declared")
+X.leaderboard_exports(ctx, summ, cols, runs, compared)
 
 # ---------------------------------------------------------------- reading guide
-labels = {ui.label_of(m, k) for m, k in pairs}
-guide = T.reading_guide_frames()
-with st.expander("How to read nDCG@10 and Recall@10 (reading guide of seed 002)", icon=":material/lightbulb:"):
-    st.caption("Rules of thumb from the user's metrics guide (seed 002); they depend on the task and on how the "
-               "ground truth was built, so compare runs rather than reading the bands in isolation.")
-    gc = st.columns(2)
-    for col, (label, frame) in zip(gc, guide.items(), strict=True):
-        with col:
-            st.dataframe(frame, hide_index=True)
-            if label in labels:
-                m, k = label.split("@")
-                sel = summ[(summ["metric"].astype(str) == m) & (summ["k"] == int(k))]
-                rows = [{"run": str(r.run), label: round(float(r.mean), 4), "band": T.reading_band(label, r.mean)}
-                        for r in sel.itertuples(index=False)]
-                st.dataframe(rows, hide_index=True)
+guide_k = 10 if 10 in ks else min((k for k in ks if k > 0), key=lambda k: (abs(k - 10), k), default=None)
+if guide_k is not None:
+    with st.expander(f"How to read nDCG@{guide_k} and Recall@{guide_k}", icon=":material/lightbulb:"):
+        st.caption(
+            f"**nDCG@{guide_k}** (normalised discounted cumulative gain; Järvelin & Kekäläinen, ACM TOIS 2002) = "
+            f"DCG@{guide_k} / IDCG@{guide_k}, DCG@k = Σ_i gain_i / log2(i + 1) over the top k, gain = the "
+            "item's grade; IDCG = the DCG of the ideal order. **Recall@k** = relevant items in the top k / all "
+            "relevant items. The bands below are common rules of thumb for @10"
+            + ("" if guide_k == 10 else f" (shown at @{guide_k}, the computed k nearest to 10)")
+            + "; they depend on the task and on how the ground truth was built, so compare runs rather than "
+              "read a band in isolation.")
+        gc = st.columns(2)
+        for col, (label, frame) in zip(gc, T.reading_guide_frames().items(), strict=True):
+            m = label.split("@")[0]
+            with col:
+                st.dataframe(frame.rename(columns={label: f"{m}@10"}), hide_index=True)
+                sel = summ[(summ["metric"].astype(str) == m) & (summ["k"] == guide_k)]
+                rows = [{"run": str(r.run), f"{m}@{guide_k}": round(float(r.mean), 4),
+                         "band": T.reading_band(label, r.mean)} for r in sel.itertuples(index=False)]
+                if rows:
+                    st.dataframe(rows, hide_index=True)
 
 # ---------------------------------------------------------------- curves
 st.subheader("Metrics vs k")
@@ -94,11 +109,14 @@ if curve_metrics:
     with c2:
         log_x = st.toggle("Log k axis", value=True, key="ov_logx")
     with c3:
-        st.caption("Click a run in the legend to hide its line and band.")
+        bands = st.toggle("95% CI bands", value=len(runs) <= 3, key=f"ov_bands_{len(runs) <= 3}",
+                          help="Off by default beyond three runs (overlapping bands hide each other).")
     curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
-    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}",
-                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=ctx.run_names))
-    st.plotly_chart(fig, key="overview_curves")
+    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}",
+                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=runs, bands=bands))
+    ui.chart(fig, key="overview_curves", name=f"{metric}_vs_k")
+    st.caption("Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
+               + ("Bands: " + S.ci_caption() + "." if bands else ""))
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
 
@@ -113,23 +131,28 @@ if show_pr:
     if isinstance(pr, str):
         ui.show_error(pr, prefix="Precision–recall curve not computed")
     else:
-        st.plotly_chart(S.memo(f"fig:pr:{ctx.eval_key}", lambda: charts.pr_curves(pr, runs=ctx.run_names)),
-                        key="overview_pr")
+        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}", lambda: charts.pr_curves(pr, runs=ctx.run_names)),
+                 key="overview_pr", name="precision_recall")
         st.caption("One line per run: at each recall level x, the mean over the evaluated queries of the interpolated "
                    "precision — the best precision at any rank where the run has reached recall x (trec_eval's "
                    "iprec_at_recall; 0 where it never does). Hover for the 95% CI and n.")
 
 # ---------------------------------------------------------------- diversity
 st.subheader("Diversity of the embedding runs")
-div_ks = [k for k in ks if k > 0]
+if ctx.reference is not None:  # α-nDCG@k is judged against the reference's top-k at that k
+    div_ks = [k for k in ks if k >= 2]
+else:
+    div_ks = sorted({k for k in ks if k >= 2} | {10})
 if not any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs):
     st.caption("ILD and α-nDCG need the items' vectors: they are shown here for runs built from embeddings "
                "(none is loaded).")
+elif not div_ks:
+    st.caption("Diversity needs a cutoff k of at least 2 (ILD@1 is always 0).")
 else:
     dc1, dc2 = st.columns([1, 4])
     with dc1:
         div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(10) if 10 in div_ks else 0,
-                             key="ov_div_k")
+                             key="ov_div_k", help="From 2: a list of one item has no pair (ILD@1 is always 0).")
     with st.spinner("Computing the diversity of the embedding runs…"):
         div = S.diversity(ctx, int(div_k))
     for name, message in div.errors.items():
@@ -138,17 +161,19 @@ else:
     if div.runs:
         dtext, _ = T.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.DIVERSITY_METRICS],
                                     runs=list(div.runs), mark_best=False)
-        st.dataframe(dtext, key="overview_diversity")
+        st.dataframe(dtext, key="overview_diversity", column_config={"_index": st.column_config.TextColumn(
+            "run", pinned=True)})
     with dc2:
         st.caption(
-            f"Per run, mean [95% CI] over the evaluated queries of: **ILD@{div_k}** (intra-list diversity, seed 002 "
-            f"§6) — the mean pairwise cosine distance 1 − cos between the top {div_k} items, in the run's own "
-            "embedding space (higher = more varied lists; 0 = near-duplicates). Each run is measured in its own "
-            f"space, so compare ILD across models with care. **α-nDCG@{div_k}** (α = {W.DIVERSITY_ALPHA:g}, seed "
-            "002 §7) — nDCG with the ground truth's grades as gains, each relevant item's gain scaled by "
-            "α + (1 − α) · novelty, novelty = 1 − its highest cosine to an item ranked above it; same ideal as "
-            "nDCG, so α-nDCG ≤ nDCG and the gap is the penalty for redundant results. Only runs built from "
-            "embeddings have these (as `--diversity` on the command line).")
+            f"Per run, mean [95% CI] over the evaluated queries. **ILD@{div_k}** (intra-list diversity; Ziegler "
+            "et al., WWW 2005) = 2 / (k(k − 1)) · Σ_{i<j} (1 − cos(d_i, d_j)), the mean pairwise cosine distance "
+            f"between the top {div_k} items, in the run's own embedding space (higher = more varied lists; 0 = "
+            "near-duplicates; each run is measured in its own space, so compare ILD across models with care). "
+            f"**α-nDCG@{div_k}** (after Clarke et al., SIGIR 2008, with similarity in place of their sub-topics; "
+            f"α = {W.DIVERSITY_ALPHA:g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
+            "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
+            "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
+            "gap is the penalty for redundant results.")
     if div.without:
         st.text("No embeddings, not shown: " + ", ".join(div.without))
 
@@ -158,18 +183,16 @@ max_k = max(ctx.settings.k)
 d1, d2, d3 = st.columns(3)
 with d1:
     st.download_button("Report (JSON)", data=S.report_json(ctx, top_k=max_k), file_name="report.json",
-                       mime="application/json", key="dl_report",
-                       help="Seed 001 §8 layout: metadata, coverage, aggregates per run, per-query values and "
-                            "top-k lists.")
+                       mime="application/json", key="dl_report", on_click="ignore",
+                       help="Metadata, coverage, aggregates per run, per-query values and top-k lists.")
 with d2:
     st.download_button("Per-query table (CSV)", data=S.per_query_csv(ctx), file_name="per_query.csv",
-                       mime="text/csv", key="dl_perquery",
+                       mime="text/csv", key="dl_perquery", on_click="ignore",
                        help="run, query_id, domain, metric, k, value: every number of the dashboard is an "
                             "aggregation of this table.")
 with d3:
-    for i, run in enumerate(ctx.run_names):
+    for i, run in enumerate(runs):
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", run) or "run"
-        st.download_button(f"Per-k results CSV of run {i + 1}", data=S.results_csv(ctx, run),
+        st.download_button(f"Results per k of {ui.md_escape(run)} (CSV)", data=S.results_csv(ctx, run),
                            file_name=f"{safe}_results.csv", mime="text/csv", key=f"dl_results_{i}",
-                           help="Seed 000's {model}_results.csv: per k, mean and std of each metric.")
-    st.text("Runs, in order: " + ", ".join(f"{i + 1} = {r}" for i, r in enumerate(ctx.run_names)))
+                           on_click="ignore", help="Per k, mean and standard deviation of each metric.")

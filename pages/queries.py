@@ -1,17 +1,21 @@
-"""Queries page: every query's metric per run, and the drill-down of one query (lists side by side)."""
+"""Queries page: every query's metric per run (searchable, sortable, in pages), and one query as a diff of
+the runs' lists (each run against its own ground truth)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from dashboard import diffview as V
 from dashboard import drilldown as D
+from dashboard import picker as P
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard import texts as X
 from dashboard import ui
 
 IDS_KEY = "queries_table_ids"
-MAX_OPTIONS = 2000
+DOC_KEY = "q_doc"
 
 
 def on_row_selected() -> None:
@@ -20,6 +24,24 @@ def on_row_selected() -> None:
     ids = st.session_state.get(IDS_KEY, [])
     if rows and rows[0] < len(ids):
         st.session_state[S.SEL_QUERY] = ids[rows[0]]
+
+
+@st.fragment
+def document_reader(ctx: S.Context, docs: list[str]) -> None:
+    """The text of one listed or judged document, on demand (reruns on its own)."""
+    if ctx.metadata is None or not docs:
+        st.caption("Load document metadata (titles, texts) on the Data page to read the documents here.")
+        return
+    current = st.session_state.get(DOC_KEY)
+    if current not in docs:
+        current = docs[0]
+    st.session_state["w_q_doc"] = current
+    names = X.titles(ctx)
+    doc = st.selectbox("Read a document", docs, key="w_q_doc",
+                       format_func=lambda d: f"{d} — {names[d]}" if names.get(d) else d,
+                       on_change=lambda: st.session_state.__setitem__(DOC_KEY, st.session_state["w_q_doc"]))
+    found = X.document(ctx, doc)
+    st.text(f"{found[0]}\n\n{found[1]}".strip() if found else "(no title or text for this document)")
 
 
 ui.page_setup()
@@ -43,84 +65,107 @@ qt = S.memo(f"qt:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
             lambda: D.query_table(S.metric_slice(ctx, metric, k), metric=metric, k=k, runs=runs, run_a=run_a,
                                   run_b=run_b))
 
-# ---------------------------------------------------------------- table of queries
+# ---------------------------------------------------------------- table of queries (one page at a time)
 st.subheader(f"All queries: {label}")
-f1, f2, f3, f4 = st.columns([2, 2, 2, 1])
+f1, f2, f3, f4, f5 = st.columns([2, 2, 2, 1.4, 1])
 domains = sorted(d for d in qt["domain"].unique() if d)
 with f1:
     pick_domains = st.multiselect("Domains", domains, key="q_domains", disabled=not domains)
 with f2:
-    search = st.text_input("Search query id", key="q_search")
+    search = st.text_input("Search query id", key="q_search", placeholder="part of an id",
+                           help="Case-insensitive; an exact id opens that query below.")
 sort_options = [D.DIFF_COLUMN, *runs, "query_id"]
 with f3:
     sort_by = st.selectbox("Sort by", sort_options, key="q_sort",
                            format_func=lambda c: "difference B − A" if c == D.DIFF_COLUMN else c)
 with f4:
-    ascending = st.toggle("Worst first", value=True, key="q_asc", help="Ascending: lowest values first.")
-shown = D.filter_queries(qt, domains=pick_domains, search=search, sort_by=sort_by, ascending=ascending)
+    ascending = st.toggle("Ascending", value=True, key="q_asc", help="On: lowest values first (worst first).")
+skey = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}:{pick_domains}:{sort_by}:{ascending}"
+ordered = S.memo("qsorted:" + skey, lambda: D.filter_queries(qt, domains=pick_domains, sort_by=sort_by,
+                                                            ascending=ascending))
+matches, exact = P.search_ids(ordered["query_id"].tolist(), search)
+if search:
+    ordered = ordered[ordered["query_id"].isin(set(matches))].reset_index(drop=True)
+if exact is not None and st.session_state.get("q_search_exact") != exact:
+    st.session_state[S.SEL_QUERY] = exact
+st.session_state["q_search_exact"] = exact
+n_pages = P.page_count(len(ordered))
+with f5:
+    page = st.number_input("Page", min_value=1, max_value=n_pages, value=1, step=1, key=f"q_page_{n_pages}",
+                           help=f"{n_pages:,} pages of {P.PAGE_ROWS} queries")
+shown = P.page_of(ordered, int(page))
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
 st.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
-             key="queries_table",
-             on_select=on_row_selected, selection_mode="single-row", height=320)
-st.caption(f"{len(shown)} of {len(qt)} queries. Select a row (or use the box below) to open its drill-down. "
-           "Difference = run B − run A on this query; – = the run has no value for it.")
+             key="queries_table", on_select=on_row_selected, selection_mode="single-row",
+             column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True)})
+first = (int(page) - 1) * P.PAGE_ROWS
+st.caption(f"Rows {first + 1 if len(shown) else 0:,}–{first + len(shown):,} of {len(ordered):,} "
+           + (f"matching queries ({len(qt):,} in all)" if len(ordered) != len(qt) else "queries")
+           + f", page {int(page):,} of {n_pages:,}. Select a row to open its drill-down. Difference = run B − run A "
+             "on this query; – = the run has no value for it.")
 
 # ---------------------------------------------------------------- one query
-options = (shown["query_id"].tolist() or qt["query_id"].tolist())[:MAX_OPTIONS]  # search/filter reach the rest
+ids = ordered["query_id"].tolist() or qt["query_id"].tolist()
 current = st.session_state.get(S.SEL_QUERY)
-if current in qt["query_id"].values and current not in options:
-    options = [current, *options]
-qid = ui.bound_selectbox("Query", options, S.SEL_QUERY, scope="queries")
+options = P.options_around(ids, current if current in set(qt["query_id"]) else None)
+if current in set(qt["query_id"]) and current not in set(options):
+    options = [current, *options[:-1]]
+qid = ui.bound_selectbox("Query", options, S.SEL_QUERY, scope="queries",
+                         help="The table's filter and sort order; search an id above to reach any query.")
 if qid is None:
     st.stop()
-qrels = ctx.qrels_for(run_a)
-view = S.memo(f"qv:{ctx.eval_key}:{qid}:{k}:{ctx.settings.ties}",
-              lambda: D.query_view(qrels, ctx.runs, qid, k=k if k > 0 else 10, ties=ctx.settings.ties, rel_threshold=rel,
-                                   metadata=ctx.metadata))
+
 st.subheader("Drill-down")
+said = X.query_text(ctx, qid)
 row = qt[qt["query_id"] == qid]
-info = [f"query: {qid}", f"domain: {view.domain or '(none)'}"]
-for r in runs:
-    if not row.empty:
-        v = row.iloc[0][r]
-        info.append(f"{label} of {r}: " + ("– (no value)" if pd.isna(v) else f"{v:.4f}"))
-st.text("\n".join(info))
-if ctx.metadata is not None:
-    meta = ctx.metadata[ctx.metadata["doc_id"] == qid]
-    if not meta.empty:
-        st.caption("Query item")
-        st.text(f"{meta.iloc[0]['title']}\n{meta.iloc[0]['text']}".strip())
+info = [f"query: {qid}", f"domain: {row.iloc[0]['domain'] or '(none)'}" if not row.empty else "domain: (none)"]
+with st.container(border=True):
+    st.caption("Query" + (f" ({said[0]})" if said else ""))
+    st.text(said[1] if said else "(no text for this query: load a queries file — BEIR queries.jsonl, or a "
+                                 "TSV/CSV of id and text — on the Data page)")
+    st.text("\n".join(info))
 
-st.caption("Ground truth (best grade first) and where each run placed each judged item")
-gt_cols = ["label", "doc_id", "grade", "relevant"] + (["title"] if "title" in view.ground_truth else []) \
-    + [f"placed by {r}" for r in runs]
-st.dataframe(view.ground_truth[gt_cols], hide_index=True, key="q_groundtruth")
+shown_runs = st.multiselect("Runs side by side", runs, default=[r for r in dict.fromkeys([run_a, run_b])],
+                            key="q_side_runs", max_selections=4,
+                            help="Two fit a narrow window; up to four side by side.") or [run_a]
+depth_k = k if k > 0 else 10
+diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{depth_k}:{shown_runs}:{ctx.settings.ties}", lambda: V.query_diff(
+    {r: ctx.qrels_for(r) for r in shown_runs}, {r: ctx.runs[r] for r in shown_runs}, qid, k=depth_k,
+    ties=ctx.settings.ties, rel_threshold=rel, titles=X.titles(ctx),
+    aspects={r: S.aspect_of(ctx, r) for r in shown_runs}))
+st.caption(f"Top {depth_k} of each run. Grade: ✔ relevant (grade ≥ {rel}), ✗ judged not relevant, · not judged — "
+           "each run against its own ground truth. A document listed by several runs has the same colour "
+           "everywhere; 'elsewhere' = its rank in the other runs (– = not in their lists).")
+cols = st.columns(len(shown_runs), gap="small")
+for col, r in zip(cols, shown_runs, strict=True):
+    with col:
+        v = row.iloc[0][r] if not row.empty else float("nan")
+        aspect = diff.aspects.get(r)
+        st.text(f"{diff.codes[r]} · {r}\n{label}: " + ("–" if pd.isna(v) else f"{v:.4f}")
+                + (f"\naspect: {aspect}" if aspect else "") + f"\n{diff.depth.get(r, 0):,} ranked")
+        st.dataframe(V.style_list(diff.lists[r], diff.colours), hide_index=True, key=f"q_list_{diff.codes[r]}",
+                     column_config={
+                         "rank": st.column_config.NumberColumn("#", width=30),
+                         "grade": st.column_config.TextColumn("grade", width=50),
+                         "doc_id": st.column_config.TextColumn("doc"),
+                         "elsewhere": st.column_config.TextColumn("elsewhere", help="Rank of the same document "
+                                                                  "in the other runs (– = not in their lists)"),
+                         "score": st.column_config.NumberColumn("score", width=62),
+                         "title": st.column_config.TextColumn("title"),
+                     })
 
-st.caption(f"Top {view.k} of each run, side by side (✔ relevant, with its grade; ✗ judged not relevant; "
-           "blank: not judged)")
-per_row = min(len(runs), 3)
-for start in range(0, len(runs), per_row):
-    cols = st.columns(per_row)
-    for col, r in zip(cols, runs[start:start + per_row], strict=False):
-        with col:
-            st.text(f"{r} ({view.depth.get(r, 0)} ranked)")
-            lst = view.lists[r]
-            show = ["rank", "doc_id", "score", "hit", "label"] + (["title"] if "title" in lst else [])
-            st.dataframe(lst[show], hide_index=True, key=f"q_list_{start}_{r}")
+for aspect, group, gt in diff.truth:
+    st.caption("Ground truth" + (f" ({aspect})" if aspect else "") + ", best grade first, and the rank each run "
+               "gave each judged item (> N = not in its list of N)" + (": " + ", ".join(
+                   f"{diff.codes[r]}" for r in group) if len(diff.truth) > 1 else ""))
+    st.dataframe(V.style_truth(gt, diff.colours), hide_index=True, key=f"q_truth_{diff.codes[group[0]]}",
+                 column_config={"label": st.column_config.TextColumn("", width=36),
+                                "doc_id": st.column_config.TextColumn("doc"),
+                                "grade": st.column_config.NumberColumn("grade", width=52),
+                                **{f"rank in {r}": st.column_config.TextColumn(f"{diff.codes[r]} · {r}",
+                                                                               help=f"rank in run {r}")
+                                   for r in group}})
 
-if run_a != run_b:
-    st.caption("Items one run has in its top k and the other lacks")
-    d1, d2 = st.columns(2)
-    with d1:
-        st.text(f"in {run_a}, not in {run_b}")
-        st.dataframe(T.display_table(view.only_in(run_a, run_b)), hide_index=True, key="q_only_a")
-    with d2:
-        st.text(f"in {run_b}, not in {run_a}")
-        st.dataframe(T.display_table(view.only_in(run_b, run_a)), hide_index=True, key="q_only_b")
-
-if ctx.metadata is not None and (ctx.metadata["text"].astype(str) != "").any():
-    docs = list(dict.fromkeys([*view.ground_truth["doc_id"], *[d for r in runs for d in view.lists[r]["doc_id"]]]))
-    doc = st.selectbox("Read an item's text", docs, key="q_doc")
-    meta = ctx.metadata[ctx.metadata["doc_id"] == doc]
-    if not meta.empty:
-        st.text(f"{meta.iloc[0]['title']}\n\n{meta.iloc[0]['text']}")
+docs = list(dict.fromkeys([*[d for r in shown_runs for d in diff.lists[r]["doc_id"]],
+                           *[d for _, _, gt in diff.truth for d in gt["doc_id"]]]))
+document_reader(ctx, docs)

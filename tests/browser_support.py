@@ -4,16 +4,15 @@ The browser is Debian's ``chromium`` (installed by ``.ci/run``) driven by the Py
 ``playwright`` package through ``executable_path``: Playwright's own browser download
 is not used (it cannot run on the project's machines).
 
-Waiting for Streamlit: the app element ``[data-testid="stApp"]`` carries
-``data-test-script-state`` (``running`` / ``notRunning``). An init script records, in
-page time, when a script run last started and finished, so that after an action a test
-waits for "a run that started after my action has finished, the state has been quiet for a
-moment and no lazily loaded element is still a skeleton" (a run already under way when
-the action happened does not count). What the page must show is then awaited by polling.
+Waiting for Streamlit: after an action, a test waits for the content the action must bring and
+for the app to be idle (connected, no script run, no stale element, no skeleton, charts drawn):
+states of the page, which cannot be missed, never events such as "a script run started"
+(a fast run could begin and end before the wait did) and never a sleep.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -105,13 +104,13 @@ class StreamlitServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, app: str = "app.py", cwd: Path = ROOT) -> None:
+    def start(self, app: str = "app.py", cwd: Path = ROOT, env: dict[str, str] | None = None) -> None:
         cmd = [sys.executable, "-m", "streamlit", "run", app,
                "--server.headless", "true", "--server.port", str(self.port),
                "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
                # no file watching (nothing edits the app during a test; saves CPU)
                "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
-        env = dict(os.environ)
+        env = {**os.environ, **(env or {})}
         env.setdefault("PYTHONUNBUFFERED", "1")
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started_at = time.perf_counter()
@@ -168,21 +167,23 @@ class StreamlitServer:
                 self._log = None
 
 
-def start_streamlit(log_dir: Path, attempts: int = 3) -> StreamlitServer:
+def start_streamlit(log_dir: Path, attempts: int = 3, *, env: dict[str, str] | None = None,
+                    port: int | None = None) -> StreamlitServer:
     """A healthy ``streamlit run app.py`` on a free port (the caller stops it).
 
-    Another port is tried when the first one was taken between choosing and binding it.
+    Another port is tried when the first one was taken between choosing and binding it. ``env``: extra
+    environment variables of the server; ``port``: this port (a restart where the browser's URL points).
     """
     error: Exception | None = None
     for i in range(attempts):
-        server = StreamlitServer(free_port(), log_dir / f"streamlit-{i}.log")
-        server.start()
+        server = StreamlitServer(port if port is not None else free_port(), log_dir / f"streamlit-{i}.log")
+        server.start(env=env)
         try:
             server.wait_healthy()
         except BrowserSetupError as e:
             server.stop()
             error = e
-            if "address already in use" in server.log_text().lower():
+            if "address already in use" in server.log_text().lower() and port is None:
                 continue
             raise
         return server
@@ -190,43 +191,64 @@ def start_streamlit(log_dir: Path, attempts: int = 3) -> StreamlitServer:
 
 
 # ------------------------------------------------------------------------------------------ page helpers
+#
+# Every wait is on a *state* of the page, never on an event: a test names the content it expects the
+# page to show after its action (server-rendered content, which cannot be there before the rerun it
+# caused), and waits until that content is shown and the app is idle — connected, no script run, no
+# element left stale by the last run, no lazily loaded element still a skeleton, every chart drawn.
+# A state cannot be missed, however fast or slow the machine: that is what makes these waits exact.
 
-#: Runs in every document before the app. It watches ``stApp``'s ``data-test-script-state`` and keeps, in
-#: page time (``performance.now()`` ms): when a script run last started (``__ecStartAt``) and finished
-#: (``__ecDoneAt``), the number of finished runs, when the state last changed, and the last user input.
+#: Runs in every document before the app: remembers (page time, ``performance.now()`` ms) the last user
+#: input, so that a benchmark can measure from the click to the settled page.
 RUN_TRACKER = """
 (() => {
-  window.__ecDone = 0; window.__ecState = null; window.__ecChanged = performance.now();
-  window.__ecStartAt = -1; window.__ecDoneAt = -1; window.__ecInputAt = -1; window.__ecLog = [];
-  const read = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app ? app.getAttribute('data-test-script-state') : null;
-    if (s === window.__ecState) return;
-    const t = performance.now();
-    if (s === 'running') window.__ecStartAt = t;
-    if (window.__ecState === 'running' && s !== 'running') { window.__ecDone += 1; window.__ecDoneAt = t; }
-    window.__ecState = s; window.__ecChanged = t;
-    window.__ecLog.push([Math.round(t), s]);
-    if (window.__ecLog.length > 200) window.__ecLog.shift();
-  };
-  new MutationObserver(read).observe(document, {attributes: true, childList: true, subtree: true,
-                                                attributeFilter: ['data-test-script-state']});
+  window.__ecInputAt = -1; window.__ecSettledAt = -1;
   for (const ev of ['pointerdown', 'keydown', 'change', 'input']) {
     window.addEventListener(ev, () => { window.__ecInputAt = performance.now(); }, true);
   }
 })();
 """
 
-#: True when connected, a script run that started after ``since`` (page ms; -1: any) has finished, the
-#: state has not changed for ``quietMs`` and no element of the main area is still a loading skeleton.
-SETTLED_JS = """
-([since, quietMs]) => {
+#: The app is idle: connected, not running, no stale element, no skeleton, every plotly chart drawn.
+IDLE_JS = """
+() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
   if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-  if (window.__ecDone < 1 || window.__ecStartAt <= since) return false;
-  if (performance.now() - window.__ecChanged < quietMs) return false;
-  if (document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]')) return false;
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main || !main.querySelector('h1')) return false;
+  if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
+  if (main.querySelector('[data-testid="stSkeleton"]')) return false;
+  for (const c of main.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    const svg = c.querySelector('.js-plotly-plot .main-svg');
+    if (!svg || svg.getBoundingClientRect().width < 50) return false;
+  }
+  return true;
+}
+"""
+
+#: IDLE_JS and the expected content: texts in the main area, in its tables, in the sidebar; texts absent
+#: from the main area; an extra predicate. Records when it first held (``window.__ecSettledAt``).
+EXPECT_JS = """
+([main, grid, side, absent, extra]) => {
+  if (!(""" + IDLE_JS.strip() + """)()) return false;
+  const m = document.querySelector('[data-testid="stMain"]');
+  if (main.length || absent.length) {
+    const text = m.innerText;
+    if (!main.every(t => text.includes(t))) return false;
+    if (absent.some(t => text.includes(t))) return false;
+  }
+  if (grid.length) {
+    const text = Array.from(m.querySelectorAll('table[role="grid"]')).map(t => t.textContent).join('\\n');
+    if (!grid.every(t => text.includes(t))) return false;
+  }
+  if (side.length) {
+    const sb = document.querySelector('[data-testid="stSidebarUserContent"]');
+    const text = sb ? sb.innerText : '';
+    if (!side.every(t => text.includes(t))) return false;
+  }
+  if (extra && !(new Function('return (' + extra + ')();'))()) return false;
+  window.__ecSettledAt = performance.now();
   return true;
 }
 """
@@ -237,31 +259,59 @@ def page_now(page: Any) -> float:
     return float(page.evaluate("performance.now()"))
 
 
-def wait_settled(page: Any, since: float = -1.0, *, timeout: float = 60.0, quiet_ms: int = 300) -> float:
-    """Wait until a script run started after ``since`` (page ms) has finished and the page is quiet.
+def wait_for(page: Any, *, main: Any = (), grid: Any = (), sidebar: Any = (), absent: Any = (),
+             js: str | None = None, timeout: float = 60.0, polling: int = 25) -> None:
+    """Wait until the page shows what is expected and the app is idle (see :data:`EXPECT_JS`).
 
-    ``since=-1`` accepts any finished run (the first load). Returns the seconds waited.
+    ``main`` / ``grid`` / ``sidebar``: texts that must be in the main area / its tables / the sidebar;
+    ``absent``: texts that must not be in the main area; ``js``: an extra predicate (a JS function
+    expression). On timeout, the message says which of them did not hold.
     """
-    t0 = time.perf_counter()
+    args = [list(main), list(grid), list(sidebar), list(absent), js]
     try:
-        page.wait_for_function(SETTLED_JS, arg=[since, quiet_ms], timeout=timeout * 1000, polling=50)
+        page.wait_for_function(EXPECT_JS, arg=args, timeout=timeout * 1000, polling=polling)
     except Exception as e:
-        raise AssertionError(f"the page did not settle within {timeout:.0f} s (a script run started after "
-                             f"page time {since:.0f} ms): {page_state(page)}") from e
+        raise AssertionError(f"the page did not show what was expected within {timeout:.0f} s: "
+                             f"{why_not(page, *args)}\n{page_state(page)}") from e
+
+
+def why_not(page: Any, main: list, grid: list, side: list, absent: list, extra: str | None) -> str:
+    """Which part of an expectation does not hold right now (for failure messages)."""
+    try:
+        idle = bool(page.evaluate(IDLE_JS))
+        text = main_text(page)
+        tables = grid_text(page)
+        sb = page.locator('[data-testid="stSidebarUserContent"]').inner_text() if side else ""
+        missing = {"idle": idle, "main": [t for t in main if t not in text], "grid": [t for t in grid if t not in tables],
+                   "sidebar": [t for t in side if t not in sb], "present but should be absent": [t for t in absent if t in text]}
+        if extra:
+            missing["extra"] = bool(page.evaluate(extra))
+        return f"{missing}; main text: {text[:1500]!r}"
+    except Exception as e:  # noqa: BLE001 - diagnostics only
+        return f"(state unavailable: {e})"
+
+
+def act(page: Any, action: Callable[[], Any], *, timeout: float = 60.0, **expect: Any) -> float:
+    """Do ``action``, then wait until the page shows ``expect`` (see :func:`wait_for`) and is idle.
+
+    Returns the seconds from the user input the action made (page clock) to the first moment the
+    expectation held; the wall-clock seconds of the whole step when the action made no input event.
+    """
+    if not any(expect.get(k) for k in ("main", "grid", "sidebar", "absent", "js")):
+        raise ValueError("act needs the content the action must bring (main=, grid=, sidebar=, absent= or js=)")
+    t0 = time.perf_counter()
+    since = page_now(page)
+    action()
+    wait_for(page, timeout=timeout, **expect)
+    took = page.evaluate("[window.__ecInputAt, window.__ecSettledAt]")
+    if took[0] >= since and took[1] >= took[0]:
+        return (took[1] - took[0]) / 1000.0
     return time.perf_counter() - t0
 
 
-def act(page: Any, action: Callable[[], Any], *, timeout: float = 60.0, quiet_ms: int = 300) -> float:
-    """Do ``action`` (which makes Streamlit rerun) and wait until that rerun finished; returns page ms of the action."""
-    since = page_now(page)
-    action()
-    wait_settled(page, since, timeout=timeout, quiet_ms=quiet_ms)
-    return since
-
-
-def wait_idle(page: Any, *, timeout: float = 60.0, quiet_ms: int = 1000) -> None:
-    """Wait until no script runs and the state has not changed for ``quiet_ms`` (absorbs a trailing ``st.rerun``)."""
-    wait_settled(page, -1.0, timeout=timeout, quiet_ms=quiet_ms)
+def wait_idle(page: Any, *, timeout: float = 60.0) -> None:
+    """Wait until the app is idle (a state; for pictures, not as proof that an action took effect)."""
+    page.wait_for_function(IDLE_JS, timeout=timeout * 1000, polling=50)
 
 
 def wait_until(check: Callable[[], Any], what: str, *, timeout: float = 30.0, interval: float = 0.2) -> Any:
@@ -277,15 +327,15 @@ def wait_until(check: Callable[[], Any], what: str, *, timeout: float = 30.0, in
 
 
 def page_state(page: Any) -> str:
-    """What the run tracker knows (for failure messages)."""
+    """The app's state attributes (for failure messages)."""
     try:
         return str(page.evaluate("""() => {
           const app = document.querySelector('[data-testid="stApp"]');
           return {state: app && app.getAttribute('data-test-script-state'),
                   connection: app && app.getAttribute('data-test-connection-state'),
-                  runs_done: window.__ecDone, last_start: Math.round(window.__ecStartAt),
+                  stale: document.querySelectorAll('[data-testid="stElementContainer"][data-stale="true"]').length,
                   skeletons: document.querySelectorAll('[data-testid="stMain"] [data-testid="stSkeleton"]').length,
-                  now: Math.round(performance.now()), log: (window.__ecLog || []).slice(-20)};
+                  title: (document.querySelector('[data-testid="stMain"] h1') || {}).innerText};
         }"""))
     except Exception as e:  # noqa: BLE001 - diagnostics only
         return f"(page state unavailable: {e})"
@@ -329,15 +379,15 @@ def selected(box: Any) -> str:
     return box.locator('input[role="combobox"], input').first.input_value()
 
 
-def go_to(page: Any, title: str, *, timeout: float = 60.0) -> float:
-    """Open a page from the sidebar navigation and wait until it settled; returns the seconds it took."""
-    t0 = time.perf_counter()
+def go_to(page: Any, title: str, *, timeout: float = 60.0, expect: Any = ()) -> float:
+    """Open a page from the sidebar navigation; wait until its title (and ``expect``: main-area texts) is shown
+    and the app is idle. Returns the seconds from the click to then (page clock)."""
     link = page.locator('[data-testid="stSidebarNavLink"]').filter(has_text=title)
     if not link.count():
         link = page.locator('[data-testid="stSidebarNav"] a').filter(has_text=title)
-    act(page, lambda: link.first.click(), timeout=timeout)
-    page.locator('[data-testid="stMain"] h1').filter(has_text=title).first.wait_for(timeout=timeout * 1000)
-    return time.perf_counter() - t0
+    js = ("() => { const h = document.querySelector('[data-testid=\"stMain\"] h1');"
+          f" return !!h && h.innerText.trim().startsWith({json.dumps(title)}); }}")
+    return act(page, lambda: link.first.click(), timeout=timeout, main=list(expect), js=js)
 
 
 def full_page_screenshot(page: Any, path: Path, *, width: int = 1400, height: int = 900,
@@ -355,8 +405,8 @@ def full_page_screenshot(page: Any, path: Path, *, width: int = 1400, height: in
     page.mouse.move(width - 2, 2)  # no hover effect (e.g. the sidebar's collapse button) in the picture
     page.set_viewport_size({"width": width, "height": tall})
     try:
-        page.wait_for_timeout(400)  # plotly and the grids relayout on resize
-        wait_idle(page, timeout=30, quiet_ms=300)
+        page.wait_for_timeout(400)  # plotly and the grids relayout on resize (a picture, not a test wait)
+        wait_idle(page, timeout=30)
         path.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(path), full_page=True, animations="disabled", caret="hide")
     finally:

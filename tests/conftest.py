@@ -6,11 +6,27 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["browser_fixtures"]  # chromium, a streamlit server, pages (only the browser tests use them)
+
 ROOT = Path(__file__).resolve().parents[1]
 #: trec_eval's test data vendored in the project (NIST notice in LICENSE.md, see NOTICE.md).
 TREC_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"
 #: ``../shared`` beside the project root (bigger files that are not vendored).
 SHARED_DIR = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_workspace_folders(tmp_path_factory):
+    """No test reads or writes the user's workspaces or the user's cache: the folder of named workspaces
+    (EVALCORE_WORKSPACES) and the cache of the built-in demo (XDG_CACHE_HOME) are temporary folders of
+    this test session (inherited by the Streamlit servers of the browser tests)."""
+    base = tmp_path_factory.mktemp("evalcore-home")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EVALCORE_WORKSPACES", str(base / "workspaces"))
+    patch.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    patch.delenv("EVALCORE_WORKSPACE", raising=False)
+    yield base
+    patch.undo()
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +22,11 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import persist as P
 from dashboard import tables as T
-from evalcore import evaluate
 from evalcore import workspace as W
-from evalcore.aggregate import summarize
+from evalcore.evaluate import evaluate
+from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
 
@@ -76,13 +78,57 @@ def npz(ids, dim: int, seed: int) -> bytes:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def start(workspace: W.Snapshot | None = None) -> AppTest:
+def store_snapshot(snap: W.Snapshot) -> str:
+    """A new workspace of the root holding what ``snap`` holds (what loading those files on the Data page
+    saves); returns its name."""
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    with W.WorkspaceRoot().create(name) as ws:
+        gt = snap.ground_truth
+        if gt is not None and gt.kind == "reference":
+            ws.set_reference(gt.blob.data, None if gt.ids_blob is None else gt.ids_blob.data, source_name=gt.blob.name)
+        elif gt is not None:
+            ws.set_ground_truth(gt.blob.data, source_name=gt.blob.name, format=gt.format)
+        names = {r.uid: r.name for r in snap.runs}
+        for r in snap.runs:
+            info = {"aspect": r.aspect, "model": r.model, "version": r.version, "step": r.step}
+            if r.kind == "ranked":
+                ws.add_run(r.name, r.blob.data, format=r.format, source_name=r.blob.name, **info)
+            elif r.kind == "embedding":
+                data = lambda b: None if b is None else b.data  # noqa: E731
+                ws.add_embedding_run(r.name, r.blob.data, data(r.ids_blob), query_embeddings=data(r.query_blob),
+                                     query_ids=data(r.query_ids_blob), source_name=r.blob.name,
+                                     query_source_name=None if r.query_blob is None else r.query_blob.name, **info)
+            else:
+                f = r.fusion
+                ws.add_fused_run(r.name, [names[u] for u in f.inputs], weights=list(f.weights), c=f.c, top_n=f.top_n,
+                                 method=f.method, norm=f.norm, **info)
+        for blob, setter in ((snap.domain_blob, ws.set_domains), (snap.metadata_blob, ws.set_metadata),
+                             (snap.queries_blob, ws.set_query_texts)):
+            if blob is not None:
+                setter(blob.data, name=blob.name)
+        ws.set_settings(snap.settings)
+    return name
+
+
+def open_app(name: str = P.DEMO, **state) -> AppTest:
+    """An AppTest session opened on the workspace ``name`` (the URL's ``?ws=``), ``state`` set before its first run."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if workspace is not None:
-        at.session_state["ws"] = workspace
+    at.query_params["ws"] = name
+    for key, value in state.items():
+        at.session_state[key] = value
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def stored(at: AppTest) -> W.Workspace:
+    """The workspace the session shows, opened from its folder (what another process would see)."""
+    return W.Workspace.open(P.path_of(at.session_state[P.ACTIVE]), create=False)
+
+
+def start(workspace: W.Snapshot | None = None) -> AppTest:
+    """A session on the built-in demo, or on a new workspace holding ``workspace``."""
+    return open_app(P.DEMO if workspace is None else store_snapshot(workspace))
 
 
 def goto(at: AppTest, page: str) -> AppTest:
@@ -116,13 +162,12 @@ def numbers_table(at: AppTest) -> pd.DataFrame:
 
 
 def _strings(obj):
-    """Every string Plotly may draw inside a figure's JSON (``customdata`` is data, never drawn)."""
+    """Every string Plotly may draw inside a figure's JSON (``customdata`` included: hovers show it)."""
     if isinstance(obj, str):
         yield obj
     elif isinstance(obj, dict):
-        for key, v in obj.items():
-            if key != "customdata":
-                yield from _strings(v)
+        for v in obj.values():
+            yield from _strings(v)
     elif isinstance(obj, list):
         for v in obj:
             yield from _strings(v)
@@ -161,8 +206,12 @@ def test_opens_on_the_demo_and_every_page_runs(demo_app):
     assert at.button(key="clear_demo")
     goto(at, "overview")
     assert len(at.get("plotly_chart")) == 1
-    assert len(at.get("download_button")) == 2 + len(DEMO_RUN_NAMES)
-    assert any("seed 002" in e.label for e in at.expander)
+    labels = [b.label for b in at.get("download_button")]
+    # report, per-query table, one per run (named after it), the leaderboard (2)
+    assert {"Markdown", "LaTeX", "Report (JSON)", "Per-query table (CSV)"} <= set(labels)
+    assert [unescape(lab) for lab in labels if lab.startswith("Results per k of")] == [
+        f"Results per k of {r} (CSV)" for r in DEMO_RUN_NAMES]
+    assert any(e.label == "How to read nDCG@10 and Recall@10" for e in at.expander)
     goto(at, "compare")
     assert len(at.get("plotly_chart")) == 3  # matrix, scatter, histogram
     goto(at, "domains")
@@ -179,11 +228,13 @@ def test_overview_numbers_equal_evalcore(demo_app):
     demo = make_demo(0)
     s = W.Settings().validated()
     ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
-    expected = summarize(ev.table)
+    expected = summarize_with_intervals(ev.table, n_resamples=1000, seed=0)
     shown = numbers_table(at)
     pd.testing.assert_frame_equal(shown.reset_index(drop=True), expected.reset_index(drop=True))
+    at.multiselect(key="ov_columns").set_value([f"{m}@{k}" for m in s.metrics for k in s.k]).run()
     text = overview_text(at)
     assert list(text.index) == list(DEMO_RUN_NAMES)
+    assert list(text["coverage"]) == ["300/300 (100%)"] * 3
     exp = expected.assign(run=expected["run"].astype(str), metric=expected["metric"].astype(str))
     for row in exp.itertuples(index=False):
         cell = text.loc[row.run, f"{row.metric}@{row.k}"]
@@ -230,12 +281,12 @@ def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
     assert list(text.index) == ["strong-128d", "weak-64d"]  # the embedding models; lexical is a ranked run
     assert list(text.columns) == ["ild@10", "alpha_ndcg(alpha=0.5)@10"]
     assert any("No embeddings, not shown: lexical" in t.value for t in at.text)
-    assert any("ILD@10" in c.value and "novelty" in c.value for c in at.caption)
+    assert any("ILD@10" in c.value and "novelty" in c.value and "Clarke et al." in c.value for c in at.caption)
     demo = make_demo(0)
     for run in text.index:
         t = diversity_table(demo.runs[run], Embeddings.from_arrays(demo.item_ids, demo.embeddings[run]),
                             k_values=[10], qrels=demo.qrels, ties="trec")
-        s = summarize(t).assign(metric=lambda d: d["metric"].astype(str)).set_index("metric")
+        s = summarize_with_intervals(t).assign(metric=lambda d: d["metric"].astype(str)).set_index("metric")
         for m in ("ild", "alpha_ndcg(alpha=0.5)"):
             r = s.loc[m]
             assert text.loc[run, f"{m}@10"] == f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
@@ -296,11 +347,13 @@ def test_compare_opens_the_query_drilldown(demo_app):
     assert at.session_state["sel_query"] == target
     assert at.selectbox(key="w_queries_sel_query").value == target
     assert any(t.value.startswith(f"query: {target}") for t in at.text)
-    # ground truth with per-run placements, and each run's list side by side
-    gt = next(d.value for d in at.dataframe if "placed by lexical" in getattr(d.value, "columns", []))
-    assert gt["placed by lexical"].str.match(r"^g\d+ (at rank \d+|not in top 100)$").all()
-    lists = [d.value for d in at.dataframe if list(getattr(d.value, "columns", []))[:3] == ["rank", "doc_id", "score"]]
-    assert len(lists) == len(DEMO_RUN_NAMES)
+    # ground truth with each run's rank of each judged item, and each run's list side by side
+    gt = next(d.value for d in at.dataframe if "rank in lexical" in getattr(d.value, "columns", [])
+              or "rank in strong-128d" in getattr(d.value, "columns", []))
+    rank_cols = [c for c in gt.columns if c.startswith("rank in ")]
+    assert rank_cols and all(gt[c].str.match(r"^(\d+|> 100)$").all() for c in rank_cols)
+    lists = [d.value for d in at.dataframe if list(getattr(d.value, "columns", []))[:3] == ["rank", "grade", "doc_id"]]
+    assert len(lists) == 2  # run A and run B side by side by default
 
 
 def test_fusion_adds_a_run_everywhere():
@@ -340,8 +393,10 @@ def test_uploads_of_several_formats_and_a_bad_file():
     at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
     assert not at.exception
     ws = at.session_state["ws"]
-    assert [r.name for r in ws.runs] == ["bm25", "dense", "splade", "broken", "emb"]
-    assert len(errors(at)) == 1  # still only the broken file, next to it; the others stay loaded
+    # issue 9: a file that does not load is reported and not stored; the others stay loaded
+    assert [r.name for r in ws.runs] == ["bm25", "dense", "splade", "emb"]
+    assert not errors(at)
+    assert stored(at).run_names() == ["bm25", "dense", "splade", "emb"]
 
     at = goto(at, "overview")
     text = overview_text(at)
@@ -350,7 +405,7 @@ def test_uploads_of_several_formats_and_a_bad_file():
             "splade": load_run(json_run(3), label="splade.json")}
     s = W.Settings().validated()
     ev = evaluate(load_qrels(trec_qrels()), runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
-    expected = summarize(ev.table)
+    expected = summarize_with_intervals(ev.table)  # resamples shared by every run: the same with "emb" or not
     shown = numbers_table(at)
     shown = shown[shown["run"].astype(str) != "emb"].reset_index(drop=True)
     pd.testing.assert_frame_equal(shown.assign(run=shown["run"].astype(str), metric=shown["metric"].astype(str)),
@@ -363,8 +418,8 @@ def test_uploads_of_several_formats_and_a_bad_file():
     uid = ws.runs[0].uid
     at.text_input(key=f"name_{uid}").input("BM25").run()
     assert at.session_state["ws"].runs[0].name == "BM25"
-    at.button(key=f"rm_{ws.runs[3].uid}").click().run()
-    assert [r.name for r in at.session_state["ws"].runs] == ["BM25", "dense", "splade", "emb"]
+    at.button(key=f"rm_{ws.runs[2].uid}").click().run()
+    assert [r.name for r in at.session_state["ws"].runs] == ["BM25", "dense", "emb"]
     assert not errors(at)
 
 
@@ -374,10 +429,11 @@ def test_bad_ground_truth_is_reported_and_runs_are_kept():
     at.file_uploader(key="up_gt").set_value(("qrels.txt", b"q1 0 d1 high\n", "text/plain")).run()
     assert not at.exception
     errs = errors(at)
-    assert any("qrels.txt" in e and "high" in e for e in errs)
+    assert any("qrels.txt" in e and "high" in e and "nothing was changed" in e for e in errs), errs
     assert [r.name for r in at.session_state["ws"].runs] == ["bm25"]
+    assert at.session_state["ws"].ground_truth is None  # the file that does not load was not taken
     at = goto(at, "overview")  # no traceback: a message and a link back to the Data page
-    assert any("ground truth could not be loaded" in e for e in errors(at))
+    assert any("No ground truth loaded" in i.value for i in at.info)
 
 
 def test_ordered_list_ground_truth_with_aspects():
@@ -412,7 +468,7 @@ def test_ordered_list_ground_truth_with_aspects():
     sizes = next(d.value for d in at.dataframe if list(getattr(d.value, "columns", [])) == ["domain", "n_queries"])
     assert sizes.set_index("domain")["n_queries"].to_dict() == {"comedy": 6, "drama": 6}
     at = goto(at, "queries")
-    gt = next(d.value for d in at.dataframe if "placed by content" in getattr(d.value, "columns", []))
+    gt = next(d.value for d in at.dataframe if "rank in content" in getattr(d.value, "columns", []))
     assert gt["title"].str.startswith("Title of tt").all()
 
 
@@ -445,8 +501,10 @@ def test_parameterised_metrics_flow_to_every_page():
     at = goto(at, "overview")
     demo = make_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=["ndcg", "recall(rel=2)", "P(rel=2)@5"], k=[5, 10], ties="trec")
-    expected = summarize(ev.table)
+    expected = summarize_with_intervals(ev.table)
     pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True), expected.reset_index(drop=True))
+    at.multiselect(key="ov_columns").set_value(["ndcg@10", "recall(rel=2)@5", "recall(rel=2)@10",
+                                                "precision(rel=2)@5"]).run()
     assert {"recall(rel=2)@5", "recall(rel=2)@10", "precision(rel=2)@5"} <= set(overview_text(at).columns)
     assert "precision(rel=2)@10" not in overview_text(at).columns  # a fixed cutoff stays fixed
     for page in ("compare", "queries", "domains"):
@@ -489,6 +547,9 @@ def test_user_text_is_never_markdown():
         (f"bad{marker}.trec", f"{marker} Q0 d1 1 oops t\n".encode(), "text/plain"),
     ]).run()
     assert not at.exception
+    # the refused file's message, shown once next to the uploader (issue 9: it is not stored)
+    assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered
+    assert all(marker not in e.value for e in at.error)
     escaped_in_charts = False
     for page in PAGES:
         goto(at, page)
@@ -503,5 +564,3 @@ def test_user_text_is_never_markdown():
         for w in [*at.selectbox, *at.multiselect, *at.text_input, *at.button, *at.number_input, *at.toggle]:
             assert marker not in str(w.label), (page, w.label)
     assert escaped_in_charts  # the query id is in the Compare scatter, as text
-    goto(at, "data")
-    assert any(marker in unescape(e) for e in errors(at))  # escaped in the message, readable once rendered

@@ -15,13 +15,24 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from test_app import DEMO_RUN_NAMES, errors, goto, numbers_table, overview_text, start
+from test_app import DEMO_RUN_NAMES, errors, goto, numbers_table, start
+from test_app import overview_text as _overview_text
 
 from evalcore import evaluate
 from evalcore import workspace as W
 from evalcore.aggregate import summarize
+from evalcore.intervals import summarize_with_intervals
 from evalcore.metrics import RECALL_LEVELS
 from evalcore.workspace.demo import make_demo
+
+
+def overview_text(at):
+    """The Overview's leaderboard with every computed metric@k chosen as a column."""
+    box = at.multiselect(key="ov_columns")
+    if list(box.value) != list(box.options):
+        box.set_value(list(box.options)).run()
+    return _overview_text(at)
+
 
 pytestmark = pytest.mark.filterwarnings("ignore:'hits' is now:evalcore.errors.EvalcoreWarning")
 
@@ -108,7 +119,7 @@ def test_new_metrics_are_offered_and_their_aggregates_shown():
     demo = make_demo(0)
     s = at.session_state["ws"].settings
     ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
-    agg = summarize(ev.table, aggregates=True)
+    agg = summarize_with_intervals(ev.table, aggregates=True)  # the dashboard's intervals: shared bootstrap
     text = overview_text(at)
     for row in agg.assign(run=agg["run"].astype(str), metric=agg["metric"].astype(str)).itertuples(index=False):
         label = row.metric if row.k == 0 else f"{row.metric}@{row.k}"
@@ -123,7 +134,7 @@ def test_new_metrics_are_offered_and_their_aggregates_shown():
     assert any(c.startswith("★") for c in text["gm_map"])
     # the numbers table keeps summarize()'s columns; the declared aggregates are listed beside it
     pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True),
-                                  summarize(ev.table).reset_index(drop=True))
+                                  summarize_with_intervals(ev.table).reset_index(drop=True))
     declared = next(d.value for d in at.dataframe if "aggregation" in getattr(d.value, "columns", []))
     assert set(declared["metric"].astype(str)) == {"num_ret", "num_q", "gm_map"}
 
@@ -155,3 +166,31 @@ def test_domains_page_shows_the_declared_aggregate():
         for row in want.itertuples(index=False):
             dom = row.domain or "(none)"
             assert float(shown.loc[dom, str(row.run)]) == pytest.approx(row.aggregate, rel=1e-12), (metric, dom)
+
+
+def test_judged_only_setting_on_the_data_page():
+    """The Data page's "judged documents only" (trec_eval -J) gives evaluate(judged_only=True)'s numbers, is
+    kept in the settings and named in the sidebar; with a reference model as ground truth it is refused."""
+    at = goto(start(), "data")
+    at.toggle(key="set_judged").set_value(True)
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not at.exception and not errors(at), errors(at)
+    s = at.session_state["ws"].settings
+    assert s.judged_only
+    assert "judged documents only (-J)" in "\n".join(t.value for t in at.sidebar.text)
+    demo = make_demo(0)
+    ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties, judged_only=True)
+    plain = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
+    at = goto(at, "overview")
+    expected = summarize_with_intervals(ev.table)
+    pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True), expected.reset_index(drop=True))
+    assert not np.allclose(expected["mean"], summarize_with_intervals(plain.table)["mean"])  # -J changed something
+
+
+def test_judged_only_needs_judgments():
+    from evalcore.errors import OptionError
+    from evalcore.workspace.pipeline import evaluate_workspace
+
+    with pytest.raises(OptionError, match="judged-only needs judgments"):
+        evaluate_workspace({}, [(next(iter(make_demo(0).runs.values())), None)], W.Settings(judged_only=True),
+                           reference=object())

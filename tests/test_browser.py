@@ -6,7 +6,7 @@ What it checks (issue 4, "a real-browser test in CI"):
   demo runs without an exception element;
 * a qrels file and two TREC runs uploaded through the real ``<input type=file>`` of the
   Data page give, on the Overview, the mean nDCG@10 and its 95% CI that
-  ``evalcore.evaluate`` + ``evalcore.aggregate.summarize`` compute on the same files (the
+  ``evalcore.evaluate`` + ``evalcore.intervals.summarize_with_intervals`` compute on the same files (the
   table's text, and the exact value of each run's curve at k=10);
 * on Queries, picking a query shows its ground truth and each run's top-k side by side
   (the per-query values equal evalcore's, the expected top documents are listed);
@@ -23,7 +23,6 @@ Chromium or playwright missing is a failure with install instructions, never a s
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -32,9 +31,10 @@ from pathlib import Path
 import browser_support as B
 import numpy as np
 import pytest
+from browser_fixtures import STEP, TIMINGS, VIEWPORT
 
-from evalcore import evaluate
-from evalcore.aggregate import summarize
+from evalcore.evaluate import evaluate
+from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_run
 from evalcore.io.trec import read_trec_qrels, read_trec_run
 
@@ -42,92 +42,6 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = os.environ.get("EVALCORE_SCREENSHOTS") == "1"
 SHOT_DIR = B.ROOT / "docs" / "screenshots"
-TIMINGS_FILE = B.ROOT / "out" / "browser_timings.json"
-VIEWPORT = {"width": 1400, "height": 900}
-PAGES = ["Overview", "Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]
-STEP = 90.0  # seconds allowed for one step (a cold first page load on a busy 2-core machine included)
-
-TIMINGS: dict[str, float] = {}
-
-
-# ------------------------------------------------------------------------------------------ fixtures
-
-
-def setup_failure(error: Exception) -> None:
-    """Fail (never skip) with the message alone: how to install what is missing."""
-    pytest.fail(str(error), pytrace=False)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    problem = None
-    try:
-        chromium = B.find_chromium()
-        sync_playwright = B.import_playwright()
-    except B.BrowserSetupError as e:
-        problem = e
-    if problem is not None:
-        setup_failure(problem)
-    with sync_playwright() as pw:
-        try:
-            br = pw.chromium.launch(executable_path=chromium, args=B.CHROMIUM_ARGS, headless=True)
-        except Exception as e:  # noqa: BLE001 - any launch failure is a setup problem
-            problem = B.BrowserSetupError(f"could not launch {chromium}: {e}\n{B.INSTALL_HINT}")
-        if problem is not None:
-            setup_failure(problem)
-        try:
-            yield br
-        finally:
-            br.close()
-    if TIMINGS:
-        TIMINGS_FILE.parent.mkdir(exist_ok=True)
-        TIMINGS_FILE.write_text(json.dumps(TIMINGS, indent=1) + "\n", encoding="utf-8")
-        print("\nbrowser timings (s):", json.dumps(TIMINGS))
-
-
-@pytest.fixture(scope="module")
-def server(browser, tmp_path_factory):
-    """``streamlit run app.py`` on a free port, healthy; killed (process group) at teardown."""
-    problem = None
-    try:
-        srv = B.start_streamlit(tmp_path_factory.mktemp("streamlit"))
-    except B.BrowserSetupError as e:
-        problem = e
-    if problem is not None:
-        setup_failure(problem)
-    TIMINGS["server_start_to_health_s"] = round(srv.ready_seconds, 2)
-    try:
-        yield srv
-    finally:
-        srv.stop()
-    log = srv.log_text()
-    # the script's exceptions are shown in the page (checked there); anything in the log is a server error
-    assert "Traceback" not in log, f"the streamlit server logged an error:\n{log[-4000:]}"
-
-
-@pytest.fixture(scope="module")
-def context(browser):
-    """One browser context for the module: the tests share its HTTP cache (Streamlit's scripts)."""
-    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1, locale="en-US")
-    ctx.set_default_timeout(STEP * 1000)
-    ctx.add_init_script(B.RUN_TRACKER)
-    try:
-        yield ctx
-    finally:
-        ctx.close()
-
-
-@pytest.fixture
-def page(context):
-    """A new tab: a new Streamlit session (it opens on the demo)."""
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.page_errors = errors  # type: ignore[attr-defined]
-    try:
-        yield pg
-    finally:
-        pg.close()
 
 
 def no_exception(page, where: str) -> None:
@@ -184,7 +98,7 @@ def expected(files: dict[str, Path]):
     qrels = read_trec_qrels(files["qrels"])
     runs = {n: read_trec_run(files[key], name=n) for key, n in (("strong", "run_strong"), ("weak", "run_weak"))}
     ev = evaluate(qrels, runs, metrics=["ndcg"], k=[10])
-    summ = summarize(ev.table)
+    summ = summarize_with_intervals(ev.table)
     summ["run"] = summ["run"].astype(str)
     per_query = ev.table.assign(run=ev.table["run"].astype(str)).pivot(index="query_id", columns="run",
                                                                         values="value")
@@ -205,37 +119,10 @@ def top_docs(run, qid: str, k: int) -> list[str]:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def wait_for_charts(page, timeout: float = STEP) -> None:
-    """Every plotly chart of the page drawn with at least one trace; records when, in page time."""
-    page.wait_for_function(
-        """() => {
-          const charts = Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'));
-          if (!charts.length) return false;
-          const drawn = charts.every(c => {
-            const svg = c.querySelector('.js-plotly-plot .main-svg');
-            return svg && svg.getBoundingClientRect().width > 50 &&
-                   c.querySelector('.main-svg .trace, .main-svg g.hm');
-          });
-          if (drawn && !window.__ecChartsAt) window.__ecChartsAt = performance.now();
-          return drawn;
-        }""", timeout=timeout * 1000, polling=50)
-
-
-def interact(page, name: str, action) -> None:
-    """Run ``action`` (which triggers a rerun) and record how long until the page settled.
-
-    ``*_rerun_in_page_s``: page clock from the last user input to the end of the script run
-    (``*_script_running_s`` of it with the app shown as running);
-    ``*_until_settled_s``: wall clock from the action to the page settled (quiet period excluded).
-    """
-    t0 = time.perf_counter()
-    B.act(page, action, timeout=STEP, quiet_ms=300)
-    wall = time.perf_counter() - t0 - 0.3
-    done, start = page.evaluate("[(window.__ecDoneAt - window.__ecInputAt) / 1000, "
-                                "(window.__ecDoneAt - window.__ecStartAt) / 1000]")
-    TIMINGS[f"{name}_rerun_in_page_s"] = round(float(done), 3)
-    TIMINGS[f"{name}_script_running_s"] = round(float(start), 3)  # 'running' shown until the run ended
-    TIMINGS[f"{name}_until_settled_s"] = round(wall, 3)
+def interact(page, name: str, action, **expect) -> None:
+    """Run ``action`` (which triggers a rerun) and wait for the content it must bring (``expect``, see
+    ``browser_support.wait_for``); records the seconds from the input to the settled page."""
+    TIMINGS[f"{name}_input_to_settled_s"] = round(B.act(page, action, timeout=STEP, **expect), 3)
 
 
 def maybe_screenshot(page, name: str) -> None:
@@ -245,79 +132,85 @@ def maybe_screenshot(page, name: str) -> None:
         assert size < 400_000, f"screenshot {name} is {size} bytes"
 
 
-def upload(page, key: str, label: str, paths, shows: str) -> None:
-    """Set files on the real ``<input type=file>`` of an ``st.file_uploader``; wait until the sidebar ``shows``.
-
-    The Data page handles a new file and calls ``st.rerun()``: the sidebar lists the file only
-    in that second run, which is awaited to its end.
-    """
+def upload(page, key: str, label: str, paths, shows: str, **expect) -> None:
+    """Set files on the real ``<input type=file>`` of an ``st.file_uploader``; wait until the sidebar ``shows``
+    the new file (the Data page handles it and reruns) and the page is idle."""
     box = B.widget(page, key, "stFileUploader", label)
     B.act(page, lambda: box.locator('input[type="file"]').set_input_files([str(p) for p in paths]),
-          timeout=STEP)
-    page.locator('[data-testid="stSidebarUserContent"]', has_text=shows).wait_for()
-    B.wait_idle(page, timeout=STEP, quiet_ms=300)
+          timeout=STEP, sidebar=[shows], **expect)
 
 
 def sidebar_text(page) -> str:
     return page.locator('[data-testid="stSidebarUserContent"]').inner_text()
 
 
-def wait_grid_contains(page, texts, timeout: float = 30.0) -> str:
-    """Wait until every text is in the page's data grids; returns the grid text."""
-    def check():
-        grid = B.grid_text(page)
-        return grid if all(t in grid for t in texts) else ""
-
-    def why():
-        grid = B.grid_text(page)
-        return f"not shown in the page's tables: {[t for t in texts if t not in grid]}\ntables:\n{grid[:3000]}"
-
-    return B.wait_until(check, why, timeout=timeout)
+def wait_grid_contains(page, texts, timeout: float = STEP) -> str:
+    """Wait until every text is in the page's data grids and the page is idle; returns the grid text."""
+    B.wait_for(page, grid=list(texts), timeout=timeout)
+    return B.grid_text(page)
 
 
-def wait_main_contains(page, texts, timeout: float = 30.0) -> str:
-    """Wait until every text is in the main area's text; returns it."""
-    def check():
-        text = B.main_text(page)
-        return text if all(t in text for t in texts) else ""
+def wait_main_contains(page, texts, timeout: float = STEP) -> str:
+    """Wait until every text is in the main area's text and the page is idle; returns it."""
+    B.wait_for(page, main=list(texts), timeout=timeout)
+    return B.main_text(page)
 
-    def why():
-        text = B.main_text(page)
-        return f"not shown in the page: {[t for t in texts if t not in text]}\npage:\n{text[:3000]}"
 
-    return B.wait_until(check, why, timeout=timeout)
+def search_query(page, scope_key: str, qid: str) -> None:
+    """Type a query id into a page's id search box (Enter submits); wait until its drill-down shows it."""
+    box = page.locator(f".st-key-{scope_key} input").first
+
+    def action():
+        box.fill(qid)
+        box.press("Enter")
+
+    B.act(page, action, timeout=STEP, main=[f"query: {qid}"])
 
 
 # ------------------------------------------------------------------------------------------ tests
 
 
+def demo_numbers():
+    """evalcore's numbers of the demo (the default settings): mean nDCG@10 per run, per-query table."""
+    from evalcore import workspace as W
+    from evalcore.workspace.demo import make_demo
+
+    demo = make_demo(0)
+    st = W.Settings().validated()
+    ev = evaluate(demo.qrels, demo.runs, metrics=list(st.metrics), k=list(st.k), ties=st.ties)
+    summ = summarize_with_intervals(ev.table)
+    summ = summ.assign(run=summ["run"].astype(str), metric=summ["metric"].astype(str))
+    return demo, ev, summ
+
+
 def test_demo_in_browser(server, page):
     """The demo: charts on the Overview, every page without exception; timings; tour screenshots."""
+    demo, ev, summ = demo_numbers()
     t0 = time.perf_counter()
     page.goto(server.url + "/", wait_until="commit")
-    wait_for_charts(page)
-    TIMINGS["demo_load_to_charts_wall_s"] = round(time.perf_counter() - t0, 2)
-    TIMINGS["demo_load_to_charts_page_s"] = round(page.evaluate("window.__ecChartsAt") / 1000, 2)
-    B.wait_idle(page, timeout=STEP, quiet_ms=300)
+    B.wait_for(page, main=["Built-in demo: synthetic data", "Metrics vs k"],
+               grid=["strong-128d", "weak-64d", "lexical", "ndcg@10"], timeout=STEP)
+    TIMINGS["demo_load_to_settled_wall_s"] = round(time.perf_counter() - t0, 2)
     assert heading(page) == "Overview"
-    text = wait_main_contains(page, ["Built-in demo: synthetic data", "Metrics vs k"])
+    text = B.main_text(page)
     assert "Downloads" in text
     n_traces = page.locator('[data-testid="stPlotlyChart"] .scatterlayer .trace').count()
     assert n_traces >= 3, f"the metrics-vs-k chart has {n_traces} traces (one per run expected at least)"
-    grid = wait_grid_contains(page, ["strong-128d", "weak-64d", "lexical", "ndcg@10"])
+    grid = B.grid_text(page)
     assert re.search(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", grid), grid[:2000]
     no_exception(page, "Overview (demo)")
     maybe_screenshot(page, "Overview")
 
     # every page of the demo, in its default state (the tour's screenshots)
+    expect = {"Data": ["Loaded runs", "300 queries, 30,000 ranked items"], "Compare": ["Every pair of runs", "Per query: run A vs run B"],
+              "Queries": ["All queries: ndcg@10", "Drill-down"], "Domains": ["ndcg@10 per domain"],
+              "Fusion": ["The fused run next to its inputs"], "Agreement": ["Runs × runs"]}
     for title in ["Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]:
-        TIMINGS[f"open_{title.lower()}_s"] = round(B.go_to(page, title, timeout=STEP), 2)
-        if page.locator('[data-testid="stPlotlyChart"]').count():
-            wait_for_charts(page)
+        TIMINGS[f"open_{title.lower()}_s"] = round(B.go_to(page, title, timeout=STEP, expect=expect[title]), 2)
         no_exception(page, f"{title} (demo)")
         maybe_screenshot(page, title)
         if title == "Data":
-            wait_main_contains(page, ["built-in demo: synthetic data", "Loaded runs", "strong-128d"])
+            B.wait_for(page, main=["built-in demo: synthetic data"])
             # every run's "Remove" button shows its whole label, also on a narrower window
             for width in (VIEWPORT["width"], 1000):
                 page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
@@ -329,41 +222,38 @@ def test_demo_in_browser(server, page):
                 assert not cut, (width, cut)
             page.set_viewport_size(VIEWPORT)
 
-    # interactions, each until the page settles (measured, not asserted)
-    B.go_to(page, "Compare", timeout=STEP)
+    # interactions, each until the page shows what the server computed for it (timings reported)
+    B.go_to(page, "Compare", timeout=STEP, expect=["Every pair of runs"])
     box = B.widget(page, "w_compare_sel_baseline", "stSelectbox", "Baseline")
     other = "weak-64d" if B.selected(box) != "weak-64d" else "strong-128d"
-    interact(page, "compare_change_baseline", lambda: B.choose(page, box, other))
-    wait_for_charts(page)
+    mean = summ[(summ["run"] == other) & (summ["metric"] == "ndcg") & (summ["k"] == 10)]["mean"].iloc[0]
+    interact(page, "compare_change_baseline", lambda: B.choose(page, box, other),
+             main=[f"mean of the baseline: {mean:.4f}"])
     assert B.selected(box) == other
     no_exception(page, "Compare after changing the baseline")
 
-    B.go_to(page, "Queries", timeout=STEP)
+    B.go_to(page, "Queries", timeout=STEP, expect=["All queries"])
     kbox = B.widget(page, "w_queries_sel_k", "stSelectbox", "Cutoff k")
-    interact(page, "queries_change_k", lambda: B.choose(page, kbox, "20"))
+    interact(page, "queries_change_k", lambda: B.choose(page, kbox, "20"), main=["All queries: ndcg@20"])
     assert B.selected(kbox) == "20"
-    wait_main_contains(page, ["All queries: ndcg@20"])
-    qbox = B.widget(page, "w_queries_sel_query", "stSelectbox", "Query")
-    first = B.selected(qbox)
-    qbox.locator("input").first.click()
-    page.get_by_role("option").first.wait_for()
-    options = [o.strip() for o in page.get_by_role("option").all_inner_texts() if o.strip() != first]
-    page.keyboard.press("Escape")
-    assert options, "no query to choose"
-    interact(page, "queries_change_query", lambda: B.choose(page, qbox, options[0]))
-    assert B.selected(qbox) == options[0]
-    wait_main_contains(page, [f"query: {options[0]}"])
+    qid = str(demo.qrels.query_ids[-1])
+    box = page.locator(".st-key-q_search input").first
+    interact(page, "queries_change_query", lambda: (box.fill(qid), box.press("Enter")), main=[f"query: {qid}"])
     no_exception(page, "Queries after changing k and the query")
 
-    B.go_to(page, "Overview", timeout=STEP)
-    wait_for_charts(page)
+    B.go_to(page, "Overview", timeout=STEP, expect=["Metrics vs k"])
     metric_box = B.widget(page, "w_overview_sel_metric", "stSelectbox", "Metric")
-    interact(page, "overview_change_metric", lambda: B.choose(page, metric_box, "recall"))
-    wait_for_charts(page)
+    interact(page, "overview_change_metric", lambda: B.choose(page, metric_box, "recall"),
+             js=Y_TITLE_JS.replace("TITLE", "recall"))
     assert B.selected(metric_box) == "recall"
     no_exception(page, "Overview after changing the metric")
     assert not page.page_errors, f"JavaScript errors: {page.page_errors}"
     TIMINGS["demo_test_total_s"] = round(time.perf_counter() - t0, 1)
+
+
+#: A plotly chart whose y axis title is TITLE is drawn.
+Y_TITLE_JS = ("() => Array.from(document.querySelectorAll('.js-plotly-plot .ytitle'))"
+              ".some(e => e.textContent.trim() === 'TITLE')")
 
 
 def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
@@ -376,28 +266,26 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
 
     # a second session (new tab): the server's caches and the browser's HTTP cache are warm
     page.goto(server.url + "/", wait_until="commit")
-    wait_for_charts(page)
-    TIMINGS["second_session_load_to_charts_page_s"] = round(page.evaluate("window.__ecChartsAt") / 1000, 2)
-    B.wait_idle(page, timeout=STEP, quiet_ms=300)
+    B.wait_for(page, main=["Built-in demo: synthetic data", "Metrics vs k"], grid=["strong-128d"], timeout=STEP)
     no_exception(page, "Overview (demo, second session)")
-    B.go_to(page, "Data", timeout=STEP)
+    B.go_to(page, "Data", timeout=STEP, expect=["Loaded runs", "300 queries, 30,000 ranked items"])
     no_exception(page, "Data (demo)")
 
     # ground truth, then the two runs, through the real <input type=file>
-    upload(page, "up_gt", "Ground-truth file", [files["qrels"]], shows="qrels.txt")
+    upload(page, "up_gt", "Ground-truth file", [files["qrels"]], shows="qrels.txt", main=["loaded ground truth"])
     assert "Built-in demo" not in sidebar_text(page)
     no_exception(page, "Data after the ground truth upload")
-    upload(page, "up_runs", "Run files", [files["strong"], files["weak"]], shows="run_weak")
+    upload(page, "up_runs", "Run files", [files["strong"], files["weak"]], shows="run_weak",
+           main=["30 queries, 600 ranked items"])
     side = sidebar_text(page)
     assert "run: run_strong" in side and "run: run_weak" in side, side
-    main = wait_main_contains(page, ["30 queries, 600 ranked items"])
+    main = B.main_text(page)
     assert main.count("30 queries, 600 ranked items") == 2, main[-3000:]
     no_exception(page, "Data after the run uploads")
     TIMINGS["uploads_s"] = round(time.perf_counter() - t0, 2)
 
     # the Overview shows evalcore's mean nDCG@10 [95% CI] of both runs
-    B.go_to(page, "Overview", timeout=STEP)
-    wait_for_charts(page)
+    B.go_to(page, "Overview", timeout=STEP, expect=["Metrics vs k"])
     grid = wait_grid_contains(page, ["run_strong", "run_weak", "ndcg@10", *cells.values()])
     assert "★ " + cells["run_strong"] in grid  # the better run is marked best
     # the metrics-vs-k curves carry the exact means: the point at k=10 of each run's line
@@ -409,18 +297,14 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
         assert any(abs(y - row["mean"]) < 1e-9 for y in at10), (run, row["mean"], at10)
     no_exception(page, "Overview (uploaded files)")
 
-    # Queries: pick the query where the two runs differ most; ground truth and each run's top k side by side
-    B.go_to(page, "Queries", timeout=STEP)
+    # Queries: the query where the two runs differ most, by its id; each run's top k side by side
+    B.go_to(page, "Queries", timeout=STEP, expect=["All queries"])
     diff = (per_query["run_strong"] - per_query["run_weak"]).sort_values(kind="mergesort")
     qid = str(diff.index[-1])
-    qbox = B.widget(page, "w_queries_sel_query", "stSelectbox", "Query")
-    if B.selected(qbox) == qid:  # make the pick below a change
-        B.act(page, lambda: B.choose(page, qbox, str(diff.index[0])), timeout=STEP)
-    B.act(page, lambda: B.choose(page, qbox, qid), timeout=STEP)
-    assert B.selected(qbox) == qid
-    main = wait_main_contains(page, [f"query: {qid}", "run_strong (20 ranked)", "run_weak (20 ranked)"])
+    search_query(page, "q_search", qid)
+    main = wait_main_contains(page, [f"query: {qid}", "A · run_strong", "B · run_weak", "20 ranked"])
     for run in ("run_strong", "run_weak"):
-        assert f"ndcg@10 of {run}: {per_query.loc[qid, run]:.4f}" in main, main[:2000]
+        assert f"ndcg@10: {per_query.loc[qid, run]:.4f}" in main, main[:2000]
     gt = qrels.to_frame()
     best_gt = gt[(gt["query_id"].astype(str) == qid) & (gt["relevance"] >= 2)]["doc_id"].astype(str).tolist()
     want = [*top_docs(runs["run_strong"], qid, 5), *top_docs(runs["run_weak"], qid, 5), *best_gt]
@@ -435,10 +319,10 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
     else:  # pragma: no cover
         pytest.fail("the bad run file loaded without error")
     assert "line 8" in message and "high" in message, message
-    B.go_to(page, "Data", timeout=STEP)
-    upload(page, "up_runs", "Run files", [files["bad"]], shows="run_bad")
+    B.go_to(page, "Data", timeout=STEP, expect=["Loaded runs"])
+    # issue 9: a file that does not load is reported next to its uploader and not stored (nor listed)
+    upload(page, "up_runs", "Run files", [files["bad"]], shows="run: run_weak", main=["Not loaded: run_bad.trec"])
     alert = page.locator('[data-testid="stAlert"]', has_text="Not loaded").filter(has_text="run_bad.trec")
-    alert.first.wait_for()
     shown = " ".join(alert.first.inner_text().split())
     assert message in shown, f"expected {message!r} in the error {shown!r}"
     assert page.locator('[data-testid="stAlert"]').filter(has_text="Not loaded").count() == 1
@@ -447,9 +331,10 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
     side = sidebar_text(page)
     for name in ("qrels.txt", "run: run_strong", "run: run_weak"):
         assert name in side, side
+    assert "run_bad" not in side, side
     no_exception(page, "Data after the bad upload")
 
-    B.go_to(page, "Overview", timeout=STEP)
+    B.go_to(page, "Overview", timeout=STEP, expect=["Metrics vs k"])
     grid = wait_grid_contains(page, [cells["run_strong"], cells["run_weak"]])
     assert "run_bad" not in grid
     no_exception(page, "Overview after the bad upload")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import uuid
 import warnings
 
 import numpy as np
@@ -100,16 +101,20 @@ def test_a_nan_row_names_its_shard_through_the_cluster(client, tmp_path):
 
 
 class GatedShards:
-    """A ShardSet whose shards other than 0 wait for a distributed Event before they are read;
-    every opening is logged (one line per shard opened) in a file beside the shards."""
+    """A ShardSet whose shards other than 0 wait for a distributed Event before they are read.
 
-    def __init__(self, shards, gate: str, log: str) -> None:
-        self.shards, self.gate, self.log = shards, gate, log
+    A piece that reaches the gate says so first (shard and worker address, on a distributed
+    Queue); every opening is logged (one line per shard opened) in a file beside the shards."""
+
+    def __init__(self, shards, gate: str, started: str, log: str) -> None:
+        self.shards, self.gate, self.started, self.log = shards, gate, started, log
         self.shape, self.shard_rows = shards.shape, shards.shard_rows
 
     def open_shard(self, i):
         if i != 0:
-            distributed.Event(self.gate).wait(timeout=60)
+            distributed.Queue(self.started).put((i, distributed.get_worker().address))
+            if not distributed.Event(self.gate).wait(timeout=60):
+                raise RuntimeError("the gate of the kill test never opened")
         with open(self.log, "a") as fh:
             fh.write(f"{i}\n")
         return self.shards.open_shard(i)
@@ -128,16 +133,19 @@ def test_a_worker_killed_mid_search_changes_nothing(client, corpus):
     tmp, c, ids = corpus
     log = tmp / "opened.log"
     log.write_text("")
-    gated = GatedShards(open_shards(tmp / "s"), "gate-kill-test", str(log))
-    gate = distributed.Event("gate-kill-test")
+    names = (f"gate-{uuid.uuid4().hex}", f"started-{uuid.uuid4().hex}")  # nothing left from another run
+    gated = GatedShards(open_shards(tmp / "s"), *names, str(log))
+    gate, started = distributed.Event(names[0]), distributed.Queue(names[1])
     gate.clear()
-    killed = []
+    killed, running = [], []
 
     def kill_the_holder_of_the_first_result(done, total):
         if done != 1:
             return
         # piece 0 (shard 0) is done and the others wait at the gate: its result is needed by a merge
-        # that cannot run yet; kill the worker process holding it, then open the gate
+        # that cannot run yet.  Wait until each worker (one thread each) runs a piece blocked at the
+        # gate, then kill the worker process holding piece 0's result (mid-task), then open the gate
+        running.extend(started.get(timeout=60) for _ in range(2))
         holders = {w for key, ws in client.who_has().items() if "search_piece" in str(key) for w in ws}
         assert len(holders) == 1
         (address,) = holders
@@ -150,6 +158,8 @@ def test_a_worker_killed_mid_search_changes_nothing(client, corpus):
     got = quiet_topk(q, gated, 10, query_ids=ids[np.r_[0:20, 1900:1905]], exclude_self=True,
                      backend=DaskBackend(client, tasks_per_thread=1), progress=kill_the_holder_of_the_first_result)
     assert len(killed) == 1
+    inside = {worker for _, worker in running}
+    assert len(inside) == 2 and killed[0] in inside  # the killed worker was inside a piece when it died
     opened = log.read_text().split()
     assert opened.count("0") == 2  # shard 0 was searched again after its worker died
     assert sorted(set(opened)) == [str(i) for i in range(6)]

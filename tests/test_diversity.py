@@ -180,3 +180,72 @@ def test_diversity_errors():
     bad[1, 1] = np.nan
     with pytest.raises(NonFiniteValueError, match="first at row 1"):
         intra_list_diversity([[0, 1]], bad)
+
+
+# ------------------------------------------------------------------------------------------ the bound α-nDCG <= nDCG
+
+
+def _bound_inputs(seed: int):
+    """Random embedded items, graded qrels (tie-heavy grades) and a run over them."""
+    from evalcore.data import Qrels, Run
+    from evalcore.io import Embeddings
+
+    rng = np.random.default_rng(seed)
+    ids = [f"i{j:03d}" for j in range(60)]
+    emb = Embeddings.from_arrays(ids, rng.normal(size=(60, 6)).astype(np.float32))
+    qids = [f"q{i}" for i in range(12)]
+    qrows = [(q, d, int(g)) for q in qids for d, g in zip(rng.choice(ids, 8, replace=False),
+                                                           rng.integers(0, 4, 8), strict=True)]
+    qrels = Qrels.from_frame(__import__("pandas").DataFrame(qrows, columns=["query_id", "doc_id", "relevance"]))
+    run = Run.from_dict({q: {str(d): float(s) for d, s in zip(rng.choice(ids, 15, replace=False),
+                                                              rng.integers(0, 5, 15), strict=True)}
+                         for q in qids}, name="r")
+    return emb, qrels, run
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_alpha_ndcg_never_exceeds_ndcg_on_the_same_ground_truth(seed):
+    from evalcore.diversity import diversity_table
+    from evalcore.evaluate import evaluate
+
+    emb, qrels, run = _bound_inputs(seed)
+    ks = [1, 3, 5, 10]
+    ev = evaluate(qrels, {"r": run}, metrics=["ndcg"], k=ks, ties="trec")
+    for alpha in (0.0, 0.5, 1.0):
+        div = diversity_table(run, emb, k_values=ks, alpha=alpha, qrels=qrels, ties="trec")
+        a = div[div["metric"].astype(str).str.startswith("alpha")].set_index(["query_id", "k"])["value"]
+        n = ev.table.set_index(["query_id", "k"])["value"]
+        assert (a <= n.reindex(a.index) + 1e-12).all()
+        if alpha == 1.0:
+            np.testing.assert_allclose(a.to_numpy(), n.reindex(a.index).to_numpy(), atol=1e-12)
+
+
+def test_reference_mode_alpha_ndcg_is_judged_at_each_k_and_stays_below_ndcg():
+    """A reference model's top-k at each k: α-nDCG@k against the same top-k as nDCG@k (not the deepest one)."""
+    from evalcore import workspace as W
+    from evalcore.diversity import diversity_table
+    from evalcore.embedding_runs import embedding_run, reference_ground_truth
+    from evalcore.io import Embeddings
+
+    rng = np.random.default_rng(3)
+    ids = [f"p{j:03d}" for j in range(150)]
+    ref_v = rng.normal(size=(150, 16)).astype(np.float32)
+    ref = Embeddings.from_arrays(ids, ref_v)
+    model = Embeddings.from_arrays(ids, (ref_v[:, :8] + 0.6 * rng.normal(size=(150, 8))).astype(np.float32))
+    ks = [3, 5, 10]
+    gt = reference_ground_truth(ref, k=ks, mode="tied", query_ids=ids[:40])
+    run = embedding_run(model, None, qrels=gt.deepest, k=20, name="m")
+    settings = W.Settings(k=tuple(ks), metrics=("ndcg",), ties="docid_asc").validated()
+    ev = W.evaluate_workspace({None: gt.deepest}, [(run, None)], settings, reference=gt)
+    ndcg = ev.table.set_index(["query_id", "k"])["value"]
+    per_k = diversity_table(run, model, k_values=ks, qrels={k: gt.qrels_at(k) for k in ks}, ties="docid_asc")
+    a = per_k[per_k["metric"].astype(str).str.startswith("alpha")].set_index(["query_id", "k"])["value"]
+    assert (a <= ndcg.reindex(a.index) + 1e-12).all()
+    # the defect it fixes: against the deepest top-k, α-nDCG@3 exceeds nDCG@3 on many queries
+    deep = diversity_table(run, model, k_values=[3], qrels=gt.deepest, ties="docid_asc")
+    d = deep[deep["metric"].astype(str).str.startswith("alpha")].set_index(["query_id", "k"])["value"]
+    assert (d > ndcg.reindex(d.index) + 1e-9).sum() > 5
+    with pytest.raises(OptionError, match="not at 4"):
+        gt.qrels_at(4)
+    with pytest.raises(OptionError, match=r"no ground truth given for k = \[20\]"):
+        diversity_table(run, model, k_values=[3, 20], qrels={3: gt.qrels_at(3)})

@@ -190,3 +190,21 @@ def test_reading_trec_files_does_not_import_pandas(tmp_path):
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"  # parsing overlaps with the CLI's background import of pandas
+
+
+def test_the_public_evaluate_is_the_function_whatever_was_imported_before():
+    """``evaluate`` is a function and a module's name: importing the module first must not change the API."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from evalcore.evaluate import Evaluation\n"
+            "import evalcore.evaluate\n"
+            "from evalcore import evaluate\n"
+            "import evalcore\n"
+            "assert callable(evaluate) and evaluate.__name__ == 'evaluate' and evaluate is evalcore.evaluate\n"
+            "assert Evaluation.__name__ == 'Evaluation'\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "ok", out.stderr

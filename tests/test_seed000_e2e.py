@@ -209,3 +209,20 @@ def test_similarity_agreement_per_model(papers):
     agr = reference_agreement(ada, models, n_pairs=3000, seed=0).set_index("model")
     assert agr.loc["finetuned_st", "spearman"] > agr.loc["base_st", "spearman"]
     assert agr.loc["finetuned_st", "mae"] >= 0 and agr["n_pairs"].eq(3000).all()
+
+
+def test_cli_reference_diversity_is_judged_at_each_k(papers, tmp_path):
+    """``--diversity`` with a reference model: α-nDCG@k against the reference's top-k, so α-nDCG@k <= nDCG@k."""
+    out = tmp_path / "out"
+    p = papers["paths"]
+    code = main(["evaluate", "--reference-emb", str(p["ada"]), "--reference-mode", "tied",
+                 "--emb", f"base_st={p['base_st']}", "--metrics", "ndcg", "--k", *map(str, K_VALUES),
+                 "--ties", "docid_asc", "--n-samples", str(N_SAMPLES), "--seed", "42", "--diversity",
+                 "--out", str(out)])
+    assert code == 0
+    table = _table(out / "per_query.csv")
+    wide = table.pivot_table(index=["query_id", "k"], columns="metric", values="value")
+    alpha = next(c for c in wide.columns if c.startswith("alpha_ndcg"))
+    assert len(wide) == N_SAMPLES * len(K_VALUES)
+    assert (wide[alpha] <= wide["ndcg"] + 1e-12).all()
+    assert (wide[alpha] < wide["ndcg"] - 1e-6).any()  # redundancy costs something somewhere

@@ -137,6 +137,11 @@ def test_evaluate_equals_the_engine_bit_for_bit(ws: Workspace) -> None:
         pd.testing.assert_frame_equal(got.table, want.table)
         pd.testing.assert_frame_equal(got.coverage, want.coverage)
         assert got.settings["errors"] == {}
+    got = ws.evaluate(metrics=METRICS, k=[1, 3, 10], judged_only=True)  # trec_eval -J, here or stored as a setting
+    pd.testing.assert_frame_equal(got.table, evaluate(qrels, runs, metrics=METRICS, k=[1, 3, 10],
+                                                      judged_only=True).table)
+    ws.set_settings(judged_only=True, metrics=tuple(METRICS), k=(1, 3, 10))
+    pd.testing.assert_frame_equal(ws.evaluate().table, got.table)
 
 
 def test_evaluation_is_recorded_once_and_reads_back(ws: Workspace) -> None:
@@ -381,3 +386,25 @@ def test_not_a_workspace(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError, match="no workspace here"):
         Workspace.open(tmp_path / "absent", create=False)
     assert not (tmp_path / "absent").exists()
+    home = tmp_path / "home"  # a folder of the user's own files is never turned into a workspace
+    home.mkdir()
+    (home / "notes.txt").write_text("mine")
+    with pytest.raises(WorkspaceError, match="holds other files and no evalcore workspace"):
+        Workspace.open(home)
+    assert sorted(p.name for p in home.iterdir()) == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    assert Workspace.open(tmp_path / "empty").run_names() == []  # an empty folder is fine
+
+
+def test_fusion_warnings_name_the_users_runs(ws: Workspace) -> None:
+    """A fused input lacking queries is named as the user named it (not an internal placeholder)."""
+    qrels, runs = tie_heavy(2)
+    ws.set_ground_truth(qrels)
+    d = runs["dense"].to_dict()
+    partial = Run.from_dict({q: d[q] for q in sorted(d)[:-2]}, name="dense")
+    ws.add_run("bm25 full", runs["bm25"])
+    ws.add_run("dense partial", partial)
+    ws.add_fused_run("f", ["bm25 full", "dense partial"])
+    with pytest.warns(EvalcoreWarning, match=r"run 'dense partial' lacks 2") as got:
+        ws.evaluate(metrics=["ndcg"], k=[5], record=False)
+    assert not any("in0" in str(w.message) or "in1" in str(w.message) for w in got)

@@ -345,7 +345,8 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
     tables = []
     for name in emb_info:
         docs = cache.get(*_files_of(args.emb, name, args))
-        q = gt.deepest if gt is not None else qrels_for[name]
+        # against what nDCG@k was computed against (a reference's top-k at each k in its tied mode)
+        q = {kk: gt.qrels_at(kk) for kk in ks} if gt is not None else qrels_for[name]
         t = diversity_table(runs[name], docs, k_values=ks, qrels=q, ties=ties)
         # only the evaluated queries, as in the evaluation table
         evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())

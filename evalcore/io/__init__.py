@@ -61,6 +61,7 @@ from .jsonfmt import (
     write_run_json,
 )
 from .lists import ordered_list_aspects, read_graded_json, read_ordered_lists, write_ordered_lists
+from .queries import load_queries
 from .shards import ShardSet, is_shard_spec, open_shards, shard_embeddings
 from .side import load_doc_metadata, load_domains
 from .source import Source, read_source, source_filename
@@ -85,7 +86,7 @@ from .vectors import load_embeddings, load_vectors
 
 __all__ = [
     "load_qrels", "load_run", "load_embeddings", "load_vectors", "detect_qrels_format", "detect_run_format",
-    "list_aspects", "load_domains", "load_doc_metadata", "read_ids", "read_token_ids", "Embeddings",
+    "list_aspects", "load_domains", "load_doc_metadata", "load_queries", "read_ids", "read_token_ids", "Embeddings",
     "QRELS_FORMATS", "RUN_FORMATS", "EMBEDDING_FORMATS", "FORMAT_DESCRIPTIONS", "SYNONYM_GRADES",
     "write_qrels_csv", "write_run_csv", "write_qrels_json", "write_run_json", "write_ordered_lists",
     "write_qrels_parquet", "write_run_parquet", "write_trec_qrels", "write_trec_run", "write_beir_qrels",

@@ -23,7 +23,7 @@ from ..errors import (
     UnsafeFileError,
     ValueTypeError,
 )
-from ..retrieval import load_npy_mmap
+from ..retrieval.inputs import load_npy
 from ._arrow import read_parquet_bytes
 from .embeddings import (
     _ID_COLUMNS,
@@ -413,29 +413,6 @@ def _read_json(data: bytes | None, path: Path | None, name: str) -> tuple[np.nda
     return _rows_from_mapping(obj.items(), name, check_dupes=False)
 
 
-
-
-
-
 def load_vectors(path: str | os.PathLike, *, mmap: bool) -> np.ndarray:
-    """A 2-D numeric ``.npy`` file, memory-mapped read-only when ``mmap``."""
-    if mmap:
-        return load_npy_mmap(path)
-    label = os.fspath(path)
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except FileNotFoundError as e:
-        raise InputFormatError("file not found", file=label) from e
-    except ValueError as e:
-        if "pickle" in str(e).lower() or "python objects" in str(e).lower():
-            raise UnsafeFileError("holds Python objects (would need unpickling); refused", file=label) from e
-        raise InputFormatError(f"not a readable .npy file ({e})", file=label) from e
-    except OSError as e:
-        raise InputFormatError(f"cannot be read as .npy ({e})", file=label) from e
-    if not isinstance(arr, np.ndarray):
-        raise InputFormatError("is an .npz archive; expected a single .npy array", file=label)
-    if arr.dtype == object or arr.dtype.kind not in "biuf":
-        raise ValueTypeError(f"must hold real numbers, got dtype {arr.dtype}", file=label)
-    if arr.ndim != 2:
-        raise ShapeMismatchError(f"must be a 2-D array (rows x dimensions), got shape {arr.shape}", file=label)
-    return arr
+    """A 2-D numeric ``.npy`` file, memory-mapped read-only when ``mmap`` (:func:`evalcore.retrieval.inputs.load_npy`)."""
+    return load_npy(path, mmap=mmap)

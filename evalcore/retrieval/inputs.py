@@ -148,9 +148,17 @@ def load_npy_mmap(path: str | os.PathLike) -> np.ndarray:
     The file is not read into memory; :func:`exact_topk` streams it block by
     block.  Object arrays (which would need unpickling) are refused.
     """
+    return load_npy(path, mmap=True)
+
+
+def load_npy(path: str | os.PathLike, *, mmap: bool) -> np.ndarray:
+    """A 2-D array of real numbers from a ``.npy`` file, memory-mapped read-only when ``mmap``.
+
+    Never unpickles (object arrays are refused); every fault is an error naming the file.
+    """
     label = os.fspath(path)
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except FileNotFoundError as e:
         raise InputFormatError("file not found", file=label) from e
     except ValueError as e:

@@ -36,7 +36,7 @@ from .paired import (
     paired_test,
     win_tie_loss,
 )
-from .tables import COMPARE_COLUMNS, compare, compare_by_domain, compare_many
+from .tables import COMPARE_COLUMNS, RESAMPLING, compare, compare_by_domain, compare_many
 
 __all__ = [
     "TESTS",
@@ -44,6 +44,7 @@ __all__ = [
     "NOTE_TOO_FEW",
     "NOTE_TOO_SMALL",
     "COMPARE_COLUMNS",
+    "RESAMPLING",
     "PairedTestResult",
     "paired_test",
     "win_tie_loss",

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
+from ..intervals import bootstrap_means, percentile_interval
 from .paired import (
     _CI_METHODS,
     _ZERO_METHODS,
@@ -32,7 +33,10 @@ from .paired import (
     win_tie_loss,
 )
 
-__all__ = ["COMPARE_COLUMNS", "compare", "compare_many", "compare_by_domain"]
+__all__ = ["COMPARE_COLUMNS", "RESAMPLING", "compare", "compare_many", "compare_by_domain"]
+
+#: Bootstrap resampling schemes of the comparisons (see :func:`compare_many`).
+RESAMPLING: tuple[str, ...] = ("per_pair", "shared")
 
 COMPARE_COLUMNS: tuple[str, ...] = (
     "run_a", "run_b", "metric", "k", "n", "n_unpaired", "mean_a", "mean_b", "diff",
@@ -58,6 +62,27 @@ def _wide(sel: pd.DataFrame) -> pd.DataFrame:
     return sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
         index="query_id", columns="run", values="value"
     )
+
+
+def _check_pairs(pairs: Sequence[tuple[str, str]] | None, baseline: str | None) -> list[tuple[str, str]] | None:
+    """``pairs`` as a list of (str, str): each two distinct runs, no pair twice; not with a baseline."""
+    if pairs is None:
+        return None
+    if baseline is not None:
+        raise OptionError("give either baseline or pairs, not both")
+    out: list[tuple[str, str]] = []
+    for p in pairs:
+        if isinstance(p, str) or len(p) != 2:
+            raise OptionError(f"each pair must be two run names (run_a, run_b), got {p!r}")
+        a, b = str(p[0]), str(p[1])
+        if a == b:
+            raise OptionError(f"a pair compares a run with itself: {(a, b)}")
+        out.append((a, b))
+    if not out:
+        raise OptionError("pairs is empty: give at least one (run_a, run_b)")
+    if len(set(out)) != len(out):
+        raise OptionError(f"pairs lists a pair twice: {out}")
+    return out
 
 
 def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
@@ -98,6 +123,33 @@ def _test_pair(
     return paired_test(xa, xb, **kw), n_unpaired
 
 
+def _shared_cis(wide: pd.DataFrame, rows: list[dict[str, Any]], domains: np.ndarray | None,
+                kw: dict[str, Any]) -> None:
+    """Replace the CI of each row by the percentile interval over resamples shared by every pair.
+
+    ``wide``: query_id x run values (index sorted by query id: the resampled units);
+    ``domains``: each query's domain when ``rows`` are per domain. Rows whose
+    result has no interval (untestable, too small) keep NaN.
+    """
+    if not rows or not len(wide):
+        return
+    cols, masks = [], []
+    for r in rows:
+        a = wide[r["run_a"]].to_numpy(dtype=float) if r["run_a"] in wide else np.full(len(wide), np.nan)
+        b = wide[r["run_b"]].to_numpy(dtype=float) if r["run_b"] in wide else np.full(len(wide), np.nan)
+        present = ~np.isnan(a) & ~np.isnan(b)
+        if domains is not None:
+            present &= domains == r["domain"]
+        cols.append(np.where(present, b - a, 0.0))
+        masks.append(present)
+    means = bootstrap_means(np.stack(cols, axis=1), np.stack(masks, axis=1),
+                            n_resamples=kw["n_resamples"], seed=kw["seed"])
+    low, high = percentile_interval(means, kw["confidence"])
+    for i, r in enumerate(rows):
+        if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"]):
+            r["ci_low"], r["ci_high"] = float(low[i]), float(high[i])
+
+
 def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str, alpha: float) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=[c for c in columns if c not in ("p_adjusted", "significant", "correction")])
     p = out["p_value"].to_numpy(dtype=float) if len(out) else np.array([], dtype=float)
@@ -113,8 +165,12 @@ def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str,
 
 def _common_options(
     test: str, correction: str, alpha: float, n_resamples: int, seed: int, confidence: float,
-    zero_method: str, tie_tolerance: float, ci_method: str,
+    zero_method: str, tie_tolerance: float, ci_method: str, resampling: str = "per_pair",
 ) -> tuple[dict[str, Any], float]:
+    _check_choice("resampling", resampling, RESAMPLING)
+    if resampling == "shared" and ci_method != "percentile":
+        raise OptionError(f"resampling='shared' gives percentile intervals: pass ci_method='percentile' "
+                          f"(got {ci_method!r})")
     _check_choice("test", test, TESTS)
     _check_choice("correction", correction, CORRECTIONS)
     alpha = _check_prob("alpha", alpha)
@@ -134,6 +190,7 @@ def compare_many(
     metrics_k: Sequence[tuple[str, int]] | None = None,
     runs: Sequence[str] | None = None,
     baseline: str | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
@@ -143,13 +200,14 @@ def compare_many(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     r"""Paired comparisons of runs over several metric@k, corrected jointly.
 
     For every metric@k of ``metrics_k`` and every pair of runs (all pairs
     ``(A, B)`` with A before B in ``runs``, or ``(baseline, B)`` for every
-    other run B), the per-query values are paired by ``query_id`` and tested
-    with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
+    other run B, or exactly the given ``pairs``), the per-query values are
+    paired by ``query_id`` and tested with :func:`paired_test` (``diff`` = mean of B − A).  The multiple
     comparison ``correction`` (:func:`adjust_pvalues`) is applied once across
     ALL rows (all pairs × metric@k); untestable rows (p-value NaN) are left out
     of it and keep ``p_adjusted`` NaN, ``significant`` False and their note.
@@ -166,6 +224,12 @@ def compare_many(
         raises :class:`OptionError`.
     baseline : str, optional
         Compare every run against this one only (``run_a`` = baseline).
+    pairs : sequence of (run_a, run_b), optional
+        Compare exactly these pairs, in this order (e.g. each version of a model
+        against the previous one); not with ``baseline``. ``runs`` defaults to the
+        runs they name (in order of appearance); with ``runs`` given, every run of
+        a pair must be listed (the shared resamples are drawn over the queries of
+        ``runs``).
     test : {"t", "wilcoxon", "permutation"}, default "t"
     correction : {"holm", "bonferroni", "bh", "none"}, default "holm"
     alpha : float, default 0.05
@@ -173,6 +237,15 @@ def compare_many(
     n_resamples, seed, confidence, zero_method, tie_tolerance, ci_method
         Passed to :func:`paired_test`.  Each pair uses ``seed`` itself, so a
         pair's result does not depend on which other pairs are compared.
+    resampling : {"per_pair", "shared"}, default "per_pair"
+        Resamples of the bootstrap CI of ``diff``. ``"per_pair"``: each pair's own
+        (:func:`paired_test`, pairs in a canonical value order). ``"shared"``: the
+        same resamples of the metric@k's queries (sorted by id) for every pair
+        (:func:`evalcore.intervals.resample_counts`), so that two runs with
+        identical per-query values get identical intervals against any run;
+        resample ``b`` gives :math:`\sum_q w_{bq} d_q / \sum_q w_{bq}` over the
+        pair's paired queries and the interval is the percentile interval
+        (``ci_method`` must be ``"percentile"``).
 
     Returns
     -------
@@ -184,9 +257,16 @@ def compare_many(
         the queries that only one of the two runs has (dropped).
     """
     kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
-                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+                                zero_method, tie_tolerance, ci_method, resampling)  # fmt: skip
     _validate_table(table)
     runs = _check_runs(runs)
+    pairs = _check_pairs(pairs, baseline)
+    if pairs is not None:
+        named = list(dict.fromkeys(r for p in pairs for r in p))
+        if runs is None:
+            runs = named
+        elif not set(named) <= set(runs):
+            raise OptionError(f"pairs name run(s) {sorted(set(named) - set(runs))} that runs does not list")
     if baseline is not None:
         baseline = str(baseline)
         if runs is not None and baseline not in runs:
@@ -212,10 +292,13 @@ def compare_many(
                 f"available: {present}"
             )
         wide = _wide(sel[sel["run"].astype(str).isin(use)])
-        for run_a, run_b in _pairs(use, baseline):
+        start = len(rows)
+        for run_a, run_b in (pairs if pairs is not None else _pairs(use, baseline)):
             res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
             rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
                          "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+        if resampling == "shared":
+            _shared_cis(wide, rows[start:], None, kw)
     return _finish(rows, COMPARE_COLUMNS, correction, alpha)
 
 
@@ -226,6 +309,7 @@ def compare(
     k: int | None,
     runs: Sequence[str] | None = None,
     baseline: str | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
@@ -235,11 +319,12 @@ def compare(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
 
-    Every pair of runs (or every run against ``baseline``) is paired by
-    ``query_id`` (queries missing for one side are dropped and counted in
+    Every pair of runs (or every run against ``baseline``, or the given
+    ``pairs``) is paired by ``query_id`` (queries missing for one side are dropped and counted in
     ``n_unpaired``), tested with :func:`paired_test`, and the p-values of the
     pairs are corrected with ``correction``.
 
@@ -251,8 +336,8 @@ def compare(
         Canonical metric name.
     k : int or None
         Cutoff (``0``/``None`` = no cutoff).
-    runs, baseline, test, correction, alpha, n_resamples, seed, confidence, \
-zero_method, tie_tolerance, ci_method
+    runs, baseline, pairs, test, correction, alpha, n_resamples, seed, confidence, \
+zero_method, tie_tolerance, ci_method, resampling
         As in :func:`compare_many`.
 
     Returns
@@ -261,10 +346,10 @@ zero_method, tie_tolerance, ci_method
         Same columns as :func:`compare_many`, one row per pair.
     """
     return compare_many(
-        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, test=test,
+        table, metrics_k=[(metric, k)], runs=runs, baseline=baseline, pairs=pairs, test=test,
         correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed,
         confidence=confidence, zero_method=zero_method, tie_tolerance=tie_tolerance,
-        ci_method=ci_method,
+        ci_method=ci_method, resampling=resampling,
     )  # fmt: skip
 
 
@@ -285,6 +370,7 @@ def compare_by_domain(
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
     ci_method: str = "BCa",
+    resampling: str = "per_pair",
 ) -> pd.DataFrame:
     """Per-domain paired comparison of every run against a baseline.
 
@@ -311,8 +397,9 @@ def compare_by_domain(
     min_queries : int, default 5
         Minimum number of paired queries for a domain to be tested (>= 2).
     test, correction, alpha, n_resamples, seed, confidence, zero_method, \
-tie_tolerance, ci_method
-        As in :func:`compare_many`.
+tie_tolerance, ci_method, resampling
+        As in :func:`compare_many` (shared resamples: over all the metric@k's
+        queries, each domain using them restricted to its queries).
 
     Returns
     -------
@@ -321,7 +408,7 @@ tie_tolerance, ci_method
         domain, then run in ``runs`` order.
     """
     kw, alpha = _common_options(test, correction, alpha, n_resamples, seed, confidence,
-                                zero_method, tie_tolerance, ci_method)  # fmt: skip
+                                zero_method, tie_tolerance, ci_method, resampling)  # fmt: skip
     min_queries = _check_int("min_queries", min_queries, minimum=2)
     _validate_table(table)
     sel = _select_metric_k(table, metric, k)
@@ -347,4 +434,6 @@ tie_tolerance, ci_method
             res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw)
             rows.append({"domain": dom, "run_a": run_a, "run_b": run_b, "metric": metric,
                          "k": k, "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
+    if resampling == "shared":
+        _shared_cis(wide, rows, domains.reindex(wide.index).to_numpy(), kw)
     return _finish(rows, ("domain", *COMPARE_COLUMNS), correction, alpha)

@@ -29,6 +29,8 @@ The dashboard's data model and pipeline, in pure Python (no Streamlit):
 
 * :mod:`.analysis` — one call per analysis page over what the pipeline resolved (fusion
   weight search, agreement between runs, a reference model's similarity agreement);
+* :mod:`.versions` — a model across its versions (the Versions page): the series, the
+  metric curve, the paired tests against the previous and a reference version, what changed;
 * :mod:`.demo` — the built-in synthetic demo.
 
 Every number the dashboard shows is an aggregation of ``Evaluation.table``
@@ -36,7 +38,7 @@ Every number the dashboard shows is an aggregation of ``Evaluation.table``
 dashboard (``dashboard/tables.py``).
 """
 
-from . import analysis, model, pipeline
+from . import analysis, model, pipeline, versions
 from .analysis import *  # noqa: F403  (the names of analysis.__all__)
 from .api import RUN_COLUMNS, Workspace
 from .locations import default_path, default_root
@@ -44,6 +46,7 @@ from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
 from .resolve import Resolved
 from .roots import WorkspaceRoot, order_versions
+from .versions import *  # noqa: F403  (the names of versions.__all__)
 
-__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, "Workspace", "WorkspaceRoot", "Resolved",
+__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, *versions.__all__, "Workspace", "WorkspaceRoot", "Resolved",
            "RUN_COLUMNS", "order_versions", "default_path", "default_root"]

@@ -24,7 +24,7 @@ import pandas as pd
 from ..data import Qrels, Run
 from ..errors import OptionError
 from .model import GroundTruthSource, RunSource, Settings
-from .pipeline import _load_embeddings, run_embeddings
+from .pipeline import gt_embeddings, run_embeddings
 
 __all__ = [
     "fusion_ground_truth",
@@ -87,8 +87,8 @@ def reference_embeddings(gt: GroundTruthSource):
     is its reference model's top-10) have them; judgment files do not.
     """
     if gt.kind == "reference":
-        return _load_embeddings(gt.blob, gt.ids_blob)
-    if gt.kind == "demo":
+        return gt_embeddings(gt)
+    if gt.kind == "demo" or gt.demo_seed is not None:  # the demo (its reference model's vectors are not stored)
         from ..io import Embeddings
         from .demo import cached_demo
 

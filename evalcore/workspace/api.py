@@ -56,6 +56,7 @@ from .inputs import (
     check_step,
     check_tags,
     embeddings_input,
+    fusion_options,
     qrels_parts,
     run_input,
 )
@@ -86,6 +87,9 @@ class Workspace(SettingsAndSideFiles):
     @classmethod
     def open(cls, path: str | Path | None = None, *, read_only: bool = False, create: bool = True) -> Workspace:
         """Open the workspace in ``path`` (None: :func:`~.locations.default_path`), creating it when missing.
+
+        A workspace is created only in a new or empty folder: a folder of other files is
+        refused (:class:`~evalcore.errors.WorkspaceError`), never filled with a catalogue.
 
         Parameters
         ----------
@@ -342,33 +346,19 @@ class Workspace(SettingsAndSideFiles):
                       weights: Sequence[float] | None = None, c: float = 60.0, top_n: int | None = None,
                       ties: str | None = None, aspect: str | None = None, model: str | None = None,
                       version: str | None = None, step: float | None = None, tags: Sequence[str] = (),
-                      replace: bool = False) -> str:
-        """Store a weighted reciprocal rank fusion of runs of the workspace (by name); returns its name.
+                      replace: bool = False, method: str = "rrf", norm: str = "none") -> str:
+        """Store a fusion of runs of the workspace (by name), by default weighted RRF; returns its name.
 
         ``inputs`` maps run names to weights, or lists names (``weights`` then gives
-        them, default 1 each). ``ties`` is the tie rule giving the inputs' ranks; None uses
-        the evaluation's. The fusion is computed at evaluation from its inputs; removing
-        an input removes it too; ``aspect`` defaults to the first input's.
+        them, default 1 each; only the weighted methods use them). ``ties`` is the tie rule
+        giving the inputs' ranks; None uses the evaluation's. ``method`` and ``norm`` are
+        those of :func:`evalcore.fusion.fuse`. The fusion is computed at evaluation from
+        its inputs; removing an input removes it too; ``aspect`` defaults to the first input's.
         """
-        from ..ranking import canonical_ties
-
         name = check_run_name(name)
         meta = self._meta(model, version, step, tags)
-        names = [str(n) for n in inputs]
-        if isinstance(inputs, Mapping):
-            if weights is not None:
-                raise OptionError("give weights either in the mapping or as weights=, not both")
-            weights = [float(inputs[n]) for n in inputs]
-        weights = [1.0] * len(names) if weights is None else [float(w) for w in weights]
-        if not names or len(weights) != len(names) or len(set(names)) != len(names):
-            raise OptionError(f"run {name!r}: give distinct runs to fuse, one weight each "
-                              f"({len(names)} runs, {len(weights)} weights)")
-        if name in names:
-            raise OptionError(f"run {name!r} cannot fuse itself")
-        if top_n is not None and int(top_n) < 1:
-            raise OptionError(f"run {name!r}: top_n must be >= 1")
-        options = {"inputs": names, "weights": weights, "c": float(c), "top_n": None if top_n is None else int(top_n),
-                   "ties": None if ties is None else canonical_ties(ties)}
+        options = fusion_options(name, inputs, weights=weights, c=c, top_n=top_n, ties=ties, method=method, norm=norm)
+        names = options["inputs"]
         records = {r.name: r for r in self.run_records()}
         missing = [n for n in names if n not in records]
         if missing:
@@ -524,11 +514,12 @@ class Workspace(SettingsAndSideFiles):
     def evaluate(self, *, metrics: Sequence[str] | str | None = None, k: Sequence[int] | int | None = None,
                  ties: str | None = None, rel_threshold: int | None = None, no_relevant: str | None = None,
                  runs: Sequence[str] | None = None, sample_size: int | None = None, seed: int | None = None,
-                 depth: int | None = None, record: bool = True,
+                 depth: int | None = None, judged_only: bool | None = None, record: bool = True,
                  progress: Callable[[int, int], None] | None = None) -> Evaluation:
         """Evaluate the stored runs against the active ground truth (every metric at every k).
 
-        Options left None take the stored settings (:meth:`settings`). Embedding runs are
+        Options left None take the stored settings (:meth:`settings`; ``judged_only``:
+        trec_eval's ``-J``, see :func:`evalcore.evaluate`). Embedding runs are
         ranked by exact top-k once (the ranking is kept in the workspace). A run that
         cannot be evaluated (a damaged artifact...) is left out with an
         :class:`~evalcore.errors.EvalcoreWarning` and listed in ``settings["errors"]``
@@ -537,7 +528,7 @@ class Workspace(SettingsAndSideFiles):
         """
         res = self.resolve(runs=runs, progress=progress, metrics=metrics, k=k, ties=ties,
                            rel_threshold=rel_threshold, no_relevant=no_relevant, sample_size=sample_size, seed=seed,
-                           depth=depth)
+                           depth=depth, judged_only=judged_only)
         for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
             warnings.warn(msg, EvalcoreWarning, stacklevel=2)
         for run_name, msg in res.errors.items():

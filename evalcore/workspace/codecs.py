@@ -16,7 +16,8 @@ Parsed data is stored, not the uploaded bytes, so any input format reads back th
 * **results** — the evaluation's per-query table, Parquet ``run, query_id, domain,
   metric, k, value`` as plain columns; the categories (and their order) of the four
   categorical columns are kept in the file's metadata.
-* **domains** — Parquet ``query_id, domain``; **metadata** — Parquet ``doc_id, title, text``.
+* **domains** — Parquet ``query_id, domain``; **metadata** — Parquet ``doc_id, title, text``;
+  **queries** — Parquet ``query_id, text``.
 
 Reading back gives equal objects: same ids, same row order, same numbers
 (``tests/test_workspace_store.py`` checks it bit for bit).
@@ -38,7 +39,7 @@ from ..io.embeddings import Embeddings
 __all__ = [
     "write_qrels", "read_qrels", "write_run", "read_run", "write_vectors", "read_vectors",
     "write_ids", "read_ids", "write_results", "read_results", "write_domains", "read_domains",
-    "write_metadata", "read_metadata", "embeddings_of",
+    "write_metadata", "read_metadata", "write_queries", "read_queries", "embeddings_of",
 ]
 
 _CATEGORIES_KEY = b"evalcore.categories"
@@ -217,19 +218,26 @@ def read_results(path: Path) -> Any:
 
 
 # ------------------------------------------------------------------ side files
-def write_domains(domains: Mapping[str, str], path: Path) -> None:
-    """Query id -> domain as Parquet ``query_id, domain``."""
+def _write_pairs(mapping: Mapping[str, str], column: str, path: Path) -> None:
     import pyarrow as pa
 
-    keys = [str(k) for k in domains]
-    _write_table(pa.table({"query_id": _str_array(keys), "domain": _str_array([str(domains[k]) for k in domains])}),
+    keys = [str(k) for k in mapping]
+    _write_table(pa.table({"query_id": _str_array(keys), column: _str_array([str(mapping[k]) for k in mapping])}),
                  path)
 
 
-def read_domains(path: Path) -> dict[str, str]:
+def _read_pairs(path: Path, column: str) -> dict[str, str]:
     table = _read_table(path)
-    return dict(zip(strings(table.column("query_id")).tolist(), strings(table.column("domain")).tolist(),
-                    strict=True))
+    return dict(zip(strings(table.column("query_id")).tolist(), strings(table.column(column)).tolist(), strict=True))
+
+
+def write_domains(domains: Mapping[str, str], path: Path) -> None:
+    """Query id -> domain as Parquet ``query_id, domain``."""
+    _write_pairs(domains, "domain", path)
+
+
+def read_domains(path: Path) -> dict[str, str]:
+    return _read_pairs(path, "domain")
 
 
 def write_metadata(frame: Any, path: Path) -> None:
@@ -245,3 +253,12 @@ def read_metadata(path: Path) -> Any:
 
     table = _read_table(path)
     return pd.DataFrame({c: strings(table.column(c)) for c in ("doc_id", "title", "text")})
+
+
+def write_queries(texts: Mapping[str, str], path: Path) -> None:
+    """Query id -> text as Parquet ``query_id, text``."""
+    _write_pairs(texts, "text", path)
+
+
+def read_queries(path: Path) -> dict[str, str]:
+    return _read_pairs(path, "text")

@@ -135,6 +135,10 @@ class _Vanished(Exception):
     """An artifact file disappeared between writing it and recording it (a concurrent gc)."""
 
 
+#: What a workspace folder holds (a creation interrupted before the catalogue existed may leave these alone)
+_OWN_NAMES = frozenset({"objects", "tmp", f"{CATALOGUE_NAME}-wal", f"{CATALOGUE_NAME}-shm", f"{CATALOGUE_NAME}-journal"})
+
+
 class WorkspaceCore:
     """A workspace folder opened for reading (see the module docstring)."""
 
@@ -145,6 +149,9 @@ class WorkspaceCore:
                 raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(self.path))
             if self.path.exists() and not self.path.is_dir():
                 raise WorkspaceError("is a file, not a workspace folder", file=str(self.path))
+            if self.path.is_dir() and any(p.name not in _OWN_NAMES for p in self.path.iterdir()):
+                raise WorkspaceError("this folder holds other files and no evalcore workspace (catalogue.sqlite); "
+                                     "a workspace is created in a new or empty folder", file=str(self.path))
             self.path.mkdir(parents=True, exist_ok=True)
         self.catalogue = Catalogue(self.path / CATALOGUE_NAME, read_only=read_only, create=create)
         self.objects = ObjectStore(self.path)

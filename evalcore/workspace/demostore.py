@@ -20,7 +20,7 @@ from typing import Any
 from .locations import demo_cache_dir, is_workspace
 from .store import SCHEMA_VERSION
 
-__all__ = ["ensure_demo", "demo_path"]
+__all__ = ["ensure_demo", "demo_path", "store_demo_checkpoints"]
 
 
 def _demo_fingerprint() -> str:
@@ -44,25 +44,61 @@ def demo_path(seed: int = 0, *, cache_dir: str | os.PathLike | None = None) -> P
     return base / f"seed{int(seed)}-{_demo_fingerprint()}"
 
 
+def _add_demo_model(ws: Any, d: Any, name: str, vectors: Any, run: Any, **info: Any) -> None:
+    """An embedding run of the demo, with the demo's own ranking kept as its ranking (100 deep, all
+    queries: what the default settings evaluate), so the stored demo gives the demo's numbers exactly."""
+    from .demo import DEMO_LABEL, RUN_DEPTH
+    from .rankings import ranking_key
+
+    ws.add_embedding_run(name, vectors, d.item_ids, tags=("demo",), source_name=DEMO_LABEL, **info)
+    rec = ws.run_record(name)
+    ws.store_derived(ranking_key(rec, RUN_DEPTH, d.qrels), run, inputs=rec.artifacts, warnings=())
+
+
 def _fill_demo(ws: Any, seed: int) -> None:
-    from .demo import DEMO_LABEL, DEMO_RUN_NAMES, RUN_DEPTH, cached_demo
-    from .resolve import ranking_key
+    from .demo import DEMO_LABEL, DEMO_RUN_NAMES, cached_demo
 
     d = cached_demo(seed)
     ws.set_ground_truth(d.qrels, name=DEMO_LABEL)
     ws.set_domains(d.domains, name="demo domains")
     ws.set_metadata(d.metadata[["doc_id", "title", "text"]], name="demo metadata")
     for name in DEMO_RUN_NAMES:
-        run = d.runs[name]
         if name in d.embeddings:
-            ws.add_embedding_run(name, d.embeddings[name], d.item_ids, model=name, tags=("demo",),
-                                 source_name=DEMO_LABEL)
-            # the demo's own ranking (100 deep, all queries) is what the default settings evaluate
-            rec = ws.run_record(name)
-            ws.store_derived(ranking_key(rec, RUN_DEPTH, d.qrels), run, inputs=rec.artifacts, warnings=())
+            _add_demo_model(ws, d, name, d.embeddings[name], d.runs[name], model=name)
         else:
-            ws.add_run(name, run, model=name, tags=("demo",), source_name=DEMO_LABEL)
+            ws.add_run(name, d.runs[name], model=name, tags=("demo",), source_name=DEMO_LABEL)
     ws.set_settings()
+
+
+def store_demo_checkpoints(ws: Any, seed: int = 0) -> list[str]:
+    """Add the demo's training checkpoints (:mod:`.demo_series`) to a writable copy of the demo.
+
+    ``strong-128d`` becomes the last version (``epoch 25``) of its model; each checkpoint is an
+    embedding run with its model, version and step, and the checkpoint's own ranking, so the
+    numbers are those of :func:`~.demo_series.demo_run`. Checkpoints already there are left as
+    they are. Returns the names added.
+    """
+    from .demo import cached_demo
+    from .demo_series import (
+        CHECKPOINT_EPOCHS,
+        FINAL_EPOCH,
+        SERIES_MODEL,
+        checkpoint_name,
+        demo_series,
+    )
+
+    d, series = cached_demo(seed), demo_series(seed)
+    have = set(ws.run_names())
+    if SERIES_MODEL in have:
+        ws.set_run_info(SERIES_MODEL, model=SERIES_MODEL, version=f"epoch {FINAL_EPOCH}", step=FINAL_EPOCH)
+    added = []
+    for epoch in CHECKPOINT_EPOCHS:
+        name = checkpoint_name(epoch)
+        if name not in have:
+            _add_demo_model(ws, d, name, series.embeddings[name], series.runs[name], model=SERIES_MODEL,
+                            version=f"epoch {epoch}", step=epoch)
+            added.append(name)
+    return added
 
 
 def ensure_demo(seed: int, *, cache_dir: str | os.PathLike | None, open_workspace: Callable[[Path], Any]) -> Path:

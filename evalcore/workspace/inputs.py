@@ -22,8 +22,8 @@ from ..errors import OptionError
 from ..io.embeddings import Embeddings
 from .locations import plain_text
 
-__all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "check_run_name",
-           "check_label", "check_step", "check_tags"]
+__all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
+           "check_run_name", "check_label", "check_step", "check_tags"]
 
 _MAX_NAME = 200
 
@@ -146,6 +146,36 @@ def _ids_source(ids: Any, what: str) -> Any:
     if any("\n" in v or "\r" in v for v in values):
         raise OptionError(f"{what}: an id contains a line break")
     return ("\n".join(values) + "\n").encode("utf-8")
+
+
+def fusion_options(name: str, inputs: Mapping[str, float] | Iterable[str], *, weights: Any, c: float,
+                   top_n: int | None, ties: str | None, method: str, norm: str) -> dict[str, Any]:
+    """The stored options of a fused run ``name`` (inputs by name, weights, c, top_n, ties; method and
+    norm unless weighted RRF, whose record stays as it always was), checked."""
+    from ..fusion import RANK_METHODS, canonical_method, canonical_norm
+    from ..ranking import canonical_ties
+
+    names = [str(n) for n in inputs]
+    if isinstance(inputs, Mapping):
+        if weights is not None:
+            raise OptionError("give weights either in the mapping or as weights=, not both")
+        weights = [float(inputs[n]) for n in inputs]
+    weights = [1.0] * len(names) if weights is None else [float(w) for w in weights]
+    if not names or len(weights) != len(names) or len(set(names)) != len(names):
+        raise OptionError(f"run {name!r}: give distinct runs to fuse, one weight each "
+                          f"({len(names)} runs, {len(weights)} weights)")
+    if name in names:
+        raise OptionError(f"run {name!r} cannot fuse itself")
+    if top_n is not None and int(top_n) < 1:
+        raise OptionError(f"run {name!r}: top_n must be >= 1")
+    options = {"inputs": names, "weights": weights, "c": float(c), "top_n": None if top_n is None else int(top_n),
+               "ties": None if ties is None else canonical_ties(ties)}
+    method, norm = canonical_method(method), canonical_norm(norm)
+    if method in RANK_METHODS and norm != "none":
+        raise OptionError(f"run {name!r}: {method} fuses ranks, a score normalisation ({norm}) does not apply")
+    if (method, norm) != ("rrf", "none"):
+        options.update(method=method, norm=norm)
+    return options
 
 
 # ------------------------------------------------------------------ names

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..coverage import DEFAULT_MIN_COVERAGE
 from ..errors import EvalcoreWarning, OptionError
 from ..io import (
     QRELS_FORMATS,
@@ -39,6 +40,8 @@ __all__ = [
     "FusionSpec",
     "RunSource",
     "Snapshot",
+    "free_name",
+    "file_stem",
     "demo_workspace",
     "clear_demo",
     "set_ground_truth",
@@ -173,6 +176,11 @@ class Settings:
     ``gt_mode``: ``"tied"`` — at each k, relevant = the reference's top-k
     (seed 000's procedure: at k = 1 every metric is the same number) — or
     ``"fixed"`` — relevant = its top ``gt_depth``, graded by position, at every k.
+    ``min_coverage``: a run answering fewer than this fraction of the ground truth's
+    queries is flagged and left out of "best" marks and tests (:mod:`evalcore.coverage`).
+    ``judged_only``: trec_eval's ``-J`` — every retrieved document without a judgment
+    (grade >= 0) is removed before scoring (see :func:`evalcore.evaluate`); needs judgments,
+    so not with a reference model as ground truth.
     """
 
     k: tuple[int, ...] = DEFAULT_K
@@ -185,6 +193,8 @@ class Settings:
     depth: int = 100
     gt_depth: int = 10
     gt_mode: str = "tied"
+    min_coverage: float = DEFAULT_MIN_COVERAGE
+    judged_only: bool = False
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
@@ -203,12 +213,19 @@ class Settings:
         if self.gt_mode not in REFERENCE_MODES:
             raise OptionError(f"unknown reference mode {self.gt_mode!r}; choose one of {list(REFERENCE_MODES)}")
         depth = max(int(self.depth), max(ks))
-        return replace(self, k=ks, metrics=metrics, depth=depth,
+        try:
+            cov = float(self.min_coverage)
+        except (TypeError, ValueError):
+            raise OptionError(f"the coverage threshold must be a number in [0, 1], got {self.min_coverage!r}") from None
+        if not 0.0 <= cov <= 1.0:
+            raise OptionError(f"the coverage threshold must be in [0, 1] (a fraction of the queries), got {cov!r}")
+        return replace(self, k=ks, metrics=metrics, depth=depth, min_coverage=cov,
                        rel_threshold=int(self.rel_threshold), sample_size=int(self.sample_size),
-                       seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)))
+                       seed=int(self.seed), gt_depth=max(1, int(self.gt_depth)), judged_only=bool(self.judged_only))
 
     def eval_key(self) -> str:
-        return stable_key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant)
+        return stable_key("eval", list(self.k), list(self.metrics), self.rel_threshold, self.ties, self.no_relevant,
+                          *(["judged_only"] if self.judged_only else []))
 
     def summary_lines(self, *, reference: bool = False) -> list[str]:
         """Plain-text lines for the sidebar (``reference``: the ground truth is a reference model)."""
@@ -216,9 +233,11 @@ class Settings:
         return [
             f"k: {', '.join(map(str, self.k))}",
             f"metrics: {', '.join(self.metrics)}",
-            f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}",
+            f"relevant: grade >= {self.rel_threshold}; ties: {self.ties}"
+            + ("; judged documents only (-J)" if self.judged_only else ""),
             f"queries: {sample}",
             f"embedding rankings: top {self.depth}",
+            f"runs flagged below {self.min_coverage:.0%} coverage",
         ] + ([f"reference: {'its top-k at each k (tied)' if self.gt_mode == 'tied' else f'top {self.gt_depth}, graded'}"]
              if reference else [])
 
@@ -233,6 +252,8 @@ class GroundTruthSource:
     ``kind``: ``"file"`` (any format :func:`evalcore.load_qrels` reads),
     ``"reference"`` (a reference model's embeddings: relevant = its top
     ``Settings.gt_depth`` by cosine, graded by position, seed 000) or ``"demo"``.
+    ``store`` (a :class:`~.refs.StoreRef`): kept in a persistent workspace instead of
+    ``blob`` (read from there; ``demo_seed`` then marks the built-in demo's workspace).
     """
 
     kind: str
@@ -240,23 +261,30 @@ class GroundTruthSource:
     ids_blob: Blob | None = None
     format: str = "auto"
     demo_seed: int | None = None
+    store: Any = None
 
     @property
     def label(self) -> str:
+        if self.store is not None:
+            return self.store.record.name
         if self.kind == "demo":
             from .demo import DEMO_LABEL
 
             return DEMO_LABEL
         return self.blob.name if self.blob is not None else "(none)"
 
+    def _source_key(self) -> list:
+        return [_sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed,
+                self.store.key if self.store is not None else "-"]
+
     def key(self, aspect: str | None = None, settings: Settings | None = None) -> str:
         extra = None
         if self.kind == "reference" and settings is not None:
             extra = [settings.gt_mode, settings.gt_depth if settings.gt_mode == "fixed" else list(settings.k)]
-        return stable_key("gt", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed, aspect, extra)
+        return stable_key("gt", self.kind, *self._source_key(), aspect, extra)
 
     def universe_key(self) -> str:
-        return stable_key("universe", self.kind, _sha(self.blob), _sha(self.ids_blob), self.format, self.demo_seed)
+        return stable_key("universe", self.kind, *self._source_key())
 
 
 @dataclass(frozen=True)
@@ -264,7 +292,8 @@ class FusionSpec:
     """A fusion of other runs (by uid): ``method`` after ``norm`` (:func:`evalcore.fusion.fuse`).
 
     The default is seed 001 §7's weighted RRF; ``weights`` only act on the
-    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``.
+    weighted methods (``rrf``, ``wsum``), ``c`` only on ``rrf``; ``ties`` (None: the
+    evaluation's) ranks the inputs.
     """
 
     inputs: tuple[str, ...]
@@ -273,6 +302,7 @@ class FusionSpec:
     top_n: int | None = None
     method: str = "rrf"
     norm: str = "none"
+    ties: str | None = None
 
 
 @dataclass(frozen=True)
@@ -284,6 +314,10 @@ class RunSource:
     query file is given), ``"fused"`` (:class:`FusionSpec`) or ``"demo"``.
     ``aspect`` is the ground-truth aspect the run is evaluated against (for
     ground truths with several, e.g. seed 001's overall/content/vibes).
+    ``model``, ``version`` and ``step`` place the run in a model's version series
+    (the Versions page; the persistent store's run info): all optional.
+    ``store`` (a :class:`~.refs.StoreRef`): the run is kept in a persistent workspace
+    (its data is read from there; no blob).
     """
 
     uid: str
@@ -298,6 +332,10 @@ class RunSource:
     fusion: FusionSpec | None = None
     demo_seed: int | None = None
     demo_name: str | None = None
+    model: str | None = None
+    version: str | None = None
+    step: float | None = None
+    store: Any = None
 
     @property
     def label(self) -> str:
@@ -307,6 +345,10 @@ class RunSource:
                                                                                     f" of {f.norm} scores")
         if self.kind == "demo":
             return f"demo run {self.demo_name}"
+        if self.store is not None:
+            rec = self.store.record
+            names = [n for n in (rec.source_name, rec.options.get("query_source")) if n]
+            return " + ".join(names) or "(stored in the workspace)"
         names = [b.name for b in (self.blob, self.ids_blob, self.query_blob, self.query_ids_blob) if b is not None]
         return " + ".join(names) or "(no file)"
 
@@ -314,21 +356,28 @@ class RunSource:
         """Key of the run's inputs (not its name)."""
         if self.kind == "fused":
             f = self.fusion
-            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm)
+            return stable_key("fused", list(f.inputs), list(f.weights), f.c, f.top_n, f.method, f.norm, f.ties)
         return stable_key(self.kind, _sha(self.blob), _sha(self.ids_blob), _sha(self.query_blob), _sha(self.query_ids_blob),
-                    self.format, self.demo_seed, self.demo_name)
+                          self.format, self.demo_seed, self.demo_name,
+                          self.store.key if self.store is not None else "-")
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`)."""
+    """Everything the user loaded plus the settings; immutable (use :func:`dataclasses.replace`).
+
+    Side files are :class:`Blob` (uploaded bytes) or :class:`~.refs.StoredFile` (kept in a
+    workspace); ``generation`` is the workspace's change counter a stored snapshot was read at.
+    """
 
     ground_truth: GroundTruthSource | None = None
     runs: tuple[RunSource, ...] = ()
-    domain_blob: Blob | None = None
-    metadata_blob: Blob | None = None
+    domain_blob: Any = None  # Blob | StoredFile | None
+    metadata_blob: Any = None
     settings: Settings = Settings()
+    queries_blob: Any = None  # query id -> text (shown above a query's drill-down)
     demo_seed: int | None = None
+    generation: int | None = None
 
     @property
     def is_demo(self) -> bool:
@@ -365,14 +414,19 @@ class Snapshot:
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base (2)``, ``base (3)``... not yet used by a run."""
-        base = str(base).strip() or "run"
-        names = set(self.names())
-        if base not in names:
-            return base
-        i = 2
-        while f"{base} ({i})" in names:
-            i += 1
-        return f"{base} ({i})"
+        return free_name(base, self.names())
+
+
+def free_name(base: str, taken: Iterable[str]) -> str:
+    """``base``, or ``base (2)``, ``base (3)``... not in ``taken``."""
+    base = str(base).strip() or "run"
+    names = set(taken)
+    if base not in names:
+        return base
+    i = 2
+    while f"{base} ({i})" in names:
+        i += 1
+    return f"{base} ({i})"
 
 
 def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
@@ -384,7 +438,8 @@ def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
     return Snapshot(gt, runs, settings=settings or Settings(), demo_seed=seed)
 
 
-def _stem(filename: str) -> str:
+def file_stem(filename: str) -> str:
+    """A run's default name: the file name without its folder and its known extensions."""
     base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
     for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
                 ".qrels"):
@@ -432,7 +487,7 @@ def add_ranked_run(ws: Snapshot, blob: Blob, *, name: str | None = None, format:
     """Add a ranked-run file (TREC, CSV/Parquet, JSON...); returns the new workspace and the run's uid."""
     ws = clear_demo(ws)
     uid = _new_uid(ws, "ranked", blob.sha256)
-    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "ranked", blob, format=format, aspect=aspect)
+    src = RunSource(uid, ws.unique_name(name or file_stem(blob.name)), "ranked", blob, format=format, aspect=aspect)
     return ws.with_run(src), uid
 
 
@@ -446,7 +501,7 @@ def add_embedding_run(ws: Snapshot, blob: Blob, *, ids_blob: Blob | None = None,
     """
     ws = clear_demo(ws)
     uid = _new_uid(ws, "embedding", blob.sha256)
-    src = RunSource(uid, ws.unique_name(name or _stem(blob.name)), "embedding", blob, ids_blob, query_blob,
+    src = RunSource(uid, ws.unique_name(name or file_stem(blob.name)), "embedding", blob, ids_blob, query_blob,
                     query_ids_blob, aspect=aspect)
     return ws.with_run(src), uid
 
@@ -525,8 +580,10 @@ def ground_truth_aspects(gt: GroundTruthSource) -> tuple[str, ...]:
     """Aspects of an ordered-list ground truth (seed 001), ``()`` for single-aspect files.
 
     :func:`evalcore.list_aspects` validates the whole file, so a broken
-    seed-001 file fails here, next to the file.
+    seed-001 file fails here, next to the file. A stored ground truth's are in its record.
     """
+    if gt.store is not None:
+        return tuple(gt.store.record.aspects) if gt.kind == "file" else ()
     if gt.kind != "file" or gt.blob is None:
         return ()
     return tuple(str(a) for a in list_aspects(gt.blob.data, format=gt.format, label=gt.blob.name))

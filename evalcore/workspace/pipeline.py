@@ -54,6 +54,7 @@ __all__ = [
     "diversity_summary",
     "load_domain_map",
     "load_metadata",
+    "load_query_texts",
     "normalize_metadata",
 ]
 
@@ -62,7 +63,12 @@ __all__ = [
 
 
 def load_ground_truth(gt: GroundTruthSource, aspect: str | None = None) -> Qrels:
-    """Parse a file ground truth (or the demo's) into :class:`Qrels` (every query, no sampling)."""
+    """Parse a file ground truth (or the demo's, or read a stored one) into :class:`Qrels` (every query,
+    no sampling)."""
+    if gt.store is not None:
+        from .stored import stored_qrels
+
+        return stored_qrels(gt, aspect)
     if gt.kind == "demo":
         from .demo import cached_demo
 
@@ -78,10 +84,19 @@ def _load_embeddings(blob: Blob, ids_blob: Blob | None = None):
     return load_embeddings(blob.data, ids_src=None if ids_blob is None else ids_blob.data, label=blob.name)
 
 
+def gt_embeddings(gt: GroundTruthSource):
+    """A reference ground truth's vectors (:class:`evalcore.io.Embeddings`; stored ones memory-mapped)."""
+    if gt.store is not None:
+        from .stored import stored_reference
+
+        return stored_reference(gt)
+    return _load_embeddings(gt.blob, gt.ids_blob)
+
+
 def query_universe(gt: GroundTruthSource, aspect: str | None = None) -> np.ndarray:
     """Every query id of the ground truth (for a reference model: every item id)."""
     if gt.kind == "reference":
-        return np.asarray(_load_embeddings(gt.blob, gt.ids_blob).ids, dtype=object)
+        return np.asarray(gt_embeddings(gt).ids, dtype=object)
     return np.asarray(load_ground_truth(gt, aspect).query_ids, dtype=object)
 
 
@@ -114,7 +129,7 @@ def prepare_reference(
     :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
     qrels serve the embedding runs (their queries) and the drill-down.
     """
-    return reference_from_embeddings(_load_embeddings(gt.blob, gt.ids_blob), sample=sample, domains=domains,
+    return reference_from_embeddings(gt_embeddings(gt), sample=sample, domains=domains,
                                      settings=settings, progress=progress)
 
 
@@ -191,7 +206,11 @@ def build_run(
     (their queries); ``inputs`` (uid -> Run) by fused runs.
     """
     settings = settings or Settings()
-    if src.kind == "ranked":
+    if src.store is not None and src.kind != "fused":
+        from .stored import stored_run
+
+        run = stored_run(src, qrels, settings.depth, progress)
+    elif src.kind == "ranked":
         run = load_run(src.blob.data, format=src.format, name=src.name, label=src.blob.name)
     elif src.kind == "embedding":
         if qrels is None:
@@ -204,13 +223,15 @@ def build_run(
         missing = [u for u in f.inputs if inputs is None or u not in inputs]
         if missing:
             raise OptionError("a run this fusion uses is not available (removed or failed to load)")
-        runs = [inputs[u].renamed(f"in{i}") for i, u in enumerate(f.inputs)]
-        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=settings.ties, name=src.name,
+        names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
+        runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
+                for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
+        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=f.ties or settings.ties, name=src.name,
                    weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
     elif src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_run
 
-        run = cached_demo(src.demo_seed or 0).runs[src.demo_name]
+        run = demo_run(src.demo_seed or 0, src.demo_name)
     else:
         raise OptionError(f"unknown run kind {src.kind!r}")
     return run if run.name == src.name else run.renamed(src.name)
@@ -273,6 +294,9 @@ def evaluate_workspace(
     if not runs:
         raise OptionError("no run to evaluate")
     if reference is not None:
+        if settings.judged_only:
+            raise OptionError("judged-only needs judgments (a qrels file); a reference model's neighbours judge "
+                              "nothing else: turn 'judged documents only' off in the settings")
         ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
@@ -282,7 +306,7 @@ def evaluate_workspace(
     for aspect, group in groups.items():
         ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
                       ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
-                      progress=progress)
+                      judged_only=settings.judged_only, progress=progress)
         evs.append((aspect, ev))
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
@@ -312,11 +336,11 @@ def has_embeddings(src: RunSource) -> bool:
     ranked files and fused runs (their lists come without vectors).
     """
     if src.kind == "embedding":
-        return src.blob is not None
+        return src.blob is not None or src.store is not None
     if src.kind == "demo":
-        from .demo import cached_demo
+        from .demo_series import demo_matrix
 
-        return src.demo_name in cached_demo(src.demo_seed or 0).embeddings
+        return demo_matrix(src.demo_seed or 0, src.demo_name) is not None
     return False
 
 
@@ -329,13 +353,18 @@ def run_embeddings(src: RunSource):
     """
     if not has_embeddings(src):
         return None
+    if src.store is not None:
+        from .stored import stored_embeddings
+
+        return stored_embeddings(src)
     if src.kind == "embedding":
         return _load_embeddings(src.blob, src.ids_blob)
     from ..io import Embeddings
     from .demo import cached_demo
+    from .demo_series import demo_matrix
 
     demo = cached_demo(src.demo_seed or 0)
-    return Embeddings.from_arrays(demo.item_ids, demo.embeddings[src.demo_name], source=demo.label)
+    return Embeddings.from_arrays(demo.item_ids, demo_matrix(src.demo_seed or 0, src.demo_name), source=demo.label)
 
 
 def run_diversity(
@@ -400,13 +429,19 @@ def run_diversity(
     return table
 
 
-def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
-    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.aggregate.summarize`).
+def diversity_summary(tables: Sequence[pd.DataFrame], *, ci_method: str = "bootstrap", n_resamples: int = 1000,
+                      seed: int = 0) -> pd.DataFrame:
+    """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Parameters
     ----------
     tables : sequence of DataFrame
         :func:`run_diversity` outputs, one per run.
+    ci_method : {"bootstrap", "t"}, default "bootstrap"
+        Interval of the means: the percentile bootstrap on resamples shared by every run
+        (inside the metric's range), or Student t.
+    n_resamples, seed
+        Of the bootstrap.
 
     Returns
     -------
@@ -414,24 +449,44 @@ def diversity_summary(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
         ``run, metric, k, n, mean, std, sem, ci_low, ci_high, median``; empty
         (same columns) when ``tables`` is empty.
     """
-    from ..aggregate import summarize
     from ..combine import concat_tables
+    from ..intervals import summarize_with_intervals
 
     if not tables:
         return pd.DataFrame(columns=["run", "metric", "k", "n", "mean", "std", "sem", "ci_low", "ci_high", "median"])
-    return summarize(concat_tables(tables))
+    return summarize_with_intervals(concat_tables(tables), method=ci_method, n_resamples=n_resamples, seed=seed)
 
 
 # ------------------------------------------------------------------------------------------ side files
 
 
+def _stored_side(blob: Any) -> Any:
+    from .stored import stored_side
+
+    return stored_side(blob)
+
+
 def load_domain_map(blob: Blob) -> dict[str, str]:
-    """Query id -> domain from a mapping file (:func:`evalcore.load_domains`)."""
+    """Query id -> domain from a mapping file (:func:`evalcore.load_domains`) or a stored one."""
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
     return {str(k): str(v) for k, v in load_domains(blob.data, label=blob.name).items()}
 
 
+def load_query_texts(blob: Blob) -> dict[str, str]:
+    """Query id -> text from a queries file (:func:`evalcore.io.load_queries`: BEIR ``queries.jsonl``,
+    JSON, CSV/TSV/Parquet, ``id<TAB>text`` lines) or a stored one."""
+    from ..io import load_queries
+
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
+    return load_queries(blob.data, label=blob.name)
+
+
 def load_metadata(blob: Blob) -> pd.DataFrame:
-    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.load_doc_metadata`)."""
+    """Document metadata as a frame ``doc_id, title, text`` (:func:`evalcore.load_doc_metadata`) or a stored one."""
+    if not isinstance(blob, Blob):
+        return _stored_side(blob)
     return normalize_metadata(load_doc_metadata(blob.data, label=blob.name), source=blob.name)
 
 

@@ -36,8 +36,7 @@ from .. import __version__
 from ..data import Qrels, Run
 from ..errors import EvalcoreError, OptionError
 from ..evaluate import Evaluation
-from .artifacts import cached
-from .core import GroundTruthRecord, RunRecord, WorkspaceCore, qrels_key
+from .core import GroundTruthRecord, RunRecord, WorkspaceCore
 from .model import Settings, capture, stable_key
 from .pipeline import (
     evaluate_workspace,
@@ -45,6 +44,7 @@ from .pipeline import (
     sample_and_label,
     sample_query_ids,
 )
+from .rankings import embedding_ranking, ranking_key
 
 __all__ = ["Resolved", "resolve", "ranking_key"]
 
@@ -108,11 +108,6 @@ class Resolved:
         return Evaluation(ev.table, ev.coverage, {**ev.settings, "errors": dict(self.errors)})
 
 
-def ranking_key(rec: RunRecord, depth: int, qrels: Qrels) -> str:
-    """Key of an embedding run's ranking: its artifacts, the depth and the judged queries' content."""
-    return stable_key("ranking", list(rec.artifacts), int(depth), qrels_key(qrels))
-
-
 def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
     """The aspect a run is evaluated against: its own (exact, case-insensitive or a unique part,
     :func:`evalcore.io.lists.pick_aspect`), else the first; a ground truth without aspects ignores it."""
@@ -174,35 +169,16 @@ def _needed(records: Sequence[RunRecord], names: Sequence[str] | None) -> list[R
     return [r for r in records if r.name in want]
 
 
-def _embedding_run(core: WorkspaceCore, rec: RunRecord, qrels: Qrels, depth: int,
-                   progress: ProgressFn | None) -> tuple[Run, list[str]]:
-    from ..embedding_runs import embedding_run
-
-    key = ranking_key(rec, depth, qrels)
-    hit = core.derived_run(key, name=rec.name)
-    if hit is not None:
-        return hit
-
-    def compute() -> tuple[Run, list[str]]:
-        docs, queries = core.run_embeddings(rec)
-        run, msgs = capture(embedding_run, docs, queries, qrels=qrels, k=depth, name=rec.name, progress=progress)
-        return run, msgs
-
-    if core.read_only:  # the demo: rankings are kept in this process only
-        run, msgs = cached("ranking", key, compute)
-        return (run if run.name == rec.name else run.renamed(rec.name)), msgs
-    run, msgs = compute()
-    core.store_derived(key, run, inputs=rec.artifacts, warnings=msgs)
-    return run, msgs
-
-
 def _fused_run(rec: RunRecord, built: dict[str, Run], settings: Settings) -> Run:
-    from ..fusion import weighted_rrf
+    from ..fusion import WEIGHTED_METHODS, fuse
 
     opts = rec.options
-    inputs = [built[n].renamed(f"in{i}") for i, n in enumerate(opts["inputs"])]
-    return weighted_rrf(inputs, weights=list(opts["weights"]), c=float(opts.get("c", 60.0)), top_n=opts.get("top_n"),
-                        ties=opts.get("ties") or settings.ties, name=rec.name)
+    method = opts.get("method", "rrf")
+    names = list(opts["inputs"])  # warnings name the inputs; a run listed twice gets its position
+    inputs = [built[n] if names.count(n) == 1 else built[n].renamed(f"{n} ({i + 1})") for i, n in enumerate(names)]
+    return fuse(inputs, method=method, norm=opts.get("norm", "none"), c=float(opts.get("c", 60.0)),
+                top_n=opts.get("top_n"), ties=opts.get("ties") or settings.ties, name=rec.name,
+                weights=list(opts["weights"]) if method in WEIGHTED_METHODS else None)
 
 
 def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
@@ -257,7 +233,7 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                 if rec.kind == "ranked":
                     run, msgs = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}"), []
                 elif rec.kind == "embedding":
-                    run, msgs = _embedding_run(core, rec, qrels, settings.depth, progress)
+                    run, msgs = embedding_ranking(core, rec, qrels, settings.depth, progress)
                 else:
                     failed = [n for n in rec.inputs if n in out.errors]
                     if failed:

@@ -1,4 +1,4 @@
-"""Settings, the dashboard's saved state and side files (domains, metadata) of a stored workspace.
+"""Settings, the dashboard's saved state and side files (domains, metadata, query texts) of a workspace.
 
 A base class of :class:`evalcore.workspace.api.Workspace` (split out to keep each module
 short). Settings are the :class:`~.model.Settings` fields, one catalogue row each (JSON);
@@ -21,11 +21,13 @@ from .inputs import is_source, source_bytes
 from .model import Settings
 from .store import dumps, loads, now
 
-__all__ = ["SettingsAndSideFiles", "SETTING_FIELDS"]
+__all__ = ["SettingsAndSideFiles", "SETTING_FIELDS", "SIDE_ROLES"]
 
 #: Names of the stored settings (the fields of :class:`~.model.Settings`).
 SETTING_FIELDS = tuple(f.name for f in fields(Settings))
 _SETTING_FIELDS = SETTING_FIELDS
+#: The side files a workspace may hold (one of each).
+SIDE_ROLES = ("domains", "metadata", "queries")
 
 
 class SettingsAndSideFiles(WorkspaceCore):
@@ -93,6 +95,17 @@ class SettingsAndSideFiles(WorkspaceCore):
             frame, label, sha = normalize_metadata(src), name, None
         self._set_side("metadata", label, sha, lambda p: codecs.write_metadata(frame, p))
 
+    def set_query_texts(self, src: Any, *, name: str | None = None) -> None:
+        """Store the query texts (query id -> text): a mapping, or a file :func:`evalcore.io.load_queries` reads."""
+        if isinstance(src, Mapping):
+            texts, label, sha = {str(k): str(v) for k, v in src.items()}, name, None
+        else:
+            from ..io import load_queries
+
+            data, shown, label, sha = source_bytes(src, name)
+            texts = load_queries(data, label=shown)
+        self._set_side("queries", label, sha, lambda p: codecs.write_queries(texts, p))
+
     def _set_side(self, role: str, name: str | None, sha: str | None, write: Callable[[Path], None]) -> None:
         def record(conn: sqlite3.Connection, stored: list) -> None:
             conn.execute("INSERT OR REPLACE INTO side_files (role, name, source_sha256, artifact, created_at) "
@@ -101,9 +114,9 @@ class SettingsAndSideFiles(WorkspaceCore):
         self.commit(lambda: [self.put("side", write)], record)
 
     def remove_side_file(self, role: str) -> None:
-        """Forget the ``"domains"`` or ``"metadata"`` file."""
-        if role not in ("domains", "metadata"):
-            raise OptionError(f"unknown side file {role!r}; choose 'domains' or 'metadata'")
+        """Forget the ``"domains"``, ``"metadata"`` or ``"queries"`` file."""
+        if role not in SIDE_ROLES:
+            raise OptionError(f"unknown side file {role!r}; choose one of {list(SIDE_ROLES)}")
         self.commit(list, lambda conn, stored: conn.execute("DELETE FROM side_files WHERE role = ?", (role,)))
 
     def side_files(self) -> dict[str, dict]:

@@ -90,8 +90,22 @@ def _migrate_to_1(conn: Any) -> None:
     conn.execute("INSERT INTO meta (key, value) VALUES ('created_at', ?)", (now(),))
 
 
+def _migrate_to_2(conn: Any) -> None:
+    """Version 2: a third side file, the query texts (role ``queries``); SQLite cannot change a
+    CHECK constraint, so the table is rebuilt (same columns, rows kept)."""
+    conn.executescript("""
+CREATE TABLE side_files_v2 (
+    role TEXT PRIMARY KEY CHECK (role IN ('domains', 'metadata', 'queries')), name TEXT, source_sha256 TEXT,
+    artifact TEXT NOT NULL REFERENCES artifacts (sha256), created_at TEXT NOT NULL);
+INSERT INTO side_files_v2 (role, name, source_sha256, artifact, created_at)
+    SELECT role, name, source_sha256, artifact, created_at FROM side_files;
+DROP TABLE side_files;
+ALTER TABLE side_files_v2 RENAME TO side_files;
+""")
+
+
 #: Ordered migrations: entry i brings a catalogue from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[Any], None], ...] = (_migrate_to_1,)
+MIGRATIONS: tuple[Callable[[Any], None], ...] = (_migrate_to_1, _migrate_to_2)
 #: The schema version this code writes.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,161 @@
+"""The dashboard's cached pipeline steps and their :class:`Outcome`.
+
+Each step is keyed by a content key (its first argument: hashes of the bytes or of the stored
+artifacts + the options that matter); the objects follow as ``_``-prefixed arguments, which
+Streamlit does not hash. A step that fails is cached as failed too (an :class:`Outcome` with an
+error), so a bad file is neither re-parsed on every rerun nor able to break the other files.
+
+The big objects (qrels, runs, the evaluation, metadata) are cached with ``st.cache_resource``:
+one object per server, shared by every session (never copied or mutated), so N tabs on one
+workspace cost about one copy; the small summaries with ``st.cache_data``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import tables as T
+from evalcore import workspace as W
+from evalcore.data import Qrels, Run
+from evalcore.errors import EvalcoreError
+
+# ------------------------------------------------------------------------------------------ outcomes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A cached step's result: ``value`` or ``error`` (a one-line message), plus warnings."""
+
+    value: Any = None
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
+    try:
+        value, warns = W.capture(fn, *args, **kwargs)
+    except EvalcoreError as e:
+        return Outcome(error=str(e))
+    except MemoryError:
+        return Outcome(error="out of memory while processing this file; try a query sample")
+    return Outcome(value, None, tuple(warns))
+
+
+def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a Streamlit element method from inside a cached function without it being recorded for replay.
+
+    ``st.cache_data`` records every element call made while the cached function
+    runs and refuses those on blocks created outside it (a progress bar created
+    by the page). A progress update is transient, so it is sent as if no cached
+    function were running.
+    """
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_run_context import in_cached_function
+    except ImportError:  # pragma: no cover - other Streamlit versions: no live progress
+        return None
+
+    def inner() -> Any:
+        in_cached_function.set(False)
+        return fn(*args, **kwargs)
+
+    return contextvars.copy_context().run(inner)
+
+
+# ------------------------------------------------------------------------------------------ cached steps
+# The first argument of each is the content key; the objects follow with a leading underscore.
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_aspects(key: str, _gt: W.GroundTruthSource) -> Outcome:
+    return _attempt(W.ground_truth_aspects, _gt)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_universe(key: str, _gt: W.GroundTruthSource, aspect: str | None) -> Outcome:
+    return _attempt(W.query_universe, _gt, aspect)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_domains(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_domain_map, _blob)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_metadata(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_metadata, _blob)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np.ndarray | None,
+             _domains: dict | None, _settings: W.Settings, _progress: Callable | None) -> Outcome:
+    return _attempt(W.prepare_qrels, _gt, aspect=aspect, sample=_sample, domains=_domains, settings=_settings,
+                    progress=_progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None, _domains: dict | None,
+                 _settings: W.Settings, _progress: Callable | None) -> Outcome:
+    return _attempt(W.prepare_reference, _gt, sample=_sample, domains=_domains, settings=_settings,
+                    progress=_progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
+           _inputs: dict | None, _progress: Callable | None) -> Outcome:
+    return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
+    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
+                 _query_ids: list | None) -> Outcome:
+    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, query_ids=_query_ids)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _c_queries(key: str, _blob: W.Blob) -> Outcome:
+    return _attempt(W.load_query_texts, _blob)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _c_summary(key: str, _table: pd.DataFrame, by: tuple[str, ...], ci_method: str, n_resamples: int,
+               seed: int) -> pd.DataFrame:
+    from evalcore.intervals import summarize_with_intervals
+
+    return summarize_with_intervals(_table, by=by, method=ci_method, n_resamples=n_resamples, seed=seed,
+                                    aggregates="metric" in by)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
+               n_resamples: int, ci_method: str, runs: tuple[str, ...] | None = None) -> Outcome:
+    from evalcore.stats import compare
+
+    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction, runs=runs,
+                    n_resamples=n_resamples, ci_method=ci_method, resampling="shared")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
+                       correction: str, min_queries: int, n_resamples: int, ci_method: str,
+                       runs: tuple[str, ...] | None = None) -> Outcome:
+    from evalcore.stats import compare_by_domain
+
+    return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
+                    runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples,
+                    ci_method=ci_method, resampling="shared")

@@ -1,0 +1,265 @@
+"""What the Data page does with what the user loads: each file is validated and saved into the workspace
+as it is loaded (:func:`dashboard.persist.write`: one transaction; a file that does not load changes
+nothing stored), from an upload or from a path on the server's disk (read in place; a ``.npy`` is
+memory-mapped and copied in blocks, never loaded whole).
+
+Uploaded bytes are not kept: once a file is stored, its uploader is emptied (its widget key
+changes, which lets Streamlit drop the file), and every page reads the stored artifact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from dashboard import persist as P
+from dashboard import state as S
+from dashboard import ui
+from evalcore import workspace as W
+from evalcore.errors import EvalcoreError, OptionError
+
+CONSUMED = "consumed_uploads"
+FLASH = "data_flash"
+ROUNDS = "_uploader_rounds"
+
+#: What "Add from a local path" adds.
+PATH_KINDS = {"qrels": "ground truth: a judgments file", "reference": "ground truth: a reference model's embeddings",
+              "ranked": "a ranked run file", "embedding": "an embedding run"}
+
+
+# ------------------------------------------------------------------------------------------ messages
+
+
+def flash(kind: str, text: str, prefix: str = "Not done") -> None:
+    """A message shown at the top of the Data page on its next run."""
+    st.session_state.setdefault(FLASH, []).append((kind, text, prefix))
+
+
+def show_flash() -> None:
+    for kind, text, prefix in st.session_state.pop(FLASH, []):
+        if kind == "error":
+            ui.show_error(text, prefix=prefix)
+        else:
+            st.success(ui.md_escape(text), icon=":material/check_circle:")
+
+
+def report(result: P.Written, done: str, *, failed: str = "nothing was changed", prefix: str = "Not done") -> bool:
+    """Flash what :func:`dashboard.persist.write` did; True when it was done."""
+    if result.ok:
+        flash("ok", done + (f" (saved in the new workspace {result.created!r}; the demo is unchanged)"
+                            if result.created else ""))
+    else:
+        flash("error", f"{result.error} ({failed})", prefix)
+    return result.ok
+
+
+# ------------------------------------------------------------------------------------------ uploads
+
+
+def uploader_key(base: str) -> str:
+    """The current key of an uploader (a new one each time what it held was stored)."""
+    n = st.session_state.get(ROUNDS, {}).get(base, 0)
+    return base if n == 0 else f"{base}_{n}"
+
+
+def empty_uploader(base: str) -> None:
+    rounds = st.session_state.setdefault(ROUNDS, {})
+    rounds[base] = rounds.get(base, 0) + 1
+
+
+def new_files(files: Any) -> list[W.Blob]:
+    """Uploaded files not seen before (by upload id), as blobs (bytes + SHA-256), for this run only."""
+    if files is None:
+        return []
+    files = files if isinstance(files, list) else [files]
+    out = []
+    seen = st.session_state.setdefault(CONSUMED, set())
+    for f in files:
+        fid = getattr(f, "file_id", None) or f"{f.name}:{f.size}"
+        if fid in seen:
+            continue
+        seen.add(fid)
+        out.append(W.Blob.of(f.name, f.getvalue()))
+    return out
+
+
+def blob_of(f: Any) -> W.Blob | None:
+    return None if f is None else W.Blob.of(f.name, f.getvalue())
+
+
+def _failed_text() -> str:
+    return "the demo was kept" if P.read_only() else "nothing was changed"
+
+
+def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
+    """A judgments file as the ground truth (on the demo: in a new, empty workspace)."""
+    return report(P.write(lambda ws: ws.set_ground_truth(blob.data, source_name=blob.name, format=fmt), on_demo="new"),
+                  f"loaded ground truth {blob.name}")
+
+
+def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
+    return report(P.write(lambda ws: ws.set_reference(blob.data, None if ids is None else ids.data,
+                                                      source_name=blob.name), on_demo="new"),
+                  f"reference ground truth {blob.name}: its nearest items are the relevant ones")
+
+
+def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> str:
+    name = W.free_name(W.file_stem(blob.name), ws.run_names())
+    aspect = aspect if aspect in ws.aspects() else None
+    if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
+        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect)
+    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect)
+
+
+def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> None:
+    """Run files, one run each (``.npy``/``.npz``: item-to-item embedding runs); a file that does not load
+    is reported next to the uploader and nothing of it is stored."""
+    added = []
+    for blob in blobs:
+        failed = _failed_text()
+        result = P.write(lambda ws, blob=blob: _add_run(ws, blob, aspect, fmt), on_demo="new")
+        if result.ok:
+            added.append(f"{blob.name} (embeddings, item-to-item)" if W.looks_like_embeddings(blob) else blob.name)
+            if result.created:
+                flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged")
+        else:
+            flash("error", f"{result.error} ({failed})", "Not loaded")
+    if added:
+        flash("ok", "added run file(s) " + ", ".join(added))
+
+
+def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, queries: W.Blob | None,
+                        query_ids: W.Blob | None, aspect: str | None) -> bool:
+    def change(ws: W.Workspace) -> str:
+        return ws.add_embedding_run(W.free_name(name or W.file_stem(docs.name), ws.run_names()), docs.data,
+                                    None if ids is None else ids.data,
+                                    query_embeddings=None if queries is None else queries.data,
+                                    query_ids=None if query_ids is None else query_ids.data,
+                                    source_name=docs.name, query_source_name=None if queries is None else queries.name,
+                                    aspect=aspect if aspect in ws.aspects() else None)
+
+    failed = _failed_text()
+    return report(P.write(change, on_demo="new"), f"added embedding run {docs.name}; it is ranked when first needed",
+                  failed=failed, prefix="Not loaded")
+
+
+SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
+    "domains": lambda ws: ws.set_domains, "metadata": lambda ws: ws.set_metadata,
+    "queries": lambda ws: ws.set_query_texts}
+
+
+def store_side(role: str, blob: W.Blob) -> bool:
+    """A side file (domains, metadata, query texts); on the demo, into a copy of it."""
+    return report(P.write(lambda ws: SIDE_SETTERS[role](ws)(blob.data, name=blob.name)), f"loaded {blob.name}",
+                  prefix="Not loaded")
+
+
+# ------------------------------------------------------------------------------------------ a local path
+
+
+def _file(text: str | None, what: str, *, required: bool = True) -> Path | None:
+    text = (text or "").strip()
+    if not text:
+        if required:
+            raise OptionError(f"give the path of the {what}")
+        return None
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise OptionError(f"no file at {text!r} (the {what}; a path on the server's disk)")
+    return path
+
+
+def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str | None = None,
+                  query_ids: str | None = None, name: str | None = None, aspect: str | None = None,
+                  fmt: str = "auto") -> bool:
+    """Add a file from the server's disk, read in place (validated as an upload would be)."""
+    try:
+        main = _file(path, "file")
+        ids_p = _file(ids, "ids file", required=False)
+        q_p = _file(queries, "query embeddings", required=False)
+        qids_p = _file(query_ids, "query ids file", required=False)
+    except EvalcoreError as e:
+        flash("error", str(e), "Not loaded")
+        return False
+    label = main.name
+
+    def change(ws: W.Workspace) -> Any:
+        if kind == "qrels":
+            return ws.set_ground_truth(main, format=fmt)
+        if kind == "reference":
+            return ws.set_reference(main, ids_p)
+        run_name = W.free_name(name or W.file_stem(label), ws.run_names())
+        asp = aspect if aspect in ws.aspects() else None
+        if kind == "ranked":
+            return ws.add_run(run_name, main, format=fmt, aspect=asp)
+        return ws.add_embedding_run(run_name, main, ids_p, query_embeddings=q_p, query_ids=qids_p, aspect=asp)
+
+    failed = _failed_text()
+    return report(P.write(change, on_demo="new"), f"added {label} from its path ({PATH_KINDS[kind]})", failed=failed,
+                  prefix="Not loaded")
+
+
+# ------------------------------------------------------------------------------------------ edits (callbacks)
+
+
+def _name_of(uid: str) -> str | None:
+    src = S.get_ws().run_by_uid(uid)
+    return None if src is None else src.name
+
+
+def cb_remove_run(uid: str) -> None:
+    name = _name_of(uid)
+    if name is not None:
+        report(P.write(lambda ws: ws.remove_run(name)), f"removed {name}")
+
+
+def cb_rename(uid: str) -> None:
+    name, new = _name_of(uid), st.session_state[f"name_{uid}"]
+    if name is None or new == name:
+        return
+    if not report(P.write(lambda ws: ws.rename_run(name, new)), f"renamed {name} to {new}"):
+        st.session_state.pop(f"name_{uid}", None)
+
+
+def cb_run_info(uid: str, field: str) -> None:
+    """Model, version label, step or aspect of a run, saved with :meth:`Workspace.set_run_info`."""
+    name, value = _name_of(uid), st.session_state[f"{field}_{uid}"]
+    if name is None:
+        return
+    if isinstance(value, str):
+        value = value.strip() or None
+    if not report(P.write(lambda ws: ws.set_run_info(name, **{field: value})), f"{name}: {field} saved"):
+        st.session_state.pop(f"{field}_{uid}", None)
+
+
+def cb_remove_side(role: str) -> None:
+    report(P.write(lambda ws: ws.remove_side_file(role)), f"removed the {role} file")
+
+
+def cb_open_demo() -> None:
+    P.switch(P.DEMO)
+
+
+def cb_empty_workspace() -> None:
+    try:
+        name = P.create(P.unique_name("my-workspace"))
+    except (EvalcoreError, OSError) as e:
+        flash("error", str(e))
+        return
+    flash("ok", f"created the empty workspace {name!r}; the demo is unchanged")
+
+
+def cb_copy_demo() -> None:
+    try:
+        name = P.create(P.unique_name("demo-copy"), copy_of_current=True)
+    except (EvalcoreError, OSError) as e:
+        flash("error", str(e))
+        return
+    flash("ok", f"copied the demo into the new workspace {name!r}: it can be edited")
+
+
+def save_settings(new: W.Settings) -> bool:
+    return report(P.write(lambda ws: ws.set_settings(new)), "settings applied")

@@ -1,0 +1,435 @@
+"""The dashboard on the persistent store: which workspace a session shows, reading it, writing to it.
+
+* **Where the workspace comes from.** A session starts on the workspace its URL names
+  (``?ws=NAME``; :data:`DEMO` is the built-in read-only demo); without one, on the default:
+  ``EVALCORE_WORKSPACE`` when set (created when missing), else the ``default`` workspace of
+  the root folder when it holds anything, else the demo (so a fresh machine opens on real
+  charts). Named workspaces live in :func:`evalcore.workspace.default_root`
+  (``EVALCORE_WORKSPACES``); ``EVALCORE_WORKSPACE``'s folder is listed with them by its name.
+* **Reading.** Every run starts with :func:`sync`: one query of the workspace's change counter
+  (:attr:`~evalcore.workspace.Workspace.generation`); the session's
+  :class:`~evalcore.workspace.Snapshot` is read again only when it changed (by this session,
+  another tab, the CLI or a training script). Open workspaces and snapshots are cached once
+  per server (``st.cache_resource``), and the snapshot holds no bytes: artifacts are read
+  from the workspace, embeddings memory-mapped, so N tabs on one workspace cost one copy.
+* **Writing.** Every change goes to the workspace as it is made (:func:`write`); the demo is
+  read-only, so a change made on it first creates a writable workspace — a copy of the demo,
+  or an empty one for the user's own files — and the session moves there.
+* **Selections** (metric@k, runs, baseline, query, test...) are mirrored into the URL
+  (:data:`URL_KEYS`; the page is the URL's path), so a link pasted into another tab opens the
+  same view, and into the workspace's ``ui_state``, so a workspace opened again (another tab,
+  after a restart) comes back where it was left. The URL wins when it names a selection.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from dashboard import state as S
+from evalcore import workspace as W
+from evalcore.errors import EvalcoreError, WorkspaceError
+from evalcore.workspace.locations import ENV_WORKSPACE, check_name, is_workspace
+from evalcore.workspace.stored import snapshot_of
+
+#: The built-in demo's name in the URL and the picker (never a workspace name: ':' is not allowed in one).
+DEMO = ":demo"
+DEMO_LABEL = "Built-in demo (read-only)"
+ACTIVE = "_ws_active"  # the session's workspace: a name, or DEMO
+SEEN = "_ws_seen"  # (folder, generation) the session's snapshot was read at
+PENDING = "_ws_url_selections"  # selections named by the URL the session started with (applied once)
+SAVED = "_ws_saved_selections"  # what was last written to the workspace's ui_state
+NOTICES = "_ws_notices"  # messages for the sidebar: (kind, text)
+MEMORY_DEMO = ("memory", -1)  # SEEN of the in-memory demo (when the stored one cannot be built)
+#: Seconds between two checks of the change counter while the Data (or Versions) page is open.
+POLL_SECONDS = 3.0
+
+URL_WS, URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY = "ws", "metric", "run", "baseline", "query"
+#: Query parameters of the URL besides the workspace: metric@k, runs A and B, the baseline, the query.
+URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY)
+#: Shared selections kept in the workspace's ui_state (the URL carries the first five).
+SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
+              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT)
+
+
+# ------------------------------------------------------------------------------------------ where
+
+
+def root() -> W.WorkspaceRoot:
+    """The folder of named workspaces (``EVALCORE_WORKSPACES``, else the per-user data folder)."""
+    return W.WorkspaceRoot()
+
+
+def env_workspace() -> Path | None:
+    """``EVALCORE_WORKSPACE``'s folder, when set."""
+    env = os.environ.get(ENV_WORKSPACE)
+    return Path(env).expanduser() if env else None
+
+
+def names() -> list[str]:
+    """The workspaces the picker offers: ``EVALCORE_WORKSPACE``'s first, then the root's, sorted."""
+    env = env_workspace()
+    out = root().names()
+    if env is not None and is_workspace(env):
+        out = [env.name, *[n for n in out if n != env.name]]
+    return out
+
+
+def path_of(name: str) -> Path:
+    """The folder of workspace ``name`` (``EVALCORE_WORKSPACE``'s when it has that name)."""
+    env = env_workspace()
+    if env is not None and name == env.name:
+        return env
+    return root().path_of(name)
+
+
+def is_env(name: str) -> bool:
+    """Whether ``name`` is ``EVALCORE_WORKSPACE``'s workspace (the dashboard does not rename or delete it)."""
+    env = env_workspace()
+    return env is not None and name == env.name
+
+
+def default_name() -> str:
+    """The workspace a session opens without a URL (see the module docstring)."""
+    env = env_workspace()
+    if env is not None:
+        try:
+            W.Workspace.open(env).close()  # the user named it: created when missing
+            return env.name
+        except (EvalcoreError, OSError) as e:
+            notice("error", f"EVALCORE_WORKSPACE ({env}) cannot be opened: {e}; showing the built-in demo.")
+            return DEMO
+    path = root().path_of("default")
+    if is_workspace(path):
+        try:
+            ws = _open(str(path))
+            if ws.ground_truth_record() is not None or ws.run_names():
+                return "default"
+        except EvalcoreError:
+            pass
+    return DEMO
+
+
+def unique_name(base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``... not yet used in the root."""
+    taken = set(names())
+    name, i = base, 2
+    while name in taken or root().path_of(name).exists():
+        name, i = f"{base}-{i}", i + 1
+    return name
+
+
+# ------------------------------------------------------------------------------------------ open, cached
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _open(path: str) -> W.Workspace:
+    return W.Workspace.open(path, create=False)
+
+
+@st.cache_resource(show_spinner="Preparing the built-in demo…")
+def _demo(seed: int) -> W.Workspace:
+    return W.Workspace.demo(seed)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _snapshot(path: str, generation: int, demo_seed: int | None) -> W.Snapshot:
+    ws = _demo(demo_seed) if demo_seed is not None else _open(path)
+    return snapshot_of(ws, demo_seed=demo_seed, generation=generation)
+
+
+def forget_open_workspaces() -> None:
+    """Drop the cached workspace objects (after a folder was created, renamed or deleted)."""
+    _open.clear()
+
+
+def workspace(name: str | None = None) -> W.Workspace:
+    """The open workspace ``name`` (default: the session's); :class:`WorkspaceError` when it is gone."""
+    name = st.session_state.get(ACTIVE, DEMO) if name is None else name
+    if name == DEMO:
+        return _demo(S.DEMO_SEED)
+    path = path_of(name)
+    if not is_workspace(path):
+        raise WorkspaceError(f"there is no workspace named {name!r} (any more)", file=str(path))
+    return _open(str(path))
+
+
+def active() -> str:
+    return st.session_state.get(ACTIVE, DEMO)
+
+
+def read_only() -> bool:
+    return active() == DEMO
+
+
+# ------------------------------------------------------------------------------------------ sessions
+
+
+def notice(kind: str, text: str) -> None:
+    """A message for the sidebar (shown once)."""
+    st.session_state.setdefault(NOTICES, []).append((kind, text))
+
+
+def _url_selections() -> dict[str, Any]:
+    """The selections the URL names (metric@k, runs, baseline, query)."""
+    qp = st.query_params
+    out: dict[str, Any] = {}
+    label = qp.get(URL_METRIC)
+    if label:
+        metric, _, k = label.rpartition("@")
+        if metric and k.isdigit():
+            out[S.SEL_METRIC], out[S.SEL_K] = metric, int(k)
+        else:
+            out[S.SEL_METRIC], out[S.SEL_K] = label, 0
+    runs = qp.get_all(URL_RUN)
+    for key, value in zip((S.SEL_RUN_A, S.SEL_RUN_B), runs, strict=False):
+        out[key] = value
+    for param, key in ((URL_BASELINE, S.SEL_BASELINE), (URL_QUERY, S.SEL_QUERY)):
+        if qp.get(param):
+            out[key] = qp.get(param)
+    return out
+
+
+def _start_session() -> None:
+    state = st.session_state
+    wanted = st.query_params.get(URL_WS)
+    name = None
+    if wanted:
+        try:
+            if wanted == DEMO or is_workspace(path_of(wanted)):
+                name = wanted
+        except EvalcoreError:
+            pass
+        if name is None:
+            notice("warning", f"There is no workspace named {wanted!r}; showing the default one.")
+    state[ACTIVE] = name or default_name()
+    state[PENDING] = _url_selections()
+
+
+def _restore_selections(ws: W.Workspace) -> None:
+    """Selections of a workspace just opened in this session: its ui_state, then what the URL names."""
+    state = st.session_state
+    for key in SELECTIONS:
+        state.pop(key, None)
+    saved: dict[str, Any] = {}
+    if not ws.read_only:
+        try:
+            saved = {k: v for k, v in ws.ui_state().items() if k in SELECTIONS}
+        except EvalcoreError:
+            saved = {}
+    state[SAVED] = dict(saved)
+    saved.update(state.pop(PENDING, {}))
+    for key, value in saved.items():
+        state[key] = value
+
+
+def sync() -> W.Snapshot:
+    """At the start of every run: the session's snapshot, read again when its workspace changed on disk.
+
+    A workspace that cannot be opened (deleted or renamed in another tab, damaged) is reported
+    in the sidebar and the session moves to the default workspace.
+    """
+    state = st.session_state
+    if ACTIVE not in state:
+        _start_session()
+    name = state[ACTIVE]
+    try:
+        ws = workspace(name)
+        generation = ws.generation
+    except (EvalcoreError, OSError) as e:
+        forget_open_workspaces()
+        gone, fallback = name, default_name() if name != DEMO else DEMO
+        state[ACTIVE] = name = fallback if fallback != name else DEMO
+        try:
+            ws = workspace(name)
+            generation = ws.generation
+        except (EvalcoreError, OSError) as again:  # the demo could not be built (no writable cache folder...)
+            if state.get(SEEN) != MEMORY_DEMO:
+                notice("error", f"The built-in demo could not be stored ({again}); it is shown from memory.")
+            state[S.WS_KEY], state[SEEN] = W.demo_workspace(S.DEMO_SEED), MEMORY_DEMO
+            return state[S.WS_KEY]
+        notice("error", f"The workspace {gone!r} cannot be opened ({e}); showing "
+               + ("the built-in demo." if name == DEMO else f"{name!r}."))
+    seen = (str(ws.path), generation)
+    previous = state.get(SEEN)
+    if previous != seen or S.WS_KEY not in state:
+        state[S.WS_KEY] = _snapshot(str(ws.path), generation, S.DEMO_SEED if name == DEMO else None)
+        if previous is not None:
+            state.pop(S.CANCEL_KEY, None)  # new inputs: nothing is cancelled any more
+        if previous is None or previous[0] != seen[0]:
+            _restore_selections(ws)
+        state[SEEN] = seen
+    publish()
+    return state[S.WS_KEY]
+
+
+def changed_on_disk() -> bool:
+    """Whether the session's workspace changed since its snapshot was read (one cheap query)."""
+    seen = st.session_state.get(SEEN)
+    if seen == MEMORY_DEMO:
+        return False
+    try:
+        ws = workspace()
+        return seen is None or (str(ws.path), ws.generation) != tuple(seen)
+    except EvalcoreError:
+        return True
+
+
+def switch(name: str) -> None:
+    """Show workspace ``name`` (or :data:`DEMO`) in this session from the next run on."""
+    state = st.session_state
+    state[ACTIVE] = name
+    state.pop(SEEN, None)
+    state.pop(S.WS_KEY, None)
+    state.pop(PENDING, None)
+
+
+# ------------------------------------------------------------------------------------------ URL and ui_state
+
+
+def _metric_label() -> str | None:
+    metric, k = st.session_state.get(S.SEL_METRIC), st.session_state.get(S.SEL_K)
+    if not metric:
+        return None
+    from evalcore.aggregate import metric_at_k_label
+
+    return metric_at_k_label(str(metric), int(k)) if isinstance(k, int) and k > 0 else str(metric)
+
+
+def publish() -> None:
+    """Mirror the session's workspace and selections into the URL and (writable workspaces) its ui_state.
+
+    Cheap when nothing changed: one comparison each (called whenever a shared selection is set).
+    """
+    state = st.session_state
+    if ACTIVE not in state:
+        return
+    runs = [str(r) for r in (state.get(S.SEL_RUN_A), state.get(S.SEL_RUN_B)) if r is not None]
+    want = {URL_WS: [state[ACTIVE]], URL_METRIC: _one(_metric_label()), URL_RUN: runs,
+            URL_BASELINE: _one(state.get(S.SEL_BASELINE)), URL_QUERY: _one(state.get(S.SEL_QUERY))}
+    qp = st.query_params
+    changes = {k: v for k, v in want.items() if qp.get_all(k) != v}
+    if changes:
+        for k in [k for k, v in changes.items() if not v]:
+            if k in qp:
+                del qp[k]
+        rest = {k: (v if len(v) > 1 else v[0]) for k, v in changes.items() if v}
+        if rest:
+            qp.update(rest)
+    if read_only():
+        return
+    current = {k: _jsonable(state[k]) for k in SELECTIONS if state.get(k) is not None}
+    saved = state.get(SAVED, {})
+    if current != saved:
+        delta = {k: current.get(k) for k in set(current) | set(saved) if current.get(k) != saved.get(k)}
+        try:
+            workspace().set_ui_state(**delta)
+            state[SAVED] = current
+        except EvalcoreError:
+            pass  # the view's memory only: never an error for the user
+
+
+def _one(value: Any) -> list[str]:
+    return [] if value is None or value == "" else [str(value)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write` did: ``ok`` or ``error`` (a message), the value of the change, and the
+    workspace it created on the demo (None otherwise)."""
+
+    ok: bool
+    error: str | None = None
+    value: Any = None
+    created: str | None = None
+
+
+def write(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> Written:
+    """Apply ``change`` to the session's workspace (one transaction; a failure changes nothing).
+
+    On the read-only demo a writable workspace is made first: ``on_demo="copy"`` a copy of the
+    demo (settings, fusions, side files, run info build on it), ``"new"`` an empty one (the
+    user's own ground truth or runs); the session moves there. When the change fails, that new
+    workspace is deleted again and the session stays on the demo.
+    """
+    created = None
+    try:
+        ws = workspace()
+        if ws.read_only:
+            created = unique_name("demo-copy" if on_demo == "copy" else "my-workspace")
+            ws = root().copy(ws, created) if on_demo == "copy" else root().create(created)
+            forget_open_workspaces()
+        value = change(ws)
+    except (EvalcoreError, OSError, MemoryError) as e:
+        if created is not None:
+            try:
+                root().delete(created)
+            except (EvalcoreError, OSError):
+                pass
+            forget_open_workspaces()
+        return Written(False, "out of memory" if isinstance(e, MemoryError) else str(e))
+    if created is not None:
+        switch(created)
+    sync()  # the session's snapshot shows the change from now on
+    return Written(True, None, value, created)
+
+
+# ------------------------------------------------------------------------------------------ managing workspaces
+
+
+def create(name: str, *, copy_of_current: bool = False) -> str:
+    """Create workspace ``name`` (empty, or a copy of the session's) and show it; returns its name."""
+    name = check_name(name)
+    if copy_of_current:
+        root().copy(workspace(), name).close()
+    else:
+        root().create(name).close()
+    forget_open_workspaces()
+    switch(name)
+    return name
+
+
+def rename(new: str) -> str:
+    """Rename the session's workspace (its folder) and keep showing it; returns the new name."""
+    old = active()
+    if old == DEMO or is_env(old):
+        raise WorkspaceError("this workspace cannot be renamed here" + (
+            " (it is EVALCORE_WORKSPACE's folder)" if old != DEMO else " (the demo is read-only)"))
+    new = check_name(new)
+    workspace().close()
+    path = root().rename(old, new)
+    forget_open_workspaces()
+    st.session_state[ACTIVE] = new
+    st.session_state[SEEN] = (str(path), -1)  # read again, the selections kept
+    return new
+
+
+def delete(name: str) -> None:
+    """Delete workspace ``name`` (its folder); a session showing it moves to the default workspace."""
+    if name == DEMO or is_env(name):
+        raise WorkspaceError("this workspace cannot be deleted here" + (
+            " (it is EVALCORE_WORKSPACE's folder)" if name != DEMO else " (the demo is read-only)"))
+    try:
+        workspace(name).close()
+    except EvalcoreError:
+        pass
+    root().delete(name)
+    forget_open_workspaces()
+    if active() == name:
+        switch(default_name())

@@ -1,0 +1,238 @@
+"""The Versions page's data: a model's version series, its curve, its tests, what changed (cached).
+
+Every number comes from :mod:`evalcore.workspace.versions` over the evaluation's per-query
+table; this module only caches those calls (``st.cache_data`` keyed by content keys, behind
+the per-session memo, like :mod:`dashboard.state`) and lays their results out for display.
+
+A run's place in a series is its :class:`~evalcore.workspace.RunSource` ``model``,
+``version`` and ``step`` (the run info of the Data page and of the persistent store). Runs
+left out for low coverage (:func:`dashboard.state.excluded_runs`) are left out of the series,
+as they are out of every test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import state as S
+from evalcore import workspace as W
+
+# shared selections of the page (not widget keys)
+SEL_MODEL = "sel_version_model"
+SEL_REFERENCE = "sel_version_reference"
+SEL_VERSION_A = "sel_version_a"
+SEL_VERSION_B = "sel_version_b"
+#: Set when a query of "what changed" is chosen: the page then opens the Queries page.
+GOTO = "versions_goto_query"
+#: Rows of the most-improved and most-regressed lists by default.
+TOP = 10
+
+#: How to record versions, shown when no model has two (plain text, no user data).
+PYTHON_SNIPPET = """from evalcore import Workspace
+
+ws = Workspace.open("my-workspace")          # EVALCORE_WORKSPACE=my-workspace streamlit run app.py
+for epoch in range(1, 26):
+    ...                                      # train, then embed the validation items
+    ws.add_embedding_run(f"encoder epoch {epoch}", embeddings, ids,
+                         model="encoder", version=f"epoch {epoch}", step=epoch)"""
+
+
+@dataclass(frozen=True)
+class Series:
+    """The version series of the evaluated runs (:func:`series`)."""
+
+    table: pd.DataFrame  # evalcore.workspace.version_series
+    singles: tuple[str, ...]  # models with one evaluated version only
+    left_out: tuple[str, ...]  # runs of a model left out for low coverage
+    key: str  # content key of the series (its runs and their places)
+
+    def models(self) -> list[str]:
+        return W.version_models(self.table)
+
+
+def run_info(ctx: S.Context, *, exclude: Sequence[str] = ()) -> pd.DataFrame:
+    """``name, model, version, step, created_at`` of the evaluated runs (``created_at``: the order in
+    which they were loaded), without ``exclude``."""
+    evaluated = set(ctx.run_names) - set(exclude)
+    rows = [(r.name, r.model, r.version, r.step, f"{i:09d}") for i, r in enumerate(ctx.ws.runs) if r.name in evaluated]
+    frame = pd.DataFrame(rows, columns=["name", "model", "version", "step", "created_at"])
+    frame["step"] = frame["step"].astype(float)
+    return frame
+
+
+def series(ctx: S.Context) -> Series:
+    """The models with two or more evaluated versions, each in version order (memoized)."""
+    excluded = S.excluded_runs(ctx)
+    info = run_info(ctx, exclude=excluded)
+    key = S._key("verseries", ctx.eval_key, info.astype(str).to_numpy().tolist())
+    placed = [r.name for r in ctx.ws.runs if r.model and r.name in set(excluded)]
+
+    def compute() -> Series:
+        every = W.version_series(info, min_versions=1)
+        size = every.groupby("model", sort=False)["run"].transform("size").to_numpy()
+        singles = tuple(every.loc[size == 1, "model"].astype(str))
+        return Series(every[size >= 2].reset_index(drop=True), singles, tuple(placed), key)
+
+    return S.memo(key, compute)
+
+
+def labels(rows: pd.DataFrame) -> list[str]:
+    """One short text per version: its label, else its step, else its run's name (made unique)."""
+    out = []
+    for run, version, step in zip(rows["run"], rows["version"], rows["step"], strict=True):
+        if isinstance(version, str) and version:
+            out.append(version)
+        elif pd.notna(step):
+            out.append(f"step {step_text(step)}")
+        else:
+            out.append(str(run))
+    seen = pd.Series(out).duplicated(keep=False).to_numpy()
+    return [f"{t} ({r})" if dup else t for t, r, dup in zip(out, rows["run"], seen, strict=True)]
+
+
+def step_text(step: float) -> str:
+    s = float(step)
+    return f"{int(s):,}" if s.is_integer() else f"{s:g}"
+
+
+def version_names(sr: Series, model: str) -> dict[str, str]:
+    """run -> its version's label, in version order (the pickers' texts)."""
+    rows = sr.table[sr.table["model"] == model]
+    return dict(zip(rows["run"].astype(str), labels(rows), strict=True))
+
+
+# ------------------------------------------------------------------------------------------ cached steps
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_curve(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, metric: str, k: int) -> S.Outcome:
+    return S._attempt(W.version_curve, _table, _series, model=model, metric=metric, k=k, method=S.MEAN_CI,
+                      n_resamples=S.N_RESAMPLES, seed=S.CI_SEED)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_tests(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, metric: str, k: int,
+             reference: str, test: str, correction: str) -> S.Outcome:
+    return S._attempt(W.version_tests, _table, _series, model=model, metric=metric, k=k, reference=reference,
+                      test=test, correction=correction, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
+                      ci_method=S.CI_METHOD, resampling="shared")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_changes(key: str, _table: pd.DataFrame, metric: str, k: int, run_a: str, run_b: str, top: int) -> S.Outcome:
+    return S._attempt(W.version_changes, _table, metric=metric, k=k, run_a=run_a, run_b=run_b, top=top)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The curve of one model at one metric@k: the engine's frame, its x values and labels."""
+
+    frame: pd.DataFrame  # evalcore.workspace.version_curve
+    x: list  # steps (numeric axis) or version labels (categorical)
+    labels: list[str]
+    by_step: bool  # every version has a step: x is the step
+
+
+def curve(ctx: S.Context, sr: Series, model: str, metric: str, k: int) -> S.Outcome:
+    """Mean and 95% CI of metric@k at each version of ``model`` (``Outcome`` of a :class:`Curve`)."""
+    key = S._key("vercurve", sr.key, model, metric, int(k), S.MEAN_CI, S.N_RESAMPLES, S.CI_SEED)
+
+    def compute() -> S.Outcome:
+        out = _c_curve(key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k))
+        if not out.ok:
+            return out
+        frame = out.value
+        by_step = bool(frame["step"].notna().all())
+        names = labels(frame)
+        return S.Outcome(Curve(frame, frame["step"].astype(float).tolist() if by_step else names, names, by_step))
+
+    return S.memo(key, compute)
+
+
+def tests(ctx: S.Context, sr: Series, model: str, metric: str, k: int, reference: str, test: str,
+          correction: str) -> S.Outcome:
+    """Each version against the previous one and against ``reference`` (``Outcome`` of the engine's frame)."""
+    key = S._key("vertests", sr.key, model, metric, int(k), reference, test, correction, S.N_RESAMPLES, S.CI_METHOD)
+    return S.memo(key, lambda: _c_tests(key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k),
+                                        reference, test, correction))
+
+
+def changes(ctx: S.Context, metric: str, k: int, run_a: str, run_b: str, top: int = TOP) -> S.Outcome:
+    """What changed from ``run_a`` to ``run_b`` (``Outcome`` of :class:`evalcore.workspace.VersionChanges`)."""
+    key = S._key("verchanges", ctx.eval_key, metric, int(k), run_a, run_b, int(top))
+    return S.memo(key, lambda: _c_changes(key, S.metric_slice(ctx, metric, k), metric, int(k), run_a, run_b,
+                                          int(top)))
+
+
+# ------------------------------------------------------------------------------------------ display
+
+
+def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.DataFrame:
+    """One family of :func:`tests` for display: version, against, difference, its CI, p adjusted, significant,
+    then the means, wins/ties/losses, effect size, raw p-value, n, note."""
+    r = rows[rows["against"] == against]
+
+    def ci(lo: float, hi: float) -> str:
+        return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
+
+    return pd.DataFrame({
+        "version": [names.get(x, x) for x in r["run_b"].astype(str)],
+        "against": [names.get(x, x) for x in r["run_a"].astype(str)],
+        "difference": r["diff"].astype(float).to_numpy(),
+        "95% CI": [ci(float(a), float(b)) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
+        "p adjusted": r["p_adjusted"].to_numpy(),
+        "significant": r["significant"].astype(bool).to_numpy(),
+        "mean": r["mean_b"].astype(float).to_numpy(),
+        "mean against": r["mean_a"].astype(float).to_numpy(),
+        "wins / ties / losses": [f"{w} / {t} / {lo}" for w, t, lo in zip(r["wins"], r["ties"], r["losses"],
+                                                                        strict=True)],
+        "effect size dz": r["effect_size"].astype(float).to_numpy(),
+        "p-value": r["p_value"].to_numpy(),
+        "n": r["n"].astype(int).to_numpy(),
+        "run": r["run_b"].astype(str).to_numpy(),
+        "note": r["note"].astype(str).to_numpy(),
+    })
+
+
+def change_list(frame: pd.DataFrame) -> pd.DataFrame:
+    """A most-improved / most-regressed list for display: query, B − A, A, B, domain (what matters first: the
+    lists sit side by side and a narrow window shows their first columns)."""
+    return pd.DataFrame({"query_id": frame["query_id"].astype(str).to_numpy(),
+                         "B − A": frame["difference"].to_numpy(),
+                         "A": frame["a"].to_numpy(), "B": frame["b"].to_numpy(),
+                         "domain": frame["domain"].astype(str).to_numpy()})
+
+
+def open_query(qid: str, run_a: str, run_b: str) -> None:
+    """Remember the query and the two versions, and ask the page to open the Queries page."""
+    st.session_state[S.SEL_QUERY] = str(qid)
+    st.session_state[S.SEL_RUN_A] = run_a
+    st.session_state[S.SEL_RUN_B] = run_b
+    st.session_state[GOTO] = True
+
+
+def on_row_selected(table_key: str, ids_key: str, run_a: str, run_b: str) -> None:
+    """``st.dataframe`` selection callback of a what-changed list: open the selected query."""
+    sel = st.session_state.get(table_key)
+    rows = (sel or {}).get("selection", {}).get("rows", []) if sel else []
+    ids = st.session_state.get(ids_key, [])
+    if rows and rows[0] < len(ids):
+        open_query(ids[rows[0]], run_a, run_b)
+
+
+def add_demo_checkpoints() -> None:
+    """Button callback: the demo's strong model with its training checkpoints (a version series to look at),
+    saved in a copy of the read-only demo (dashboard.persist), which the session then shows."""
+    from dashboard import persist as P
+    from evalcore.workspace.demostore import store_demo_checkpoints
+
+    done = P.write(lambda ws: store_demo_checkpoints(ws, S.get_ws().demo_seed or 0), on_demo="copy")
+    if done.ok and done.created:
+        P.notice("success", f"The demo is read-only: its checkpoints were added to a copy of it, {done.created!r}.")
+    elif not done.ok:
+        P.notice("error", f"The checkpoints were not added: {done.error}")

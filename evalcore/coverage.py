@@ -1,0 +1,83 @@
+"""How much of the ground truth each run answers: the coverage next to every mean.
+
+A ground-truth query absent from a run is scored 0 on every metric (trec_eval ``-c``).
+That is the right convention for a run that skipped a few queries, and a misleading one
+for a run whose query ids do not match the ground truth at all: it is then "significantly
+worse" than every other run while it was never evaluated. :func:`run_coverage` gives,
+per run,
+
+    coverage = (queries of the ground truth the run returned a list for) / (queries of the ground truth)
+
+from :attr:`evalcore.evaluate.Evaluation.coverage`, and :func:`low_coverage` the runs
+below a threshold, which a report should flag and leave out of "best" marks and tests
+unless asked to include them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._lazy import pd
+from .errors import OptionError
+
+__all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text"]
+
+#: Coverage below which a run is flagged by default (answers fewer than 90% of the ground truth's queries).
+DEFAULT_MIN_COVERAGE = 0.9
+
+
+def _check_threshold(threshold: float) -> float:
+    try:
+        t = float(threshold)
+    except (TypeError, ValueError):
+        raise OptionError(f"the coverage threshold must be a number in [0, 1], got {threshold!r}") from None
+    if not 0.0 <= t <= 1.0:
+        raise OptionError(f"the coverage threshold must be in [0, 1], got {threshold!r}")
+    return t
+
+
+def run_coverage(coverage: pd.DataFrame, *, runs: Iterable[str] | None = None) -> pd.DataFrame:
+    """Per run: ``run, n_ground_truth, n_with_results, coverage`` (a fraction in [0, 1]).
+
+    Parameters
+    ----------
+    coverage : DataFrame
+        :attr:`Evaluation.coverage` (``run, n_qrels_queries, n_missing, ...``). Not modified.
+    runs : iterable of str, optional
+        Rows in this order (default: the table's order); a run absent from ``coverage``
+        raises :class:`OptionError`.
+
+    Returns
+    -------
+    DataFrame
+        ``n_with_results = n_qrels_queries - n_missing``; ``coverage`` is
+        ``n_with_results / n_ground_truth`` (1.0 for an empty ground truth).
+    """
+    need = {"run", "n_qrels_queries", "n_missing"}
+    if not need <= set(coverage.columns):
+        raise OptionError(f"coverage lacks column(s) {sorted(need - set(coverage.columns))}")
+    cov = coverage.assign(run=coverage["run"].astype(str)).drop_duplicates("run").set_index("run")
+    order = list(cov.index) if runs is None else [str(r) for r in runs]
+    unknown = [r for r in order if r not in cov.index]
+    if unknown:
+        raise OptionError(f"no coverage row for run(s) {unknown}")
+    n_gt = cov.loc[order, "n_qrels_queries"].astype("int64")
+    n_with = n_gt - cov.loc[order, "n_missing"].astype("int64")
+    frac = (n_with / n_gt.where(n_gt > 0, 1)).where(n_gt > 0, 1.0)
+    return pd.DataFrame({"run": order, "n_ground_truth": n_gt.to_numpy(), "n_with_results": n_with.to_numpy(),
+                         "coverage": frac.to_numpy(dtype=float)})
+
+
+def low_coverage(coverage: pd.DataFrame, *, threshold: float = DEFAULT_MIN_COVERAGE) -> list[str]:
+    """Runs whose :func:`run_coverage` is below ``threshold`` (in [0, 1]), in table order."""
+    t = _check_threshold(threshold)
+    cov = run_coverage(coverage)
+    return cov.loc[cov["coverage"] < t, "run"].tolist()
+
+
+def coverage_text(n_with_results: int, n_ground_truth: int) -> str:
+    """``"30/30 (100%)"``, ``"0/30 (0%)"``; percentages floored so that 99.9% never reads 100%."""
+    if n_ground_truth <= 0:
+        return "0/0"
+    pct = int(100 * n_with_results // n_ground_truth)
+    return f"{n_with_results}/{n_ground_truth} ({pct}%)"

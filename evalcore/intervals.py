@@ -1,0 +1,280 @@
+r"""Confidence intervals of per-query means that stay inside a metric's range, on shared resamples.
+
+:func:`evalcore.aggregate.summarize` gives the Student-t interval
+:math:`\bar x \pm t\,s/\sqrt n`. For a metric bounded to [0, 1] (nDCG, recall, ...)
+on few or skewed queries that interval leaves the range (an nDCG CI of
+[-0.6, 1.6] on two queries). This module gives intervals that cannot:
+
+``method="bootstrap"`` (the default) — the **percentile bootstrap** of the mean
+(Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 13). Each
+resample draws the :math:`n` queries with replacement; the interval is the
+:math:`(1-c)/2` and :math:`(1+c)/2` quantiles of the resampled means. Every
+resampled mean is a weighted mean of observed values, so the interval lies in
+``[min x_i, max x_i]``, hence in the metric's range, whatever the metric.
+
+The resamples are **shared**: one table of resampling counts per call,
+drawn over the table's query ids in sorted order (:func:`resample_counts`), is
+applied to every group (every run, metric, k, domain). Two runs with identical
+per-query values therefore get identical intervals, and differences between runs
+are judged on the same resampled query sets. A group that lacks some queries
+(a domain; a measure undefined on some queries) uses the same counts restricted
+to its queries: resample :math:`b` gives :math:`\sum_q w_{bq} x_q / \sum_q w_{bq}`
+over the group's queries, and resamples that draw none of them are left out.
+
+``method="t"`` — the Student-t interval of :func:`~evalcore.aggregate.summarize`
+(unbounded), for comparison with tools that report it.
+
+Both give no interval (NaN) for :math:`n < 2`: one query says nothing about the
+spread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._lazy import pd
+from .aggregate import _check_confidence, _validate_table, summarize
+from .errors import OptionError
+
+__all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals",
+           "bootstrap_means", "percentile_interval", "summarize_with_intervals"]
+
+#: Interval methods of :func:`mean_intervals`.
+CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
+#: Resamples of the bootstrap interval by default.
+DEFAULT_RESAMPLES = 1000
+#: One-line description of each method (for captions).
+CI_DESCRIPTIONS: dict[str, str] = {
+    "bootstrap": "percentile bootstrap of the mean ({n:,} resamples of the queries, the same for every run; "
+                 "always inside the metric's range)",
+    "t": "Student t interval of the mean (mean ± t·s/√n; not bounded to the metric's range)",
+}
+
+_BATCH = 50  # resamples per block (fixed: the counts never depend on memory)
+_CELLS = 4_000_000  # queries x groups per block of groups
+
+
+def _check_resamples(n_resamples: int, seed: int) -> tuple[int, int]:
+    for name, v, lo in (("n_resamples", n_resamples, 1), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise OptionError(f"{name} must be an integer >= {lo}, got {v!r}")
+    return int(n_resamples), int(seed)
+
+
+def resample_counts(n: int, n_resamples: int, *, seed: int = 0) -> np.ndarray:
+    """How often each of ``n`` items is drawn in each bootstrap resample, shape ``(n_resamples, n)``.
+
+    Resample ``b`` draws ``n`` items uniformly with replacement
+    (``numpy.random.default_rng(seed)``, blocks of 50 resamples drawn in order),
+    so row ``b`` sums to ``n``. The same ``(n, n_resamples, seed)`` always gives
+    the same counts.
+
+    Parameters
+    ----------
+    n : int
+        Number of items (queries), >= 1.
+    n_resamples : int
+        Number of resamples, >= 1.
+    seed : int, default 0
+
+    Returns
+    -------
+    ndarray of int32, shape (n_resamples, n)
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise OptionError(f"n must be an integer >= 1, got {n!r}")
+    n_resamples, seed = _check_resamples(n_resamples, seed)
+    return np.concatenate(list(_count_blocks(int(n), n_resamples, seed)), axis=0)
+
+
+def _count_blocks(n: int, n_resamples: int, seed: int):
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_resamples, _BATCH):
+        b = min(_BATCH, n_resamples - start)
+        idx = rng.integers(0, n, size=(b, n))
+        flat = (idx + (np.arange(b) * n)[:, None]).ravel()
+        yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.int32)
+
+
+def bootstrap_means(values: np.ndarray, present: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = 0) -> np.ndarray:
+    r"""Resampled means of several groups over the same resamples of ``n`` queries.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n, g)
+        Value of each query (row) in each group (column); ignored where not ``present``.
+    present : ndarray of bool, shape (n, g)
+        Whether the group has a value for the query.
+    n_resamples, seed
+        See :func:`resample_counts` (the counts used here).
+
+    Returns
+    -------
+    ndarray, shape (n_resamples, g)
+        :math:`\sum_q w_{bq} x_{qg} / \sum_q w_{bq}` over the present queries;
+        NaN where resample ``b`` draws none of group ``g``'s queries.
+    """
+    x = np.where(present, values, 0.0).astype(np.float64)
+    m = np.asarray(present, dtype=np.float64)
+    n, g = x.shape
+    out = np.empty((n_resamples, g), dtype=np.float64)
+    row = 0
+    for w in _count_blocks(n, n_resamples, seed):
+        wf = w.astype(np.float64)
+        s, c = wf @ x, wf @ m
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[row:row + len(w)] = np.where(c > 0, s / np.where(c > 0, c, 1.0), np.nan)
+        row += len(w)
+    return out
+
+
+def percentile_interval(means: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of resampled statistics, per column (NaN resamples left out).
+
+    ``means`` of shape ``(n_resamples, g)``; returns ``(low, high)`` of shape ``(g,)``:
+    the ``(1 - c)/2`` and ``(1 + c)/2`` quantiles (linear interpolation), NaN for a column
+    without any finite resample.
+    """
+    c = _check_confidence(confidence)
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim != 2:
+        raise OptionError(f"means must be a 2-D array (n_resamples, groups), got shape {means.shape}")
+    ok = np.isfinite(means).any(axis=0)
+    low = np.full(means.shape[1], np.nan)
+    high = np.full(means.shape[1], np.nan)
+    if ok.any():
+        sub = means[:, ok]
+        quantile = np.quantile if np.isfinite(sub).all() else np.nanquantile
+        q = quantile(sub, [(1 - c) / 2, (1 + c) / 2], axis=0)
+        low[ok], high[ok] = q[0], q[1]
+    return low, high
+
+
+def mean_intervals(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("run", "metric", "k"),
+    method: str = "bootstrap",
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
+    r"""Mean and confidence interval of the per-query values of each group (see the module docstring).
+
+    Parameters
+    ----------
+    table : DataFrame
+        The long per-query table ``run, query_id, domain, metric, k, value``. Not modified.
+        NaN values (``first_rel_rank`` where nothing relevant was found) are left out.
+    by : sequence of str, default ("run", "metric", "k")
+        Grouping columns (e.g. with ``"domain"``).
+    method : {"bootstrap", "t"}, default "bootstrap"
+    confidence : float, default 0.95
+    n_resamples : int, default 1000
+        Bootstrap resamples (shared by every group).
+    seed : int, default 0
+        Seed of the resampling counts (:func:`resample_counts`).
+
+    Returns
+    -------
+    DataFrame
+        One row per group, sorted by ``by``: the ``by`` columns, ``n``, ``mean``,
+        ``ci_low``, ``ci_high`` (NaN when ``n < 2``).
+
+    Raises
+    ------
+    OptionError
+        Bad table, columns or options.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    if not by or "value" in by or "query_id" in by or len(set(by)) != len(by):
+        raise OptionError(f"by must name distinct grouping columns other than value and query_id, got {by}")
+    if method not in CI_METHODS:
+        raise OptionError(f"method must be one of {list(CI_METHODS)}, got {method!r}")
+    c = _check_confidence(confidence)
+    n_resamples, seed = _check_resamples(n_resamples, seed)
+    _validate_table(table, required=[*by, "query_id", "value"])
+    data = table[[*by, "query_id", "value"]].copy()
+    if "domain" in by:
+        data["domain"] = data["domain"].astype(object).fillna("").astype(str)
+    data = data[np.isfinite(data["value"].to_numpy(dtype=float))]
+    groups = data.groupby(by, sort=True, observed=True, dropna=False)
+    gid = groups.ngroup().to_numpy()
+    keys = groups.size().reset_index()[by]
+    g = len(keys)
+    vals = data["value"].to_numpy(dtype=np.float64)
+    n = np.bincount(gid, minlength=g)
+    mean = np.bincount(gid, weights=vals, minlength=g) / np.maximum(n, 1)
+    low = np.full(g, np.nan)
+    high = np.full(g, np.nan)
+    if method == "t":
+        from scipy.special import stdtrit
+
+        dev = vals - mean[gid]
+        ss = np.bincount(gid, weights=dev * dev, minlength=g)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sem = np.sqrt(ss / np.maximum(n - 1, 1)) / np.sqrt(np.maximum(n, 1))
+        half = stdtrit(np.maximum(n - 1, 1), 0.5 + c / 2) * sem
+        low, high = mean - half, mean + half
+    elif g:
+        qcodes, qids = pd.factorize(data["query_id"].astype(str), sort=True)
+        nq = len(qids)
+        step = max(1, _CELLS // max(nq, 1))
+        for s in range(0, g, step):
+            sel = (gid >= s) & (gid < s + step)
+            x = np.zeros((nq, min(step, g - s)))
+            present = np.zeros(x.shape, dtype=bool)
+            x[qcodes[sel], gid[sel] - s] = vals[sel]
+            present[qcodes[sel], gid[sel] - s] = True
+            means = bootstrap_means(x, present, n_resamples=n_resamples, seed=seed)
+            low[s:s + x.shape[1]], high[s:s + x.shape[1]] = percentile_interval(means, c)
+    small = n < 2
+    low[small] = np.nan
+    high[small] = np.nan
+    out = keys.reset_index(drop=True).copy()
+    out["n"] = n.astype(np.int64)
+    out["mean"] = mean
+    out["ci_low"] = low
+    out["ci_high"] = high
+    return out
+
+
+def summarize_with_intervals(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("run", "metric", "k"),
+    method: str = "bootstrap",
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    aggregates: bool = False,
+) -> pd.DataFrame:
+    """:func:`evalcore.aggregate.summarize` with ``ci_low`` / ``ci_high`` from :func:`mean_intervals`.
+
+    Same columns and rows as ``summarize`` (``n, mean, std, sem, ci_low, ci_high, median``,
+    and with ``aggregates=True`` the declared aggregate columns); only the interval differs:
+    by default the shared-resample percentile bootstrap (inside the metric's range), NaN
+    where ``n < 2``. The aggregate's interval follows it: the same interval for a mean,
+    its ``exp`` for a geometric mean (``gm_map``, whose per-query values are logs), none
+    for a total.
+    """
+    base = summarize(table, by=by, confidence=confidence, aggregates=aggregates)
+    ci = mean_intervals(table, by=by, method=method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    by = [by] if isinstance(by, str) else list(by)
+    keys = base[by].astype(object).astype(str)
+    ci_keys = ci[by].astype(object).astype(str)
+    pos = pd.MultiIndex.from_frame(ci_keys).get_indexer(pd.MultiIndex.from_frame(keys))
+    if (pos < 0).any():  # pragma: no cover - both group the same rows
+        raise OptionError("internal: interval groups do not match the summary's")
+    out = base.copy()
+    out["ci_low"] = ci["ci_low"].to_numpy()[pos]
+    out["ci_high"] = ci["ci_high"].to_numpy()[pos]
+    if aggregates:
+        kind = out["aggregation"].to_numpy(dtype=object)
+        for side in ("low", "high"):
+            v = out[f"ci_{side}"].to_numpy(dtype=float)
+            out[f"aggregate_ci_{side}"] = np.where(kind == "sum", np.nan, np.where(kind == "gmean", np.exp(v), v))
+    return out

@@ -1,0 +1,174 @@
+"""Versions page: a model across its versions — the metric with its 95% CI at each version, each version's
+paired test against the previous one and against a reference version, and what changed between two versions.
+
+Sections rerun on their own (``st.fragment``): the test, the correction or the reference redraw only the
+tests; the two versions compared redraw only "what changed".
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard import charts, ui
+from dashboard import state as S
+from dashboard import tables as T
+from dashboard import versions as V
+from dashboard import workspaces as WS
+
+TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
+UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
+
+
+def empty_state(ctx: S.Context, sr: V.Series) -> None:
+    """No model with two versions: say how to record them (and offer the demo's checkpoints)."""
+    st.info("No model has two or more versions among the evaluated runs. A run joins a model's version series "
+            "through its run info: a model name, and a step (a number: epoch, training step) or a version label. "
+            "Set them on the Data page (run info), or record them from Python as a training script does:",
+            icon=":material/timeline:")
+    st.code(V.PYTHON_SNIPPET, language="python")
+    if sr.singles:
+        st.caption("Models with a single evaluated version so far:")
+        st.text(", ".join(sr.singles))
+    if sr.left_out:
+        st.caption("Runs of a model left out for low coverage (include them at the top of the page):")
+        st.text(", ".join(sr.left_out))
+    if ctx.ws.is_demo:
+        st.button("Add the demo model's training checkpoints", key="ver_demo_series", type="primary",
+                  icon=":material/add_chart:", on_click=V.add_demo_checkpoints,
+                  help="Six earlier epochs of the demo's strong-128d model (synthetic), with their model, version "
+                       "and step: a version series to explore here and on every page.")
+    st.page_link(ui.PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")
+
+
+@st.fragment
+def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str], metric: str, k: int) -> None:
+    """Each version against the previous one and against the reference version (reruns on its own)."""
+    st.subheader("Each version tested")
+    runs = list(names)
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        reference = ui.bound_selectbox("Reference version", runs, V.SEL_REFERENCE, scope="versions",
+                                       format_func=names.get, default=runs[0],
+                                       help="Every version is also tested against this one.")
+    with c2:
+        test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="versions", format_func=TESTS.get,
+                                  help="Paired by query id: t-test, Wilcoxon signed-rank, or a paired randomization "
+                                       f"test ({S.N_RESAMPLES} sign flips, seeded).")
+    with c3:
+        correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="versions",
+                                        format_func=CORRECTIONS.get,
+                                        help="Applied within each table: across its pairs of this metric@k.")
+    out = V.tests(ctx, sr, model, metric, k, reference, test, correction)
+    if not out.ok:
+        ui.show_error(out.error, prefix="The tests failed")
+        return
+    config = {"version": st.column_config.TextColumn("version", pinned=True),
+              "difference": st.column_config.NumberColumn("difference", format="%+.4f"),
+              "significant": st.column_config.CheckboxColumn("significant", width=76)}
+    st.caption("Against the previous version")
+    st.dataframe(T.display_table(V.tests_view(out.value, names, "previous")), hide_index=True, key="ver_prev",
+                 column_config=config)
+    st.caption("Against the reference version")
+    st.dataframe(T.display_table(V.tests_view(out.value, names, "reference")), hide_index=True, key="ver_ref",
+                 column_config=config)
+    st.caption(f"Difference = the version − the one it is tested against (mean of the per-query differences, paired "
+               f"by query id); 95% CI: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the same "
+               f"for every pair. p adjusted: {CORRECTIONS[correction]} correction within each table (the "
+               f"{len(runs) - 1} pairs of this model at this metric@k); significant when below 0.05.")
+
+
+@st.fragment
+def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, label: str) -> None:
+    """Two versions query by query: the queries that improved and regressed most (reruns on its own)."""
+    if st.session_state.pop(V.GOTO, False):
+        st.switch_page(ui.PAGES["queries"])
+    st.subheader("Version A vs B: what changed")
+    runs = list(names)
+    c1, c2, c3 = st.columns([2, 2, 1])
+    with c1:
+        run_a = ui.bound_selectbox("Version A", runs, V.SEL_VERSION_A, scope="versions", format_func=names.get,
+                                   default=runs[-2])
+    with c2:
+        run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], V.SEL_VERSION_B, scope="versions",
+                                   format_func=names.get, default=runs[-1])
+    with c3:
+        top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
+    out = V.changes(ctx, metric, k, run_a, run_b, top)
+    if not out.ok:
+        ui.show_error(out.error, prefix="The comparison failed")
+        return
+    ch = out.value
+    m1, m2, m3 = st.columns(3)
+    m1.metric("improved", ch.n_improved)
+    m2.metric("unchanged", ch.n_unchanged)
+    m3.metric("regressed", ch.n_regressed)
+    st.caption(f"Queries where version B's {label} is better than / equal to / worse than version A's"
+               + ("" if ch.higher_is_better else " (lower is better for this metric)")
+               + (f"; {ui.plural(ch.n_unpaired, 'query', 'queries')} only one of them has are left out."
+                  if ch.n_unpaired else "."))
+    l1, l2 = st.columns(2)
+    for col, what, frame, key, ids_key in ((l1, "Improved most", ch.improved, "ver_improved", UP_IDS),
+                                           (l2, "Regressed most", ch.regressed, "ver_regressed", DOWN_IDS)):
+        with col:
+            st.caption(what + " (select a row to open its drill-down)")
+            st.session_state[ids_key] = frame["query_id"].astype(str).tolist()
+            st.dataframe(T.display_table(V.change_list(frame)), hide_index=True, key=key,
+                         selection_mode="single-row",
+                         on_select=lambda key=key, ids_key=ids_key: V.on_row_selected(key, ids_key, run_a, run_b),
+                         column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True),
+                                        "B − A": st.column_config.NumberColumn("B − A", format="%+.4f")})
+    listed = list(dict.fromkeys([*st.session_state[UP_IDS], *st.session_state[DOWN_IDS]]))
+    if not listed:
+        st.caption("No query changed between these two versions.")
+        return
+    o1, o2 = st.columns([2, 1], vertical_alignment="bottom")
+    with o1:
+        qid = st.selectbox("Query", listed, key="ver_query", help="A query of the two lists above.")
+    with o2:
+        st.button("Open its drill-down", key="ver_open", type="primary", on_click=V.open_query,
+                  args=(qid, run_a, run_b))
+
+
+ui.page_setup()
+if st.session_state.pop(V.GOTO, False):
+    st.switch_page(ui.PAGES["queries"])
+
+st.title("Versions")
+WS.watch()  # versions a training script adds meanwhile appear without a click
+slot = st.empty()
+ctx = S.context(slot)
+ui.need_evaluation(ctx)
+sr = V.series(ctx)
+if not sr.models():
+    empty_state(ctx, sr)
+    st.stop()
+
+c1, c2, c3 = st.columns([2, 2, 1])
+with c1:
+    model = ui.bound_selectbox("Model", sr.models(), V.SEL_MODEL, scope="versions",
+                               help="Models with two or more evaluated versions (runs with that model in their "
+                                    "run info).")
+metric, k = ui.metric_k_picker(ctx, "versions", columns=(c2, c3))
+label = ui.label_of(metric, k)
+names = V.version_names(sr, model)
+if len({S.aspect_of(ctx, r) for r in names}) > 1:
+    ui.show_warning("The versions of this model are evaluated against different ground-truth aspects: a change "
+                    "between them mixes the model and the ground truth.")
+if sr.left_out:
+    st.caption("Left out for low coverage (include them at the top of the page):")
+    st.text(", ".join(sr.left_out))
+
+out = V.curve(ctx, sr, model, metric, k)
+if not out.ok:
+    ui.show_error(out.error, prefix="The curve failed")
+    st.stop()
+cv = out.value
+st.subheader(f"{label} across the versions")
+ui.chart(charts.version_curve(cv.frame, x=cv.x, labels=cv.labels, by_step=cv.by_step, model=model,
+                              metric_label=label), key="ver_curve", name="versions_curve")
+st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in order (step, else version label, "
+            "else the order they were loaded; not every version has a step). ")
+           + f"Line: mean {label} over the queries; band: {S.ci_caption()}.")
+
+tests_section(ctx, sr, model, names, metric, k)
+changes_section(ctx, names, metric, k, label)

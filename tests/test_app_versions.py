@@ -1,0 +1,230 @@
+"""The Versions page under AppTest on a 10-version fixture (issue 9, "Must show"): the curve, the tests against
+the previous version, the "what changed" lists and the drill-down they open, each checked against evalcore
+called directly or against an independent computation; the empty state and the demo's checkpoints."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_app import _strings, errors, goto, start, unescape
+from test_app_measures import array
+
+from dashboard import persist as P
+from dashboard.drilldown import format_p_value
+from evalcore import workspace as W
+from evalcore.evaluate import evaluate
+from evalcore.intervals import summarize_with_intervals
+from evalcore.io import load_qrels, load_run
+from evalcore.stats import adjust_pvalues, compare
+
+QUERIES = [f"q{i:02d}" for i in range(40)]
+DOCS = [f"d{j:02d}" for j in range(60)]
+STEPS = [100 * (i + 1) for i in range(10)]
+NAMES = [f"encoder-{c}" for c in "kqzbmxrtpa"]  # name order is not version order
+LOAD_ORDER = [3, 0, 7, 1, 9, 4, 2, 8, 6, 5]  # nor is the order they are loaded in
+MARKER = "lab_*x*<b>y</b>[l](javascript:1)"  # a model name full of Markdown and HTML
+LABELS = ["v10", "v2", "v1"]
+
+
+def qrels_bytes() -> bytes:
+    rng = np.random.default_rng(0)
+    lines = [f"{q} 0 {d} {g}" for q in QUERIES for d, g in zip(rng.choice(DOCS, 5, replace=False), (3, 2, 2, 1, 1),
+                                                                strict=True)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def run_bytes(quality: float, seed: int) -> bytes:
+    """A TREC run: relevant documents pushed up by ``quality``, plus this version's own noise."""
+    truth = {(q, d): int(g) for q, _, d, g in (x.split() for x in qrels_bytes().decode().splitlines())}
+    rng = np.random.default_rng(seed)
+    lines = []
+    for q in QUERIES:
+        scores = {d: truth.get((q, d), 0) * quality + rng.normal() for d in DOCS}
+        top = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:30]
+        lines += [f"{q} Q0 {d} {r + 1} {s:.6f} t" for r, (d, s) in enumerate(top)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def fixture() -> tuple[W.Snapshot, dict[str, bytes]]:
+    """Ten versions of "encoder" (steps 100..1000), three of a labelled model (no steps), one version of
+    "solo", one run without a model."""
+    files: dict[str, bytes] = {}
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", qrels_bytes()))
+    places: dict[str, tuple[str, str | None, float | None]] = {}
+    for i in LOAD_ORDER:
+        files[NAMES[i]] = run_bytes(0.25 + 0.12 * i, 100 + i)
+        places[NAMES[i]] = ("encoder", None, float(STEPS[i]))
+    for j, label in enumerate(LABELS):
+        files[f"lab {label}"] = run_bytes(0.5 + 0.2 * j, 200 + j)
+        places[f"lab {label}"] = (MARKER, label, None)
+    files["solo"], places["solo"] = run_bytes(1.0, 300), ("solo", None, 1.0)
+    files["bm25"] = run_bytes(0.8, 301)
+    for name, data in files.items():
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", data), name=name)
+    runs = tuple(replace(r, model=places[r.name][0], version=places[r.name][1], step=places[r.name][2])
+                 if r.name in places else r for r in ws.runs)
+    return replace(ws, runs=runs), files
+
+
+@pytest.fixture(scope="module")
+def built():
+    ws, files = fixture()
+    s = ws.settings.validated()
+    ev = evaluate(load_qrels(qrels_bytes(), format="trec"),
+                  {n: load_run(b, format="trec", name=n) for n, b in files.items()},
+                  metrics=list(s.metrics), k=list(s.k), ties=s.ties)
+    return ws, ev.table
+
+
+@pytest.fixture(scope="module")
+def app(built):
+    return goto(start(built[0]), "versions")
+
+
+def tables(at) -> list[pd.DataFrame]:
+    return [d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)]
+
+
+def family_table(at, against: str) -> pd.DataFrame:
+    found = [t for t in tables(at) if {"version", "against", "difference", "p adjusted"} <= set(t.columns)]
+    assert len(found) == 2, [list(t.columns) for t in tables(at)]
+    return found[0] if against == "previous" else found[1]
+
+
+def curve_trace(at) -> dict:
+    (chart,) = at.get("plotly_chart")
+    spec = json.loads(chart.proto.spec)
+    return spec, next(t for t in spec["data"] if t.get("mode") == "lines+markers")
+
+
+def ordered(indices=range(10)) -> list[str]:
+    return [NAMES[i] for i in indices]
+
+
+def test_the_curve_is_evalcore_s_means_in_step_order(app, built):
+    at = app
+    assert not at.exception and not errors(at)
+    assert at.selectbox(key="w_versions_sel_version_model").options == ["encoder", MARKER]  # solo: 1 version
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    assert at.selectbox(key="w_versions_sel_metric").value == "ndcg" and at.selectbox(key="w_versions_sel_k").value == 10
+    spec, trace = curve_trace(at)
+    assert array(trace["x"]) == [float(s) for s in STEPS]  # by step, whatever the names and the loading order
+    table = built[1]
+    nd = table[(table["metric"] == "ndcg") & (table["k"] == 10)]
+    want = [nd.loc[nd["run"] == r, "value"].mean() for r in ordered()]
+    np.testing.assert_allclose(array(trace["y"]), want, rtol=0, atol=1e-12)
+    assert want[-1] > want[0]  # the fixture is a model that learns
+    # the band is the 95% CI of the Overview (the same shared resamples)
+    summ = summarize_with_intervals(table, n_resamples=1000, seed=0)
+    summ = summ[(summ["metric"] == "ndcg") & (summ["k"] == 10)].set_index("run").loc[ordered()]
+    band = next(t for t in spec["data"] if t.get("fill") == "toself")
+    np.testing.assert_allclose(array(band["y"]), [*summ["ci_high"], *summ["ci_low"][::-1]], atol=1e-12)
+    assert [c[1] for c in trace["customdata"]] == ordered()  # each point names its run
+
+
+def test_tests_against_the_previous_and_a_reference_version(app, built):
+    at = app
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    at.selectbox(key="w_versions_sel_metric").select("map").run()
+    at.selectbox(key="w_versions_sel_k").select(20).run()
+    table = built[1]
+    names = [f"step {s:,}" for s in STEPS]
+    prev = family_table(at, "previous")
+    assert prev["version"].tolist() == names[1:] and prev["against"].tolist() == names[:-1]
+    expected = [compare(table, metric="map", k=20, runs=[a, b], correction="none", n_resamples=1000).iloc[0]
+                for a, b in zip(ordered()[:-1], ordered()[1:], strict=True)]
+    np.testing.assert_allclose(prev["difference"].astype(float), [e["diff"] for e in expected], atol=1e-12)
+    assert prev["p-value"].tolist() == [format_p_value(e["p_value"]) for e in expected]
+    holm = adjust_pvalues([e["p_value"] for e in expected], method="holm")  # one family: the 9 consecutive pairs
+    assert prev["p adjusted"].tolist() == [format_p_value(p) for p in holm]
+    assert prev["significant"].tolist() == [bool(p < 0.05) for p in holm]
+    assert prev["wins / ties / losses"].tolist() == [f"{e['wins']} / {e['ties']} / {e['losses']}" for e in expected]
+    # against a chosen reference: evalcore.stats.compare with that baseline over the model's versions
+    at.selectbox(key="w_versions_sel_version_reference").select(NAMES[4]).run()
+    ref = family_table(at, "reference")
+    assert set(ref["against"]) == {"step 500"} and ref["version"].tolist() == [n for n in names if n != "step 500"]
+    want = compare(table, metric="map", k=20, runs=ordered(), baseline=NAMES[4], n_resamples=1000)
+    want = want.set_index("run_b").loc[[r for r in ordered() if r != NAMES[4]]]
+    assert ref["p adjusted"].tolist() == [format_p_value(p) for p in want["p_adjusted"]]
+    np.testing.assert_allclose(ref["difference"].astype(float), want["diff"], atol=1e-12)
+    for t in (prev, ref):  # readable: no empty cell, p-values as text
+        assert not t.isna().any().any()
+
+
+def test_what_changed_lists_and_the_drilldown(app, built):
+    at = app
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    at.selectbox(key="w_versions_sel_metric").select("ndcg").run()
+    at.selectbox(key="w_versions_sel_k").select(10).run()
+    a, b = at.selectbox(key="w_versions_sel_version_a"), at.selectbox(key="w_versions_sel_version_b")
+    assert (a.value, b.value) == (NAMES[8], NAMES[9])  # the last two versions by default
+    a.select(NAMES[2]).run()
+    at.selectbox(key="w_versions_sel_version_b").select(NAMES[6]).run()
+    at.number_input(key="ver_top").set_value(6).run()
+    table = built[1]
+    nd = table[(table["metric"] == "ndcg") & (table["k"] == 10)]
+    va = nd[nd["run"] == NAMES[2]].set_index("query_id")["value"]
+    vb = nd[nd["run"] == NAMES[6]].set_index("query_id")["value"]
+    gain = {q: vb[q] - va[q] for q in va.index}
+    up = sorted((q for q in gain if gain[q] > 0), key=lambda q: (-gain[q], q))[:6]
+    down = sorted((q for q in gain if gain[q] < 0), key=lambda q: (gain[q], q))[:6]
+    lists = [t for t in tables(at) if list(t.columns) == ["query_id", "B − A", "A", "B", "domain"]]
+    assert [t["query_id"].tolist() for t in lists] == [up, down] and up and down
+    np.testing.assert_allclose(lists[0]["B − A"], [gain[q] for q in up])
+    counts = [int(m.value) for m in at.metric]
+    assert counts == [sum(g > 0 for g in gain.values()), sum(g == 0 for g in gain.values()),
+                      sum(g < 0 for g in gain.values())]
+    # a query of the lists opens its drill-down on the Queries page, with versions A and B as runs A and B
+    box = at.selectbox(key="ver_query")
+    assert box.options == list(dict.fromkeys(up + down))
+    box.select(down[0]).run()
+    at.button(key="ver_open").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Queries"
+    assert at.selectbox(key="w_queries_sel_run_a").value == NAMES[2]
+    assert at.selectbox(key="w_queries_sel_run_b").value == NAMES[6]
+    assert at.selectbox(key="w_queries_sel_query").value == down[0]
+    assert any(t.value.startswith(f"query: {down[0]}") for t in at.text)
+    goto(at, "versions")
+
+
+def test_labels_without_steps_and_user_text_never_markdown(app):
+    at = app
+    at.selectbox(key="w_versions_sel_version_model").select(MARKER).run()
+    assert not at.exception
+    spec, trace = curve_trace(at)
+    assert trace["x"] == ["v1", "v2", "v10"]  # no steps: the labels, in natural order, on a category axis
+    assert spec["layout"]["xaxis"]["type"] == "category"
+    texts = list(_strings(spec))
+    assert not any("<b>y</b>" in t for t in texts) and any("&lt;b&gt;y&lt;/b&gt;" in t for t in texts)
+    md = [*at.markdown, *at.caption, *at.error, *at.warning, *at.info, *at.title, *at.subheader]
+    assert not any(MARKER in el.value for el in md)
+    assert not any(MARKER in str(w.label) for w in [*at.selectbox, *at.button, *at.number_input])
+    assert at.selectbox(key="w_versions_sel_version_a").value == "lab v2"
+
+
+def test_empty_state_explains_and_the_demo_offers_its_checkpoints():
+    ws, _ = fixture()
+    plain = replace(ws, runs=tuple(replace(r, model=None, version=None, step=None) for r in ws.runs))
+    at = goto(start(plain), "versions")
+    assert not at.exception
+    assert any("No model has two or more versions" in i.value for i in at.info)
+    assert any("add_embedding_run" in c.value and "model=" in c.value and "step=" in c.value for c in at.code)
+    assert not at.get("plotly_chart") and not [b for b in at.button if b.key == "ver_demo_series"]
+    at = goto(start(), "versions")  # the demo: three models of one version each
+    assert any("No model has two or more versions" in i.value for i in at.info)
+    at.button(key="ver_demo_series").click().run()
+    assert not at.exception and not errors(at)
+    ws = at.session_state["ws"]
+    # issue 9: the demo is read-only: the checkpoints are saved in a copy of it, which the session shows
+    assert not ws.is_demo and at.session_state[P.ACTIVE].startswith("demo-copy") and len(ws.runs) == 9
+    assert at.selectbox(key="w_versions_sel_version_model").options == ["strong-128d"]
+    _, trace = curve_trace(at)
+    assert array(trace["x"]) == [1.0, 3.0, 6.0, 10.0, 15.0, 20.0, 25.0]
+    prev = family_table(at, "previous")
+    assert prev["version"].tolist() == [f"epoch {e}" for e in (3, 6, 10, 15, 20, 25)]
+    assert [unescape(c.value) for c in at.caption if "Holm" in c.value]  # says which correction, and where

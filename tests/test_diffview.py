@@ -1,0 +1,94 @@
+"""The drill-down as a diff (issue 10, item 2) and the query pickers at 50,000 queries (item 3): pure helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard import drilldown as D
+from dashboard import picker as P
+from dashboard.diffview import DOC_COLOURS, badge, query_diff, style_list
+from evalcore.data import Qrels, Run
+
+
+def test_badges():
+    assert badge(3) == "✔ 3" and badge(0) == "✗ 0" and badge(float("nan")) == "·" and badge(1, 2) == "✗ 1"
+
+
+def test_each_run_against_its_own_ground_truth_with_ranks_elsewhere_and_shared_colours():
+    content = Qrels.from_dict({"q": {"d1": 3, "d2": 1, "d9": 2}})
+    overall = Qrels.from_dict({"q": {"d1": 1, "d3": 3}})
+    a = Run.from_dict({"q": {"d1": 3.0, "d2": 2.0, "d4": 1.0}}, name="a")
+    b = Run.from_dict({"q": {"d3": 3.0, "d1": 2.0, "d5": 1.0}}, name="b")
+    c = Run.from_dict({"other": {"d1": 1.0}}, name="c")  # lacks the query
+    diff = query_diff({"a": content, "b": overall, "c": overall}, {"a": a, "b": b, "c": c}, "q", k=2,
+                      titles={"d1": "One"}, aspects={"a": "content", "b": "overall", "c": "overall"})
+    assert diff.codes == {"a": "A", "b": "B", "c": "C"}
+    la, lb = diff.lists["a"], diff.lists["b"]
+    assert list(la["doc_id"]) == ["d1", "d2"] and list(la["grade"]) == ["✔ 3", "✔ 1"]  # content grades
+    assert list(lb["doc_id"]) == ["d3", "d1"] and list(lb["grade"]) == ["✔ 3", "✔ 1"]  # overall grades
+    assert list(la["elsewhere"]) == ["B 2, C –", "B –, C –"]
+    assert list(lb["elsewhere"]) == ["A –, C –", "A 1, C –"]  # a does not list d3
+    assert list(la["title"]) == ["One", ""] and diff.lists["c"].empty
+    # d1 is listed by a and b: one colour, the same in both; the others none
+    assert set(diff.colours) == {"d1"} and diff.colours["d1"] in DOC_COLOURS
+    styled = style_list(la, diff.colours).to_html()
+    assert diff.colours["d1"].lower() in styled.lower()
+    # one ground-truth table per ground truth, with the ranks its runs gave
+    assert [(asp, runs) for asp, runs, _ in diff.truth] == [("content", ["a"]), ("overall", ["b", "c"])]
+    ov = diff.truth[1][2]
+    assert list(ov["doc_id"]) == ["d3", "d1"] and list(ov["rank in b"]) == ["1", "2"]
+    assert list(ov["rank in c"]) == ["– (query not in the run)"] * 2
+    ct = diff.truth[0][2]
+    assert list(ct["doc_id"]) == ["d1", "d9", "d2"] and list(ct["rank in a"]) == ["1", "> 3", "2"]
+
+
+def test_rank_elsewhere_counts_the_whole_list_not_only_the_top_k():
+    q = Qrels.from_dict({"q": {"x": 1}})
+    a = Run.from_dict({"q": {"x": 9.0, "y": 8.0}}, name="a")
+    b = Run.from_dict({"q": {f"z{i}": float(20 - i) for i in range(10)} | {"x": 1.0}}, name="b")
+    diff = query_diff({"a": q, "b": q}, {"a": a, "b": b}, "q", k=2)
+    assert diff.lists["a"]["elsewhere"].iloc[0] == "B 11"
+
+
+def test_every_query_is_reachable_among_50000_by_search_sort_and_pages():
+    n = 50_000
+    ids = [f"query-{i:06d}" for i in np.random.default_rng(0).permutation(n)]
+    last = "query-049999"
+    matches, exact = P.search_ids(ids, last)
+    assert matches == [last] and exact == last
+    matches, exact = P.search_ids(ids, "QUERY-04999")
+    assert len(matches) == 10 and exact is None and last in matches
+    assert P.search_ids(ids, "  ")[0] == ids
+    qt = pd.DataFrame({"query_id": ids, "domain": "", "a": np.linspace(0, 1, n), "b": 0.5})
+    qt["difference"] = qt["b"] - qt["a"]
+    desc = D.filter_queries(qt, sort_by="query_id", ascending=False)
+    assert desc["query_id"].iloc[0] == last
+    asc = D.filter_queries(qt, sort_by="query_id", ascending=True)
+    assert P.page_count(len(asc)) == 1000
+    assert P.page_of(asc, 1000)["query_id"].iloc[-1] == last
+    assert P.page_of(asc, 5000)["query_id"].iloc[-1] == last  # clipped to the last page
+    opts = P.options_around(asc["query_id"].tolist(), last)
+    assert len(opts) == P.MAX_OPTIONS and opts[0] == last
+
+
+def test_the_scatter_aggregates_thousands_of_queries_and_keeps_the_largest_differences_as_points():
+    from dashboard.charts import pair_scatter
+
+    rng = np.random.default_rng(1)
+    n = 5000
+    a = rng.random(n).round(3)
+    b = np.clip(a + rng.normal(0, 0.2, n), 0, 1).round(3)
+    pf = pd.DataFrame({"query_id": [f"q{i:05d}" for i in range(n)], "domain": "", "a": a, "b": b})
+    pf["difference"] = pf["b"] - pf["a"]
+    fig = pair_scatter(pf, run_a="A", run_b="B", metric_label="ndcg@10", max_points=300)
+    density = [t for t in fig.data if t.type == "heatmap"]
+    points = [t for t in fig.data if t.type in ("scatter", "scattergl") and t.mode == "markers"]
+    assert len(density) == 1 and np.nansum(density[0].z) == n  # every query counted
+    shown = set(np.concatenate([p.customdata for p in points]))
+    assert len(shown) == 300
+    top = pf.assign(abs_d=pf["difference"].abs()).sort_values(["abs_d", "query_id"], ascending=[False, True])
+    assert shown == set(top["query_id"].head(300))
+    small = pair_scatter(pf.head(200), run_a="A", run_b="B", metric_label="m", max_points=300)
+    assert not [t for t in small.data if t.type == "heatmap"]
+    assert sum(len(t.x) for t in small.data if t.mode == "markers") == 200

@@ -1,0 +1,219 @@
+"""Confidence intervals that stay in the metric's range, on resamples shared by every run (issue 10, item 6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.aggregate import summarize
+from evalcore.errors import OptionError
+from evalcore.intervals import (
+    bootstrap_means,
+    mean_intervals,
+    percentile_interval,
+    resample_counts,
+    summarize_with_intervals,
+)
+from evalcore.stats import compare, compare_by_domain
+
+
+def long_table(values: dict[str, list[float]], *, metric: str = "ndcg", k: int = 10, qids=None,
+               domains=None) -> pd.DataFrame:
+    rows = []
+    for run, vals in values.items():
+        ids = qids or [f"q{i:03d}" for i in range(len(vals))]
+        for i, (q, v) in enumerate(zip(ids, vals, strict=True)):
+            rows.append({"run": run, "query_id": q, "domain": domains[i] if domains else "", "metric": metric,
+                         "k": k, "value": float(v)})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------ worked examples
+
+
+def test_counts_are_draws_with_replacement_and_reproducible():
+    w = resample_counts(7, 120, seed=3)
+    assert w.shape == (120, 7) and (w.sum(axis=1) == 7).all() and (w >= 0).all()
+    np.testing.assert_array_equal(w, resample_counts(7, 120, seed=3))
+    assert not np.array_equal(w, resample_counts(7, 120, seed=4))
+    # the documented draw: default_rng(seed).integers(0, n, (50, n)) per block of 50 resamples, in order
+    rng = np.random.default_rng(3)
+    idx = np.concatenate([rng.integers(0, 7, size=(50, 7)), rng.integers(0, 7, size=(50, 7)),
+                          rng.integers(0, 7, size=(20, 7))])
+    np.testing.assert_array_equal(w, np.stack([np.bincount(r, minlength=7) for r in idx]))
+
+
+def test_two_query_ndcg_interval_stays_in_range_where_student_t_does_not():
+    t = long_table({"A": [0.0, 1.0]})
+    s = summarize(t)
+    assert s.loc[0, "ci_low"] < -1 and s.loc[0, "ci_high"] > 2  # the defect: t leaves [0, 1]
+    b = mean_intervals(t, n_resamples=500)
+    assert 0.0 <= b.loc[0, "ci_low"] <= 0.5 <= b.loc[0, "ci_high"] <= 1.0
+    assert b.loc[0, "mean"] == 0.5 and b.loc[0, "n"] == 2
+
+
+def test_no_interval_for_one_query():
+    out = mean_intervals(long_table({"A": [0.3], "B": [0.1, 0.9]}))
+    a = out[out["run"] == "A"].iloc[0]
+    assert a["n"] == 1 and np.isnan(a["ci_low"]) and np.isnan(a["ci_high"]) and a["mean"] == 0.3
+    t = mean_intervals(long_table({"A": [0.3]}), method="t")
+    assert np.isnan(t.loc[0, "ci_low"])
+
+
+def test_t_method_equals_summarize():
+    rng = np.random.default_rng(1)
+    t = long_table({"A": rng.random(30).round(2).tolist(), "B": rng.random(30).round(1).tolist()})
+    got = mean_intervals(t, method="t")
+    exp = summarize(t)
+    np.testing.assert_allclose(got["ci_low"], exp["ci_low"], rtol=1e-12)
+    np.testing.assert_allclose(got["ci_high"], exp["ci_high"], rtol=1e-12)
+    np.testing.assert_allclose(got["mean"], exp["mean"], rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ oracle
+
+
+def test_bootstrap_equals_an_explicit_resampling_oracle():
+    rng = np.random.default_rng(7)
+    n = 23
+    vals = {"A": rng.integers(0, 4, n) / 3, "B": rng.integers(0, 3, n) / 2}
+    qids = [f"q{i:02d}" for i in rng.permutation(n)]  # ids not in row order: resampled in sorted id order
+    t = long_table({r: v.tolist() for r, v in vals.items()}, qids=qids)
+    got = mean_intervals(t, n_resamples=300, seed=11).set_index("run")
+    w = resample_counts(n, 300, seed=11)
+    order = np.argsort(qids)
+    for run, v in vals.items():
+        means = np.array([np.repeat(v[order], row).mean() for row in w])
+        lo, hi = np.quantile(means, [0.025, 0.975])
+        assert got.loc[run, "ci_low"] == pytest.approx(lo, abs=1e-12)
+        assert got.loc[run, "ci_high"] == pytest.approx(hi, abs=1e-12)
+
+
+def test_groups_missing_queries_use_the_same_counts_restricted():
+    x = np.array([[0.2, 0.0], [0.9, 0.5], [0.4, 0.0]])
+    present = np.array([[True, False], [True, True], [True, False]])
+    means = bootstrap_means(x, present, n_resamples=60, seed=2)
+    w = resample_counts(3, 60, seed=2).astype(float)
+    np.testing.assert_allclose(means[:, 0], w @ x[:, 0] / 3)
+    only = w[:, 1] > 0
+    np.testing.assert_allclose(means[only, 1], 0.5)
+    assert np.isnan(means[~only, 1]).all()
+    lo, hi = percentile_interval(means)
+    assert lo[1] == hi[1] == 0.5
+
+
+# ------------------------------------------------------------------------------------------ invariants
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_interval_within_the_observed_range_on_tie_heavy_data(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    t = long_table({r: (rng.integers(0, 3, n) / 2).tolist() for r in ("A", "B", "C")})
+    out = mean_intervals(t, n_resamples=200, seed=seed)
+    for row in out.itertuples(index=False):
+        v = t.loc[t["run"] == row.run, "value"]
+        assert v.min() - 1e-12 <= row.ci_low <= row.mean + 1e-12
+        assert row.mean - 1e-12 <= row.ci_high <= v.max() + 1e-12
+        assert 0.0 <= row.ci_low and row.ci_high <= 1.0
+
+
+def test_identical_runs_get_identical_intervals_and_row_order_does_not_matter():
+    rng = np.random.default_rng(5)
+    v = (rng.integers(0, 5, 40) / 4).tolist()
+    t = long_table({"A": (rng.random(40)).tolist(), "C": v, "D": v})
+    out = mean_intervals(t).set_index("run")
+    assert out.loc["C", "ci_low"] == out.loc["D", "ci_low"] and out.loc["C", "ci_high"] == out.loc["D", "ci_high"]
+    shuffled = mean_intervals(t.sample(frac=1.0, random_state=3)).set_index("run")
+    pd.testing.assert_frame_equal(out, shuffled)
+
+
+def test_domains_group():
+    t = long_table({"A": [0.1, 0.5, 0.9, 0.3]}, domains=["x", "x", "y", "y"])
+    out = mean_intervals(t, by=("run", "domain", "metric", "k"))
+    assert list(out["domain"]) == ["x", "y"] and list(out["n"]) == [2, 2]
+    assert (out["ci_low"] >= [0.1, 0.3]).all() and (out["ci_high"] <= [0.5, 0.9]).all()
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"method": "wald"}, "method must be one of"),
+    ({"n_resamples": 0}, "n_resamples must be an integer >= 1"),
+    ({"confidence": 1.5}, "confidence must be in (0, 1)"),
+    ({"by": ("run", "query_id")}, "by must name"),
+])
+def test_bad_options(kw, message):
+    with pytest.raises(OptionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        mean_intervals(long_table({"A": [0.1, 0.2]}), **kw)
+
+
+# ------------------------------------------------------------------------------------------ comparisons
+
+
+def test_shared_resamples_give_identical_runs_identical_difference_intervals():
+    rng = np.random.default_rng(9)
+    n = 60
+    base = rng.random(n).round(2)
+    twin = np.clip(base + rng.normal(0, 0.2, n), 0, 1).round(2)
+    # A is the baseline; C and D are identical. Sorted by name the pairs read (A, C) and (D, A'): the second
+    # one has the baseline as run B, so the page flips it.
+    t = long_table({"C": twin.tolist(), "D": twin.tolist(), "E": base.tolist()})
+    per_pair = compare(t, metric="ndcg", k=10, n_resamples=500, ci_method="percentile")
+    shared = compare(t, metric="ndcg", k=10, n_resamples=500, ci_method="percentile", resampling="shared")
+    row = {(r.run_a, r.run_b): r for r in shared.itertuples(index=False)}
+    ce, de = row[("C", "E")], row[("D", "E")]
+    assert (ce.ci_low, ce.ci_high) == (de.ci_low, de.ci_high)
+    # the same intervals as an oracle over the sorted query ids
+    w = resample_counts(n, 500, seed=0)
+    d = base - twin  # E - C, queries already in sorted id order
+    means = np.array([np.repeat(d, r).mean() for r in w])
+    assert ce.ci_low == pytest.approx(np.quantile(means, 0.025), abs=1e-12)
+    assert ce.ci_high == pytest.approx(np.quantile(means, 0.975), abs=1e-12)
+    # the tests themselves are unchanged
+    np.testing.assert_array_equal(per_pair["p_value"], shared["p_value"])
+    flip = compare(t.assign(run=t["run"].replace({"C": "Z"})), metric="ndcg", k=10, n_resamples=500,
+                   ci_method="percentile", resampling="shared")
+    ez = flip[(flip["run_a"] == "E") & (flip["run_b"] == "Z")].iloc[0]  # Z - E = -(E - C)
+    assert (ez.ci_low, ez.ci_high) == pytest.approx((-ce.ci_high, -ce.ci_low), abs=1e-12)
+
+
+def test_shared_resamples_by_domain_and_option_checks():
+    rng = np.random.default_rng(4)
+    n = 40
+    a = rng.random(n).round(1)
+    b = np.clip(a + 0.1, 0, 1)
+    doms = ["x" if i % 2 else "y" for i in range(n)]
+    t = long_table({"A": a.tolist(), "B": b.tolist(), "C": b.tolist()}, domains=doms)
+    out = compare_by_domain(t, metric="ndcg", k=10, baseline="A", min_queries=2, n_resamples=300,
+                            ci_method="percentile", resampling="shared")
+    for dom in ("x", "y"):
+        rows = out[out["domain"] == dom].set_index("run_b")
+        assert tuple(rows.loc["B", ["ci_low", "ci_high"]]) == tuple(rows.loc["C", ["ci_low", "ci_high"]])
+    with pytest.raises(OptionError, match="ci_method='percentile'"):
+        compare(t, metric="ndcg", k=10, resampling="shared")
+    with pytest.raises(OptionError, match="resampling must be one of"):
+        compare(t, metric="ndcg", k=10, resampling="pooled")
+
+
+def test_declared_aggregates_follow_the_bootstrap_interval():
+    """aggregates=True: a mean's interval is the bootstrap one, gm_map's is its exp, a total has none."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for q in range(30):
+        for run in ("a", "b"):
+            rows.append((run, f"q{q}", "", "ndcg", 10, float(rng.random())))
+            rows.append((run, f"q{q}", "", "gm_map", 0, float(np.log(max(rng.random(), 1e-5)))))
+            rows.append((run, f"q{q}", "", "num_ret", 0, float(rng.integers(0, 100))))
+    table = pd.DataFrame(rows, columns=["run", "query_id", "domain", "metric", "k", "value"])
+    plain = summarize_with_intervals(table, n_resamples=500, seed=3)
+    agg = summarize_with_intervals(table, n_resamples=500, seed=3, aggregates=True)
+    pd.testing.assert_frame_equal(agg[plain.columns], plain)  # the same summary, with the aggregate columns added
+    by = agg.set_index(["run", "metric"])
+    for run in ("a", "b"):
+        nd, gm, cnt = by.loc[(run, "ndcg")], by.loc[(run, "gm_map")], by.loc[(run, "num_ret")]
+        assert (nd["aggregate"], nd.aggregate_ci_low, nd.aggregate_ci_high) == (nd["mean"], nd.ci_low, nd.ci_high)
+        assert np.isclose(gm["aggregate"], np.exp(gm["mean"]))
+        assert (gm.aggregate_ci_low, gm.aggregate_ci_high) == (np.exp(gm.ci_low), np.exp(gm.ci_high))
+        assert gm.aggregate_ci_low <= gm["aggregate"] <= gm.aggregate_ci_high
+        assert cnt["aggregate"] == table[(table.run == run) & (table.metric == "num_ret")]["value"].sum()
+        assert np.isnan(cnt.aggregate_ci_low) and np.isnan(cnt.aggregate_ci_high)

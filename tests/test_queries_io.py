@@ -1,0 +1,76 @@
+"""Query texts (issue 10, item 2): BEIR queries.jsonl, JSON, CSV/TSV/Parquet tables, ``id<TAB>text`` lines."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalcore.errors import (
+    DuplicateIdError,
+    EmptyInputError,
+    EvalcoreError,
+    InputFormatError,
+    MissingColumnError,
+)
+from evalcore.io import load_queries
+
+SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+if not SCIFACT.exists():
+    SCIFACT = Path("/work/shared/data/scifact")
+
+
+def test_beir_jsonl():
+    data = (b'{"_id": "1", "text": "0-dimensional biomaterials show inductive properties.", "metadata": {}}\n'
+            b'{"_id": "3", "text": "1,000 genomes project enables mapping", "metadata": {}}\n')
+    assert load_queries(data, label="queries.jsonl") == {
+        "1": "0-dimensional biomaterials show inductive properties.", "3": "1,000 genomes project enables mapping"}
+
+
+@pytest.mark.parametrize(("data", "name"), [
+    (b'{"q1": "what is a cat", "q2": "dogs, and more"}', "q.json"),
+    (b'[{"query_id": "q1", "query": "what is a cat"}, {"query_id": "q2", "query": "dogs, and more"}]', "q.json"),
+    (b'{"q1": {"text": "what is a cat"}, "q2": {"text": "dogs, and more"}}', "q.json"),
+    (b'query_id,text\nq1,what is a cat\nq2,"dogs, and more"\n', "q.csv"),
+    (b'qid\tquery\nq1\twhat is a cat\nq2\tdogs, and more\n', "q.tsv"),
+    (b'q1\twhat is a cat\nq2\tdogs, and more\n', "queries.tsv"),
+])
+def test_every_shape_gives_the_same_texts(data, name):
+    assert load_queries(data, label=name) == {"q1": "what is a cat", "q2": "dogs, and more"}
+
+
+def test_parquet():
+    buf = io.BytesIO()
+    pd.DataFrame({"_id": ["a", "b"], "text": ["first", "second"]}).to_parquet(buf)
+    assert load_queries(buf.getvalue(), label="q.parquet") == {"a": "first", "b": "second"}
+
+
+@pytest.mark.parametrize(("data", "error", "message", "line"), [
+    (b'{"_id": "1", "text": "a"}\n{"_id": "1", "text": "b"}\n', DuplicateIdError, "query '1' is given twice", 2),
+    (b'{"_id": "1", "text": "a"}\n{"title": "b"}\n', MissingColumnError, "no query id field", 2),
+    (b'{"_id": "1", "text": "a"}\n{"_id": "2", "score": 3}\n', MissingColumnError, "no query text field", 2),
+    (b'q1\twhat\nq2 no tab here\n', InputFormatError, "expected 'id<TAB>text'", 2),
+    (b'query_id,text\nq1,a\nq1,b\n', DuplicateIdError, "given twice", 3),
+    (b'a b c\n', InputFormatError, "expected a header", 1),
+    (b'  \n\n', EmptyInputError, "empty", None),
+    (b'\x89PNG\r\n\x1a\n\x00\x00', EvalcoreError, "", None),
+])
+def test_bad_files_name_the_file_and_line(data, error, message, line):
+    with pytest.raises(error) as e:
+        load_queries(data, label="queries.jsonl" if data[:1] == b"{" else "queries.txt")
+    assert message in str(e.value)
+    assert str(e.value).startswith("queries.")
+    assert e.value.line == line
+
+
+def test_scifact_queries_when_present():
+    path = SCIFACT / "queries.jsonl"
+    if not path.exists():
+        pytest.skip("SciFact is not in ../shared/data (non-commercial data, used from there only)")
+    texts = load_queries(path)
+    lines = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    assert len(texts) == len(lines)
+    assert all(texts[r["_id"]] == r["text"] for r in lines)
