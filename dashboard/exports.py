@@ -56,11 +56,9 @@ def leaderboard_exports(ctx: S.Context, summ: pd.DataFrame, cols: Sequence[tuple
             baseline = ui.bound_selectbox("Baseline of the significance marks", compared or runs, S.SEL_BASELINE,
                                           scope="overview")
         with c2:
-            test = ui.bound_selectbox("Test", list(ui.TESTS), S.SEL_TEST, scope="overview",
-                                      format_func=ui.TESTS.get)
+            test = ui.test_picker("overview")
         with c3:
-            correction = ui.bound_selectbox("Correction", list(ui.CORRECTIONS), S.SEL_CORRECTION, scope="overview",
-                                            format_func=ui.CORRECTIONS.get)
+            correction = ui.correction_picker("overview")
         n_q = int(S.coverage(ctx)["n_ground_truth"].max()) if len(runs) else 0
         table = S.plain_table(ctx) if len(compared) > 1 else ctx.evaluation.table
         make = _board_maker(table, summ, list(cols), runs, compared, baseline if baseline in compared else None,

@@ -168,6 +168,19 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     return value
 
 
+def test_picker(scope: str) -> str:
+    """The paired test, shared by every page (:data:`TESTS`)."""
+    return bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope=scope, format_func=TESTS.get,
+                           help="Paired by query id: t-test (default), Wilcoxon signed-rank, or a paired "
+                                f"randomization test ({S.N_RESAMPLES} sign flips, seeded).")
+
+
+def correction_picker(scope: str, *, help: str = "Multiple-comparison correction across the pairs tested.") -> str:
+    """The multiple-comparison correction, shared by every page (:data:`CORRECTIONS`)."""
+    return bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope=scope,
+                           format_func=CORRECTIONS.get, help=help)
+
+
 def metric_k_picker(ctx: S.Context, scope: str, *, with_k: bool = True, columns: Any = None) -> tuple[str, int]:
     """Metric and k selectboxes over what the evaluation computed (changing them only filters the table)."""
     pairs = S.metric_k_pairs(ctx)

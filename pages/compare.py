@@ -167,13 +167,9 @@ if len(runs) < 2:
 c1, c2, c3, c4 = st.columns(4)
 metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
 with c3:
-    test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="compare", format_func=TESTS.get,
-                              help="Paired by query id. t-test (default), Wilcoxon signed-rank, or a paired "
-                                   f"randomization test ({S.N_RESAMPLES} sign flips, seeded).")
+    test = ui.test_picker("compare")
 with c4:
-    correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="compare",
-                                    format_func=CORRECTIONS.get,
-                                    help="Multiple-comparison correction across all pairs of runs shown.")
+    correction = ui.correction_picker("compare", help="Multiple-comparison correction across all pairs of runs shown.")
 label = ui.label_of(metric, k)
 
 out = S.comparison(ctx, metric, k, test, correction, runs=runs)

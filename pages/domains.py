@@ -29,7 +29,7 @@ metric, k = ui.metric_k_picker(ctx, "domains", columns=(c1, c2))
 with c3:
     baseline = ui.bound_selectbox("Baseline", compared or runs, S.SEL_BASELINE, scope="domains")
 with c4:
-    test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="domains", format_func=TESTS.get)
+    test = ui.test_picker("domains")
 with c5:
     min_q = st.number_input("Minimum queries to test a domain", min_value=2, value=5, step=1, key="dom_minq")
 label = ui.label_of(metric, k)
@@ -59,8 +59,7 @@ st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geo
 st.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
 
 if len(compared) >= 2 and baseline in compared:
-    correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="domains",
-                                    format_func=CORRECTIONS.get)
+    correction = ui.correction_picker("domains")
     out = S.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q), runs=compared)
     st.subheader("Significance against the baseline, per domain")
     if not out.ok:

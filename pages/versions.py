@@ -51,13 +51,9 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
                                        format_func=names.get, default=runs[0],
                                        help="Every version is also tested against this one.")
     with c2:
-        test = ui.bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope="versions", format_func=TESTS.get,
-                                  help="Paired by query id: t-test, Wilcoxon signed-rank, or a paired randomization "
-                                       f"test ({S.N_RESAMPLES} sign flips, seeded).")
+        test = ui.test_picker("versions")
     with c3:
-        correction = ui.bound_selectbox("Correction", list(CORRECTIONS), S.SEL_CORRECTION, scope="versions",
-                                        format_func=CORRECTIONS.get,
-                                        help="Applied within each table: across its pairs of this metric@k.")
+        correction = ui.correction_picker("versions", help="Applied within each table: across its pairs of this metric@k.")
     out = V.tests(ctx, sr, model, metric, k, reference, test, correction)
     if not out.ok:
         ui.show_error(out.error, prefix="The tests failed")

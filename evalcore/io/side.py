@@ -219,21 +219,26 @@ def _side_kind(data: bytes, filename: str | None) -> str:
     return "text"
 
 
+def _read_side(src: Source, label: str | None, *, table: Callable[..., Any], json: Callable[..., Any]) -> Any:
+    """Read a side file along one path: bytes -> detected kind (Parquet, JSON, CSV/TSV) -> its reader."""
+    data, label = read_source(src, label=label)
+    filename = source_filename(src, label)
+    kind = _side_kind(data, filename)
+    if kind == "parquet":
+        return table(data, fmt="parquet", label=label)
+    if kind == "json":
+        return json(data, label=label, filename=filename)
+    sep = sniff_separator(decode_text(data, label))
+    return table(data, fmt="tsv" if sep == "\t" else "csv", label=label)
+
+
 def load_domains(src: Source, *, label: str | None = None) -> dict[str, str]:
     """query id → domain, from a CSV/TSV (``query_id,domain`` with or without header), Parquet, or JSON
     (``{query: domain}``, or an array of objects with a query and a domain field, e.g. a seed-003 file).
 
     Attach it with :meth:`Qrels.with_domains`. A query given two different domains is an error.
     """
-    data, label = read_source(src, label=label)
-    filename = source_filename(src, label)
-    kind = _side_kind(data, filename)
-    if kind == "parquet":
-        return read_table_domains(data, fmt="parquet", label=label)
-    if kind == "json":
-        return read_json_domains(data, label=label, filename=filename)
-    sep = sniff_separator(decode_text(data, label))
-    return read_table_domains(data, fmt="tsv" if sep == "\t" else "csv", label=label)
+    return _read_side(src, label, table=read_table_domains, json=read_json_domains)
 
 
 def load_doc_metadata(src: Source, *, label: str | None = None) -> pd.DataFrame:
@@ -245,12 +250,4 @@ def load_doc_metadata(src: Source, *, label: str | None = None) -> pd.DataFrame:
     (``{doc_id: {title, text}}``, ``{doc_id: text}`` or an array of objects) and JSONL such as
     BEIR's ``corpus.jsonl`` (``_id``, ``title``, ``text``). Duplicate ids are an error.
     """
-    data, label = read_source(src, label=label)
-    filename = source_filename(src, label)
-    kind = _side_kind(data, filename)
-    if kind == "parquet":
-        return read_table_metadata(data, fmt="parquet", label=label)
-    if kind == "json":
-        return read_json_metadata(data, label=label, filename=filename)
-    sep = sniff_separator(decode_text(data, label))
-    return read_table_metadata(data, fmt="tsv" if sep == "\t" else "csv", label=label)
+    return _read_side(src, label, table=read_table_metadata, json=read_json_metadata)
