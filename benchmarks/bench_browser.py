@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> dict:
     def timed(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds)
 
-    server = B.start_streamlit(tmp)
+    server = B.start_streamlit(tmp, env={"EVALCORE_DASH_TIMING": "1"} if args.server_timing else None)
+    if args.server_timing:
+        print(f"server log (each computed step's seconds): {tmp}/streamlit-0.log", flush=True)
     sync_playwright = B.import_playwright()
     try:
         with sync_playwright() as pw:
@@ -181,6 +183,8 @@ def main() -> None:
     ap.add_argument("--ref-dim", type=int, default=1536)
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--repeat", type=int, default=8)
+    ap.add_argument("--server-timing", action="store_true",
+                    help="log every computed dashboard step with its seconds in the server's log")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
     args = ap.parse_args()
     out = run(args)

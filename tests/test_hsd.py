@@ -105,6 +105,14 @@ def test_paired_design_uses_the_two_way_anova_error():
                            tukey_hsd_values(x, design="independent")["p_value"], atol=1e-3)  # fmt: skip
     # pairing finds what the independent design misses here
     assert res["p_value"].min() <= tukey_hsd_values(x, design="independent")["p_value"].min()
+    # one p-value per pair, the same both ways; the diagonal is 1; every entry is scipy's sf
+    np.testing.assert_array_equal(res["p_value"], res["p_value"].T)
+    assert (np.diag(res["p_value"]) == 1.0).all()
+    for a, b in zip(*np.triu_indices(m, 1), strict=True):
+        assert res["p_value"][a, b] == np.clip(stats.studentized_range.sf(res["statistic"][a, b], m, df), 0, 1)
+    # the critical value is remembered per (confidence, m, df): a second metric@k gives the same half-width
+    again = tukey_hsd_values(x * 0.5, design="paired", confidence=0.95)
+    assert math.isclose(again["ci_high"][1, 3] - again["ci_low"][1, 3], half * 2 * 0.5, rel_tol=1e-9)
 
 
 def test_table_front_complete_blocks_and_columns():

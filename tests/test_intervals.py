@@ -195,6 +195,34 @@ def test_shared_resamples_by_domain_and_option_checks():
         compare(t, metric="ndcg", k=10, resampling="pooled")
 
 
+def test_shared_resamples_change_only_the_intervals_and_keep_degenerate_rows():
+    """resampling='shared' skips each pair's own bootstrap: every other column is the per-pair result's;
+    a pair with one paired query and a domain too small to test keep NaN; a constant difference its mean."""
+    rng = np.random.default_rng(12)
+    n = 50
+    a = rng.random(n).round(2)
+    b = np.clip(a + rng.normal(0, 0.2, n), 0, 1).round(2)
+    t = long_table({"A": a.tolist(), "B": b.tolist(), "C": (a + 0.25).tolist()})
+    lonely = long_table({"L": [0.5]}, qids=["q000"])  # one query shared with the others
+    t = pd.concat([t, lonely], ignore_index=True)
+    kw = dict(metric="ndcg", k=10, n_resamples=300, ci_method="percentile")
+    per_pair = compare(t, **kw)
+    shared = compare(t, **kw, resampling="shared")
+    others = [c for c in per_pair.columns if c not in ("ci_low", "ci_high")]
+    pd.testing.assert_frame_equal(per_pair[others], shared[others])
+    by = shared.set_index(["run_a", "run_b"])
+    assert by.loc[("A", "L"), ["ci_low", "ci_high"]].isna().all()  # n = 1
+    assert by.loc[("A", "C"), "ci_low"] == pytest.approx(0.25, abs=1e-12)  # constant difference
+    assert by.loc[("A", "C"), "ci_high"] == pytest.approx(0.25, abs=1e-12)
+    assert by.loc[("A", "B"), "ci_low"] < by.loc[("A", "B"), "diff"] < by.loc[("A", "B"), "ci_high"]
+    doms = ["x"] * 3 + ["y"] * (n - 3)
+    td = long_table({"A": a.tolist(), "B": b.tolist()}, domains=doms)
+    out = compare_by_domain(td, metric="ndcg", k=10, baseline="A", min_queries=5, n_resamples=300,
+                            ci_method="percentile", resampling="shared").set_index("domain")
+    assert np.isnan(out.loc["x", "ci_low"]) and np.isnan(out.loc["x", "ci_high"])
+    assert out.loc["y", "ci_low"] < out.loc["y", "ci_high"]
+
+
 def test_declared_aggregates_follow_the_bootstrap_interval():
     """aggregates=True: a mean's interval is the bootstrap one, gm_map's is its exp, a total has none."""
     rng = np.random.default_rng(5)

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from evalcore.errors import OptionError
+from evalcore.stats.paired import sign_flip_test
 from evalcore.stats import (
     NOTE_TOO_FEW,
     NOTE_TOO_SMALL,
@@ -101,22 +102,49 @@ def test_wilcoxon_equals_scipy(zero_method):
     assert r.p_value == pytest.approx(ref.pvalue, rel=1e-12)
 
 
-@pytest.mark.parametrize("n", [8, 30])  # 8: exact enumeration (2**8 < NR); 30: random
-def test_permutation_equals_scipy(n):
+@pytest.mark.parametrize("n", [8, 10])  # 2**n <= NR: every sign vector, as scipy enumerates them
+def test_permutation_exact_equals_scipy(n):
     rng = np.random.default_rng(n)
-    a = rng.random(n)
-    b = np.clip(a + rng.normal(0.05, 0.2, n), 0, 1)
+    a = np.round(rng.random(n), 1)  # rounding: zero differences and ties among |d|
+    b = np.round(np.clip(a + rng.normal(0.05, 0.2, n), 0, 1), 1)
     r = paired_test(a, b, test="permutation", n_resamples=NR, seed=11)
-    ref = sps.permutation_test(
-        (a, b), mean_diff, permutation_type="samples", vectorized=True, n_resamples=NR,
-        **scipy_rng(sps.permutation_test, 11),
-    )  # fmt: skip
+    ref = sps.permutation_test((a, b), mean_diff, permutation_type="samples", vectorized=True, n_resamples=NR)
     assert r.statistic == pytest.approx(ref.statistic, rel=1e-12)
     assert r.statistic == pytest.approx(np.mean(b - a), rel=1e-12)
     assert r.p_value == pytest.approx(ref.pvalue, rel=1e-12)
-    # the seed matters (random case) and is reproducible
-    again = paired_test(a, b, test="permutation", n_resamples=NR, seed=11)
-    assert again == r
+
+
+def sign_flip_oracle(d: np.ndarray, n_resamples: int, seed: int) -> float:
+    """The documented draw, one sign vector at a time, counted with fractions-free integer sums."""
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([rng.integers(0, 2, size=(min(50, n_resamples - s), len(d)), dtype=np.int8)
+                           for s in range(0, n_resamples, 50)])
+    scale = 10**6  # the test's differences have 6 decimals: exact integer arithmetic
+    di = np.round(d * scale).astype(np.int64)
+    obs = int(di.sum())
+    null = [int(np.where(row == 1, di, -di).sum()) for row in rows]
+    le, ge = sum(v <= obs for v in null), sum(v >= obs for v in null)
+    return min(1.0, 2 * min((le + 1) / (n_resamples + 1), (ge + 1) / (n_resamples + 1)))
+
+
+@pytest.mark.parametrize("n", [30, 400])
+def test_permutation_random_sign_flips(n):
+    """Random case: the documented draw (an integer oracle), scipy's p within Monte Carlo error, the seed."""
+    rng = np.random.default_rng(n)
+    a = np.round(rng.random(n), 6)
+    b = np.round(np.clip(a + rng.normal(0.03, 0.2, n), 0, 1), 6)
+    b[: n // 5] = a[: n // 5]  # zero differences: flips that change nothing must count as ties
+    r = paired_test(a, b, test="permutation", n_resamples=NR, seed=11)
+    assert r.p_value == sign_flip_oracle(b - a, NR, 11)
+    big = 20_000
+    ref = sps.permutation_test((a, b), mean_diff, permutation_type="samples", vectorized=True, n_resamples=big,
+                               **scipy_rng(sps.permutation_test, 5))
+    se = math.sqrt(max(ref.pvalue * (1 - ref.pvalue), 1e-4) * (1 / NR + 1 / big))
+    assert abs(r.p_value - ref.pvalue) < 5 * se
+    assert paired_test(a, b, test="permutation", n_resamples=NR, seed=11) == r
+    assert sign_flip_test(b - a, n_resamples=NR, seed=11) == (r.statistic, r.p_value)
+    with pytest.raises(OptionError, match="at least one"):
+        sign_flip_test([], n_resamples=NR)
 
 
 @pytest.mark.parametrize("method", ["BCa", "percentile"])

@@ -26,6 +26,7 @@ __all__ = [
     "NOTE_TOO_SMALL",
     "PairedTestResult",
     "paired_test",
+    "sign_flip_test",
     "win_tie_loss",
     "adjust_pvalues",
 ]
@@ -170,6 +171,81 @@ def _paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+#: Sign vectors drawn per block by :func:`sign_flip_test` (the draw does not depend on memory).
+_SIGN_BLOCK = 50
+
+
+def sign_flip_test(d: Any, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    r"""Fisher's two-sided randomization test of :math:`\bar d = 0` by sign flips.
+
+    Under the null hypothesis each paired difference is as likely to be
+    :math:`+d_i` as :math:`-d_i`. The null distribution holds
+    :math:`T_b = \frac1n \sum_i s_{bi} d_i` for sign vectors :math:`s_b \in \{-1, 1\}^n`:
+
+    * every one of the :math:`2^n` vectors when :math:`2^n \le` ``n_resamples``
+      (exact test, :math:`B = 2^n`, :math:`c = 0`);
+    * otherwise ``n_resamples`` random ones (:math:`B` = ``n_resamples``,
+      :math:`c = 1`): ``numpy.random.default_rng(seed).integers(0, 2, (50, n))``
+      per block of 50 vectors, in order, 1 meaning :math:`s_{bi} = +1`.
+
+    With the observed :math:`t = \bar d`,
+    :math:`p = \min\bigl(1, 2 \min(P_{\le}, P_{\ge})\bigr)` with
+    :math:`P_{\le} = (\#\{T_b \le t + \gamma\} + c) / (B + c)` and
+    :math:`P_{\ge} = (\#\{T_b \ge t - \gamma\} + c) / (B + c)` — the conventions of
+    ``scipy.stats.permutation_test`` (Phipson & Smyth 2010 for :math:`c = 1`).
+    :math:`\gamma = 100\,\epsilon\,\frac1n\sum_i |d_i|` (float64 :math:`\epsilon`)
+    makes sums equal in exact arithmetic but rounded in another order count as
+    equal (a flip of a zero difference, the all-plus vector); SciPy's
+    :math:`100\,\epsilon\,|t|` is smaller than that rounding when :math:`t` is near 0.
+
+    Parameters
+    ----------
+    d : array-like of float, shape (n,)
+        Paired differences :math:`b_i - a_i`, finite, :math:`n \ge 1`.
+    n_resamples : int, default 10000
+    seed : int, default 0
+
+    Returns
+    -------
+    (statistic, p_value) : tuple of float
+        :math:`\bar d` and the two-sided p-value.
+
+    Examples
+    --------
+    Two differences give four sign vectors, of which two reach :math:`|\bar d|`:
+
+    >>> sign_flip_test([0.5, 0.5], n_resamples=100)
+    (0.5, 0.5)
+    """
+    d = _as_float_1d(d, "d")
+    n_resamples = _check_int("n_resamples", n_resamples, minimum=1)
+    seed = _check_int("seed", seed, minimum=0)
+    n = len(d)
+    if n < 1:
+        raise OptionError("sign_flip_test needs at least one difference")
+    t = float(np.mean(d))
+    gamma = 100 * float(np.finfo(np.float64).eps) * float(np.abs(d).mean())
+    exact = n < 63 and 2**n <= n_resamples
+    if exact:
+        signs = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        null = (2.0 * (signs.astype(np.float64) @ d) - d.sum()) / n
+        total, c = len(null), 0
+        less, greater = _sign_counts(null, t, gamma)
+    else:
+        rng = np.random.default_rng(seed)
+        total, c, less, greater, dsum = n_resamples, 1, 0, 0, d.sum()
+        for start in range(0, n_resamples, _SIGN_BLOCK):
+            s = rng.integers(0, 2, size=(min(_SIGN_BLOCK, n_resamples - start), n), dtype=np.int8)
+            lo, hi = _sign_counts((2.0 * (s.astype(np.float64) @ d) - dsum) / n, t, gamma)
+            less, greater = less + lo, greater + hi
+    p = 2.0 * min((less + c) / (total + c), (greater + c) / (total + c))
+    return t, min(p, 1.0)
+
+
+def _sign_counts(null: np.ndarray, t: float, gamma: float) -> tuple[int, int]:
+    return int(np.count_nonzero(null <= t + gamma)), int(np.count_nonzero(null >= t - gamma))
+
+
 def _rng_kwargs(func: Callable[..., Any], seed: int) -> dict[str, Any]:
     """Seeded generator keyword: ``rng`` (SciPy >= 1.15) or ``random_state`` (older)."""
     gen = np.random.default_rng(seed)
@@ -244,11 +320,13 @@ def paired_test(
       ranking, ``"zsplit"`` splits their ranks between the two signs,
       ``"pratt"`` ranks them then drops them; ``method="auto"``: exact
       distribution for small samples without ties, normal approximation else).
-    * ``test="permutation"``: ``scipy.stats.permutation_test((a, b), mean(b - a),
-      permutation_type="samples", n_resamples=n_resamples)`` with the same
-      seeded generator: the null distribution flips the sign of each
-      :math:`d_i` independently (exact when :math:`2^n \le` ``n_resamples``);
-      the statistic is :math:`\bar d`.
+    * ``test="permutation"``: Fisher's randomization (sign-flip) test,
+      :func:`sign_flip_test` on :math:`d`: the null distribution flips the sign
+      of each :math:`d_i` independently (exact when :math:`2^n \le`
+      ``n_resamples``); the statistic is :math:`\bar d`. It is the null and
+      p-value of ``scipy.stats.permutation_test((a, b), mean(b - a),
+      permutation_type="samples")``, with its own draw of the signs (SciPy's
+      loops over the queries: 0.35 s against 0.01 s at 5,000 queries).
 
     Degenerate cases (``note`` says which applied):
 
@@ -265,7 +343,7 @@ def paired_test(
       :math:`\bar d`), CI = ``[diff, diff]`` (every bootstrap resample has the
       same mean); for the t-test ``statistic`` = :math:`\pm\infty` and
       ``p_value = 0.0`` (the limit of the t-test as :math:`s_d \to 0`); the
-      Wilcoxon and permutation tests are computed by SciPy as usual.
+      Wilcoxon test is computed by SciPy as usual, the permutation test as always.
     * if the BCa interval is undefined (too few distinct bootstrap means), the
       percentile interval is used and the note says so.
 
@@ -305,6 +383,20 @@ def paired_test(
     _check_choice("zero_method", zero_method, _ZERO_METHODS)
     _check_choice("ci_method", ci_method, _CI_METHODS)
     x, y = _paired_arrays(a, b)
+    return _paired_test(x, y, test=test, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                        zero_method=zero_method, tie_tolerance=tie_tolerance, ci_method=ci_method)
+
+
+def _paired_test(
+    x: np.ndarray, y: np.ndarray, *, test: str, n_resamples: int, seed: int, confidence: float,
+    zero_method: str, tie_tolerance: float, ci_method: str, bootstrap: bool = True,
+) -> PairedTestResult:
+    """:func:`paired_test` on checked float arrays and options.
+
+    ``bootstrap=False`` skips the pair's own bootstrap interval where it would
+    be drawn (``ci_low``/``ci_high`` are then NaN, as for an untestable pair):
+    for callers that replace it by an interval over shared resamples.
+    """
     wins, ties, losses = win_tie_loss(x, y, tolerance=tie_tolerance)
     n = len(x)
     nan = float("nan")
@@ -349,6 +441,8 @@ def paired_test(
         )
     else:
         effect = diff / float(np.std(d, ddof=1))
+        ci_low = ci_high = nan
+    if not constant and bootstrap:
         ci_low, ci_high = _bootstrap_ci(x, y, n_resamples, seed, confidence, ci_method, batch)
         if not (math.isfinite(ci_low) and math.isfinite(ci_high)) and ci_method == "BCa":
             ci_low, ci_high = _bootstrap_ci(x, y, n_resamples, seed, confidence, "percentile", batch)
@@ -368,12 +462,7 @@ def paired_test(
             res = _sps.wilcoxon(y, x, zero_method=zero_method)
             statistic, p_value = float(res.statistic), float(res.pvalue)
         else:
-            res = _sps.permutation_test(
-                (x, y), _mean_diff, permutation_type="samples", vectorized=True,
-                n_resamples=n_resamples, batch=batch, alternative="two-sided",
-                **_rng_kwargs(_sps.permutation_test, seed),
-            )  # fmt: skip
-            statistic, p_value = float(res.statistic), float(res.pvalue)
+            statistic, p_value = sign_flip_test(d, n_resamples=n_resamples, seed=seed)
     if not math.isfinite(p_value):
         notes.append(f"scipy could not compute the {test} test on these data (p-value NaN)")
     return result(

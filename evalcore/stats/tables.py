@@ -28,8 +28,9 @@ from .paired import (
     _check_int,
     _check_prob,
     _check_tolerance,
+    _paired_arrays,
+    _paired_test,
     adjust_pvalues,
-    paired_test,
     win_tie_loss,
 )
 
@@ -92,9 +93,13 @@ def _pairs(runs: list[str], baseline: str | None) -> list[tuple[str, str]]:
 
 
 def _test_pair(
-    wide: pd.DataFrame, run_a: str, run_b: str, *, min_queries: int | None, kw: dict[str, Any]
+    wide: pd.DataFrame, run_a: str, run_b: str, *, min_queries: int | None, kw: dict[str, Any],
+    bootstrap: bool = True,
 ) -> tuple[PairedTestResult, int]:
     """Test one pair of columns of ``wide``; return the result and n_unpaired.
+
+    ``kw``: options checked by :func:`_common_options`; ``bootstrap=False`` (shared resampling) leaves
+    the pair's own bootstrap interval out (:func:`_shared_cis` gives the interval).
 
     Queries present for only one of the runs are dropped (and counted).  The
     pairs are put in a canonical order (sorted by value of A, then B) before
@@ -120,16 +125,16 @@ def _test_pair(
             note=f"{NOTE_TOO_SMALL}: {n} paired queries < min_queries={min_queries}",
         )  # fmt: skip
         return res, n_unpaired
-    return paired_test(xa, xb, **kw), n_unpaired
+    return _paired_test(*_paired_arrays(xa, xb), **kw, bootstrap=bootstrap), n_unpaired
 
 
 def _shared_cis(wide: pd.DataFrame, rows: list[dict[str, Any]], domains: np.ndarray | None,
                 kw: dict[str, Any]) -> None:
-    """Replace the CI of each row by the percentile interval over resamples shared by every pair.
+    """Give each testable row the percentile interval over resamples shared by every pair.
 
     ``wide``: query_id x run values (index sorted by query id: the resampled units);
-    ``domains``: each query's domain when ``rows`` are per domain. Rows whose
-    result has no interval (untestable, too small) keep NaN.
+    ``domains``: each query's domain when ``rows`` are per domain. Rows without an
+    interval (fewer than 2 paired queries, a domain too small to test) keep NaN.
     """
     if not rows or not len(wide):
         return
@@ -146,7 +151,7 @@ def _shared_cis(wide: pd.DataFrame, rows: list[dict[str, Any]], domains: np.ndar
                             n_resamples=kw["n_resamples"], seed=kw["seed"])
     low, high = percentile_interval(means, kw["confidence"])
     for i, r in enumerate(rows):
-        if np.isfinite(r["ci_low"]) and np.isfinite(r["ci_high"]):
+        if r["n"] >= 2 and not str(r["note"]).startswith(NOTE_TOO_SMALL):
             r["ci_low"], r["ci_high"] = float(low[i]), float(high[i])
 
 
@@ -294,7 +299,8 @@ def compare_many(
         wide = _wide(sel[sel["run"].astype(str).isin(use)])
         start = len(rows)
         for run_a, run_b in (pairs if pairs is not None else _pairs(use, baseline)):
-            res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw)
+            res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw,
+                                         bootstrap=resampling != "shared")
             rows.append({"run_a": run_a, "run_b": run_b, "metric": metric, "k": int(k),
                          "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
         if resampling == "shared":
@@ -431,7 +437,8 @@ tie_tolerance, ci_method, resampling
     for dom in sorted(set(domains)):
         sub = wide.loc[domains.index[domains.to_numpy() == dom]]
         for run_a, run_b in _pairs(use, baseline):
-            res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw)
+            res, n_unpaired = _test_pair(sub, run_a, run_b, min_queries=min_queries, kw=kw,
+                                         bootstrap=resampling != "shared")
             rows.append({"domain": dom, "run_a": run_a, "run_b": run_b, "metric": metric,
                          "k": k, "n_unpaired": n_unpaired, **res.to_dict()})  # fmt: skip
     if resampling == "shared":
