@@ -10,7 +10,6 @@ import pytest
 from scipy import stats as sps
 
 from evalcore.errors import OptionError
-from evalcore.stats.paired import sign_flip_test
 from evalcore.stats import (
     NOTE_TOO_FEW,
     NOTE_TOO_SMALL,
@@ -22,6 +21,7 @@ from evalcore.stats import (
     paired_test,
     win_tie_loss,
 )
+from evalcore.stats.paired import sign_flip_test
 
 COLUMNS = ["run", "query_id", "domain", "metric", "k", "value"]
 NR = 2000  # resamples in tests (fast)
