@@ -210,6 +210,15 @@ def test_duplicate_id_is_named(tmp_path, name):
         load_embeddings(p)
 
 
+def test_duplicate_ids_name_the_first_repeat_and_count_every_repeat():
+    ids = ["a", "b", "b", "a", "c", "a"]
+    vecs = np.arange(12, dtype=np.float32).reshape(6, 2) + 1
+    with pytest.raises(DuplicateIdError, match=r"id 'b' appears twice \(3 duplicate ids\)"):
+        Embeddings.from_arrays(ids, vecs, source="m.npy")
+    emb = Embeddings.from_arrays(["x", "y", "z"], vecs[:3])
+    np.testing.assert_array_equal(emb.rows_of(["z", "x"]), [2, 0])  # the id index, built when first asked for
+
+
 @pytest.mark.parametrize("name", FORMATS)
 def test_non_finite_values_name_the_first_id_and_the_count(tmp_path, name):
     bad = VECS.copy()

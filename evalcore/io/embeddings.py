@@ -335,12 +335,7 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
         raise EmptyInputError("no vectors", file=name)
     if len(ids) != vecs.shape[0]:
         raise ShapeMismatchError(f"{len(ids)} ids but {vecs.shape[0]} vectors", file=name)
-    index = pd.Index(ids)
-    dup = index.duplicated()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        raise DuplicateIdError(f"id {ids[i]!r} appears twice ({int(dup.sum())} duplicate ids)", file=name,
-                               item=str(ids[i]))
+    _check_unique_ids(ids, name)
     n_bad = 0
     first_bad = None
     n_zero = 0
@@ -369,9 +364,24 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
     if n_zero:
         warn(f"{name or '<embeddings>'}: {n_zero} all-zero vectors (e.g. id {ids[first_zero]!r}); "
              "their cosine with anything is 0")
-    emb = Embeddings(ids, vecs, name)
-    emb._cache["index"] = index  # the duplicate check built it: rows_of reuses it
-    return emb
+    return Embeddings(ids, vecs, name)
+
+
+def _check_unique_ids(ids: np.ndarray, name: str | None) -> None:
+    """Raise :class:`DuplicateIdError` naming the first id that repeats an earlier one.
+
+    A Python set of the (string) ids: no pandas import on the way to a search (the
+    index for ``rows_of`` is built when first asked for).
+    """
+    seen: set = set(ids.tolist())
+    if len(seen) == len(ids):
+        return
+    seen = set()
+    for key in ids.tolist():
+        if key in seen:
+            raise DuplicateIdError(f"id {key!r} appears twice ({len(ids) - len(set(ids.tolist()))} duplicate ids)",
+                                   file=name, item=str(key))
+        seen.add(key)
 
 
 # --------------------------------------------------------------------- saving
