@@ -220,6 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     print("\nevalcore / the faster faiss process: " + ", ".join(f"{k} {v:.2f}" for k, v in summary.items()))
     print("per round, evalcore / the faster faiss (wall, cpu): "
           + ", ".join(f"({x['wall']:.2f}, {x['cpu']:.2f})" for x in rounds))
+    # the issue's own comparison: a faiss process on the same .npz files, round by round
+    same = {key: [a / b for a, b in zip(e[key], res["faiss"][key], strict=True)] for key in ("wall", "cpu")}
+    summary["same_files_wall_median"] = statistics.median(e["wall"]) / statistics.median(res["faiss"]["wall"])
+    summary["same_files_round_wall_median"] = statistics.median(same["wall"])
+    summary["same_files_round_cpu_median"] = statistics.median(same["cpu"])
+    print("evalcore / faiss on the same .npz files: wall median "
+          f"{summary['same_files_wall_median']:.2f}; median of the rounds: wall "
+          f"{summary['same_files_round_wall_median']:.2f}, cpu {summary['same_files_round_cpu_median']:.2f} "
+          f"(rounds: {', '.join(f'{x:.2f}' for x in same['wall'])})")
     agr = agreement(files, out, args.k)
     print(f"agreement (nDCG@{args.k} per query, ours vs the faiss run): {json.dumps(agr)}")
     print(f"load average at the end: {os.getloadavg()}")
