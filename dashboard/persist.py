@@ -50,11 +50,14 @@ MEMORY_DEMO = ("memory", -1)  # SEEN of the in-memory demo (when the stored one 
 POLL_SECONDS = 3.0
 
 URL_WS, URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY = "ws", "metric", "run", "baseline", "query"
-#: Query parameters of the URL besides the workspace: metric@k, runs A and B, the baseline, the query.
-URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY)
-#: Shared selections kept in the workspace's ui_state (the URL carries the first five).
+#: The Versions page's selections in the URL: the model, its reference version, versions A and B.
+URL_VERSIONS = {"model": S.SEL_VERSION_MODEL, "reference": S.SEL_VERSION_REFERENCE, "version_a": S.SEL_VERSION_A,
+                "version_b": S.SEL_VERSION_B}
+#: Query parameters of the URL besides the workspace: metric@k, runs A and B, the baseline, the query, versions.
+URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY, *URL_VERSIONS)
+#: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
-              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT)
+              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, *URL_VERSIONS.values())
 
 
 # ------------------------------------------------------------------------------------------ where
@@ -189,7 +192,7 @@ def _url_selections() -> dict[str, Any]:
     runs = qp.get_all(URL_RUN)
     for key, value in zip((S.SEL_RUN_A, S.SEL_RUN_B), runs, strict=False):
         out[key] = value
-    for param, key in ((URL_BASELINE, S.SEL_BASELINE), (URL_QUERY, S.SEL_QUERY)):
+    for param, key in ((URL_BASELINE, S.SEL_BASELINE), (URL_QUERY, S.SEL_QUERY), *URL_VERSIONS.items()):
         if qp.get(param):
             out[key] = qp.get(param)
     return out
@@ -311,7 +314,8 @@ def publish() -> None:
         return
     runs = [str(r) for r in (state.get(S.SEL_RUN_A), state.get(S.SEL_RUN_B)) if r is not None]
     want = {URL_WS: [state[ACTIVE]], URL_METRIC: _one(_metric_label()), URL_RUN: runs,
-            URL_BASELINE: _one(state.get(S.SEL_BASELINE)), URL_QUERY: _one(state.get(S.SEL_QUERY))}
+            URL_BASELINE: _one(state.get(S.SEL_BASELINE)), URL_QUERY: _one(state.get(S.SEL_QUERY)),
+            **{param: _one(state.get(key)) for param, key in URL_VERSIONS.items()}}
     qp = st.query_params
     changes = {k: v for k, v in want.items() if qp.get_all(k) != v}
     if changes:

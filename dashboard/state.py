@@ -73,6 +73,11 @@ SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in â˜
 SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
 SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
 SEL_IMAGE_FORMAT = "sel_image_format"  # the format the charts' camera button saves (sidebar)
+# the Versions page: the model followed, its reference version, the two versions compared
+SEL_VERSION_MODEL = "sel_version_model"
+SEL_VERSION_REFERENCE = "sel_version_reference"
+SEL_VERSION_A = "sel_version_a"
+SEL_VERSION_B = "sel_version_b"
 
 
 # ------------------------------------------------------------------------------------------ workspace

@@ -23,10 +23,10 @@ from dashboard import state as S
 from evalcore import workspace as W
 
 # shared selections of the page (not widget keys)
-SEL_MODEL = "sel_version_model"
-SEL_REFERENCE = "sel_version_reference"
-SEL_VERSION_A = "sel_version_a"
-SEL_VERSION_B = "sel_version_b"
+SEL_MODEL = S.SEL_VERSION_MODEL
+SEL_REFERENCE = S.SEL_VERSION_REFERENCE
+SEL_VERSION_A = S.SEL_VERSION_A
+SEL_VERSION_B = S.SEL_VERSION_B
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
 GOTO = "versions_goto_query"
 #: Rows of the most-improved and most-regressed lists by default.

@@ -359,6 +359,37 @@ def test_selections_come_back_from_the_url_and_from_the_workspace():
     assert again.selectbox(key="w_queries_sel_run_a").value == "dense"
 
 
+def test_versions_selections_come_back_from_the_url_and_from_the_workspace():
+    """The Versions page's model, reference version and versions A/B are in the URL and the ui_state."""
+    name, ws = python_workspace()
+    items = T.QUERIES + T.DOCS
+    ws.add_embedding_run("e5-ep50", np.random.default_rng(8).normal(size=(len(items), 8)).astype(np.float32), items,
+                         model="e5", version="epoch 50", step=50)
+    at = goto(T.open_app(name), "versions")
+    assert not T.errors(at)
+    at.selectbox(key="w_versions_sel_version_reference").select("e5-ep25").run()
+    at.selectbox(key="w_versions_sel_version_a").select("e5-ep50").run()
+    at.selectbox(key="w_versions_sel_version_b").select("e5-ep5").run()
+    link = {k: url(at, k) for k in at.query_params}
+    assert (link["model"], link["reference"], link["version_a"], link["version_b"]) == \
+        (["e5"], ["e5-ep25"], ["e5-ep50"], ["e5-ep5"])
+    state = ws.ui_state()
+    assert (state["sel_version_reference"], state["sel_version_a"], state["sel_version_b"]) == \
+        ("e5-ep25", "e5-ep50", "e5-ep5")
+    chosen = {"w_versions_sel_version_model": "e5", "w_versions_sel_version_reference": "e5-ep25",
+              "w_versions_sel_version_a": "e5-ep50", "w_versions_sel_version_b": "e5-ep5"}
+    # the same URL in a new tab: the same view
+    fresh = AppTest.from_file(T.APP, default_timeout=T.TIMEOUT)
+    for key, value in link.items():
+        fresh.query_params[key] = value
+    fresh.run()
+    goto(fresh, "versions")
+    assert {key: fresh.selectbox(key=key).value for key in chosen} == chosen
+    # only the workspace in the URL: where it was left (its ui_state)
+    again = goto(T.open_app(name), "versions")
+    assert {key: again.selectbox(key=key).value for key in chosen} == chosen
+
+
 @pytest.mark.parametrize(("label", "metric", "k"), [("ndcg@10", "ndcg", 10), ("recall@5", "recall", 5),
                                                    ("precision(rel=2)@5", "precision(rel=2)", 5)])
 def test_metric_labels_of_the_url_are_read_back(label, metric, k):
