@@ -38,6 +38,9 @@ __all__ = [
     "reference_qrels",
     "evaluate_against_reference",
     "reference_ground_truth",
+    "reference_ground_truth_from_neighbours",
+    "reference_depths",
+    "reference_neighbours",
     "evaluate_reference_runs",
     "ReferenceGroundTruth",
     "reference_agreement",
@@ -209,8 +212,23 @@ def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] |
     return top, qids
 
 
-def _qrels_from_top(top: Any, reference: Embeddings, qids: np.ndarray, depth: int, *, graded: bool) -> Qrels:
-    idx = top.indices[:, :depth]
+def reference_neighbours(reference: Embeddings, *, depth: int, query_ids: Sequence[str] | np.ndarray | None = None,
+                         block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
+                         backend: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """The exact top-``depth`` neighbours of each query item in ``reference`` (itself excluded).
+
+    Returns ``(neighbours, query_ids)``: rows of ``reference``, shape (n_queries, m), in order of
+    cosine descending then id ascending (``-1`` pads when fewer items exist), and the query ids
+    found in ``reference`` (default every item), in the order of the rows.
+    """
+    top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress,
+                               backend=backend)
+    return top.indices, qids
+
+
+def _qrels_from_top(neighbours: np.ndarray, reference: Embeddings, qids: np.ndarray, depth: int, *,
+                    graded: bool) -> Qrels:
+    idx = neighbours[:, :depth]
     n = idx.shape[1]
     mask = idx >= 0
     q = np.repeat(np.arange(idx.shape[0], dtype=np.int64), n)[mask.ravel()]
@@ -243,7 +261,7 @@ def reference_qrels(
     """
     top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress,
                                backend=backend)
-    return _qrels_from_top(top, reference, qids, int(depth), graded=graded)
+    return _qrels_from_top(top.indices, reference, qids, int(depth), graded=graded)
 
 
 def _sampled_ids(ids: np.ndarray, n_samples: int | None, seed: int) -> np.ndarray:
@@ -307,6 +325,20 @@ def reference_ground_truth(
     See :func:`evaluate_against_reference` for the modes and the query sampling;
     ``backend`` as in :func:`embedding_run`.
     """
+    ks, gt_depth = reference_depths(k, mode=mode, depth=depth)
+    base = reference.ids if query_ids is None else np.asarray(list(query_ids), dtype=object)
+    qids = _sampled_ids(base, n_samples, seed)
+    top, qids = _reference_top(reference, max(gt_depth, max(ks)), qids, block_bytes=block_bytes,
+                               progress=progress, backend=backend)
+    return reference_ground_truth_from_neighbours(reference, top.indices, qids, k=ks, mode=mode, depth=depth,
+                                                  n_samples=n_samples, seed=seed)
+
+
+def reference_depths(k: Iterable[int] | int, *, mode: str = "tied", depth: int | None = None) -> tuple[list[int], int]:
+    """Checked cutoffs (sorted) and the ground-truth depth of :func:`reference_ground_truth`.
+
+    The search for the neighbours goes ``max(depth, max(ks))`` deep.
+    """
     if mode not in REFERENCE_MODES:
         raise OptionError(f"unknown reference mode {mode!r}; supported: {', '.join(REFERENCE_MODES)}")
     ks = [int(k)] if isinstance(k, (int, np.integer)) else sorted({int(x) for x in k})
@@ -314,17 +346,40 @@ def reference_ground_truth(
         raise OptionError(f"cutoffs must be integers >= 1, got {ks}")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
         raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
-    base = reference.ids if query_ids is None else np.asarray(list(query_ids), dtype=object)
-    qids = _sampled_ids(base, n_samples, seed)
-    gt_depth = max(ks) if (mode == "tied" or depth is None) else int(depth)
-    top, qids = _reference_top(reference, max(gt_depth, max(ks)), qids, block_bytes=block_bytes,
-                               progress=progress, backend=backend)
+    return ks, (max(ks) if (mode == "tied" or depth is None) else int(depth))
+
+
+def reference_ground_truth_from_neighbours(
+    reference: Embeddings,
+    neighbours: np.ndarray,
+    query_ids: np.ndarray,
+    *,
+    k: Iterable[int] | int,
+    mode: str = "tied",
+    depth: int | None = None,
+    n_samples: int | None = None,
+    seed: int = 42,
+) -> ReferenceGroundTruth:
+    """:func:`reference_ground_truth` from neighbours already found (e.g. kept in a workspace).
+
+    ``neighbours`` (n_queries, m) holds, per query of ``query_ids``, the rows of ``reference``
+    in exact top-k order (score descending, id ascending; ``-1`` pads), ``m`` at least the
+    search depth of :func:`reference_depths`. ``n_samples``/``seed`` are only recorded.
+    """
+    ks, gt_depth = reference_depths(k, mode=mode, depth=depth)
+    idx = np.asarray(neighbours)
+    qids = np.asarray(query_ids, dtype=object)
+    if idx.ndim != 2 or idx.shape[0] != len(qids):
+        raise OptionError(f"neighbours must have one row per query ({len(qids)}), got shape {idx.shape}")
+    if idx.shape[1] == 0:
+        raise EmptyInputError(f"the reference {reference.label} has {len(reference)} item(s): no neighbour to rank",
+                              file=reference.source)
     settings = {"file": reference.source, "mode": mode, "depth": gt_depth if mode == "fixed" else "k",
                 "n_samples": n_samples, "seed": seed, "n_queries": int(len(qids))}
     if mode == "fixed":
-        fixed = _qrels_from_top(top, reference, qids, gt_depth, graded=True)
+        fixed = _qrels_from_top(idx, reference, qids, gt_depth, graded=True)
         return ReferenceGroundTruth(mode, ks, qids, fixed, {}, fixed, settings)
-    by_k = {kk: _qrels_from_top(top, reference, qids, kk, graded=False) for kk in ks}
+    by_k = {kk: _qrels_from_top(idx, reference, qids, kk, graded=False) for kk in ks}
     return ReferenceGroundTruth(mode, ks, qids, by_k[max(ks)], by_k, None, settings)
 
 

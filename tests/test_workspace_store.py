@@ -245,6 +245,46 @@ def test_reference_ground_truth_matches_the_dashboard_pipeline(ws: Workspace) ->
         ws.load_qrels()
 
 
+@pytest.mark.parametrize("mode", ["tied", "fixed"])
+def test_reference_neighbours_are_searched_once_and_read_back_exactly(ws: Workspace, monkeypatch, mode) -> None:
+    """A stored reference's neighbours are kept in the workspace: a restarted process (a new Workspace, the
+    process caches cleared) evaluates the same numbers without searching again; tie-heavy vectors."""
+    import evalcore.embedding_runs as ER
+    from evalcore.workspace import artifacts
+    from evalcore.workspace.rankings import _neighbours_of, _neighbours_run
+
+    rng = np.random.default_rng(11)
+    ids = [f"i{j:02d}" for j in range(40)]
+    vecs = rng.integers(-1, 2, size=(40, 4)).astype(np.float32)  # few distinct directions: many exact ties
+    vecs[vecs.sum(axis=1) == 0] += 1  # no all-zero rows
+    ref = Embeddings.from_arrays(ids, vecs)
+    settings = replace(SETTINGS, gt_mode=mode, gt_depth=6, sample_size=15, seed=2)
+    ws.set_reference(vecs, ids, name="ref")
+    ws.add_embedding_run("m", rng.normal(size=(40, 4)).astype(np.float32), ids)
+    ws.set_settings(settings)
+    first = ws.evaluate(record=False)
+    # what is kept reads back as the search found it, padding and ties included
+    idx, qids = ER.reference_neighbours(ref, depth=50, query_ids=ids[:7])
+    back, back_q = _neighbours_of(_neighbours_run(idx, ref, qids), ref, min(50, len(ref) - 1))
+    np.testing.assert_array_equal(back, idx)
+    assert back_q.tolist() == qids.tolist()
+    direct = ER.reference_ground_truth(ref, k=[1, 3, 5], mode=mode, depth=4, query_ids=ids[:7])
+    rebuilt = ER.reference_ground_truth_from_neighbours(ref, back, back_q, k=[1, 3, 5], mode=mode, depth=4)
+    assert_same_qrels(rebuilt.deepest, direct.deepest)
+    # a restart after a gc: no search, the same numbers
+    assert ws.gc(age=0)["rankings"] == 0  # kept while the reference is there
+    artifacts.clear_cache()
+
+    def fail(*a, **k):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(ER, "_reference_top", fail)  # the one search behind every reference ground truth
+    again = Workspace.open(ws.path).evaluate(record=False)
+    pd.testing.assert_frame_equal(again.table, first.table)
+    with pytest.raises(AssertionError, match="searched again"):  # another sample: a new search
+        Workspace.open(ws.path).evaluate(record=False, sample_size=12)
+
+
 # ------------------------------------------------------------------------------------------ editing
 
 

@@ -129,8 +129,9 @@ def prepare_reference(
     :class:`~evalcore.embedding_runs.ReferenceGroundTruth` whose ``deepest``
     qrels serve the embedding runs (their queries) and the drill-down.
     """
+    kept = None if gt.store is None else (gt.store.core, gt.store.record)
     return reference_from_embeddings(gt_embeddings(gt), sample=sample, domains=domains,
-                                     settings=settings, progress=progress)
+                                     settings=settings, progress=progress, kept=kept)
 
 
 def reference_from_embeddings(
@@ -140,14 +141,34 @@ def reference_from_embeddings(
     domains: Mapping[str, str] | None,
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
+    kept: tuple[Any, Any] | None = None,
 ):
-    """:func:`prepare_reference` of loaded :class:`~evalcore.io.Embeddings` (the stored workspace's path)."""
-    from ..embedding_runs import ReferenceGroundTruth, reference_ground_truth
+    """:func:`prepare_reference` of loaded :class:`~evalcore.io.Embeddings` (the stored workspace's path).
+
+    ``kept``: the (workspace core, ground-truth record) of a stored reference, whose neighbours
+    are then searched once and kept in the workspace (:func:`.rankings.kept_reference_neighbours`).
+    """
+    from ..embedding_runs import (
+        ReferenceGroundTruth,
+        reference_depths,
+        reference_ground_truth,
+        reference_ground_truth_from_neighbours,
+    )
 
     fixed = settings.gt_mode == "fixed"
-    rg = reference_ground_truth(ref, k=list(settings.k), mode=settings.gt_mode,
-                                depth=settings.gt_depth if fixed else None,
-                                query_ids=None if sample is None else list(sample), progress=progress)
+    depth = settings.gt_depth if fixed else None
+    query_ids = None if sample is None else list(sample)
+    if kept is None:
+        rg = reference_ground_truth(ref, k=list(settings.k), mode=settings.gt_mode, depth=depth,
+                                    query_ids=query_ids, progress=progress)
+    else:
+        from .rankings import kept_reference_neighbours
+
+        ks, gt_depth = reference_depths(list(settings.k), mode=settings.gt_mode, depth=depth)
+        idx, qids = kept_reference_neighbours(kept[0], kept[1], ref, depth=max(gt_depth, max(ks)),
+                                              query_ids=None if sample is None else np.asarray(query_ids, dtype=object),
+                                              progress=progress)
+        rg = reference_ground_truth_from_neighbours(ref, idx, qids, k=ks, mode=settings.gt_mode, depth=depth)
     if not domains:
         return rg
     d = dict(domains)

@@ -130,7 +130,7 @@ def _ground_truth(core: WorkspaceCore, gt: GroundTruthRecord, out: Resolved, dom
         ref = core.reference(gt)
         (rg, _), msgs = capture(lambda: (reference_from_embeddings(
             ref, sample=_sample(np.asarray(ref.ids, dtype=object), settings), domains=domains, settings=settings,
-            progress=progress), None))
+            progress=progress, kept=(core, gt)), None))
         out.reference = rg
         out.qrels[None] = rg.deepest
         out.gt_warnings = tuple(msgs)
