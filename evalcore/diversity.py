@@ -111,14 +111,18 @@ def intra_list_diversity(lists, embeddings_normalized) -> np.ndarray:
         return out
     step = _chunk_rows(k, emb.shape[1])
     for s in range(0, nq, step):
-        vec, valid = _gather(emb, lst[s : s + step])
-        total = vec.sum(axis=1)
-        pair_sum = (np.einsum("cd,cd->c", total, total) - np.einsum("ckd,ckd->c", vec, vec)) / 2.0
-        m = valid.sum(axis=1)
-        n_pairs = m * (m - 1) / 2.0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[s : s + step] = np.where(m >= 2, 1.0 - pair_sum / n_pairs, 0.0)
+        out[s : s + step] = _ild_chunk(*_gather(emb, lst[s : s + step]))
     return out
+
+
+def _ild_chunk(vec: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """ILD of gathered lists: ``vec`` (c, k, d) float64 with zeros at padding, ``valid`` (c, k)."""
+    total = vec.sum(axis=1)
+    pair_sum = (np.einsum("cd,cd->c", total, total) - np.einsum("ckd,ckd->c", vec, vec)) / 2.0
+    m = valid.sum(axis=1)
+    n_pairs = m * (m - 1) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(m >= 2, 1.0 - pair_sum / n_pairs, 0.0)
 
 
 # --------------------------------------------------------------------------- alpha-nDCG
@@ -230,17 +234,23 @@ def _alpha_dcg(a: float, k: int, emb: np.ndarray, lst: np.ndarray, rel: np.ndarr
     if nq == 0:
         return out
     disc = _discounts(k)
-    earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # [i, j]: j ranked above i
     step = _chunk_rows(k, emb.shape[1], extra=k)
     for s in range(0, nq, step):
         vec, valid = _gather(emb, lst[s : s + step])
-        sims = np.matmul(vec, vec.transpose(0, 2, 1))  # (c, k, k) cosines
-        mask = earlier[None, :, :] & valid[:, None, :]
-        max_prev = np.where(mask, sims, -np.inf).max(axis=2)
-        novelty = np.where(np.isneginf(max_prev), 1.0, np.clip(1.0 - max_prev, 0.0, 1.0))
-        gains = rel[s : s + step] * (a + (1.0 - a) * novelty)
-        out[s : s + step] = gains @ disc
+        out[s : s + step] = _alpha_dcg_chunk(a, disc, vec, valid, rel[s : s + step])
     return out
+
+
+def _alpha_dcg_chunk(a: float, disc: np.ndarray, vec: np.ndarray, valid: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """alpha-DCG of gathered lists (see :func:`_ild_chunk`); ``rel`` (c, k) grades, ``disc`` (k,) discounts."""
+    k = vec.shape[1]
+    earlier = np.tril(np.ones((k, k), dtype=bool), -1)  # [i, j]: j ranked above i
+    sims = np.matmul(vec, vec.transpose(0, 2, 1))  # (c, k, k) cosines
+    mask = earlier[None, :, :] & valid[:, None, :]
+    max_prev = np.where(mask, sims, -np.inf).max(axis=2)
+    novelty = np.where(np.isneginf(max_prev), 1.0, np.clip(1.0 - max_prev, 0.0, 1.0))
+    gains = rel * (a + (1.0 - a) * novelty)
+    return gains @ disc
 
 
 def alpha_dcg(lists, relevance, embeddings_normalized, *, alpha: float = 0.5, k: int) -> np.ndarray:
@@ -277,8 +287,12 @@ def alpha_ndcg(lists, relevance, embeddings_normalized, *, alpha: float = 0.5, k
     without relevant documents (IDCG = 0) scores 0.0.
     """
     a, k, emb, lst, rel, ideal = _prepare(lists, relevance, embeddings_normalized, alpha, k)
-    dcg = _alpha_dcg(a, k, emb, lst, rel)
-    idcg = ideal @ _discounts(k)
+    return _over_ideal(_alpha_dcg(a, k, emb, lst, rel), ideal, _discounts(k))
+
+
+def _over_ideal(dcg: np.ndarray, ideal: np.ndarray, disc: np.ndarray) -> np.ndarray:
+    """``dcg / IDCG`` per query, IDCG = ``ideal @ disc`` (0.0 where IDCG is 0)."""
+    idcg = ideal @ disc
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
 
@@ -338,49 +352,30 @@ def diversity_table(
                                                   ties=ties) for kk in ks])
         qrels = qrels[ks[0]]
     kmax = ks[-1]
-    lists = run.ranked_lists(ties=ties, depth=kmax)
-    qids = [str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)]
-    mat = np.full((len(qids), kmax), -1, dtype=np.int64)
-    at_q, at_r, docs_all = [], [], []
-    for i, q in enumerate(qids):
-        docs = [d for d, _ in lists.get(q, [])]
-        if docs:
-            at_q.append(np.full(len(docs), i, dtype=np.int64))
-            at_r.append(np.arange(len(docs), dtype=np.int64))
-            docs_all.extend(docs)
-    if docs_all:  # one id lookup for every listed document (not one per query)
-        mat[np.concatenate(at_q), np.concatenate(at_r)] = embeddings.rows_of(np.asarray(docs_all, dtype=object))
+    qids = np.asarray([str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)], dtype=object)
+    mat = _top_rows(run, embeddings, qids, depth=kmax, ties=ties)
     used = np.unique(mat[mat >= 0])
     local = np.full(mat.shape, -1, dtype=np.int64)
     local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])
     vecs = normalize(gather_rows(embeddings.vectors, used)) if len(used) else np.zeros((1, embeddings.dim), np.float32)
-    relevance = None
-    if qrels is not None:
-        relevance = [dict() for _ in qids]
-        rows = embeddings.rows_of(qrels.doc_ids)
-        pos_in_used = np.searchsorted(used, rows) if len(used) else np.zeros(len(rows), dtype=np.int64)
-        found = (rows >= 0) & (pos_in_used < len(used))
-        found[found] &= used[pos_in_used[found]] == rows[found]
-        # judged documents not in the lists still count in the ideal: give them keys no list holds
-        keys = np.where(found, pos_in_used, len(used) + np.arange(len(rows)))
-        for qi, key, g in zip(qrels.q.tolist(), keys.tolist(), qrels.grades.tolist(), strict=True):
-            if g > 0:
-                relevance[qi][key] = float(g)
+    grades = None if qrels is None else _list_grades(qrels, embeddings, used, local)
     label_a = f"alpha_ndcg(alpha={alpha:g})"
+    a = _check_alpha_k(alpha, kmax)[0] if grades is not None else 0.0
     parts_m, parts_k, parts_v = [], [], []
     for kk in ks:
-        sub = local[:, :kk]
+        ild, andcg = _both_at(local[:, :kk], vecs, a, None if grades is None else (grades[0][:, :kk],
+                                                                                grades[1][:, :kk]))
         parts_m.append(np.full(len(qids), "ild", dtype=object))
         parts_k.append(np.full(len(qids), kk, dtype=np.int32))
-        parts_v.append(intra_list_diversity(sub, vecs))
-        if relevance is not None:
+        parts_v.append(ild)
+        if andcg is not None:
             parts_m.append(np.full(len(qids), label_a, dtype=object))
             parts_k.append(np.full(len(qids), kk, dtype=np.int32))
-            parts_v.append(alpha_ndcg(sub, relevance, vecs, alpha=alpha, k=kk))
+            parts_v.append(andcg)
     n_parts = len(parts_m)
     qcol = np.tile(np.asarray(qids, dtype=object), n_parts)
     dom = qrels.domain_of() if qrels is not None else np.full(len(qids), "", dtype=object)
-    metrics = ["ild"] + ([label_a] if relevance is not None else [])
+    metrics = ["ild"] + ([label_a] if grades is not None else [])
     return pd.DataFrame({
         "run": pd.Categorical(np.full(len(qcol), run.name, dtype=object)),
         "query_id": pd.Categorical(qcol, categories=list(dict.fromkeys(qids))),
@@ -389,3 +384,85 @@ def diversity_table(
         "k": np.concatenate(parts_k),
         "value": np.concatenate(parts_v).astype(np.float64),
     })
+
+
+def _top_rows(run: Run, embeddings: Embeddings, qids: np.ndarray, *, depth: int, ties: str) -> np.ndarray:
+    """``(len(qids), depth)``: the embedding row of each query's ``depth`` best documents in evaluation order.
+
+    ``-1`` pads a short list and marks a listed document without a vector (it keeps its
+    position); a query absent from the run gets an empty list.  Documents of one list are
+    distinct (a run holds a (query, document) pair once) and so are their rows (ids are unique).
+    """
+    from .ranking import rank_order
+
+    mat = np.full((len(qids), depth), -1, dtype=np.int64)
+    order, pos = rank_order(run, ties=ties)
+    keep = pos < depth
+    rows = order[keep]
+    at = pd.Index(qids).get_indexer(pd.Index(np.asarray(run.query_ids, dtype=object).astype(str)))
+    out_q = at[run.q[rows]]
+    ok = out_q >= 0
+    doc_rows = embeddings.rows_of(run.doc_vocab)  # one lookup per distinct document
+    mat[out_q[ok], pos[keep][ok]] = doc_rows[run.d[rows[ok]]]
+    return mat
+
+
+def _list_grades(qrels: Qrels, embeddings: Embeddings, used: np.ndarray,
+                 local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(grade of each listed document, the query's judged grades sorted descending), both ``local.shape``.
+
+    ``local`` holds positions in ``used`` (the embedding rows of the listed documents), -1 for
+    none; rows are the queries of ``qrels``.  Only grades > 0 count; a judged document without a
+    vector, or never listed, still counts in the ideal.
+    """
+    nq, k = local.shape
+    positive = qrels.grades > 0
+    q = qrels.q[positive]
+    g = qrels.grades[positive].astype(np.float64)
+    rows = embeddings.rows_of(qrels.doc_ids[positive])
+    at = np.searchsorted(used, rows) if len(used) else np.zeros(len(rows), dtype=np.int64)
+    found = (rows >= 0) & (at < len(used))
+    found[found] &= used[at[found]] == rows[found]
+    # the listed documents' grades: (query, position in used) pairs looked up among the judged ones
+    width = np.int64(len(used) + 1)
+    judged = q[found] * width + at[found]
+    srt = np.argsort(judged, kind="stable")
+    judged, judged_g = judged[srt], g[found][srt]
+    listed = np.arange(nq, dtype=np.int64)[:, None] * width + np.where(local >= 0, local, len(used))
+    hit = np.minimum(np.searchsorted(judged, listed), max(len(judged) - 1, 0))
+    rel = np.zeros((nq, k), dtype=np.float64)
+    if len(judged):
+        match = (judged[hit] == listed) & (local >= 0)
+        rel[match] = judged_g[hit[match]]
+    # the ideal: each query's k largest grades, descending
+    ideal = np.zeros((nq, k), dtype=np.float64)
+    by = np.lexsort((-g, q))
+    qs, gs = q[by], g[by]
+    first = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1]]) if len(qs) else np.zeros(0, dtype=np.int64)
+    rank = np.arange(len(qs)) - np.repeat(first, np.diff(np.r_[first, len(qs)]))
+    top = rank < k
+    ideal[qs[top], rank[top]] = gs[top]
+    return rel, ideal
+
+
+def _both_at(lst: np.ndarray, emb: np.ndarray, a: float,
+             grades: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """ILD and (with ``grades`` = (rel, ideal)) alpha-nDCG of the lists ``lst`` (nq, k), one gather per chunk.
+
+    The same values as :func:`intra_list_diversity` and :func:`alpha_ndcg` (the same per-chunk
+    code, on the same rows): the vectors of a chunk are gathered once for both.
+    """
+    emb = _embeddings(emb)
+    lst = _lists(lst, emb.shape[0])
+    nq, k = lst.shape
+    ild = np.zeros(nq, dtype=np.float64)
+    dcg = None if grades is None else np.zeros(nq, dtype=np.float64)
+    disc = _discounts(k)
+    step = _chunk_rows(k, emb.shape[1], extra=k)
+    for s in range(0, nq, step):
+        vec, valid = _gather(emb, lst[s : s + step])
+        if k >= 2:
+            ild[s : s + step] = _ild_chunk(vec, valid)
+        if dcg is not None:
+            dcg[s : s + step] = _alpha_dcg_chunk(a, disc, vec, valid, grades[0][s : s + step])
+    return ild, None if grades is None else _over_ideal(dcg, grades[1], disc)

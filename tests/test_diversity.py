@@ -249,3 +249,84 @@ def test_reference_mode_alpha_ndcg_is_judged_at_each_k_and_stays_below_ndcg():
         gt.qrels_at(4)
     with pytest.raises(OptionError, match=r"no ground truth given for k = \[20\]"):
         diversity_table(run, model, k_values=[3, 20], qrels={3: gt.qrels_at(3)})
+
+
+@pytest.mark.parametrize("ties", ["trec", "docid_asc"])
+def test_diversity_table_matches_a_per_query_oracle_on_tie_heavy_runs(ties):
+    """diversity_table (vectorised lists and grades, one gather for both metrics) against the
+    definitions computed query by query from the run's ranked lists and the qrels' dicts.
+
+    Tie-heavy scores (3 values), a query of the qrels absent from the run, run queries absent
+    from the qrels, listed and judged documents without a vector, zero and negative grades,
+    several k and a query with only a judgment without vector.
+    """
+    from evalcore.data import Qrels, Run
+    from evalcore.diversity import diversity_table
+    from evalcore.io import Embeddings
+
+    rng = np.random.default_rng(11)
+    n_items, dim = 40, 6
+    ids = [f"d{i:02d}" for i in range(n_items)]
+    vec = rng.normal(size=(n_items, dim)).astype(np.float32)
+    emb = Embeddings.from_arrays(np.array(ids[:-5], dtype=object), vec[:-5])  # d35..d39 have no vector
+    unit = {d: v / np.linalg.norm(v) for d, v in zip(ids[:-5], vec[:-5].astype(np.float64), strict=True)}
+    qs, ds, ss = [], [], []
+    for q in range(30):
+        for d in rng.choice(n_items, size=int(rng.integers(1, 15)), replace=False):
+            qs.append(f"q{q:02d}"), ds.append(ids[d]), ss.append(float(rng.integers(0, 3)))
+    run = Run.from_records(qs, ds, ss, name="m")
+    jq, jd, jg = [], [], []
+    listed = {}
+    for q, d in zip(qs, ds, strict=True):
+        listed.setdefault(q, []).append(d)
+    big = max((f"q{i:02d}" for i in range(5, 30)), key=lambda q: len(listed[q]))
+    for q in [f"q{i:02d}" for i in list(range(5, 30)) + [40, 41]]:  # q00..q04: run only; q40, q41: qrels only
+        pool = sorted(set(listed.get(q, [])[:6]) | {ids[d] for d in rng.choice(n_items, size=6, replace=False)})
+        if q == big:  # more relevant documents than the largest k: the ideal is cut at k
+            pool = sorted(set(listed[q]) | set(ids[:14]))
+        for i, d in enumerate(pool):  # most of a query's listed documents are judged
+            jq.append(q), jd.append(d), jg.append(1 + i % 3 if q == big else int(rng.integers(-1, 4)))
+    jq.append("q42"), jd.append("d39"), jg.append(2)  # judged, no vector, never listed
+    qrels = Qrels.from_records(jq, jd, jg)
+    lists = {q: [d for d, _ in docs] for q, docs in run.ranked_lists(ties=ties).items()}
+    grades = qrels.to_dict()
+
+    def oracle(q, metric, k):
+        top = lists.get(q, [])[:k]
+        vecs = [unit.get(d) for d in top]
+        if metric == "ild":
+            have = [v for v in vecs if v is not None]
+            pairs = list(itertools.combinations(have, 2))
+            return float(np.mean([1 - a @ b for a, b in pairs])) if pairs else 0.0
+        g = {d: x for d, x in grades.get(q, {}).items() if x > 0}
+        dcg, above = 0.0, []
+        for pos, (d, v) in enumerate(zip(top, vecs, strict=True), start=1):
+            if v is None:
+                continue
+            sim = max((v @ p for p in above), default=None)
+            novelty = 1.0 if sim is None else min(1.0, max(0.0, 1.0 - sim))
+            dcg += g.get(d, 0) * (0.5 + 0.5 * novelty) / np.log2(pos + 1)
+            above.append(v)
+        ideal = sorted(g.values(), reverse=True)[:k]
+        idcg = sum(x / np.log2(i + 2) for i, x in enumerate(ideal))
+        return dcg / idcg if idcg > 0 else 0.0
+
+    t = diversity_table(run, emb, k_values=[1, 3, 10], qrels=qrels, ties=ties)
+    assert len(t) == qrels.n_queries * 3 * 2 and qrels.n_queries == 28
+    alpha = t[t["metric"] != "ild"]
+    assert (alpha["value"] > 0).sum() > 20 and (alpha[alpha["k"] == 1]["value"] > 0).sum() > 3
+    for r in t.itertuples(index=False):
+        assert r.value == pytest.approx(oracle(r.query_id, "ild" if r.metric == "ild" else "a", r.k),
+                                        abs=1e-6), r
+    no_qrels = diversity_table(run, emb, k_values=[2, 5], ties=ties)
+    assert set(no_qrels["query_id"].astype(str)) == set(lists) and len(no_qrels) == run.n_queries * 2
+    for r in no_qrels.itertuples(index=False):
+        assert r.value == pytest.approx(oracle(r.query_id, "ild", r.k), abs=1e-6), r
+    # the table agrees with the public per-list functions on the same lists
+    rows = emb.rows_of(np.array(ids, dtype=object))
+    mat = np.full((qrels.n_queries, 10), -1)
+    for i, q in enumerate(qrels.query_ids):
+        top = [rows[ids.index(d)] for d in lists.get(str(q), [])[:10]]
+        mat[i, : len(top)] = top
+    got = t[(t["metric"] == "ild") & (t["k"] == 10)]["value"].to_numpy()
+    np.testing.assert_array_equal(got, intra_list_diversity(mat, normalize(emb.vectors)))
