@@ -201,3 +201,44 @@ def test_domain_aggregations_accept_evaluate_table_directly() -> None:
     assert len(wide_per_query(table, metric="ndcg", k=5)) == 24
     cmp = compare_by_domain(table, metric="ndcg", k=5, baseline="x", n_resamples=200)
     assert set(cmp["domain"]) == {"a", "b", ""}
+
+
+@pytest.mark.parametrize(("method", "norm"), [("combmnz", "min-max"), ("wsum", "z-score"), ("bordafuse", "none")])
+def test_evaluate_fuse_method_and_norm(files: dict[str, Path], tmp_path: Path, method: str, norm: str) -> None:
+    """``--fuse-method``/``--fuse-norm`` fuse as ``evalcore.fusion.fuse``: the same per-query values."""
+    from evalcore.fusion import fuse
+    from evalcore.io import load_qrels
+
+    out = tmp_path / "out"
+    spec = "mix=bm25:0.7,dense:0.3" if method == "wsum" else "mix=bm25,dense"
+    code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}",
+                 "--run", f"dense={files['dense']}", "--fuse", spec, "--fuse-method", method, "--fuse-norm", norm,
+                 "--rrf-top-n", "15", "--ties", "docid_asc", "--metrics", "ndcg", "map", "--k", "5", "10",
+                 "--out", str(out)])
+    assert code == 0
+    qrels = load_qrels(files["qrels"])
+    runs = [read_trec_run(files[n], name=n) for n in ("bm25", "dense")]
+    fused = fuse(runs, method=method, norm=norm, top_n=15, ties="docid_asc", name="mix",
+                 weights={"bm25": 0.7, "dense": 0.3} if method == "wsum" else None)
+    want = evaluate(qrels, fused, metrics=["ndcg", "map"], k=[5, 10], ties="docid_asc").table
+    pq = pd.read_csv(out / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+    got = pq[pq["run"] == "mix"].set_index(["query_id", "metric", "k"])["value"]
+    exp = want.assign(query_id=want["query_id"].astype(str), metric=want["metric"].astype(str),
+                      k=want["k"].astype(np.int64)).set_index(
+        ["query_id", "metric", "k"])["value"]
+    pd.testing.assert_series_equal(got.sort_index(), exp.sort_index(), check_names=False)
+    assert not np.allclose(got.sort_index().to_numpy(), pq[pq["run"] == "bm25"].set_index(
+        ["query_id", "metric", "k"])["value"].sort_index().to_numpy())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--fuse", "mix=bm25:2,dense:1", "--fuse-method", "combsum"], "combsum takes no weights"),
+    (["--fuse", "mix=bm25,dense", "--fuse-method", "isr", "--fuse-norm", "min-max"], "isr"),
+    (["--fuse", "mix=bm25,dense", "--fuse-method", "median"], "median"),
+    (["--fuse", "mix=bm25,dense", "--fuse-norm", "l2"], "l2"),
+])
+def test_evaluate_fuse_option_errors(files: dict[str, Path], capsys, extra: list[str], message: str) -> None:
+    code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}",
+                 "--run", f"dense={files['dense']}", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err

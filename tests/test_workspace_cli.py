@@ -49,6 +49,23 @@ def _evaluate(files: dict[str, Path], ws: Path, *extra: str) -> int:
                  "--ties", "docid_asc", "--workspace", str(ws), *extra])
 
 
+
+def test_evaluate_records_the_fusion_method_and_the_api_fuses_the_same(files, tmp_path: Path) -> None:
+    """``--fuse-method``/``--fuse-norm`` are stored with the fused run: a reopened workspace evaluates it alike."""
+    ws_dir = tmp_path / "W"
+    code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}",
+                 "--run", str(files["dense"]), "--fuse", "mix=bm25:0.6,dense:0.4", "--fuse-method", "wsum",
+                 "--fuse-norm", "min-max", "--metrics", "ndcg", "--k", "5", "10", "--ties", "docid_asc",
+                 "--workspace", str(ws_dir), "--out", str(tmp_path / "out")])
+    assert code == 0
+    ws = Workspace.open(ws_dir)
+    options = ws.runs().set_index("name").loc["mix", "options"]
+    assert (options["method"], options["norm"], options["weights"]) == ("wsum", "min-max", [0.6, 0.4])
+    again = ws.evaluate(record=False).table
+    per_query = pd.read_csv(tmp_path / "out" / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+    mine = per_query[per_query["run"] == "mix"]["value"].to_numpy()
+    assert np.array_equal(again[again["run"] == "mix"]["value"].to_numpy(), mine, equal_nan=True)
+
 def _list(ws: Path, capsys) -> list[str]:
     capsys.readouterr()
     assert main(["workspace", "list", "--workspace", str(ws)]) == 0

@@ -153,11 +153,18 @@ def fuse_runs(
     c: float = 60.0,
     top_n: int | None = None,
     ties: str = "docid_asc",
+    method: str = "rrf",
+    norm: str = "none",
     info: dict[str, Any] | None = None,
 ) -> dict[str, Run]:
-    """Weighted RRF runs from ``--fuse NAME=RUN1:W1,...`` specs, in order (a fusion may use earlier ones)."""
-    from ..fusion import weighted_rrf
+    """Fused runs from ``--fuse NAME=RUN1:W1,...`` specs, in order (a fusion may use earlier ones).
 
+    ``method`` and ``norm`` are those of :func:`evalcore.fusion.fuse` (weighted RRF by default);
+    weights other than 1 are an error for a method without weights.
+    """
+    from ..fusion import WEIGHTED_METHODS, canonical_method, canonical_norm, fuse
+
+    method, norm = canonical_method(method), canonical_norm(norm)
     pool = dict(runs)
     out: dict[str, Run] = {}
     for spec in specs:
@@ -167,12 +174,17 @@ def fuse_runs(
         missing = [r for r in weights if r not in pool]
         if missing:
             raise OptionError(f"--fuse {spec!r}: unknown runs {missing}; runs are {list(pool)}")
+        weighted = method in WEIGHTED_METHODS
+        if not weighted and any(w != 1.0 for w in weights.values()):
+            raise OptionError(f"--fuse {spec!r}: {method} takes no weights (weighted methods: "
+                              f"{', '.join(sorted(WEIGHTED_METHODS))}); list the runs without ':W'")
         members = [pool[r] for r in weights]
-        fused = weighted_rrf(members, weights=weights, c=c, top_n=top_n, ties=ties, name=name)
+        fused = fuse(members, method=method, norm=norm, weights=weights if weighted else None, c=c, top_n=top_n,
+                     ties=ties, name=name)
         pool[name] = fused
         out[name] = fused
         if info is not None:
-            info[name] = {"runs": weights, "c": c, "top_n": top_n, "ties": ties}
+            info[name] = {"runs": weights, "c": c, "top_n": top_n, "ties": ties, "method": method, "norm": norm}
     return out
 
 
@@ -286,6 +298,7 @@ def evaluate_from_args(
     fusion_info: dict[str, Any] = {}
     if fuse_specs:
         runs.update(fuse_runs(fuse_specs, runs, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
+                              method=args.fuse_method, norm=args.fuse_norm,
                               info=fusion_info))
     if not runs:
         raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")

@@ -126,10 +126,17 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
                    help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model")
     g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
-                   help="add a weighted RRF of runs named before (repeatable)")
+                   help="add a fusion of runs named before (repeatable; by default weighted RRF; weights only "
+                        "for rrf and wsum)")
+    g.add_argument("--fuse-method", default="rrf", metavar="METHOD",
+                   help="method of every --fuse: rrf (default), combsum, combmnz, wsum, isr, bordafuse "
+                        "(as `evalcore fuse --method`)")
+    g.add_argument("--fuse-norm", default="none", metavar="NORM",
+                   help="score normalisation of --fuse before combsum/combmnz/wsum: none (default), min-max, max, "
+                        "sum, z-score, rank")
     g.add_argument("--rrf-c", type=float, default=60.0, help="RRF constant c (default 60)")
     g.add_argument("--rrf-top-n", type=int, default=None, metavar="N",
-                   help="fuse only the top N of each list (absent = contribution 0)")
+                   help="fuse only the top N of each list (absent = contribution 0), whatever the method")
     g.add_argument("--rrf-ties", default="docid_asc",
                    help="tie rule giving the input ranks of --fuse (default docid_asc, as embedding runs rank)")
     g.add_argument("--diversity", action="store_true",

@@ -138,6 +138,7 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     for spec in getattr(args, "fuse", None) or []:
         name, weights = parse_fuse_spec(spec)
         ws.add_fused_run(name, weights, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
-                         aspect=per_run.get(name, default_aspect), replace=True)
+                         aspect=per_run.get(name, default_aspect), replace=True,
+                         method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"))
     ws.record_evaluation(ev)
     return f"recorded the ground truth, {len(runs)} runs and the evaluation in workspace {ws.path}"
