@@ -402,8 +402,8 @@ def _top_rows(run: Run, embeddings: Embeddings, qids: np.ndarray, *, depth: int,
     at = pd.Index(qids).get_indexer(pd.Index(np.asarray(run.query_ids, dtype=object).astype(str)))
     out_q = at[run.q[rows]]
     ok = out_q >= 0
-    doc_rows = embeddings.rows_of(run.doc_vocab)  # one lookup per distinct document
-    mat[out_q[ok], pos[keep][ok]] = doc_rows[run.d[rows[ok]]]
+    # the listed documents only (a lazy run keeps its ids as arrow strings: no vocabulary is built)
+    mat[out_q[ok], pos[keep][ok]] = embeddings.rows_of(run.docs_at(rows[ok]))
     return mat
 
 

@@ -252,7 +252,7 @@ def test_reference_mode_alpha_ndcg_is_judged_at_each_k_and_stays_below_ndcg():
 
 
 @pytest.mark.parametrize("ties", ["trec", "docid_asc"])
-def test_diversity_table_matches_a_per_query_oracle_on_tie_heavy_runs(ties):
+def test_diversity_table_matches_a_per_query_oracle_on_tie_heavy_runs(ties, tmp_path):
     """diversity_table (vectorised lists and grades, one gather for both metrics) against the
     definitions computed query by query from the run's ranked lists and the qrels' dicts.
 
@@ -260,6 +260,8 @@ def test_diversity_table_matches_a_per_query_oracle_on_tie_heavy_runs(ties):
     from the qrels, listed and judged documents without a vector, zero and negative grades,
     several k and a query with only a judgment without vector.
     """
+    import pandas as pd
+
     from evalcore.data import Qrels, Run
     from evalcore.diversity import diversity_table
     from evalcore.io import Embeddings
@@ -318,6 +320,14 @@ def test_diversity_table_matches_a_per_query_oracle_on_tie_heavy_runs(ties):
     for r in t.itertuples(index=False):
         assert r.value == pytest.approx(oracle(r.query_id, "ild" if r.metric == "ild" else "a", r.k),
                                         abs=1e-6), r
+    # a run read from a file keeps its document ids as arrow strings: the same table, and no
+    # vocabulary built for it (at 50,000 queries x 100 that would be ~50 MB held per run)
+    from evalcore.io.trec import read_trec_run, write_trec_run
+
+    write_trec_run(run, tmp_path / "m.trec")
+    lazy = read_trec_run(tmp_path / "m.trec", name="m")
+    pd.testing.assert_frame_equal(diversity_table(lazy, emb, k_values=[1, 3, 10], qrels=qrels, ties=ties), t)
+    assert lazy._d is None
     no_qrels = diversity_table(run, emb, k_values=[2, 5], ties=ties)
     assert set(no_qrels["query_id"].astype(str)) == set(lists) and len(no_qrels) == run.n_queries * 2
     for r in no_qrels.itertuples(index=False):
