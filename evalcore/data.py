@@ -414,8 +414,7 @@ class Run:
         d = np.asarray(d, dtype=np.int64)
         if check_duplicates:
             key = q * max(len(doc_vocab), 1) + d
-            sk = np.sort(key)
-            if bool((sk[1:] == sk[:-1]).any()):
+            if _has_repeats(key.astype(np.uint64), q):
                 i = int(np.flatnonzero(pd.Index(key).duplicated())[0])
                 line = int(lines[i]) if lines is not None else None
                 raise DuplicateIdError(

@@ -24,6 +24,7 @@ from evalcore import Qrels, Run, Workspace, embedding_run, evaluate
 from evalcore import workspace as W
 from evalcore.errors import (
     CorruptArtifactError,
+    DuplicateIdError,
     EvalcoreError,
     EvalcoreWarning,
     OptionError,
@@ -102,6 +103,31 @@ def test_codecs_round_trip_bit_for_bit(tmp_path: Path, seed: int) -> None:
     ev = evaluate(qrels, runs, metrics=METRICS, k=[1, 5, 10])
     codecs.write_results(ev.table, tmp_path / "t.parquet")
     pd.testing.assert_frame_equal(codecs.read_results(tmp_path / "t.parquet"), ev.table)
+
+
+@pytest.mark.parametrize("layout", ["plain", "row_groups"])
+def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, layout: str) -> None:
+    """Runs are read with their document ids dictionary-encoded: a file written without dictionary
+    pages (as earlier versions could), or in several row groups (one dictionary each), reads back
+    the same run; a duplicated (query, document) row in a stored file is a clear error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, runs = tie_heavy(3)
+    run = runs["bm25"]
+    codecs.write_run(run, tmp_path / "r.parquet")
+    table = pq.read_table(tmp_path / "r.parquet")
+    options = {"use_dictionary": False} if layout == "plain" else {"row_group_size": 7}
+    pq.write_table(table, tmp_path / "other.parquet", **options)
+    assert pq.ParquetFile(tmp_path / "other.parquet").metadata.num_row_groups == (1 if layout == "plain" else
+                                                                                 -(-table.num_rows // 7))
+    back = codecs.read_run(tmp_path / "other.parquet", name="bm25")
+    assert_same_run(run, back)
+    assert back.ranked_lists(ties="trec") == run.ranked_lists(ties="trec")
+    doubled = pa.concat_tables([table, table.slice(table.num_rows - 1)])  # the last row once more
+    pq.write_table(doubled, tmp_path / "dup.parquet", **options)
+    with pytest.raises(DuplicateIdError, match="listed twice"):
+        codecs.read_run(tmp_path / "dup.parquet", name="bm25")
 
 
 def test_runs_and_ground_truth_from_files_equal_the_readers(ws: Workspace, tmp_path: Path) -> None:

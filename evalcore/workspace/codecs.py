@@ -52,10 +52,22 @@ def _write_table(table: Any, path: Path) -> None:
     pq.write_table(table, str(path), compression="zstd")
 
 
-def _read_table(path: Path) -> Any:
+def _read_table(path: Path, *, dictionary: tuple[str, ...] = ()) -> Any:
+    """The Parquet file as an arrow table; the ``dictionary`` columns come dictionary-encoded."""
     import pyarrow.parquet as pq
 
-    return pq.read_table(str(path))
+    return pq.read_table(str(path), read_dictionary=list(dictionary) or None)
+
+
+def _dictionary_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(vocabulary, int64 code per row) of a dictionary-encoded string column without nulls."""
+    import pyarrow as pa
+
+    chunks = column.unify_dictionaries().chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if not chunks:
+        return np.empty(0, dtype=object), np.zeros(0, dtype=np.int64)
+    codes = [numbers(c.indices).astype(np.int64) for c in chunks]
+    return strings(chunks[0].dictionary), np.concatenate(codes)
 
 
 def _str_array(values: Any) -> Any:
@@ -135,13 +147,18 @@ def write_run(run: Run, path: Path) -> None:
 
 
 def read_run(path: Path, *, name: str = "run", source: str | None = None) -> Run:
-    """The :class:`Run` stored by :func:`write_run` (document ids stay an arrow array until needed)."""
-    table = _read_table(path)
+    """The :class:`Run` stored by :func:`write_run`.
+
+    Document ids are read dictionary-encoded: one string per distinct document and an
+    integer code per row (a stored ranking repeats the same ids across queries), so no
+    per-row string is built or hashed.
+    """
+    table = _read_table(path, dictionary=("doc_id",))
     query_ids, data, _ = _split_headed(table, "doc_id")
     q = _codes(query_ids, data.column("query_id"))
-    docs = data.column("doc_id").combine_chunks()
+    vocab, d = _dictionary_codes(data.column("doc_id"))
     scores = numbers(data.column("score"))
-    return Run.from_arrow_docs(query_ids, q, docs, scores, name=name, source=source)
+    return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source)
 
 
 # ------------------------------------------------------------------ embeddings
