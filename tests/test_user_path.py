@@ -69,8 +69,11 @@ def test_grouped_repeat_check_matches_the_sorting_definition(seed):
     rng = np.random.default_rng(seed)
     n_groups = int(rng.integers(1, 30))
     lengths = rng.integers(1, [2, 8, 60][seed % 3], size=n_groups)
+    equal = seed % 5 == 1
+    if equal:
+        lengths[:] = 6  # every group equally long (a top-k run): the reshaped path
     groups = np.repeat(np.arange(n_groups), lengths)
-    keys = rng.integers(0, [5, 1000, 2**62][seed % 3], size=len(groups)).astype(np.uint64)  # few values: repeats
+    keys = rng.integers(0, 12 if equal else [5, 1000, 2**62][seed % 3], size=len(groups)).astype(np.uint64)
     if seed % 4 == 0:
         keys[rng.integers(len(keys), size=2)] = _NO_KEY  # the padding value as a real key (once or twice)
     if seed % 7 == 0:
@@ -91,6 +94,10 @@ def test_grouped_repeat_check_ignores_keys_shared_by_two_groups():
     assert _has_repeats(keys, np.array([0, 1, 0, 1, 1]))  # not grouped: the key check decides
     assert _has_repeats(keys, np.array([0, 0, 1, 1, 0]))
     assert _has_repeats(np.array([5, 5], dtype=np.uint64), np.array([3, 3]))
+    # groups of equal length: a repeat away from its twin counts, one shared by two groups does not
+    three = np.array([0, 0, 0, 1, 1, 1])
+    assert _has_repeats(np.array([1, 2, 1, 3, 4, 5], dtype=np.uint64), three)
+    assert not _has_repeats(np.array([1, 2, 3, 3, 2, 1], dtype=np.uint64), three)
 
 
 def _unaligned_npz(tmp_path, vecs: np.ndarray) -> Path:
