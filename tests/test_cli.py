@@ -242,3 +242,19 @@ def test_evaluate_fuse_option_errors(files: dict[str, Path], capsys, extra: list
                  "--run", f"dense={files['dense']}", *extra])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("where", ["out_is_a_file", "csv_is_a_folder"])
+def test_evaluate_output_that_cannot_be_written_is_one_line(files: dict[str, Path], tmp_path: Path, capsys,
+                                                            where: str) -> None:
+    """An output path that cannot be written ends with one line naming it, exit status 1, no traceback."""
+    out = tmp_path / "out"
+    if where == "out_is_a_file":
+        out.write_text("not a folder")
+    else:
+        (out / "per_query.csv").mkdir(parents=True)
+    code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}", "--metrics", "ndcg",
+                 "--k", "5", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in err[0]
+    assert (str(out) if where == "out_is_a_file" else "per_query.csv") in err[0]

@@ -1,7 +1,8 @@
 """The ``evalcore`` command: the parser of every subcommand, dispatch, and one-line errors.
 
 Bad input ends with one line ``error: <file>, line N: <what is wrong>`` on
-stderr and exit status 2 — never a traceback. Each subcommand lives in its own
+stderr and exit status 2 — never a traceback; a file or folder that cannot be
+written (or read) ends with ``error: <path>: <reason>`` and exit status 1. Each subcommand lives in its own
 module (:mod:`.evaluate`, :mod:`.compare`, :mod:`.fuse`, :mod:`.agree`, :mod:`.topk`,
 :mod:`.metrics`, :mod:`.workspace`) with ``register`` (its arguments) and ``run`` (the work).
 """
@@ -78,3 +79,13 @@ def _run(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file or folder that cannot be written (or read): its name and the reason
+        print(f"error: {_os_message(e)}", file=sys.stderr)
+        return 1
+
+
+def _os_message(e: OSError) -> str:
+    """``<path>: <reason>`` of an operating-system error (arrow's own message when it names no file)."""
+    if e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e)
