@@ -120,11 +120,13 @@ def bootstrap_means(values: np.ndarray, present: np.ndarray, *, n_resamples: int
     x = np.where(present, values, 0.0).astype(np.float64)
     m = np.asarray(present, dtype=np.float64)
     n, g = x.shape
+    everywhere = bool(np.all(present))  # then each resample draws n present queries for every group
     out = np.empty((n_resamples, g), dtype=np.float64)
     row = 0
     for w in _count_blocks(n, n_resamples, seed):
         wf = w.astype(np.float64)
-        s, c = wf @ x, wf @ m
+        s = wf @ x
+        c = np.full_like(s, float(n)) if everywhere else wf @ m  # the same (exact) counts, without a product
         with np.errstate(invalid="ignore", divide="ignore"):
             out[row:row + len(w)] = np.where(c > 0, s / np.where(c > 0, c, 1.0), np.nan)
         row += len(w)

@@ -9,6 +9,7 @@ import pytest
 from evalcore.aggregate import summarize
 from evalcore.errors import OptionError
 from evalcore.intervals import (
+    _BATCH,
     bootstrap_means,
     mean_intervals,
     percentile_interval,
@@ -101,6 +102,27 @@ def test_groups_missing_queries_use_the_same_counts_restricted():
     assert np.isnan(means[~only, 1]).all()
     lo, hi = percentile_interval(means)
     assert lo[1] == hi[1] == 0.5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_groups_with_every_query_divide_by_n_exactly_as_by_the_drawn_counts(seed):
+    """With no query missing, each resample's count is n: the means equal those divided by the
+    counts' own product (bit for bit), the path of groups with missing queries."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 300))
+    x = rng.integers(0, 4, size=(n, 3)) / 3
+    present = np.ones((n, 3), dtype=bool)
+    means = bootstrap_means(x, present, n_resamples=120, seed=seed)
+    w = resample_counts(n, 120, seed=seed).astype(float)
+
+    def by_blocks(values, mask):  # the products of blocks of resamples, as bootstrap_means draws them
+        return np.concatenate([(w[b:b + _BATCH] @ np.where(mask, values, 0.0)) / (w[b:b + _BATCH] @ mask)
+                               for b in range(0, len(w), _BATCH)])
+
+    assert np.array_equal(means, by_blocks(x, present.astype(float)))
+    present[0, 1] = False  # one query missing from one group: the counts' product decides there
+    partial = bootstrap_means(x, present, n_resamples=120, seed=seed)
+    assert np.array_equal(partial, by_blocks(x, present.astype(float)))
 
 
 # ------------------------------------------------------------------------------------------ invariants
