@@ -1,4 +1,4 @@
-"""Deferred import of pandas.
+"""Deferred import of pandas (and of ``scipy.stats``).
 
 Modules say ``from ._lazy import pd``; pandas (about a third of a second to
 import) is imported on the first attribute access. The command line starts that
@@ -28,3 +28,6 @@ class _Deferred(ModuleType):
 
 
 pd: Any = _Deferred("pandas")
+#: ``scipy.stats`` (about 0.6 s to import): only the significance tests use it, so importing
+#: :mod:`evalcore.workspace` (a training script's hook) or the dashboard's first page does not wait for it.
+sps: Any = _Deferred("scipy.stats")

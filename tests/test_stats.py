@@ -571,3 +571,25 @@ def test_bca_undefined_falls_back_to_percentile(ab, monkeypatch):
     assert r.ci_low == pytest.approx(ref.confidence_interval.low)
     assert r.ci_high == pytest.approx(ref.confidence_interval.high)
     assert "percentile" in r.note
+
+
+def test_scipy_stats_is_imported_only_by_the_first_test_that_needs_it() -> None:
+    """``import evalcore.workspace`` (a training script's hook) does not import scipy.stats (~0.6 s);
+    the first significance test does, and gives what scipy gives."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "from evalcore import Workspace\nimport evalcore.workspace, evalcore.stats\n"
+        "print('scipy.stats' in sys.modules)\n"
+        "from evalcore.stats import paired_test\n"
+        "r = paired_test([0.1, 0.5, 0.3, 0.9, 0.4], [0.2, 0.7, 0.3, 1.0, 0.8], test='t')\n"
+        "from scipy.stats import ttest_rel\n"
+        "print('scipy.stats' in sys.modules, r.p_value == ttest_rel([0.2, 0.7, 0.3, 1.0, 0.8], "
+        "[0.1, 0.5, 0.3, 0.9, 0.4]).pvalue)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(Path(__file__).resolve().parents[1]))
+    assert out.stdout.split() == ["False", "True", "True"], out.stdout + out.stderr

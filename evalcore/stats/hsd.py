@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
+from .._lazy import sps as _sps
 from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
 from .paired import _CONSTANT_RTOL, _check_choice, _check_prob

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sps
 
+from .._lazy import sps as _sps
 from ..errors import OptionError
 
 __all__ = [
