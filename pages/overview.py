@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import charts, ui
 from dashboard import exports as X
+from dashboard import persist as P
 from dashboard import precision_recall as PR
 from dashboard import state as S
 from dashboard import tables as T
@@ -196,3 +197,16 @@ with d3:
         st.download_button(f"Results per k of {ui.md_escape(run)} (CSV)", data=S.results_csv(ctx, run),
                            file_name=f"{safe}_results.csv", mime="text/csv", key=f"dl_results_{i}",
                            on_click="ignore", help="Per k, mean and standard deviation of each metric.")
+
+if st.button("Record this evaluation in the workspace", key="ov_record", icon=":material/save:",
+             help="Stores the per-query table, its settings and coverage in the workspace's catalogue (once per "
+                  "distinct input), for Workspace.evaluations() / load_evaluation() in Python and "
+                  "'evalcore workspace list'."):
+    done = P.write(lambda store: store.record_evaluation(ctx.evaluation, key="dashboard:" + ctx.eval_key))
+    if done.ok:
+        st.success(f"Recorded as evaluation {done.value} of the workspace: "
+                   f"Workspace.open(...).load_evaluation({done.value}) reads it back."
+                   + (f" The demo is read-only: it was saved in a copy of it, {ui.md_escape(done.created)}."
+                      if done.created else ""), icon=":material/check_circle:")
+    else:
+        ui.show_error(done.error, prefix="Not recorded")

@@ -73,6 +73,27 @@ def test_runs_added_from_python_appear_with_the_numbers_of_evaluate():
     pd.testing.assert_frame_equal(got.astype(object).where(got.notna(), None), want.where(want.notna(), None))
 
 
+def test_the_overview_records_its_evaluation_in_the_workspace():
+    """"Record this evaluation": the per-query table the dashboard shows, stored once in the catalogue,
+    read back by the Python API with the same numbers; on the read-only demo it goes to a copy."""
+    name, ws = python_workspace()
+    at = goto(T.open_app(name), "overview")
+    shown = at.session_state["ws"]  # the snapshot the page evaluated
+    assert not T.errors(at) and ws.evaluations().empty and shown is not None
+    at.button(key="ov_record").click().run()
+    assert not at.exception and not T.errors(at)
+    assert any("Recorded as evaluation 1" in s.value for s in at.success)
+    stored = W.Workspace.open(P.path_of(name)).load_evaluation()
+    expected = ws.evaluate(record=False)
+    pd.testing.assert_frame_equal(stored.table, expected.table)
+    at.button(key="ov_record").click().run()  # the same input again: the same record
+    assert any("Recorded as evaluation 1" in s.value for s in at.success)
+    assert len(W.Workspace.open(P.path_of(name)).evaluations()) == 1
+    demo = goto(T.open_app(), "overview")
+    demo.button(key="ov_record").click().run()
+    assert not demo.exception and any("copy" in s.value for s in demo.success)
+
+
 def test_run_info_edited_on_the_data_page_is_saved():
     name, ws = python_workspace()
     at = goto(T.open_app(name), "data")
