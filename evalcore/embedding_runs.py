@@ -397,7 +397,8 @@ def evaluate_reference_runs(
     opts = dict(metrics=list(metrics), ties=ties, rel_threshold=rel_threshold, no_relevant=no_relevant)
     extra = {"reference": dict(gt.settings)}
     if gt.mode == "fixed":
-        assert gt.fixed is not None
+        if gt.fixed is None:
+            raise OptionError("a reference ground truth in mode 'fixed' needs its qrels (ReferenceGroundTruth.fixed)")
         ev = evaluate(gt.fixed, runs, k=gt.ks, **opts)
         return Evaluation(ev.table, ev.coverage, {**ev.settings, **extra})
     parts = [evaluate(gt.by_k[kk], runs, k=[kk], **opts) for kk in gt.ks]

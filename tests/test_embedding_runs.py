@@ -323,3 +323,12 @@ def test_cli_diversity_option(small_files, tmp_path):
     agg = json.loads((out / "report.json").read_text())["aggregates"]["a"]
     assert {"ndcg@3", "ild@3", "ild@5", "alpha_ndcg(alpha=0.5)@5"} <= set(agg)
     assert 0 < agg["ild@5"]["mean"] < 2 and 0 <= agg["alpha_ndcg(alpha=0.5)@5"]["mean"] <= agg["ndcg@5"]["mean"] + 1e-12
+
+
+def test_a_fixed_reference_ground_truth_without_its_qrels_is_an_option_error():
+    from evalcore.embedding_runs import ReferenceGroundTruth, evaluate_reference_runs
+
+    qrels = Qrels.from_dict({"q1": {"d1": 1}})
+    gt = ReferenceGroundTruth("fixed", [1], np.array(["q1"], dtype=object), qrels, {}, None, {"file": "ref.npy"})
+    with pytest.raises(OptionError, match="fixed"):
+        evaluate_reference_runs(gt, {"r": Run.from_dict({"q1": {"d1": 1.0}}, name="r")})
