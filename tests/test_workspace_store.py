@@ -29,6 +29,7 @@ from evalcore.errors import (
     EvalcoreWarning,
     OptionError,
     SchemaVersionError,
+    ValueTypeError,
     WorkspaceError,
 )
 from evalcore.io import Embeddings, load_qrels, load_run
@@ -128,6 +129,12 @@ def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, la
     pq.write_table(doubled, tmp_path / "dup.parquet", **options)
     with pytest.raises(DuplicateIdError, match="listed twice"):
         codecs.read_run(tmp_path / "dup.parquet", name="bm25")
+    docs = table.column("doc_id").to_pylist()
+    docs[-1] = None  # a data row without its document id
+    holed = table.set_column(table.column_names.index("doc_id"), "doc_id", pa.array(docs, type=pa.string()))
+    pq.write_table(holed, tmp_path / "hole.parquet", **options)
+    with pytest.raises(ValueTypeError, match="document id is missing"):
+        codecs.read_run(tmp_path / "hole.parquet", name="bm25")
 
 
 def test_runs_and_ground_truth_from_files_equal_the_readers(ws: Workspace, tmp_path: Path) -> None:

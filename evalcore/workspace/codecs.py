@@ -34,6 +34,7 @@ import numpy as np
 
 from .._columns import numbers, strings
 from ..data import Qrels, Run
+from ..errors import ValueTypeError
 from ..io.embeddings import Embeddings
 
 __all__ = [
@@ -156,6 +157,8 @@ def read_run(path: Path, *, name: str = "run", source: str | None = None) -> Run
     table = _read_table(path, dictionary=("doc_id",))
     query_ids, data, _ = _split_headed(table, "doc_id")
     q = _codes(query_ids, data.column("query_id"))
+    if data.column("doc_id").null_count:
+        raise ValueTypeError("a document id is missing", file=source)
     vocab, d = _dictionary_codes(data.column("doc_id"))
     scores = numbers(data.column("score"))
     return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source)
