@@ -113,7 +113,7 @@ def _neighbours_of(run: Run, reference, width: int) -> tuple[np.ndarray, np.ndar
     q = np.asarray(run.q, dtype=np.int64)
     order = np.lexsort((-np.asarray(run.scores, dtype=np.float64), q))
     q = q[order]
-    rows = reference.rows_of(np.asarray(run.doc_vocab, dtype=object)[np.asarray(run.d)[order]])
+    rows = reference.rows_of(np.asarray(run.doc_vocab, dtype=object))[np.asarray(run.d)[order]]  # per distinct id
     counts = np.bincount(q, minlength=len(qids))
     width = max(width, int(counts.max(initial=0)))
     idx = np.full((len(qids), width), -1, dtype=np.int64)
