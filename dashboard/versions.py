@@ -22,11 +22,6 @@ import streamlit as st
 from dashboard import state as S
 from evalcore import workspace as W
 
-# shared selections of the page (not widget keys)
-SEL_MODEL = S.SEL_VERSION_MODEL
-SEL_REFERENCE = S.SEL_VERSION_REFERENCE
-SEL_VERSION_A = S.SEL_VERSION_A
-SEL_VERSION_B = S.SEL_VERSION_B
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
 GOTO = "versions_goto_query"
 #: Rows of the most-improved and most-regressed lists by default.

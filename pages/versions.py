@@ -47,7 +47,7 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
     runs = list(names)
     c1, c2, c3 = st.columns(3)
     with c1:
-        reference = ui.bound_selectbox("Reference version", runs, V.SEL_REFERENCE, scope="versions",
+        reference = ui.bound_selectbox("Reference version", runs, S.SEL_VERSION_REFERENCE, scope="versions",
                                        format_func=names.get, default=runs[0],
                                        help="Every version is also tested against this one.")
     with c2:
@@ -82,10 +82,10 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     runs = list(names)
     c1, c2, c3 = st.columns([2, 2, 1])
     with c1:
-        run_a = ui.bound_selectbox("Version A", runs, V.SEL_VERSION_A, scope="versions", format_func=names.get,
+        run_a = ui.bound_selectbox("Version A", runs, S.SEL_VERSION_A, scope="versions", format_func=names.get,
                                    default=runs[-2])
     with c2:
-        run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], V.SEL_VERSION_B, scope="versions",
+        run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], S.SEL_VERSION_B, scope="versions",
                                    format_func=names.get, default=runs[-1])
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
@@ -141,7 +141,7 @@ if not sr.models():
 
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    model = ui.bound_selectbox("Model", sr.models(), V.SEL_MODEL, scope="versions",
+    model = ui.bound_selectbox("Model", sr.models(), S.SEL_VERSION_MODEL, scope="versions",
                                help="Models with two or more evaluated versions (runs with that model in their "
                                     "run info).")
 metric, k = ui.metric_k_picker(ctx, "versions", columns=(c2, c3))

@@ -373,13 +373,14 @@ def _check_unique_ids(ids: np.ndarray, name: str | None) -> None:
     A Python set of the (string) ids: no pandas import on the way to a search (the
     index for ``rows_of`` is built when first asked for).
     """
-    seen: set = set(ids.tolist())
-    if len(seen) == len(ids):
+    keys = ids.tolist()
+    n_distinct = len(set(keys))
+    if n_distinct == len(keys):
         return
-    seen = set()
-    for key in ids.tolist():
+    seen: set = set()
+    for key in keys:
         if key in seen:
-            raise DuplicateIdError(f"id {key!r} appears twice ({len(ids) - len(set(ids.tolist()))} duplicate ids)",
+            raise DuplicateIdError(f"id {key!r} appears twice ({len(keys) - n_distinct} duplicate ids)",
                                    file=name, item=str(key))
         seen.add(key)
 
