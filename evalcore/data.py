@@ -367,6 +367,25 @@ class Run:
         object.__setattr__(self, "_doc_vocab", vocab)  # vocabulary first: readers test _d
         object.__setattr__(self, "_d", codes)
 
+    def doc_order_at(self, rows: np.ndarray) -> np.ndarray:
+        """Integers in the code-point order of the given rows' document ids (equal ids, equal values).
+
+        What a tie rule sorts by (:func:`evalcore.ranking.code_ranks`); only the distinct
+        documents among ``rows`` are compared as strings.
+        """
+        from .ranking import code_ranks
+
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._d is None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            enc = pc.dictionary_encode(self._docs.take(pa.array(rows)))
+            if isinstance(enc, pa.ChunkedArray):
+                enc = enc.combine_chunks()
+            return code_ranks(numbers(enc.indices).astype(np.int64), strings(enc.dictionary))
+        return code_ranks(self._d[rows], self._doc_vocab)  # type: ignore[index]
+
     def docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (object array) of the given rows, without building the vocabulary."""
         rows = np.asarray(rows, dtype=np.int64)

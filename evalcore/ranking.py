@@ -32,7 +32,8 @@ class Ranked(Protocol):
     scores: np.ndarray
     _cache: dict[Any, Any]
 
-    def docs_at(self, rows: np.ndarray) -> np.ndarray: ...
+    def doc_order_at(self, rows: np.ndarray) -> np.ndarray: ...
+
 
 TIE_RULES: dict[str, str] = {
     "trec": "score descending, then document id descending (trec_eval)",
@@ -40,6 +41,8 @@ TIE_RULES: dict[str, str] = {
     "input": "score descending, then the order of the input",
 }
 _ALIASES = {"seed": "docid_asc", "seeds": "docid_asc", "trec_eval": "trec"}
+#: Tie groups are sorted by one packed int64 key (group * width + id rank) below this bound.
+_PACKED_LIMIT = 2**62
 
 
 def canonical_ties(ties: str) -> str:
@@ -97,14 +100,51 @@ def order_rows(
     """
     vocab = np.asarray(doc_vocab, dtype=object)
     codes = np.asarray(doc_codes)
-    return _order_rows(q, scores, lambda rows: vocab[codes[rows]], ties=ties)
+    return _order_rows(q, scores, lambda rows: code_ranks(codes[rows], vocab), ties=ties)
 
 
-def _order_rows(q: np.ndarray, scores: np.ndarray, docs_at: Callable[[np.ndarray], np.ndarray], *,
+def code_ranks(codes: np.ndarray, vocab: np.ndarray) -> np.ndarray:
+    """Dense ranks of the ids ``vocab[codes]`` in code-point order: equal ids get equal ranks.
+
+    Parameters
+    ----------
+    codes : int ndarray (n,)
+        Indices into ``vocab``.
+    vocab : object ndarray (V,) of str
+        May repeat an id (repeats rank equal).
+
+    Returns
+    -------
+    int64 ndarray (n,)
+        ``r[i] < r[j]`` exactly when ``vocab[codes[i]] < vocab[codes[j]]`` (Python's string order).
+
+    Only the distinct codes present are compared as strings, each once: a million tied
+    rows over a few thousand documents sort a few thousand strings (O(n + V) integer
+    work besides).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> code_ranks(np.array([2, 0, 2, 3]), np.array(["z", "b", "b", "ä"], dtype=object)).tolist()
+    [0, 1, 0, 2]
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    vocab = np.asarray(vocab, dtype=object)
+    present = np.zeros(len(vocab), dtype=bool)
+    present[codes] = True
+    used = np.flatnonzero(present)
+    _, rank = np.unique(vocab[used], return_inverse=True)
+    lookup = np.zeros(len(vocab), dtype=np.int64)
+    lookup[used] = np.asarray(rank, dtype=np.int64).reshape(-1)
+    return lookup[codes]
+
+
+def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.ndarray], np.ndarray], *,
                 ties: str) -> np.ndarray:
-    """:func:`order_rows` with the document ids of given rows supplied by ``docs_at(rows)``.
+    """:func:`order_rows` with ``doc_order_at(rows)`` giving integers in the code-point order of
+    the document ids of given rows (equal ids, equal integers; :func:`code_ranks`).
 
-    Only rows inside groups of equal (query, score) ever need their ids.
+    Only rows inside groups of equal (query, score) ever need them.
     """
     ties = canonical_ties(ties)
     neg = -np.asarray(scores, dtype=np.float64)
@@ -128,15 +168,20 @@ def _order_rows(q: np.ndarray, scores: np.ndarray, docs_at: Callable[[np.ndarray
     tied = np.zeros(len(order), dtype=bool)
     tied[1:] |= same
     tied[:-1] |= same
-    rows = order[tied]
-    _, codes = np.unique(np.asarray(docs_at(rows), dtype=object), return_inverse=True)
-    key = np.zeros(len(q), dtype=np.int64)
-    key[rows] = -codes if ties == "trec" else codes
-    tied_rows = order[tied]
-    # re-rank only inside tie groups: sort the tied positions by (query, -score, key)
-    sub = np.lexsort((key[tied_rows], neg[tied_rows], q[tied_rows]))
+    pos = np.flatnonzero(tied)
+    tied_rows = order[pos]
+    codes = np.asarray(doc_order_at(tied_rows), dtype=np.int64)
+    if ties == "trec":
+        codes = codes.max() - codes
+    # the tie groups lie in order along ``pos``: number them, then sort by (group, id)
+    group = np.cumsum(~np.r_[False, same][pos])
+    width = int(codes.max()) + 1
+    if int(group[-1]) < _PACKED_LIMIT // width:
+        sub = np.argsort(group * width + codes, kind="stable")
+    else:
+        sub = np.lexsort((codes, group))
     order = order.copy()
-    order[np.flatnonzero(tied)] = tied_rows[sub]
+    order[pos] = tied_rows[sub]
     return order
 
 
@@ -154,7 +199,7 @@ def rank_order(run: Ranked, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarr
     key = ("rank_order", ties)
     hit = run._cache.get(key)
     if hit is None:
-        order = _order_rows(run.q, run.scores, run.docs_at, ties=ties)
+        order = _order_rows(run.q, run.scores, run.doc_order_at, ties=ties)
         identity = len(order) > 0 and order[0] == 0 and bool(np.all(np.diff(order) == 1))
         hit = (order, _group_positions(run.q if identity else run.q[order]))
         run._cache[key] = hit

@@ -1,0 +1,114 @@
+"""The tie rules of :func:`evalcore.ranking.rank_order` against a plain ``sorted`` oracle on
+tie-heavy runs built every way a run is built (records, codes with an unused and repeated
+vocabulary, a TREC file read lazily), and :func:`code_ranks` against Python's string order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalcore import ranking
+from evalcore.data import Run
+from evalcore.io.trec import read_trec_run
+from evalcore.ranking import code_ranks, order_rows, rank_order
+
+_ALPHABET = list("abAB01-_é漢😀") + ["\x7f"]
+
+
+def _ids(rng: np.random.Generator, n: int) -> list[str]:
+    out: set[str] = set()
+    while len(out) < n:
+        out.add("".join(rng.choice(_ALPHABET, size=int(rng.integers(1, 6)))))
+    return sorted(out, key=lambda _: rng.random())
+
+
+def _oracle(q: list[int], docs: list[str], scores: list[float], ties: str) -> list[int]:
+    """Row order: query index ascending, score descending, then the tie rule (by ``sorted``)."""
+    rows = list(range(len(q)))
+    if ties == "trec":
+        rows = sorted(rows, key=lambda r: docs[r], reverse=True)
+    elif ties == "docid_asc":
+        rows = sorted(rows, key=lambda r: docs[r])
+    return sorted(rows, key=lambda r: (q[r], -scores[r]))  # stable: keeps the tie order above
+
+
+def _tie_heavy(seed: int) -> tuple[list[str], list[str], list[float]]:
+    rng = np.random.default_rng(seed)
+    docs = _ids(rng, 40)
+    qs, ds, ss = [], [], []
+    for qi in rng.permutation(25):
+        for j in rng.choice(len(docs), size=int(rng.integers(1, 30)), replace=False):
+            qs.append(f"q{qi}")
+            ds.append(docs[j])
+            ss.append(float(rng.integers(0, 3)) / 2)  # three score levels: most rows tie
+    return qs, ds, ss
+
+
+def _trec_text(qs: list[str], ds: list[str], ss: list[float]) -> bytes:
+    return "".join(f"{q} Q0 {d} {i + 1} {s!r} t\n" for i, (q, d, s) in enumerate(zip(qs, ds, ss))).encode()
+
+
+def _from_codes(qs: list[str], ds: list[str], ss: list[float], rng: np.random.Generator) -> Run:
+    """The same rows through a vocabulary with unused ids and a repeated id (codes split between its copies)."""
+    distinct = sorted(set(ds), key=lambda _: rng.random())
+    vocab = np.asarray(distinct + ["unused-z", "unused-\x00"] + distinct[:1], dtype=object)
+    code = {d: i for i, d in enumerate(distinct)}
+    codes = np.array([code[d] for d in ds], dtype=np.int64)
+    twin = np.flatnonzero(codes == 0)[::2]
+    codes[twin] = len(vocab) - 1  # the same id, through its second copy
+    qnames = np.asarray(sorted(set(qs)), dtype=object)
+    qidx = {n: i for i, n in enumerate(qnames.tolist())}
+    return Run.from_codes(qnames, np.array([qidx[x] for x in qs]), vocab, codes, np.asarray(ss), name="c")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("ties", ["trec", "docid_asc", "input"])
+@pytest.mark.parametrize("packed", [True, False])
+def test_rank_order_matches_sorted_oracle(seed, ties, packed, monkeypatch):
+    if not packed:  # the lexsort fallback of very large runs
+        monkeypatch.setattr(ranking, "_PACKED_LIMIT", 0)
+    qs, ds, ss = _tie_heavy(seed)
+    rng = np.random.default_rng(100 + seed)
+    runs = {
+        "records": Run.from_records(qs, ds, ss, name="r"),
+        "lazy": read_trec_run(_trec_text(qs, ds, ss), name="t"),
+        "codes": _from_codes(qs, ds, ss, rng),
+    }
+    assert runs["lazy"]._d is None
+    for how, run in runs.items():
+        order, pos = rank_order(run, ties=ties)
+        qi = run.q.tolist()
+        docs = run.docs_at(np.arange(len(qi))).tolist()
+        want = _oracle(qi, docs, run.scores.tolist(), ties)
+        got = order.tolist()
+        assert [(qi[r], docs[r]) for r in got] == [(qi[r], docs[r]) for r in want], how
+        if ties == "input":
+            assert got == want, how
+        starts = {}
+        for i, r in enumerate(got):
+            starts.setdefault(qi[r], i)
+            assert pos[i] == i - starts[qi[r]]
+    assert runs["lazy"]._d is None  # ranking never built the lazy run's vocabulary
+
+
+def test_order_rows_public_front_matches_oracle():
+    qs, ds, ss = _tie_heavy(11)
+    vocab = np.asarray(sorted(set(ds)), dtype=object)
+    codes = np.searchsorted(vocab, np.asarray(ds, dtype=object))
+    q = np.array([int(x[1:]) for x in qs])
+    for ties in ("trec", "docid_asc"):
+        got = order_rows(q, np.asarray(ss), codes, vocab, ties=ties).tolist()
+        assert got == _oracle(q.tolist(), ds, ss, ties)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_code_ranks_is_python_string_order(seed):
+    rng = np.random.default_rng(seed)
+    vocab = _ids(rng, 30)
+    vocab = np.asarray(vocab + vocab[:5], dtype=object)  # repeated ids rank equal
+    codes = rng.integers(0, len(vocab) - 3, size=200)  # the last ids unused
+    ranks = code_ranks(codes, vocab)
+    values = vocab[codes].tolist()
+    dense = {v: i for i, v in enumerate(sorted(set(values)))}
+    assert ranks.tolist() == [dense[v] for v in values]
+    assert code_ranks(np.zeros(0, dtype=np.int64), vocab).tolist() == []
