@@ -45,7 +45,7 @@ def _tie_heavy(seed: int) -> tuple[list[str], list[str], list[float]]:
 
 
 def _trec_text(qs: list[str], ds: list[str], ss: list[float]) -> bytes:
-    return "".join(f"{q} Q0 {d} {i + 1} {s!r} t\n" for i, (q, d, s) in enumerate(zip(qs, ds, ss))).encode()
+    return "".join(f"{q} Q0 {d} {i + 1} {s!r} t\n" for i, (q, d, s) in enumerate(zip(qs, ds, ss, strict=True))).encode()
 
 
 def _from_codes(qs: list[str], ds: list[str], ss: list[float], rng: np.random.Generator) -> Run:
