@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench_core.py --queries 20000 --depth 100 --repeats 3
     python benchmarks/bench_core.py --queries 1000000 --depth 100 --repeats 1 --peers none
+    python benchmarks/bench_core.py --score-decimals 1    # a tie-heavy run (ten score levels)
 
 Each contender runs as its own process on the same files, in alternating order,
 after one warm-up round (file cache, numba's on-disk cache for ranx):
@@ -56,8 +57,10 @@ print(len(res['ndcg@10']), res['ndcg@10'].mean())
 """
 
 
-def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int) -> tuple[Path, Path]:
-    """Write qrels (n_rel graded relevant docs per query) and a run (depth docs per query)."""
+def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int,
+             decimals: int = 4) -> tuple[Path, Path]:
+    """Write qrels (n_rel graded relevant docs per query) and a run (depth docs per query, scores in
+    [0, 10) rounded to ``decimals``: 4 gives realistic ties, 1 a tie-heavy run of ten score levels)."""
     out.mkdir(parents=True, exist_ok=True)
     qp, rp = out / "qrels.txt", out / "run.trec"
     if qp.exists() and rp.exists():
@@ -80,7 +83,7 @@ def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int) -> tu
             grades = rng.integers(1, 4, size=(m, n_rel))
             # the run: retrieve depth docs, some relevant among them
             retrieved = docs[:, n_rel // 2 : n_rel // 2 + depth]
-            scores = np.round(rng.random((m, depth)) * 10, 4)  # 4 decimals: realistic ties
+            scores = np.round(rng.random((m, depth)) * 10, decimals)
             qcol = np.repeat(qids, n_rel)
             lines = np.char.add(np.char.add(qcol, " 0 D"), rel_docs.ravel().astype(str))
             lines = np.char.add(np.char.add(lines, " "), grades.ravel().astype(str))
@@ -92,7 +95,7 @@ def generate(out: Path, n_queries: int, depth: int, n_rel: int, seed: int) -> tu
             qcol = np.repeat(qids, depth)
             lines = np.char.add(np.char.add(qcol, " Q0 D"), retrieved.ravel().astype(str))
             lines = np.char.add(np.char.add(lines, " "), ranks.astype(str))
-            lines = np.char.add(np.char.add(lines, " "), np.char.mod("%.4f", scores.ravel()))
+            lines = np.char.add(np.char.add(lines, " "), np.char.mod(f"%.{decimals}f", scores.ravel()))
             lines = np.char.add(lines, " bench")
             fr.write("\n".join(lines.tolist()) + "\n")
     return qp, rp
@@ -118,14 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-rel", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--score-decimals", type=int, default=4,
+                    help="run scores in [0, 10) rounded to this many decimals (1: a tie-heavy run)")
     ap.add_argument("--scratch", default="/tmp/evalcore_bench")
     ap.add_argument("--peers", default="pytrec_eval,ranx", help="comma list, or 'none'")
     ap.add_argument("--no-out-only", action="store_true", help="time only evalcore without --out (quick checks)")
     args = ap.parse_args(argv)
 
-    data = Path(args.scratch) / f"core_{args.queries}x{args.depth}"
+    tag = "" if args.score_decimals == 4 else f"_d{args.score_decimals}"
+    data = Path(args.scratch) / f"core_{args.queries}x{args.depth}{tag}"
     t0 = time.perf_counter()
-    qp, rp = generate(data, args.queries, args.depth, args.n_rel, args.seed)
+    qp, rp = generate(data, args.queries, args.depth, args.n_rel, args.seed, args.score_decimals)
     print(f"data: {qp} ({qp.stat().st_size / 2**20:.1f} MiB), {rp} ({rp.stat().st_size / 2**20:.1f} MiB) "
           f"[{time.perf_counter() - t0:.1f}s]")
     outdir = data / "evalcore_out"
