@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..data import Qrels, Run
+from ..ranking import rank_order
 from .artifacts import cached
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore, qrels_key
 from .model import capture, stable_key
@@ -110,9 +111,8 @@ def _neighbours_run(idx: np.ndarray, reference, qids: np.ndarray) -> Run:
 def _neighbours_of(run: Run, reference, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The (neighbours, query ids) a :func:`_neighbours_run` run holds, in their order, ``width`` columns."""
     qids = np.asarray(run.query_ids, dtype=object)
-    q = np.asarray(run.q, dtype=np.int64)
-    order = np.lexsort((-np.asarray(run.scores, dtype=np.float64), q))
-    q = q[order]
+    order, _ = rank_order(run, ties="input")  # scores are minus positions: no ties; as stored, no sort
+    q = np.asarray(run.q, dtype=np.int64)[order]
     rows = reference.rows_of(np.asarray(run.doc_vocab, dtype=object))[np.asarray(run.d)[order]]  # per distinct id
     counts = np.bincount(q, minlength=len(qids))
     width = max(width, int(counts.max(initial=0)))
