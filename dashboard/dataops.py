@@ -33,26 +33,34 @@ PATH_KINDS = {"qrels": "ground truth: a judgments file", "reference": "ground tr
 # ------------------------------------------------------------------------------------------ messages
 
 
-def flash(kind: str, text: str, prefix: str = "Not done") -> None:
-    """A message shown at the top of the Data page on its next run."""
-    st.session_state.setdefault(FLASH, []).append((kind, text, prefix))
+def flash(kind: str, text: str, prefix: str = "Not done", *, where: str | None = None) -> None:
+    """A message shown on the Data page's next run: next to the section ``where`` (its uploader or form,
+    :func:`show_flash`), at the top of the page without one (workspace-wide changes)."""
+    st.session_state.setdefault(FLASH, []).append((kind, text, prefix, where))
 
 
-def show_flash() -> None:
-    for kind, text, prefix in st.session_state.pop(FLASH, []):
+def show_flash(where: str | None = None) -> None:
+    """Show (once) the messages of section ``where`` (None: those of no section)."""
+    pending = st.session_state.get(FLASH, [])
+    mine = [m for m in pending if m[3] == where]
+    if not mine:
+        return
+    st.session_state[FLASH] = [m for m in pending if m[3] != where]
+    for kind, text, prefix, _ in mine:
         if kind == "error":
             ui.show_error(text, prefix=prefix)
         else:
             st.success(ui.md_escape(text), icon=":material/check_circle:")
 
 
-def report(result: P.Written, done: str, *, failed: str = "nothing was changed", prefix: str = "Not done") -> bool:
-    """Flash what :func:`dashboard.persist.write` did; True when it was done."""
+def report(result: P.Written, done: str, *, failed: str = "nothing was changed", prefix: str = "Not done",
+           where: str | None = None) -> bool:
+    """Flash what :func:`dashboard.persist.write` did (next to section ``where``); True when it was done."""
     if result.ok:
         flash("ok", done + (f" (saved in the new workspace {result.created!r}; the demo is unchanged)"
-                            if result.created else ""))
+                            if result.created else ""), where=where)
     else:
-        flash("error", f"{result.error} ({failed})", prefix)
+        flash("error", f"{result.error} ({failed})", prefix, where=where)
     return result.ok
 
 
@@ -97,13 +105,14 @@ def _failed_text() -> str:
 def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
     """A judgments file as the ground truth (on the demo: in a new, empty workspace)."""
     return report(P.write(lambda ws: ws.set_ground_truth(blob.data, source_name=blob.name, format=fmt), on_demo="new"),
-                  f"loaded ground truth {blob.name}")
+                  f"loaded ground truth {blob.name}", prefix="Not loaded", where="gt")
 
 
 def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
     return report(P.write(lambda ws: ws.set_reference(blob.data, None if ids is None else ids.data,
                                                       source_name=blob.name), on_demo="new"),
-                  f"reference ground truth {blob.name}: its nearest items are the relevant ones")
+                  f"reference ground truth {blob.name}: its nearest items are the relevant ones", prefix="Not loaded",
+                  where="gt")
 
 
 def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> str:
@@ -124,11 +133,12 @@ def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> No
         if result.ok:
             added.append(f"{blob.name} (embeddings, item-to-item)" if W.looks_like_embeddings(blob) else blob.name)
             if result.created:
-                flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged")
+                flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged",
+                      where="runs")
         else:
-            flash("error", f"{result.error} ({failed})", "Not loaded")
+            flash("error", f"{result.error} ({failed})", "Not loaded", where="runs")
     if added:
-        flash("ok", "added run file(s) " + ", ".join(added))
+        flash("ok", "added run file(s) " + ", ".join(added), where="runs")
 
 
 def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, queries: W.Blob | None,
@@ -143,7 +153,7 @@ def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, quer
 
     failed = _failed_text()
     return report(P.write(change, on_demo="new"), f"added embedding run {docs.name}; it is ranked when first needed",
-                  failed=failed, prefix="Not loaded")
+                  failed=failed, prefix="Not loaded", where="embedding")
 
 
 SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
@@ -154,7 +164,7 @@ SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
 def store_side(role: str, blob: W.Blob) -> bool:
     """A side file (domains, metadata, query texts); on the demo, into a copy of it."""
     return report(P.write(lambda ws: SIDE_SETTERS[role](ws)(blob.data, name=blob.name)), f"loaded {blob.name}",
-                  prefix="Not loaded")
+                  prefix="Not loaded", where=f"side:{role}")
 
 
 # ------------------------------------------------------------------------------------------ a local path
@@ -167,6 +177,8 @@ def _file(text: str | None, what: str, *, required: bool = True) -> Path | None:
             raise OptionError(f"give the path of the {what}")
         return None
     path = Path(text).expanduser()
+    if path.is_dir():
+        raise OptionError(f"{text!r} is a folder, not a file (the {what}; a path on the server's disk)")
     if not path.is_file():
         raise OptionError(f"no file at {text!r} (the {what}; a path on the server's disk)")
     return path
@@ -182,7 +194,7 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
         q_p = _file(queries, "query embeddings", required=False)
         qids_p = _file(query_ids, "query ids file", required=False)
     except EvalcoreError as e:
-        flash("error", str(e), "Not loaded")
+        flash("error", str(e), "Not loaded", where="path")
         return False
     label = main.name
 
@@ -199,7 +211,7 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
 
     failed = _failed_text()
     return report(P.write(change, on_demo="new"), f"added {label} from its path ({PATH_KINDS[kind]})", failed=failed,
-                  prefix="Not loaded")
+                  prefix="Not loaded", where="path")
 
 
 # ------------------------------------------------------------------------------------------ edits (callbacks)
@@ -213,14 +225,14 @@ def _name_of(uid: str) -> str | None:
 def cb_remove_run(uid: str) -> None:
     name = _name_of(uid)
     if name is not None:
-        report(P.write(lambda ws: ws.remove_run(name)), f"removed {name}")
+        report(P.write(lambda ws: ws.remove_run(name)), f"removed {name}", where="loaded")
 
 
 def cb_rename(uid: str) -> None:
     name, new = _name_of(uid), st.session_state[f"name_{uid}"]
     if name is None or new == name:
         return
-    if not report(P.write(lambda ws: ws.rename_run(name, new)), f"renamed {name} to {new}"):
+    if not report(P.write(lambda ws: ws.rename_run(name, new)), f"renamed {name} to {new}", where="loaded"):
         st.session_state.pop(f"name_{uid}", None)
 
 
@@ -231,12 +243,13 @@ def cb_run_info(uid: str, field: str) -> None:
         return
     if isinstance(value, str):
         value = value.strip() or None
-    if not report(P.write(lambda ws: ws.set_run_info(name, **{field: value})), f"{name}: {field} saved"):
+    if not report(P.write(lambda ws: ws.set_run_info(name, **{field: value})), f"{name}: {field} saved",
+                  where="loaded"):
         st.session_state.pop(f"{field}_{uid}", None)
 
 
 def cb_remove_side(role: str) -> None:
-    report(P.write(lambda ws: ws.remove_side_file(role)), f"removed the {role} file")
+    report(P.write(lambda ws: ws.remove_side_file(role)), f"removed the {role} file", where=f"side:{role}")
 
 
 def cb_open_demo() -> None:
@@ -262,4 +275,4 @@ def cb_copy_demo() -> None:
 
 
 def save_settings(new: W.Settings) -> bool:
-    return report(P.write(lambda ws: ws.set_settings(new)), "settings applied")
+    return report(P.write(lambda ws: ws.set_settings(new)), "settings applied", where="settings")

@@ -18,6 +18,7 @@ ui.page_setup()
 st.title("Data")
 WS.watch()  # runs added meanwhile by a training script, the CLI or another tab appear without a click
 flash_slot = st.container()  # filled once the context is resolved (a success says so only when it is done)
+# each section's own messages (a file that does not load, a success) are shown next to its uploader or form
 ws = S.get_ws()
 if ws.is_demo:
     from evalcore.workspace.demo import cached_demo, demo_description
@@ -63,14 +64,17 @@ else:
         ref_ids = st.file_uploader("Ids file for a .npy (one id per line; optional)", key="up_gt_ref_ids")
         if st.form_submit_button("Use as ground truth"):
             if ref is None:
-                D.flash("error", "choose the reference embedding file")
+                D.flash("error", "choose the reference embedding file", where="gt")
             else:
                 D.store_reference(D.blob_of(ref), D.blob_of(ref_ids))
             st.rerun()
+gt_flash = st.container()  # filled once the context is resolved, as the top of the page
 
 slot = st.empty()
 ctx = S.context(slot)
 ui.refresh_sidebar(ctx)
+with gt_flash:
+    D.show_flash("gt")
 with flash_slot:
     D.show_flash()
     if S.cancelled():
@@ -128,6 +132,7 @@ with c1:
         D.store_runs(blobs, st.session_state.get("gt_aspect"), run_fmt)
         D.empty_uploader("up_runs")
         st.rerun()
+    D.show_flash("runs")
 with c2:
     st.subheader("Embedding run")
     with st.form("emb_form", clear_on_submit=True):
@@ -139,11 +144,12 @@ with c2:
             qemb_ids = st.file_uploader("Ids for a query .npy", key="up_qemb_ids")
         if st.form_submit_button("Add embedding run"):
             if emb is None:
-                D.flash("error", "choose the document embedding file")
+                D.flash("error", "choose the document embedding file", where="embedding")
             else:
                 D.store_embedding_run(emb_name or None, D.blob_of(emb), D.blob_of(emb_ids), D.blob_of(qemb),
                                       D.blob_of(qemb_ids), st.session_state.get("gt_aspect"))
             st.rerun()
+    D.show_flash("embedding")
 
 with st.expander("Add from a local path (files too large for the browser)", icon=":material/folder_open:"):
     st.caption("A file on this server's disk, read where it is and validated like an upload: a .npy is "
@@ -163,8 +169,10 @@ with st.expander("Add from a local path (files too large for the browser)", icon
             D.add_from_path(p_kind, p_path, ids=p_ids, queries=p_q, query_ids=p_qids, name=p_name or None,
                             aspect=st.session_state.get("gt_aspect"), fmt=p_fmt)
             st.rerun()
+D.show_flash("path")  # below the expander: seen even when it is folded
 
 st.subheader("Loaded runs")
+D.show_flash("loaded")
 if not ws.runs:
     st.info("No run loaded yet.", icon=":material/info:")
 for src in ws.runs:
@@ -221,6 +229,7 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
         D.store_side(role, blob)
         D.empty_uploader(f"up_{key}")
         st.rerun()
+    D.show_flash(f"side:{role}")
     blob = getattr(ws, field)
     if blob is not None:
         st.text(blob.name)
@@ -310,3 +319,4 @@ with st.form("settings_form"):
                 st.session_state.pop("set_extra_metrics", None)
                 st.session_state.pop("set_metrics", None)
             st.rerun()
+D.show_flash("settings")

@@ -307,6 +307,26 @@ def test_add_from_a_local_path_memory_maps_a_npy(tmp_path, monkeypatch):
     at.button[[b.label for b in at.button].index("Add from this path")].click().run()
     assert any("no file at" in e and "missing.npy" in e for e in T.errors(at)), T.errors(at)
     assert ws.run_names() == ["big"]
+    # a folder: said so; the message is below the path form (which the user is looking at), not at the top
+    at.text_input(key="path_main").input(str(tmp_path))
+    at.button[[b.label for b in at.button].index("Add from this path")].click().run()
+    shown = _outline(at.main)
+    where = [i for i, (kind, text) in enumerate(shown) if kind == "error" and "is a folder, not a file" in text]
+    heads = {text: i for i, (kind, text) in enumerate(shown) if kind in ("header", "subheader")}
+    assert len(where) == 1 and heads["Embedding run"] < where[0] < heads["Loaded runs"], shown
+    assert ws.run_names() == ["big"]
+
+
+def _outline(node, out: list | None = None) -> list[tuple[str, str]]:
+    """(element type, text) of every element of an AppTest tree, in page order."""
+    out = [] if out is None else out
+    children = getattr(node, "children", None)
+    if children is not None and not hasattr(node, "value"):
+        for k in sorted(children):
+            _outline(children[k], out)
+    else:
+        out.append((str(getattr(node, "type", "")), T.unescape(str(getattr(node, "value", "")))))
+    return out
 
 
 # ------------------------------------------------------------------------------------------ changes from elsewhere

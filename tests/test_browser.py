@@ -326,6 +326,10 @@ def test_uploads_overview_drilldown_and_a_bad_file(server, page, tmp_path):
     shown = " ".join(alert.first.inner_text().split())
     assert message in shown, f"expected {message!r} in the error {shown!r}"
     assert page.locator('[data-testid="stAlert"]').filter(has_text="Not loaded").count() == 1
+    # next to its uploader: below the "Ranked run files" heading, above the list of loaded runs (not at the
+    # top of the page, which a user who scrolled down to the uploader does not see)
+    top = {t: page.get_by_text(t, exact=True).first.bounding_box()["y"] for t in ("Ranked run files", "Loaded runs")}
+    assert top["Ranked run files"] < alert.first.bounding_box()["y"] < top["Loaded runs"], top
     main = B.main_text(page)
     assert main.count("30 queries, 600 ranked items") == 2, main[-3000:]
     side = sidebar_text(page)
