@@ -57,6 +57,8 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
     with c1:
         st.caption("Run A (x axis)")
         st.text(f"the baseline: {run_a}")
+    # run A of this view is the baseline: the shared selection (the drill-down, the URL) says so too
+    st.session_state[S.SEL_RUN_A] = run_a
     with c2:
         run_b = ui.bound_selectbox("Run B (y axis)", others, S.SEL_RUN_B, scope="compare")
     pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"

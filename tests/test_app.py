@@ -266,6 +266,21 @@ def test_interactions_never_recompute(demo_app, monkeypatch):
     assert calls == {"build_run": 0, "evaluate_workspace": 0, "prepare_qrels": 0}
 
 
+def test_compare_pair_is_the_baseline_and_run_b_everywhere(demo_app):
+    # run A of Compare's pair view is the baseline: the URL and the drill-down get (baseline, run B), never
+    # a stale run A from another page (which repeated a run in the URL and flipped B - A on Queries)
+    at = goto(demo_app, "queries")
+    at.selectbox(key="w_queries_sel_run_a").select("weak-64d").run()
+    at = goto(at, "compare")
+    at.selectbox(key="w_compare_sel_baseline").select("strong-128d").run()
+    at.selectbox(key="w_compare_sel_run_b").select("weak-64d").run()
+    assert not at.exception
+    assert at.query_params["run"] == ["strong-128d", "weak-64d"]
+    at = goto(at, "queries")
+    assert at.selectbox(key="w_queries_sel_run_a").value == "strong-128d"
+    assert at.selectbox(key="w_queries_sel_run_b").value == "weak-64d"
+
+
 def diversity_text(at: AppTest) -> pd.DataFrame:
     return next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame)
                 and d.value.index.name == "run" and any(str(c).startswith("ild@") for c in d.value.columns))
