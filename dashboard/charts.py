@@ -9,6 +9,7 @@ entities back to the literal characters).
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -250,6 +251,31 @@ def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str])
     return _layout(fig, height=max(260, 70 * len(runs) + 120))
 
 
+#: Tick label and title font sizes (px) of charts whose margins are computed from their text.
+TICK_FONT_PX = 12
+TITLE_FONT_PX = 16
+#: A title's line (px, from its font size) and the room above it.
+TITLE_BAND_PX = round(1.5 * TITLE_FONT_PX)
+TITLE_PAD_PX = 8
+#: Narrowest plot area (px) assumed for the agreement heatmap's x labels (the page's narrowest layout).
+AGREEMENT_PLOT_PX = 360
+
+
+def top_labels(labels: Sequence[object], *, plot_px: int) -> tuple[int, int]:
+    """(tick angle, px of height) of category labels drawn above a plot ``plot_px`` wide.
+
+    Horizontal when every label fits its share of the width, else tilted by 45°. The height
+    is an upper estimate (a character at most 0.65 of the font size wide, a line 1.3 of it
+    high, plus Plotly's gap of the ticks) so that what is above (the title) never covers them.
+    """
+    texts = [str(x) for x in labels] or [""]
+    width = max(len(t) for t in texts) * 0.65 * TICK_FONT_PX
+    line = 1.3 * TICK_FONT_PX
+    if width * len(texts) <= plot_px * 0.9:
+        return 0, math.ceil(line + 8)
+    return -45, math.ceil((width + line) * math.sqrt(0.5) + 8)
+
+
 def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0.0) -> go.Figure:
     """Runs × runs agreement (symmetric): colour and text = the mean agreement of the pair.
 
@@ -263,9 +289,15 @@ def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0
                                zmin=lo, zmax=1.0, colorbar={"title": ptext(measure_label)},
                                hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(side="top")
-    return _layout(fig, title=f"{ptext(measure_label)}, mean over queries",
-                   height=max(300, 90 * len(labels) + 140))
+    angle, label_px = top_labels(matrix.index, plot_px=AGREEMENT_PLOT_PX)
+    fig.update_xaxes(side="top", tickangle=angle, tickfont={"size": TICK_FONT_PX})
+    fig = _layout(fig, title=f"{ptext(measure_label)}, mean over queries",
+                  height=max(300, 90 * len(labels) + 140 + label_px))
+    # the x labels sit on top: the title keeps a band of its own above them (at the very top)
+    fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": TITLE_PAD_PX},
+                             "font": {"size": TITLE_FONT_PX}},
+                      margin={"t": TITLE_PAD_PX + TITLE_BAND_PX + label_px})
+    return fig
 
 
 def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:

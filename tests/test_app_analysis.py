@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 
 import numpy as np
 import pandas as pd
+import pytest
 from test_app import QUERIES, errors, goto, npz, start, trec_qrels, trec_run, unescape
 
+from dashboard import charts
 from evalcore import evaluate
 from evalcore import workspace as W
 from evalcore.aggregate import summarize
@@ -90,6 +93,22 @@ def test_agreement_matrix_equals_the_engine():
                     assert abs(float(row.mean) - mat.loc[row.run_a, row.run_b]) < 1e-12
                 else:  # tau@1: one item per list, never two shared: undefined everywhere, shown blank
                     assert measure == "kendall_tau" and k == 1 and row.mean == "–"
+
+
+@pytest.mark.parametrize("labels", [list(DEMO_RUN_NAMES), ["a-very-long-run-name-number-one-bm25", "e5", "third"],
+                                    [f"model-{i}-dense" for i in range(9)]])
+def test_agreement_heatmap_title_never_covers_the_top_labels(labels):
+    m = pd.DataFrame(np.full((len(labels), len(labels)), 0.5), index=labels, columns=labels)
+    lay = charts.agreement_heatmap(m, measure_label="overlap@100").layout
+    assert lay.xaxis.side == "top"
+    # the title hangs from the figure's top edge: its line (and its padding) is all it takes of the margin
+    assert (lay.title.yref, lay.title.y, lay.title.yanchor) == ("container", 1, "top")
+    title_px = lay.title.pad.t + 1.2 * lay.title.font.size
+    # the labels' angle is fixed (Plotly's "auto" could turn them upright, taller than any margin set here)
+    assert isinstance(lay.xaxis.tickangle, (int, float))
+    a, size = math.radians(lay.xaxis.tickangle), lay.xaxis.tickfont.size
+    label_px = 0.6 * size * max(map(len, labels)) * abs(math.sin(a)) + 1.2 * size * abs(math.cos(a))
+    assert lay.margin.t >= title_px + label_px
 
 
 def test_similarity_agreement_with_the_demo_reference():
