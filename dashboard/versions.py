@@ -95,6 +95,20 @@ def step_text(step: float) -> str:
     return f"{int(s):,}" if s.is_integer() else f"{s:g}"
 
 
+def unsure_order(sr: Series, model: str) -> tuple[str, list[str]]:
+    """Versions of ``model`` placed by a weaker key than the others: ("step", runs without a step) when some
+    runs have one, else ("version label", runs without a label) when some have one; else ("", [])."""
+    rows = sr.table[sr.table["model"] == model]
+    has_step = rows["step"].notna().to_numpy()
+    if has_step.any() and not has_step.all():
+        return "step", rows.loc[~has_step, "run"].astype(str).tolist()
+    if not has_step.any():
+        labelled = np.array([isinstance(v, str) and bool(v) for v in rows["version"]], dtype=bool)
+        if labelled.any() and not labelled.all():
+            return "version label", rows.loc[~labelled, "run"].astype(str).tolist()
+    return "", []
+
+
 def version_names(sr: Series, model: str) -> dict[str, str]:
     """run -> its version's label, in version order (the pickers' texts)."""
     rows = sr.table[sr.table["model"] == model]

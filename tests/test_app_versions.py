@@ -228,3 +228,27 @@ def test_empty_state_explains_and_the_demo_offers_its_checkpoints():
     prev = family_table(at, "previous")
     assert prev["version"].tolist() == [f"epoch {e}" for e in (3, 6, 10, 15, 20, 25)]
     assert [unescape(c.value) for c in at.caption if "Holm" in c.value]  # says which correction, and where
+
+
+def _warnings(at) -> list[str]:
+    return [unescape(w.value) for w in at.warning]
+
+
+def test_a_version_without_a_step_is_flagged_as_placed_last(built):
+    ws = built[0]
+    assert not any("Order not certain" in w for w in _warnings(goto(start(ws), "versions")))  # every step given
+    first = NAMES[LOAD_ORDER[0]]  # loaded first, step 400: placed last once its step is gone
+    runs = tuple(replace(r, step=None) if r.name == first else r for r in ws.runs)
+    at = goto(start(replace(ws, runs=runs)), "versions")
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    assert not at.exception
+    (warning,) = [w for w in _warnings(at) if "Order not certain" in w]
+    assert f"{first} has no step" in warning and "placed after the versions with one" in warning
+    assert list(at.selectbox(key="w_versions_sel_version_model").options) == ["encoder", MARKER]
+    assert at.selectbox(key="w_versions_sel_version_reference").options[-1] == first  # what the warning says
+    # the labelled model (no steps): one version without a label is flagged the same way
+    runs = tuple(replace(r, version=None) if r.name == f"lab {LABELS[1]}" else r for r in ws.runs)
+    at = goto(start(replace(ws, runs=runs)), "versions")
+    at.selectbox(key="w_versions_sel_version_model").select(MARKER).run()
+    (warning,) = [w for w in _warnings(at) if "Order not certain" in w]
+    assert f"lab {LABELS[1]} has no version label" in warning and MARKER in warning
