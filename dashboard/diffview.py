@@ -31,9 +31,10 @@ from evalcore.data import Qrels, Run
 __all__ = ["RUN_CODES", "DOC_COLOURS", "Diff", "query_diff", "style_list", "style_truth", "badge"]
 
 RUN_CODES = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: Pale colours (dark text stays readable) given to documents listed by more than one run.
-DOC_COLOURS = ("#FFE08A", "#A7E3F2", "#F9B8D3", "#B9F0B4", "#D7C4F5", "#FFC99E", "#B3D4FF", "#E6F59A",
-               "#F5C6AA", "#A8EBD9", "#E9C1EC", "#D5D5A3")
+#: Light colours (dark text stays readable) given to documents listed by more than one run: yellows,
+#: blues and violets only, far (CIELAB ΔE ≥ 25) from every grade colour (green, pink, grey), so that a
+#: shared document's fill never reads as a grade; they repeat beyond six shared documents.
+DOC_COLOURS = ("#FFE08A", "#87DDFF", "#E3B8FF", "#C9A85C", "#B0B7F8", "#71BEF3")
 GRADE_COLOURS = {"relevant": "#C8EFC8", "not relevant": "#F8D0CC", "unjudged": "#EEEEEE"}
 UNJUDGED = "·"
 #: Columns of a run's list, in display order (the title last: it takes the width that is left).

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import numpy as np
 import pandas as pd
 
 from dashboard import drilldown as D
 from dashboard import picker as P
-from dashboard.diffview import DOC_COLOURS, badge, query_diff, style_list
+from dashboard.diffview import (
+    DOC_COLOURS,
+    GRADE_COLOURS,
+    LIST_COLUMNS,
+    badge,
+    query_diff,
+    style_list,
+)
 from evalcore.data import Qrels, Run
 
 
@@ -41,6 +51,56 @@ def test_each_run_against_its_own_ground_truth_with_ranks_elsewhere_and_shared_c
     assert list(ov["rank in c"]) == ["– (query not in the run)"] * 2
     ct = diff.truth[0][2]
     assert list(ct["doc_id"]) == ["d1", "d9", "d2"] and list(ct["rank in a"]) == ["1", "> 3", "2"]
+
+
+def lab(hex_colour: str) -> np.ndarray:
+    """CIELAB (D65) of an sRGB colour ``#RRGGBB``."""
+    c = np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ c
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE76 colour difference (about 2.3 = just noticeable side by side; 25 = clearly another colour)."""
+    return float(np.linalg.norm(lab(a) - lab(b)))
+
+
+def backgrounds(styler) -> dict[tuple[int, int], str]:
+    """(row, column) -> background colour of each styled cell of a Styler's HTML."""
+    out = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", styler.to_html()):
+        colour = re.search(r"background-color:\s*(#[0-9A-Fa-f]{6})", body)
+        for cell in re.findall(r"_row(\d+)_col(\d+)", selectors):
+            if colour:
+                out[(int(cell[0]), int(cell[1]))] = colour.group(1).upper()
+    return out
+
+
+def test_shared_document_colours_cannot_be_taken_for_grade_colours():
+    for doc, (grade, colour) in itertools.product(DOC_COLOURS, GRADE_COLOURS.items()):
+        assert delta_e(doc, colour) >= 25, (doc, grade, colour)
+    for a, b in itertools.combinations(DOC_COLOURS, 2):
+        assert delta_e(a, b) >= 15, (a, b)  # and each shared document's colour tells it from the next
+    # the drill-down still marks the shared documents: an unjudged one (x), a relevant one (r)
+    q = Qrels.from_dict({"q": {"r": 2, "n": 0}})
+    a = Run.from_dict({"q": {"x": 4.0, "r": 3.0, "only_a": 2.0, "n": 1.0}}, name="a")
+    b = Run.from_dict({"q": {"r": 4.0, "x": 3.0, "only_b": 2.0}}, name="b")
+    diff = query_diff({"a": q, "b": q}, {"a": a, "b": b}, "q", k=4)
+    assert set(diff.colours) == {"x", "r"} and diff.colours["x"] != diff.colours["r"]
+    la = diff.lists["a"]
+    cells = backgrounds(style_list(la, diff.colours))
+    grade_col, doc_col = LIST_COLUMNS.index("grade"), LIST_COLUMNS.index("doc_id")
+    for row, (doc, grade) in enumerate(zip(la["doc_id"], la["grade"], strict=True)):
+        expected_grade = {"·": "unjudged", "✔ 2": "relevant", "✗ 0": "not relevant"}[grade]
+        assert cells[(row, grade_col)] == GRADE_COLOURS[expected_grade].upper()
+        if doc in diff.colours:
+            assert cells[(row, doc_col)] == diff.colours[doc].upper()
+            assert delta_e(cells[(row, doc_col)], cells[(row, grade_col)]) >= 25
+        else:
+            assert (row, doc_col) not in cells
 
 
 def test_rank_elsewhere_counts_the_whole_list_not_only_the_top_k():
