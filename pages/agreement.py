@@ -32,7 +32,8 @@ with c2:
     k = st.selectbox("Cutoff k", list(ctx.settings.k), index=len(ctx.settings.k) - 1, key="ag_k")
 with c3:
     p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
-                        key="ag_p", help="Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
+                        key="ag_p", disabled=measure != "rbo",
+                        help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
 
 out = A.agreement(ctx, p, int(k))
 if not out.ok:

@@ -111,6 +111,14 @@ def test_agreement_heatmap_title_never_covers_the_top_labels(labels):
     assert lay.margin.t >= title_px + label_px
 
 
+def test_rbo_persistence_is_enabled_for_rbo_only():
+    at = goto(start(), "agreement")
+    for measure in ("overlap", "rbo", "kendall_tau", "rbo"):
+        at.selectbox(key="ag_measure").set_value(measure).run()
+        assert not at.exception and not errors(at)
+        assert at.number_input(key="ag_p").disabled is (measure != "rbo"), measure
+
+
 def test_similarity_agreement_with_the_demo_reference():
     at = goto(start(), "agreement")
     demo = make_demo(0)
