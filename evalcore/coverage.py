@@ -76,8 +76,18 @@ def low_coverage(coverage: pd.DataFrame, *, threshold: float = DEFAULT_MIN_COVER
 
 
 def coverage_text(n_with_results: int, n_ground_truth: int) -> str:
-    """``"30/30 (100%)"``, ``"0/30 (0%)"``; percentages floored so that 99.9% never reads 100%."""
+    """``"30/30 (100%)"``, ``"15/30 (50%)"``, ``"0/30 (0%)"``; percentages floored, and never rounded to an end.
+
+    ``0%`` and ``100%`` only when none / all of the ground truth's queries have results: a share
+    below 1% reads ``"<1%"`` (``"1/300 (<1%)"``), one above 99% ``">99%"`` (``"2997/3000 (>99%)"``).
+    """
     if n_ground_truth <= 0:
         return "0/0"
-    pct = int(100 * n_with_results // n_ground_truth)
+    n, total = int(n_with_results), int(n_ground_truth)
+    if 0 < 100 * n < total:
+        pct = "<1"
+    elif 99 * total < 100 * n < 100 * total:
+        pct = ">99"
+    else:
+        pct = str(100 * n // total)
     return f"{n_with_results}/{n_ground_truth} ({pct}%)"

@@ -36,8 +36,18 @@ def test_coverage_per_run():
 
 def test_text_and_errors():
     assert coverage_text(30, 30) == "30/30 (100%)"
-    assert coverage_text(2997, 3000) == "2997/3000 (99%)"
     assert coverage_text(0, 7) == "0/7 (0%)"
+    assert coverage_text(15, 30) == "15/30 (50%)" and coverage_text(29, 30) == "29/30 (96%)"  # floored
+    # a share strictly between 0% and 1% (or 99% and 100%) never reads as an end of the range
+    assert coverage_text(1, 300) == "1/300 (<1%)" and coverage_text(3, 300) == "3/300 (1%)"
+    assert coverage_text(2997, 3000) == "2997/3000 (>99%)" and coverage_text(297, 300) == "297/300 (99%)"
+    assert coverage_text(1, 100) == "1/100 (1%)" and coverage_text(99, 100) == "99/100 (99%)"
+    for total in (1, 2, 7, 99, 100, 101, 300, 3000):
+        for n in range(total + 1):
+            pct = coverage_text(n, total).split("(")[1].rstrip(")")
+            assert (pct == "0%") == (n == 0) and (pct == "100%") == (n == total), (n, total)
+            if pct not in ("<1%", ">99%"):
+                assert int(pct[:-1]) <= 100 * n / total < int(pct[:-1]) + 1, (n, total)  # floored
     qrels, runs = data()
     ev = evaluate(qrels, runs, metrics=["ndcg"], k=[5])
     with pytest.raises(OptionError, match="in \\[0, 1\\]"):
