@@ -253,10 +253,11 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
 
     cov = dict(coverage)
+    notes = ci_test_notes(rows["note"], rows["ci_low"], rows["ci_high"], rows["p_value"], rows["significant"])
     return pd.DataFrame({
         "run": rows["run"].astype(str),
         "run − baseline": rows["difference"].astype(float),
-        "95% CI": [ci(float(a), float(b)) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)],
+        "95% CI (bootstrap)": [ci(float(a), float(b)) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)],
         "p adjusted": rows["p_adjusted"],
         "significant": rows["significant"].astype(bool),
         f"mean {label}": rows["mean"].astype(float),
@@ -266,8 +267,24 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         "effect size dz": rows["effect_size"].astype(float),
         "p-value": rows["p_value"],
         "n": rows["n"].astype(int),
-        "note": rows["note"].astype(str),
+        "note": notes,
     })
+
+
+def ci_test_notes(notes, ci_low, ci_high, p_values, significant) -> list[str]:
+    """Each row's note, plus why a 95% bootstrap interval that excludes 0 sits next to "not significant":
+    the test rejects before the correction for the other pairs but not after, or the test itself does not
+    reject (the interval comes from the bootstrap, not from the test, and is not corrected)."""
+    out = []
+    for note, lo, hi, p, sig in zip(notes, ci_low, ci_high, p_values, significant, strict=True):
+        note, lo, hi = ("" if note is None else str(note)), float(lo), float(hi)
+        raw = pd.to_numeric(pd.Series([p]), errors="coerce").iloc[0]
+        why = ""
+        if not bool(sig) and np.isfinite(lo) and np.isfinite(hi) and not lo <= 0 <= hi and raw == raw:
+            why = ("the CI excludes 0 and p < 0.05 before the correction, not after" if raw < 0.05 else
+                   "the CI excludes 0 but the test's p ≥ 0.05 (the bootstrap interval is not the test)")
+        out.append(f"{note}; {why}" if note and why else (note or why))
+    return out
 
 
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -20,6 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state as S
+from dashboard import tables as T
 from evalcore import workspace as W
 
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
@@ -193,7 +194,7 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.Da
         "version": [names.get(x, x) for x in r["run_b"].astype(str)],
         "against": [names.get(x, x) for x in r["run_a"].astype(str)],
         "difference": r["diff"].astype(float).to_numpy(),
-        "95% CI": [ci(float(a), float(b)) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
+        "95% CI (bootstrap)": [ci(float(a), float(b)) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
         "p adjusted": r["p_adjusted"].to_numpy(),
         "significant": r["significant"].astype(bool).to_numpy(),
         "mean": r["mean_b"].astype(float).to_numpy(),
@@ -204,7 +205,7 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.Da
         "p-value": r["p_value"].to_numpy(),
         "n": r["n"].astype(int).to_numpy(),
         "run": r["run_b"].astype(str).to_numpy(),
-        "note": r["note"].astype(str).to_numpy(),
+        "note": T.ci_test_notes(r["note"], r["ci_low"], r["ci_high"], r["p_value"], r["significant"]),
     })
 
 

@@ -132,8 +132,10 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
     st.caption(f"Against the baseline (mean of the baseline: {rows['baseline mean'].iloc[0]:.4f}). "
                if len(rows) else "Against the baseline. ")
     st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
-               "same for every pair. p adjusted: after the correction across all pairs; significant when below "
-               "0.05. Wins/ties/losses: queries where the run beats / equals / loses to the baseline.")
+               "same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
+               "significant when below 0.05. The interval is neither the test nor corrected for the other pairs: "
+               "it can exclude 0 next to a run that is not significant (the note says why). Wins/ties/losses: "
+               "queries where the run beats / equals / loses to the baseline.")
     pair_view(ctx, runs, metric, k, label, baseline)
 
 

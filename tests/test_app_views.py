@@ -14,11 +14,13 @@ import test_app as T
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state as S
+from dashboard import ui
 from evalcore import workspace as W
 from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.stats import compare
+from evalcore.workspace.demo import make_demo
 
 APP, goto, unescape = T.APP, T.goto, T.unescape
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -195,6 +197,20 @@ def coverage_workspace() -> W.Snapshot:
     return ws
 
 
+def test_a_search_without_match_says_so_and_shows_the_search_as_text():
+    n = make_demo(0).qrels.n_queries
+    at = start(None, "queries")
+    typed = "*zz* [x](y) <b>"
+    at.text_input(key="q_search").input(typed).run()
+    assert not at.exception and frame_with(at, "query_id").empty
+    shown = [c.value for c in at.caption if "Rows" in c.value or "No query" in c.value]
+    assert shown == [f"No query matches the search “{ui.md_escape(typed)}” ({n:,} queries in all)."]
+    at.text_input(key="q_search").input("").run()  # all again: the rows are counted as before
+    rows = min(n, 50)
+    assert any(c.value.startswith(f"Rows 1–{rows:,} of {n:,} queries, page 1 of {-(-n // 50):,}. Select a row")
+               for c in at.caption)
+
+
 def test_low_coverage_is_flagged_everywhere_and_left_out_of_stars_and_tests():
     at = start(coverage_workspace(), "overview")
     warn = [unescape(w.value) for w in at.warning if "Low coverage" in w.value]
@@ -294,8 +310,8 @@ def test_every_ci_within_the_metric_range_and_identical_runs_get_identical_cis()
     # Compare: identical runs get identical difference CIs against any baseline
     goto(at, "compare")
     at.selectbox(key="w_compare_sel_baseline").select("C").run()
-    table = frame_with(at, "run", "95% CI").set_index("run")
-    assert table.loc["A", "95% CI"] == table.loc["B", "95% CI"]
+    table = frame_with(at, "run", "95% CI (bootstrap)").set_index("run")
+    assert table.loc["A", "95% CI (bootstrap)"] == table.loc["B", "95% CI (bootstrap)"]
 
 
 def _table(ws: W.Snapshot) -> pd.DataFrame:
@@ -381,8 +397,8 @@ def test_overview_columns_are_chosen_and_the_run_column_pinned():
     goto(at, "compare")
     cfg = next(json.loads(d.proto.columns) for d in at.dataframe if "significant" in d.proto.columns)
     assert cfg["run"]["pinned"] is True
-    table = frame_with(at, "run", "run − baseline", "95% CI", "p adjusted", "significant")
-    assert list(table.columns)[:5] == ["run", "run − baseline", "95% CI", "p adjusted", "significant"]
+    table = frame_with(at, "run", "run − baseline", "95% CI (bootstrap)", "p adjusted", "significant")
+    assert list(table.columns)[:5] == ["run", "run − baseline", "95% CI (bootstrap)", "p adjusted", "significant"]
 
 
 # ------------------------------------------------------------------------------------------ item 10
@@ -478,3 +494,19 @@ def test_every_chart_saves_as_png_or_svg():
         goto(at, page)
         got = configs()
         assert len(got) == n and all(c["format"] == "svg" for c in got), (page, got)
+
+
+def test_a_ci_excluding_zero_next_to_not_significant_says_why():
+    from dashboard.tables import ci_test_notes
+
+    nan = float("nan")
+    got = ci_test_notes(
+        ["", "", "low coverage", "", "", "", ""],
+        [-0.07, 0.01, 0.02, -0.03, 0.01, nan, 0.01],
+        [-0.001, 0.05, 0.06, 0.02, 0.05, 0.2, 0.05],
+        [0.03, 0.2, 0.2, 0.5, 0.01, 0.5, nan],
+        [False, False, False, False, True, False, False])
+    assert got[0] == "the CI excludes 0 and p < 0.05 before the correction, not after"
+    assert got[1] == "the CI excludes 0 but the test's p ≥ 0.05 (the bootstrap interval is not the test)"
+    assert got[2] == "low coverage; " + got[1]  # an existing note is kept first
+    assert got[3:] == ["", "", "", ""]  # CI covers 0; significant; no interval; no p-value
