@@ -61,6 +61,25 @@ def page_of(frame: pd.DataFrame, page: int, rows: int = PAGE_ROWS) -> pd.DataFra
     return frame.iloc[(p - 1) * rows: p * rows]
 
 
+def rows_caption(*, page: int, n_shown: int, n_matching: int, n_total: int, n_pages: int, search: str | None = None,
+                 domains: bool = False) -> str:
+    """The line under a page of the queries table (Markdown-safe: the search text is escaped).
+
+    ``"Rows 51–100 of 5,000 queries, page 2 of 100."``, ``"... of 12 matching queries (300 in all) ..."``;
+    when nothing matches, ``"No query matches the search “zzz” (300 queries in all)."`` (or the
+    chosen domains) instead of an empty range of rows.
+    """
+    if n_matching == 0:
+        what = [f"the search “{ui.md_escape(search.strip())}”"] if search and search.strip() else []
+        what += ["the chosen domains"] if domains else []
+        return (f"No query matches {' and '.join(what)} ({n_total:,} queries in all)." if what
+                else "No query to show.")
+    first = (int(page) - 1) * PAGE_ROWS
+    return (f"Rows {first + 1:,}–{first + n_shown:,} of {n_matching:,} "
+            + (f"matching queries ({n_total:,} in all)" if n_matching != n_total else "queries")
+            + f", page {int(page):,} of {n_pages:,}.")
+
+
 def options_around(ids: Sequence[str], current: str | None, limit: int = MAX_OPTIONS) -> list[str]:
     """At most ``limit`` ids for a select box: the first ones, with ``current`` kept (put first) when it
     matches but lies further down the list."""

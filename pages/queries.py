@@ -98,11 +98,10 @@ st.session_state[IDS_KEY] = shown["query_id"].tolist()
 st.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
              key="queries_table", on_select=on_row_selected, selection_mode="single-row",
              column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True)})
-first = (int(page) - 1) * P.PAGE_ROWS
-st.caption(f"Rows {first + 1 if len(shown) else 0:,}–{first + len(shown):,} of {len(ordered):,} "
-           + (f"matching queries ({len(qt):,} in all)" if len(ordered) != len(qt) else "queries")
-           + f", page {int(page):,} of {n_pages:,}. Select a row to open its drill-down. Difference = run B − run A "
-             "on this query; – = the run has no value for it.")
+st.caption(P.rows_caption(page=int(page), n_shown=len(shown), n_matching=len(ordered), n_total=len(qt),
+                          n_pages=n_pages, search=search, domains=bool(pick_domains))
+           + ("" if ordered.empty else " Select a row to open its drill-down. Difference = run B − run A on this "
+                                       "query; – = the run has no value for it."))
 
 # ---------------------------------------------------------------- one query
 ids = ordered["query_id"].tolist() or qt["query_id"].tolist()

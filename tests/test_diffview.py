@@ -132,6 +132,18 @@ def test_every_query_is_reachable_among_50000_by_search_sort_and_pages():
     assert len(opts) == P.MAX_OPTIONS and opts[0] == last
 
 
+def test_the_rows_line_says_when_nothing_matches():
+    kw = {"page": 1, "n_shown": 0, "n_matching": 0, "n_total": 300, "n_pages": 1}
+    assert P.rows_caption(**kw, search=" zzz ") == "No query matches the search “zzz” (300 queries in all)."
+    assert P.rows_caption(**kw, search="a_b*", domains=True) == (
+        "No query matches the search “a\\_b\\*” and the chosen domains (300 queries in all).")
+    assert P.rows_caption(**kw, domains=True) == "No query matches the chosen domains (300 queries in all)."
+    assert P.rows_caption(**(kw | {"n_total": 0})) == "No query to show."
+    assert P.rows_caption(page=2, n_shown=50, n_matching=120, n_total=300, n_pages=3, search="q") == (
+        "Rows 51–100 of 120 matching queries (300 in all), page 2 of 3.")
+    assert P.rows_caption(page=1, n_shown=7, n_matching=7, n_total=7, n_pages=1) == "Rows 1–7 of 7 queries, page 1 of 1."
+
+
 def test_the_scatter_aggregates_thousands_of_queries_and_keeps_the_largest_differences_as_points():
     from dashboard.charts import pair_scatter
 
