@@ -18,6 +18,7 @@ __all__ = [
     "curve_frame",
     "pr_frame",
     "READING_GUIDE",
+    "band_range",
     "reading_band",
     "reading_guide_frames",
 ]
@@ -295,22 +296,32 @@ def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 
 #: Seed 002's "Metric Interpretation Guidelines" (nDCG@10 and Recall@10 bands), shown as a hint:
-#: label -> [(low, high, range as written in the guide, band, reading)], low inclusive, high exclusive.
-READING_GUIDE: dict[str, list[tuple[float, float, str, str, str]]] = {
+#: label -> [(low, high, band, reading)], low inclusive, high exclusive (the guide's "0.7 - 0.9" and
+#: "0.5 - 0.7" share an edge: 0.7 is "Very Good", and the table says so with half-open ranges).
+READING_GUIDE: dict[str, list[tuple[float, float, str, str]]] = {
     "ndcg@10": [
-        (0.9, np.inf, "0.9 - 1.0", "Excellent", "Near-perfect ranking"),
-        (0.7, 0.9, "0.7 - 0.9", "Very Good", "Strong performance"),
-        (0.5, 0.7, "0.5 - 0.7", "Good", "Acceptable for most tasks"),
-        (0.3, 0.5, "0.3 - 0.5", "Fair", "Room for improvement"),
-        (-np.inf, 0.3, "< 0.3", "Poor", "Needs significant work"),
+        (0.9, np.inf, "Excellent", "Near-perfect ranking"),
+        (0.7, 0.9, "Very Good", "Strong performance"),
+        (0.5, 0.7, "Good", "Acceptable for most tasks"),
+        (0.3, 0.5, "Fair", "Room for improvement"),
+        (-np.inf, 0.3, "Poor", "Needs significant work"),
     ],
     "recall@10": [
-        (0.8, np.inf, "> 0.8", "Excellent", "Finding most relevant docs"),
-        (0.6, 0.8, "0.6 - 0.8", "Good", "Missing some relevant docs"),
-        (0.4, 0.6, "0.4 - 0.6", "Fair", "Missing many relevant docs"),
-        (-np.inf, 0.4, "< 0.4", "Poor", "Low coverage"),
+        (0.8, np.inf, "Excellent", "Finding most relevant docs"),
+        (0.6, 0.8, "Good", "Missing some relevant docs"),
+        (0.4, 0.6, "Fair", "Missing many relevant docs"),
+        (-np.inf, 0.4, "Poor", "Low coverage"),
     ],
 }
+
+
+def band_range(lo: float, hi: float) -> str:
+    """``"0.7 ≤ x < 0.9"``, ``"x ≥ 0.9"``, ``"x < 0.3"``: the half-open range [lo, hi) of a value x."""
+    if np.isinf(lo):
+        return f"x < {hi:g}"
+    if np.isinf(hi):
+        return f"x ≥ {lo:g}"
+    return f"{lo:g} ≤ x < {hi:g}"
 
 
 def reading_band(label: str, value: float | None) -> str | None:
@@ -318,13 +329,13 @@ def reading_band(label: str, value: float | None) -> str | None:
     bands = READING_GUIDE.get(label)
     if bands is None or value is None or not np.isfinite(value):
         return None
-    for lo, hi, _, name, _ in bands:
+    for lo, hi, name, _ in bands:
         if lo <= value < hi:
             return name
     return None
 
 
 def reading_guide_frames() -> dict[str, pd.DataFrame]:
-    """Seed 002's two guide tables as frames (static text)."""
-    return {label: pd.DataFrame([{label: r, "band": b, "reading": m} for _, _, r, b, m in bands])
+    """Seed 002's two guide tables as frames (static text; each value of x falls in one range)."""
+    return {label: pd.DataFrame([{label: band_range(lo, hi), "band": b, "reading": m} for lo, hi, b, m in bands])
             for label, bands in READING_GUIDE.items()}

@@ -479,4 +479,22 @@ def test_reading_guide():
     assert T.reading_band("map@10", 0.5) is None
     frames = T.reading_guide_frames()
     assert frames["ndcg@10"]["band"].tolist() == ["Excellent", "Very Good", "Good", "Fair", "Poor"]
-    assert frames["recall@10"]["recall@10"].tolist() == ["> 0.8", "0.6 - 0.8", "0.4 - 0.6", "< 0.4"]
+    assert frames["ndcg@10"]["ndcg@10"].tolist()[:2] == ["x ≥ 0.9", "0.7 ≤ x < 0.9"]
+    assert frames["recall@10"]["recall@10"].tolist() == ["x ≥ 0.8", "0.6 ≤ x < 0.8", "0.4 ≤ x < 0.6", "x < 0.4"]
+
+
+def test_each_value_falls_in_one_written_band_the_one_it_is_given():
+    def contains(text: str, x: float) -> bool:
+        """Whether the written range holds x (only the half-open forms; anything else fails)."""
+        if m := re.fullmatch(r"([\d.]+) ≤ x < ([\d.]+)", text):
+            return float(m[1]) <= x < float(m[2])
+        if m := re.fullmatch(r"x ≥ ([\d.]+)", text):
+            return x >= float(m[1])
+        if m := re.fullmatch(r"x < ([\d.]+)", text):
+            return x < float(m[1])
+        raise AssertionError(f"not a half-open range: {text!r}")
+
+    for label, frame in T.reading_guide_frames().items():
+        for x in np.round(np.arange(0, 1.0001, 0.05), 2):  # every band edge among them
+            holding = [b for r, b in zip(frame[label], frame["band"], strict=True) if contains(r, float(x))]
+            assert holding == [T.reading_band(label, float(x))], (label, x, holding)
