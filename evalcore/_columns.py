@@ -36,6 +36,14 @@ def numbers(col: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dt)
 
 
+def arrow_indices(rows: np.ndarray) -> Any:
+    """int64 positions as an arrow array (for ``take``), zero-copy and without importing pandas."""
+    import pyarrow as pa
+
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])
+
+
 def string_offsets(chunk: Any) -> np.ndarray:
     """int64 offsets (len + 1) of a string / large_string arrow array into its data buffer."""
     odt = np.int64 if "large" in str(chunk.type) else np.int32

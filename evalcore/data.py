@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import numbers, pair_keys, string_hashes, strings
+from ._columns import arrow_indices, numbers, pair_keys, string_hashes, strings
 from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
@@ -373,17 +373,18 @@ class Run:
         What a tie rule sorts by (:func:`evalcore.ranking.code_ranks`); only the distinct
         documents among ``rows`` are compared as strings.
         """
-        from .ranking import code_ranks
+        from .ranking import code_ranks, dense_ranks
 
         rows = np.asarray(rows, dtype=np.int64)
         if self._d is None:
             import pyarrow as pa
             import pyarrow.compute as pc
 
-            enc = pc.dictionary_encode(self._docs.take(pa.array(rows)))
+            enc = pc.dictionary_encode(self._docs.take(arrow_indices(rows)))  # no pandas: the CLI imports it meanwhile
             if isinstance(enc, pa.ChunkedArray):
                 enc = enc.combine_chunks()
-            return code_ranks(numbers(enc.indices).astype(np.int64), strings(enc.dictionary))
+            # every entry of the dictionary is used and distinct: rank it as arrow strings
+            return dense_ranks(enc.dictionary)[numbers(enc.indices).astype(np.int64)]
         return code_ranks(self._d[rows], self._doc_vocab)  # type: ignore[index]
 
     def docs_at(self, rows: np.ndarray) -> np.ndarray:

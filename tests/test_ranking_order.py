@@ -5,12 +5,13 @@ vocabulary, a TREC file read lazily), and :func:`code_ranks` against Python's st
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from evalcore import ranking
 from evalcore.data import Run
 from evalcore.io.trec import read_trec_run
-from evalcore.ranking import code_ranks, order_rows, rank_order
+from evalcore.ranking import code_ranks, dense_ranks, order_rows, rank_order
 
 _ALPHABET = list("abAB01-_é漢😀") + ["\x7f"]
 
@@ -74,6 +75,10 @@ def test_rank_order_matches_sorted_oracle(seed, ties, packed, monkeypatch):
         "lazy": read_trec_run(_trec_text(qs, ds, ss), name="t"),
         "codes": _from_codes(qs, ds, ss, rng),
     }
+    lazy = runs["lazy"]
+    n = len(lazy.q)  # the same ids as an arrow column in several chunks (as a large file is read)
+    chunks = pa.chunked_array([lazy._docs.slice(0, n // 3), lazy._docs.slice(n // 3, n // 3), lazy._docs.slice(2 * (n // 3))])
+    runs["chunked"] = Run(lazy.query_ids, lazy.q, None, None, lazy.scores, name="k", _docs=chunks)
     assert runs["lazy"]._d is None
     for how, run in runs.items():
         order, pos = rank_order(run, ties=ties)
@@ -88,7 +93,7 @@ def test_rank_order_matches_sorted_oracle(seed, ties, packed, monkeypatch):
         for i, r in enumerate(got):
             starts.setdefault(qi[r], i)
             assert pos[i] == i - starts[qi[r]]
-    assert runs["lazy"]._d is None  # ranking never built the lazy run's vocabulary
+    assert runs["lazy"]._d is None and runs["chunked"]._d is None  # ranking never built a vocabulary
 
 
 def test_order_rows_public_front_matches_oracle():
@@ -112,3 +117,10 @@ def test_code_ranks_is_python_string_order(seed):
     dense = {v: i for i, v in enumerate(sorted(set(values)))}
     assert ranks.tolist() == [dense[v] for v in values]
     assert code_ranks(np.zeros(0, dtype=np.int64), vocab).tolist() == []
+
+
+def test_dense_ranks_fall_back_to_numpy_for_ids_arrow_cannot_hold():
+    values = np.array(["b", "\ud800x", "a", "b"], dtype=object)  # a lone surrogate is no UTF-8
+    assert dense_ranks(values).tolist() == [1, 2, 0, 1]
+    assert dense_ranks(pa.array(["b", "a", "b", "é"])).tolist() == [1, 0, 1, 2]
+    assert dense_ranks(np.zeros(0, dtype=object)).tolist() == []
