@@ -288,6 +288,19 @@ def ci_test_notes(notes, ci_low, ci_high, p_values, significant) -> list[str]:
     return out
 
 
+def coinciding_runs(curve: pd.DataFrame) -> list[list[str]]:
+    """Groups (two or more runs, in first-appearance order) whose curves are the same: the same mean at
+    the same k, every k. Their lines are drawn on top of each other, so the chart cannot show it.
+
+    ``curve``: :func:`curve_frame` output.
+    """
+    seen: dict[tuple, list[str]] = {}
+    for run, d in curve.groupby("run", sort=False):
+        d = d.sort_values("k", kind="mergesort")
+        seen.setdefault((tuple(d["k"].tolist()), tuple(d["mean"].round(12).tolist())), []).append(str(run))
+    return [names for names in seen.values() if len(names) > 1]
+
+
 def curve_frame(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows of one metric with a cutoff (k > 0), sorted by run then k: the data of a metric-vs-k curve."""
     s = summary[(summary["metric"].astype(str) == metric) & (summary["k"] > 0)].copy()

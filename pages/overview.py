@@ -118,6 +118,9 @@ if curve_metrics:
     ui.chart(fig, key="overview_curves", name=f"{metric}_vs_k")
     st.caption("Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
                + ("Bands: " + S.ci_caption() + "." if bands else ""))
+    for same in S.memo(f"coincide:{ctx.eval_key}:{metric}", lambda: T.coinciding_runs(curve)):
+        st.caption(ui.md_escape(f"{', '.join(same[:-1])} and {same[-1]} have the same mean at every k: their lines "
+                                "coincide (only the last one drawn shows)."))
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
 

@@ -299,6 +299,10 @@ def test_every_ci_within_the_metric_range_and_identical_runs_get_identical_cis()
         assert tuple(by_run.loc[("A", m, k), ["ci_low", "ci_high"]]) == tuple(by_run.loc[("B", m, k),
                                                                                          ["ci_low", "ci_high"]])
     assert any("percentile bootstrap" in c.value and "same for every run" in c.value for c in at.caption)
+    # twins draw one line over the other: the page says so, once per group
+    same = [unescape(c.value) for c in at.caption if "have the same mean at every k" in c.value]
+    assert same == ["A and B have the same mean at every k: their lines coincide (only the last one drawn shows).",
+                    "C and D have the same mean at every k: their lines coincide (only the last one drawn shows)."]
     # bands off by default beyond three runs, one toggle to show them
     toggle = next(t for t in at.toggle if t.key.startswith("ov_bands_"))
     assert toggle.value is False
@@ -510,3 +514,15 @@ def test_a_ci_excluding_zero_next_to_not_significant_says_why():
     assert got[1] == "the CI excludes 0 but the test's p ≥ 0.05 (the bootstrap interval is not the test)"
     assert got[2] == "low coverage; " + got[1]  # an existing note is kept first
     assert got[3:] == ["", "", "", ""]  # CI covers 0; significant; no interval; no p-value
+
+
+def test_coinciding_runs_need_the_same_mean_at_every_same_k():
+    from dashboard.tables import coinciding_runs
+
+    def rows(run, ks, means):
+        return [{"run": run, "k": k, "mean": m} for k, m in zip(ks, means, strict=True)]
+
+    curve = pd.DataFrame(rows("a", [1, 10], [0.5, 0.7]) + rows("b", [10, 1], [0.7, 0.5])  # other row order
+                         + rows("c", [1, 10], [0.5, 0.71]) + rows("d", [1], [0.5]) + rows("e", [1, 10], [0.5, 0.7]))
+    assert coinciding_runs(curve) == [["a", "b", "e"]]
+    assert coinciding_runs(curve[curve["run"].isin(["c", "d"])]) == []
