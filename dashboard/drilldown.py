@@ -42,6 +42,17 @@ DIFF_COLUMN = "difference"
 P_THRESHOLD = 0.001
 
 
+def signed3(x: float) -> str:
+    """A difference to 3 decimals with its sign ("+0.012", "-0.300"); "0.000" when it rounds to zero
+    (no "-0.000" / "+0.000" for identical runs).
+
+    >>> [signed3(v) for v in (0.0123, -0.3, 0.0, -0.0004, 0.0005)]
+    ['+0.012', '-0.300', '0.000', '0.000', '+0.001']
+    """
+    text = f"{float(x):+.3f}"
+    return "0.000" if text in ("+0.000", "-0.000") else text
+
+
 def format_p_value(p: object, *, threshold: float = P_THRESHOLD, digits: int = 4, missing: str = "–") -> str:
     """A p-value as readable text: ``"0.387"``, ``"0.04962"``, ``"<0.001"``.
 
@@ -308,7 +319,7 @@ def compare_matrix(cmp: pd.DataFrame, runs: Sequence[str]) -> dict[str, pd.DataF
                 continue
             pv = padj.loc[r, c]
             ptxt = "p=n/a" if np.isnan(pv) else f"p{'' if pv < P_THRESHOLD else '='}{format_p_value(pv)}"
-            text.loc[r, c] = f"{diff.loc[r, c]:+.3f}\n{ptxt}{' *' if sig.loc[r, c] else ''}"
+            text.loc[r, c] = f"{signed3(diff.loc[r, c])}\n{ptxt}{' *' if sig.loc[r, c] else ''}"
     return {"diff": diff, "p": p, "p_adjusted": padj, "significant": sig, "text": text}
 
 

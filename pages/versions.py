@@ -70,7 +70,7 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
     st.caption(f"Difference = the version − the one it is tested against (mean of the per-query differences, paired "
                f"by query id); 95% CI: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the same "
                f"for every pair. p adjusted: {CORRECTIONS[correction]} correction within each table (the "
-               f"{len(runs) - 1} pairs of this model at this metric@k); significant when below 0.05.")
+               f"{ui.plural(len(runs) - 1, 'pair')} of this model at this metric@k); significant when below 0.05.")
 
 
 @st.fragment

@@ -526,3 +526,15 @@ def test_coinciding_runs_need_the_same_mean_at_every_same_k():
                          + rows("c", [1, 10], [0.5, 0.71]) + rows("d", [1], [0.5]) + rows("e", [1, 10], [0.5, 0.7]))
     assert coinciding_runs(curve) == [["a", "b", "e"]]
     assert coinciding_runs(curve[curve["run"].isin(["c", "d"])]) == []
+
+
+def test_matrix_text_has_no_signed_zero():
+    from dashboard.drilldown import compare_matrix, signed3
+
+    assert [signed3(v) for v in (0.0123, -0.3, 0.0, -0.0, -0.0004, 0.0004)] == [
+        "+0.012", "-0.300", "0.000", "0.000", "0.000", "0.000"]
+    cmp = pd.DataFrame({"run_a": ["A", "A"], "run_b": ["B", "C"], "diff": [0.0, 0.25], "p_value": [1.0, 0.01],
+                        "p_adjusted": [1.0, 0.02], "significant": [False, True]})
+    text = compare_matrix(cmp, ["A", "B", "C"])["text"]
+    assert text.loc["B", "A"].split("\n")[0] == text.loc["A", "B"].split("\n")[0] == "0.000"
+    assert text.loc["C", "A"].split("\n")[0] == "+0.250" and text.loc["A", "C"].split("\n")[0] == "-0.250"
