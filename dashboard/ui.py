@@ -98,6 +98,19 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
     st.error(f"{prefix}: {md_escape(message)}", icon=":material/error:")
 
 
+def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, **kwargs: Any) -> Any:
+    """``st.dataframe`` with every float column shown to ``digits`` decimals, trailing zeros kept (``0.5700``
+    beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format."""
+    import pandas as pd
+
+    config = dict(column_config or {})
+    if isinstance(data, pd.DataFrame):
+        for col in data.columns:
+            if col not in config and pd.api.types.is_float_dtype(data[col].dtype):
+                config[col] = st.column_config.NumberColumn(str(col), format=f"%.{int(digits)}f")
+    return st.dataframe(data, column_config=config or None, **kwargs)
+
+
 def show_warning(message: Any) -> None:
     st.warning(md_escape(message), icon=":material/warning:")
 

@@ -50,7 +50,7 @@ st.caption("The diagonal is each run against itself (1 wherever defined).")
 summ = out.value.summary
 sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
            & (summ["run_a"].astype(str) != summ["run_b"].astype(str))]
-st.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
+ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
              key="ag_table")
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
            "fewer than 2 shared items), left out of the mean.")
@@ -71,7 +71,7 @@ if not sim.ok:
 if sim.value.empty:
     st.caption("No run here has embeddings of its own (ranked files and fusions have none).")
     st.stop()
-st.dataframe(T.display_table(sim.value), hide_index=True, key="ag_similarity")
+ui.dataframe(T.display_table(sim.value), hide_index=True, key="ag_similarity")
 st.caption(f"The distillation metrics of a student against its teacher: on {A.SIMILARITY_PAIRS:,} item pairs "
            f"drawn with seed "
            f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "

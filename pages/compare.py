@@ -103,7 +103,7 @@ def tukey_hsd(ctx: S.Context, runs: list[str], metric: str, k: int) -> None:
                                "(scipy.stats.tukey_hsd), as ranx.")
     hsd = A.hsd(ctx, metric, k, design, runs=runs)
     if hsd.ok:
-        st.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
+        ui.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
             "diff": "difference (B − A)", "ci_low": "95% CI low", "ci_high": "95% CI high", "statistic": "q",
             "p_value": "p-value"})), hide_index=True, key="cmp_hsd", column_config={
                 "run_a": st.column_config.TextColumn("run_a", pinned=True)})
@@ -123,7 +123,7 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
     cov = S.coverage(ctx).set_index("run")["coverage"]
     rows = S.memo(f"vsbase:{mkey}:{baseline}", lambda: D.against_baseline(cmp, baseline))
     shown = S.memo(f"vsbase_shown:{mkey}:{baseline}", lambda: T.baseline_view(rows, coverage=cov, label=label))
-    st.dataframe(T.display_table(shown), hide_index=True, key="cmp_table", column_config={
+    ui.dataframe(T.display_table(shown), hide_index=True, key="cmp_table", column_config={
         "run": st.column_config.TextColumn("run", pinned=True),
         "run − baseline": st.column_config.NumberColumn("run − baseline", format="%+.4f"),
         "p adjusted": st.column_config.TextColumn("p adjusted", width=72),

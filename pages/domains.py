@@ -56,7 +56,7 @@ for row in small.itertuples(index=False):
 
 wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=runs)
 st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")
-st.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
+ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
 
 if len(compared) >= 2 and baseline in compared:
     correction = ui.correction_picker("domains")
@@ -70,7 +70,7 @@ if len(compared) >= 2 and baseline in compared:
         shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
-        st.dataframe(T.display_table(shown), hide_index=True, key="dom_significance")
+        ui.dataframe(T.display_table(shown), hide_index=True, key="dom_significance")
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns).")
@@ -79,4 +79,4 @@ if len(compared) >= 2 and baseline in compared:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):
                 st.caption("Domains that disagree with the overall result (significant, opposite sign)")
-                st.dataframe(flips, hide_index=True, key="dom_flips")
+                ui.dataframe(flips, hide_index=True, key="dom_flips")

@@ -111,7 +111,7 @@ st.subheader("The fused run next to its inputs")
 st.dataframe(text, key="fu_table", column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
 st.caption(f"★ = best of the column. Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
-st.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
+ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     in_names = [ws.run_by_uid(u).name for u in uids]
@@ -162,7 +162,7 @@ m1, m2, m3 = st.columns(3)
 m1.metric(f"tuned on {len(res.tune_queries)} queries", f"{res.value_tune:.4f}")
 m2.metric(f"held out: {len(res.test_queries)} queries", "–" if not res.test_queries else f"{res.value_test:.4f}")
 m3.metric("trials", len(res.trials))
-st.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
+ui.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
              key="fu_best")
 ui.chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart", name="fusion_weight_trials")
 st.button("Use these weights", key="fu_use", on_click=use_weights,

@@ -66,13 +66,13 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0.")
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
-    st.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
+    ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
                  hide_index=True, key="overview_numbers")
     declared = summ[summ["aggregation"] != "mean"] if "aggregation" in summ.columns else summ.iloc[:0]
     if len(declared):
         st.caption("Metrics summarised otherwise than by the mean (the mean above is that of the per-query values; "
                    "for gm_map, of their logs):")
-        st.dataframe(T.display_table(declared[["run", "metric", "k", "n", *AGGREGATE_COLUMNS]]), hide_index=True,
+        ui.dataframe(T.display_table(declared[["run", "metric", "k", "n", *AGGREGATE_COLUMNS]]), hide_index=True,
                      key="overview_declared")
 X.leaderboard_exports(ctx, summ, cols, runs, compared)
 

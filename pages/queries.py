@@ -95,7 +95,7 @@ with f5:
                            help=f"{n_pages:,} pages of {P.PAGE_ROWS} queries")
 shown = P.page_of(ordered, int(page))
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
-st.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
+ui.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
              key="queries_table", on_select=on_row_selected, selection_mode="single-row",
              column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True)})
 st.caption(P.rows_caption(page=int(page), n_shown=len(shown), n_matching=len(ordered), n_total=len(qt),

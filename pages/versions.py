@@ -62,10 +62,10 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
               "difference": st.column_config.NumberColumn("difference", format="%+.4f"),
               "significant": st.column_config.CheckboxColumn("significant", width=76)}
     st.caption("Against the previous version")
-    st.dataframe(T.display_table(V.tests_view(out.value, names, "previous")), hide_index=True, key="ver_prev",
+    ui.dataframe(T.display_table(V.tests_view(out.value, names, "previous")), hide_index=True, key="ver_prev",
                  column_config=config)
     st.caption("Against the reference version")
-    st.dataframe(T.display_table(V.tests_view(out.value, names, "reference")), hide_index=True, key="ver_ref",
+    ui.dataframe(T.display_table(V.tests_view(out.value, names, "reference")), hide_index=True, key="ver_ref",
                  column_config=config)
     st.caption(f"Difference = the version − the one it is tested against (mean of the per-query differences, paired "
                f"by query id); 95% CI: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the same "
@@ -108,7 +108,7 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
         with col:
             st.caption(what + " (select a row to open its drill-down)")
             st.session_state[ids_key] = frame["query_id"].astype(str).tolist()
-            st.dataframe(T.display_table(V.change_list(frame)), hide_index=True, key=key,
+            ui.dataframe(T.display_table(V.change_list(frame)), hide_index=True, key=key,
                          selection_mode="single-row",
                          on_select=lambda key=key, ids_key=ids_key: V.on_row_selected(key, ids_key, run_a, run_b),
                          column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True),

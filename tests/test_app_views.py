@@ -538,3 +538,24 @@ def test_matrix_text_has_no_signed_zero():
     text = compare_matrix(cmp, ["A", "B", "C"])["text"]
     assert text.loc["B", "A"].split("\n")[0] == text.loc["A", "B"].split("\n")[0] == "0.000"
     assert text.loc["C", "A"].split("\n")[0] == "+0.250" and text.loc["A", "C"].split("\n")[0] == "-0.250"
+
+
+def test_float_columns_keep_four_decimals_and_own_formats_win():
+    def formats(at, key_cols):
+        for d in at.dataframe:
+            value = d.value
+            if isinstance(value, pd.DataFrame) and set(key_cols) <= set(value.columns):
+                cfg = json.loads(d.proto.columns or "{}")
+                return value, {c: cfg.get(c, {}).get("type_config", {}).get("format") for c in value.columns}
+        raise AssertionError(f"no table with {key_cols}")
+
+    at = goto(T.start(), "domains")
+    value, fmt = formats(at, ["strong-128d", "weak-64d", "lexical"])  # mean per run and domain
+    floats = [c for c in value.columns if pd.api.types.is_float_dtype(value[c].dtype)]
+    assert floats and all(fmt[c] == "%.4f" for c in floats), fmt  # 0.5700, not 0.57
+    assert fmt["n_queries"] is None  # counts stay as they are
+    at = goto(at, "compare")
+    value, fmt = formats(at, ["run", "run − baseline", "p adjusted"])
+    assert fmt["run − baseline"] == "%+.4f"  # its own format (signed) wins
+    assert all(fmt[c] == "%.4f" for c in value.columns if pd.api.types.is_float_dtype(value[c].dtype)
+               and c != "run − baseline"), fmt
