@@ -95,7 +95,8 @@ with f5:
                            help=f"{n_pages:,} pages of {P.PAGE_ROWS} queries")
 shown = P.page_of(ordered, int(page))
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
-ui.dataframe(T.display_table(shown.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
+listed = shown if domains else shown.drop(columns=["domain"])  # no domain mapping: no empty column
+ui.dataframe(T.display_table(listed.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
              key="queries_table", on_select=on_row_selected, selection_mode="single-row",
              column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True)})
 st.caption(P.rows_caption(page=int(page), n_shown=len(shown), n_matching=len(ordered), n_total=len(qt),
@@ -117,7 +118,8 @@ if qid is None:
 st.subheader("Drill-down")
 said = X.query_text(ctx, qid)
 row = qt[qt["query_id"] == qid]
-info = [f"query: {qid}", f"domain: {row.iloc[0]['domain'] or '(none)'}" if not row.empty else "domain: (none)"]
+info = [f"query: {qid}"] + ([f"domain: {row.iloc[0]['domain'] or '(none)'}" if not row.empty else "domain: (none)"]
+                            if domains else [])
 with st.container(border=True):
     st.caption("Query" + (f" ({said[0]})" if said else ""))
     st.text(said[1] if said else "(no text for this query: load a queries file — BEIR queries.jsonl, or a "
@@ -135,6 +137,8 @@ diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{depth_k}:{shown_runs}:{ctx.settings.t
 st.caption(f"Top {depth_k} of each run. Grade: ✔ relevant (grade ≥ {rel}), ✗ judged not relevant, · not judged — "
            "each run against its own ground truth. A document listed by several runs has the same colour "
            "everywhere; 'elsewhere' = its rank in the other runs (– = not in their lists).")
+titled = bool(X.titles(ctx))  # without document metadata, no empty title column
+list_columns = [c for c in V.LIST_COLUMNS if titled or c != "title"]
 cols = st.columns(len(shown_runs), gap="small")
 for col, r in zip(cols, shown_runs, strict=True):
     with col:
@@ -142,7 +146,8 @@ for col, r in zip(cols, shown_runs, strict=True):
         aspect = diff.aspects.get(r)
         st.text(f"{diff.codes[r]} · {r}\n{label}: " + ("–" if pd.isna(v) else f"{v:.4f}")
                 + (f"\naspect: {aspect}" if aspect else "") + f"\n{diff.depth.get(r, 0):,} ranked")
-        st.dataframe(V.style_list(diff.lists[r], diff.colours), hide_index=True, key=f"q_list_{diff.codes[r]}",
+        st.dataframe(V.style_list(diff.lists[r], diff.colours, columns=list_columns), hide_index=True,
+                     key=f"q_list_{diff.codes[r]}",
                      column_config={
                          "rank": st.column_config.NumberColumn("#", width=30),
                          "grade": st.column_config.TextColumn("grade", width=50),
@@ -157,7 +162,8 @@ for aspect, group, gt in diff.truth:
     st.caption("Ground truth" + (f" ({aspect})" if aspect else "") + ", best grade first, and the rank each run "
                "gave each judged item (> N = not in its list of N)" + (": " + ", ".join(
                    f"{diff.codes[r]}" for r in group) if len(diff.truth) > 1 else ""))
-    st.dataframe(V.style_truth(gt, diff.colours), hide_index=True, key=f"q_truth_{diff.codes[group[0]]}",
+    st.dataframe(V.style_truth(gt if titled else gt.drop(columns=["title"]), diff.colours), hide_index=True,
+                 key=f"q_truth_{diff.codes[group[0]]}",
                  column_config={"label": st.column_config.TextColumn("", width=36),
                                 "doc_id": st.column_config.TextColumn("doc"),
                                 "grade": st.column_config.NumberColumn("grade", width=52),

@@ -559,3 +559,18 @@ def test_float_columns_keep_four_decimals_and_own_formats_win():
     assert fmt["run − baseline"] == "%+.4f"  # its own format (signed) wins
     assert all(fmt[c] == "%.4f" for c in value.columns if pd.api.types.is_float_dtype(value[c].dtype)
                and c != "run − baseline"), fmt
+
+
+def test_no_empty_domain_or_title_columns_without_their_files():
+    def columns(at) -> list[list[str]]:
+        return [list(map(str, d.value.columns)) for d in at.dataframe if isinstance(d.value, pd.DataFrame)]
+
+    at = start(two_query_workspace(), "queries")  # no domain mapping, no document metadata
+    assert not at.exception
+    shown = columns(at)
+    assert shown and not any("domain" in c for c in shown) and not any("title" in c for c in shown), shown
+    assert not any("domain:" in t.value for t in at.text)
+    at = goto(T.start(), "queries")  # the demo has both
+    shown = columns(at)
+    assert any("domain" in c for c in shown) and any("title" in c for c in shown), shown
+    assert any("domain:" in t.value for t in at.text)
