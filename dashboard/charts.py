@@ -65,18 +65,25 @@ def _ci_n(d: pd.DataFrame) -> np.ndarray:
     return np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1)
 
 
+def _flag(run: str, flagged: Sequence[str]) -> tuple[str, str]:
+    """(legend name, line dash) of a run: low-coverage runs dotted and named so (their means count every
+    query they do not answer as 0)."""
+    return (ptext(run) + " (low coverage)", "dot") if run in flagged else (ptext(run), "solid")
+
+
 def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None,
-           bands: bool = True) -> go.Figure:
+           bands: bool = True, flagged: Sequence[str] = ()) -> go.Figure:
     """Mean of one metric vs k, one line per run; with ``bands``, its 95% CI as a band in the same legend group.
 
     ``curve``: :func:`dashboard.tables.curve_frame` output (run, k, n, mean, ci_low, ci_high).
     Clicking a run in the legend hides its line and its band together. Points without an
-    interval (n < 2) get none (the band skips them).
+    interval (n < 2) get none (the band skips them). Runs in ``flagged`` (low coverage) are
+    dotted and named "(low coverage)" in the legend.
     """
     fig = go.Figure()
     for i, run, d in _per_run(curve, runs, "k"):
         c = color_of(i)
-        name = ptext(run)
+        name, dash = _flag(run, flagged)
         x = d["k"].to_numpy()
         lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
         ok = np.isfinite(lo) & np.isfinite(hi)
@@ -87,7 +94,8 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
                 showlegend=False, legendgroup=name, name=f"{name} 95% CI",
             ))
         fig.add_trace(go.Scatter(
-            x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name, line={"color": c, "width": 2},
+            x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name,
+            line={"color": c, "width": 2, "dash": dash},
             customdata=np.stack([lo, hi, d["n"]], axis=1),
             hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
@@ -98,17 +106,19 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     return _layout(fig)
 
 
-def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None) -> go.Figure:
+def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None, flagged: Sequence[str] = ()) -> go.Figure:
     """Interpolated precision vs recall, one line per run (the 11-point precision–recall curve).
 
     ``pr``: :func:`dashboard.tables.pr_frame` output (run, recall, mean, ci_low, ci_high, n). One
-    trace per run, named after it; the hover gives the 95% CI of the mean at each level.
+    trace per run, named after it (low-coverage runs in ``flagged``: dotted, "(low coverage)");
+    the hover gives the 95% CI of the mean at each level.
     """
     fig = go.Figure()
     for i, run, d in _per_run(pr, runs, "recall"):
+        name, dash = _flag(run, flagged)
         fig.add_trace(go.Scatter(
-            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=ptext(run),
-            line={"color": color_of(i), "width": 2}, customdata=_ci_n(d),
+            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=name,
+            line={"color": color_of(i), "width": 2, "dash": dash}, customdata=_ci_n(d),
             hovertemplate=f"{ttext(run)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
                           "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))

@@ -113,11 +113,13 @@ if curve_metrics:
         bands = st.toggle("95% CI bands", value=len(runs) <= 3, key=f"ov_bands_{len(runs) <= 3}",
                           help="Off by default beyond three runs (overlapping bands hide each other).")
     curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
-    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}",
-                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=runs, bands=bands))
+    low = S.low_coverage(ctx)
+    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}:{low}",
+                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=runs, bands=bands, flagged=low))
     ui.chart(fig, key="overview_curves", name=f"{metric}_vs_k")
     st.caption("Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
-               + ("Bands: " + S.ci_caption() + "." if bands else ""))
+               + ("Bands: " + S.ci_caption() + ". " if bands else "")
+               + ("Dotted: a run with low coverage (each query it does not answer counts as 0)." if low else ""))
     for same in S.memo(f"coincide:{ctx.eval_key}:{metric}", lambda: T.coinciding_runs(curve)):
         st.caption(ui.md_escape(f"{', '.join(same[:-1])} and {same[-1]} have the same mean at every k: their lines "
                                 "coincide (only the last one drawn shows)."))
@@ -135,7 +137,8 @@ if show_pr:
     if isinstance(pr, str):
         ui.show_error(pr, prefix="Precision–recall curve not computed")
     else:
-        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}", lambda: charts.pr_curves(pr, runs=ctx.run_names)),
+        low = S.low_coverage(ctx)
+        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{low}", lambda: charts.pr_curves(pr, runs=ctx.run_names, flagged=low)),
                  key="overview_pr", name="precision_recall")
         st.caption("One line per run: at each recall level x, the mean over the evaluated queries of the interpolated "
                    "precision — the best precision at any rank where the run has reached recall x (trec_eval's "

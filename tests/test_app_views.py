@@ -226,6 +226,15 @@ def test_low_coverage_is_flagged_everywhere_and_left_out_of_stars_and_tests():
         assert any("Low coverage" in w.value for w in at.warning), page
     goto(at, "compare")
     assert any("Fewer than two runs to compare" in i.value for i in at.info)  # only weak is left
+    # the curves mark them too: dotted, "(low coverage)" in the legend (a run answering no query is a line at 0)
+    goto(at, "overview")
+    lines = {t["name"]: t["line"].get("dash") for t in traces(at) if t.get("mode") == "lines+markers"}
+    assert lines == {"weak": "solid", "partial (low coverage)": "dot", "nomatch (low coverage)": "dot"}, lines
+    at.toggle(key="ov_pr").set_value(True).run()  # the precision-recall curve as well
+    pr = [t for t in traces(at) if t.get("mode") == "lines+markers" and "recall" in t.get("hovertemplate", "")]
+    assert {t["name"]: t["line"].get("dash") for t in pr} == lines
+    at.toggle(key="ov_pr").set_value(False).run()
+    goto(at, "compare")
     # the user includes the partial run: it gets its ★ and its test
     at.multiselect(key="w_coverage_sel_include_low").set_value(["partial"]).run()
     table = frame_with(at, "run", "run − baseline", "p adjusted")
