@@ -258,3 +258,20 @@ def test_evaluate_output_that_cannot_be_written_is_one_line(files: dict[str, Pat
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in err[0]
     assert (str(out) if where == "out_is_a_file" else "per_query.csv") in err[0]
+
+
+def test_an_unknown_option_names_the_subcommand_and_the_closest_option(capsys):
+    # `compare` takes --metric NAME@K; evaluate's --metrics/--k are a natural slip
+    with pytest.raises(SystemExit) as ei:
+        main(["compare", "--qrels", "q.txt", "--run", "a=a.trec", "--metrics", "ndcg", "--k", "10"])
+    assert ei.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: evalcore compare" in err  # the subcommand's usage, not the top level's
+    assert err.strip().splitlines()[-1] == (
+        "evalcore compare: error: unrecognized arguments: --metrics ndcg --k 10 "
+        "(did you mean --metric? `evalcore compare --help` lists its options)")
+    with pytest.raises(SystemExit) as ei:
+        main(["evaluate", "--qrels", "q.txt", "--bogus"])
+    assert ei.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "evalcore evaluate: error: unrecognized arguments: --bogus (`evalcore evaluate --help` lists its options)")

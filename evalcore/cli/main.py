@@ -25,12 +25,33 @@ SUBCOMMANDS = (evaluate, compare, fuse, agree, metrics, topk, workspace)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _build()[0]
+
+
+def _build() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(prog="evalcore", description="Exact retrieval evaluation.")
     parser.add_argument("--version", action="version", version=f"evalcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in SUBCOMMANDS:
         command.register(sub)
-    return parser
+    return parser, sub
+
+
+def _unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """argparse's "unrecognized arguments" for the subcommand's own parser (its usage, not the top
+    level's), with the closest option of that subcommand for each unknown one."""
+    import difflib
+
+    known = sorted(parser._option_string_actions)  # every option string of this subcommand
+    hints = []
+    for word in extras:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.75)
+            if close and close[0] not in hints:
+                hints.append(close[0])
+    text = "unrecognized arguments: " + " ".join(extras)
+    return text + (f" (did you mean {' or '.join(hints)}? `{parser.prog} --help` lists its options)" if hints
+                   else f" (`{parser.prog} --help` lists its options)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,8 +85,11 @@ def process_main() -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser, sub = _build()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        chosen = sub.choices[args.command]
+        chosen.error(_unrecognized(chosen, extras))  # exits with argparse's status 2
     try:
         return int(args.func(args) or 0)
     except EvalcoreError as e:
