@@ -250,15 +250,12 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
 
     ``rows``: :func:`dashboard.drilldown.against_baseline` output.
     """
-    def ci(lo: float, hi: float) -> str:
-        return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
-
     cov = dict(coverage)
     notes = ci_test_notes(rows["note"], rows["ci_low"], rows["ci_high"], rows["p_value"], rows["significant"])
     return pd.DataFrame({
         "run": rows["run"].astype(str),
         "run − baseline": rows["difference"].astype(float),
-        "95% CI (bootstrap)": [ci(float(a), float(b)) for a, b in zip(rows["ci_low"], rows["ci_high"], strict=True)],
+        "95% CI (bootstrap)": ci_cells(rows["ci_low"], rows["ci_high"]),
         "p adjusted": rows["p_adjusted"],
         "significant": rows["significant"].astype(bool),
         f"mean {label}": rows["mean"].astype(float),
@@ -272,14 +269,20 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
     })
 
 
+def ci_cells(ci_low, ci_high) -> list[str]:
+    """A difference's interval as one text cell per row, ``"[-0.0686, -0.0005]"`` (``"–"`` without one)."""
+    return [f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
+            for lo, hi in zip(np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float), strict=True)]
+
+
 def ci_test_notes(notes, ci_low, ci_high, p_values, significant) -> list[str]:
     """Each row's note, plus why a 95% bootstrap interval that excludes 0 sits next to "not significant":
     the test rejects before the correction for the other pairs but not after, or the test itself does not
     reject (the interval comes from the bootstrap, not from the test, and is not corrected)."""
     out = []
-    for note, lo, hi, p, sig in zip(notes, ci_low, ci_high, p_values, significant, strict=True):
+    raws = pd.to_numeric(pd.Series(list(p_values), dtype=object), errors="coerce").to_numpy(dtype=float)
+    for note, lo, hi, raw, sig in zip(notes, ci_low, ci_high, raws, significant, strict=True):
         note, lo, hi = ("" if note is None else str(note)), float(lo), float(hi)
-        raw = pd.to_numeric(pd.Series([p]), errors="coerce").iloc[0]
         why = ""
         if not bool(sig) and np.isfinite(lo) and np.isfinite(hi) and not lo <= 0 <= hi and raw == raw:
             why = ("the CI excludes 0 and p < 0.05 before the correction, not after" if raw < 0.05 else

@@ -186,15 +186,11 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.Da
     """One family of :func:`tests` for display: version, against, difference, its CI, p adjusted, significant,
     then the means, wins/ties/losses, effect size, raw p-value, n, note."""
     r = rows[rows["against"] == against]
-
-    def ci(lo: float, hi: float) -> str:
-        return f"[{lo:+.4f}, {hi:+.4f}]" if np.isfinite(lo) and np.isfinite(hi) else "–"
-
     return pd.DataFrame({
         "version": [names.get(x, x) for x in r["run_b"].astype(str)],
         "against": [names.get(x, x) for x in r["run_a"].astype(str)],
         "difference": r["diff"].astype(float).to_numpy(),
-        "95% CI (bootstrap)": [ci(float(a), float(b)) for a, b in zip(r["ci_low"], r["ci_high"], strict=True)],
+        "95% CI (bootstrap)": T.ci_cells(r["ci_low"], r["ci_high"]),
         "p adjusted": r["p_adjusted"].to_numpy(),
         "significant": r["significant"].astype(bool).to_numpy(),
         "mean": r["mean_b"].astype(float).to_numpy(),
