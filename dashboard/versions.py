@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -94,20 +93,6 @@ def labels(rows: pd.DataFrame) -> list[str]:
 def step_text(step: float) -> str:
     s = float(step)
     return f"{int(s):,}" if s.is_integer() else f"{s:g}"
-
-
-def unsure_order(sr: Series, model: str) -> tuple[str, list[str]]:
-    """Versions of ``model`` placed by a weaker key than the others: ("step", runs without a step) when some
-    runs have one, else ("version label", runs without a label) when some have one; else ("", [])."""
-    rows = sr.table[sr.table["model"] == model]
-    has_step = rows["step"].notna().to_numpy()
-    if has_step.any() and not has_step.all():
-        return "step", rows.loc[~has_step, "run"].astype(str).tolist()
-    if not has_step.any():
-        labelled = np.array([isinstance(v, str) and bool(v) for v in rows["version"]], dtype=bool)
-        if labelled.any() and not labelled.all():
-            return "version label", rows.loc[~labelled, "run"].astype(str).tolist()
-    return "", []
 
 
 def version_names(sr: Series, model: str) -> dict[str, str]:

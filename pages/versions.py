@@ -14,6 +14,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as V
 from dashboard import workspaces as WS
+from evalcore import workspace as W
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
@@ -150,7 +151,7 @@ names = V.version_names(sr, model)
 if len({S.aspect_of(ctx, r) for r in names}) > 1:
     ui.show_warning("The versions of this model are evaluated against different ground-truth aspects: a change "
                     "between them mixes the model and the ground truth.")
-key_missing, unsure = V.unsure_order(sr, model)
+key_missing, unsure = W.unsure_order(sr.table, model)
 if unsure:
     ui.show_warning(f"Order not certain: {', '.join(unsure)} {'has' if len(unsure) == 1 else 'have'} no "
                     f"{key_missing}, so {'it is' if len(unsure) == 1 else 'they are'} placed after the versions "

@@ -78,6 +78,21 @@ def test_series_orders_by_step_then_label_then_loading_order():
     assert version_series(timed).query("model == 't'")["run"].tolist() == ["early", "late"]
 
 
+def test_unsure_order_names_the_versions_placed_by_a_weaker_key():
+    frame = info(["a", "b", "nostep", "z1", "z2", "nolabel", "late", "early"],
+                 ["m", "m", "m", "lab", "lab", "lab", "t", "t"],
+                 versions=[None, None, "v9", "v1", "v2", None, None, None],
+                 steps=[10, 20, None, None, None, None, None, None])
+    s = version_series(frame)
+    assert s.query("model == 'm'")["run"].tolist()[-1] == "nostep"  # what the answer says
+    assert W.unsure_order(s, "m") == ("step", ["nostep"])
+    assert s.query("model == 'lab'")["run"].tolist()[-1] == "nolabel"
+    assert W.unsure_order(s, "lab") == ("version label", ["nolabel"])
+    assert W.unsure_order(s, "t") == ("", [])  # nobody has a step or a label: loading order throughout
+    every = version_series(frame.assign(step=[10, 20, 30, 1, 2, 3, 1, 2]))
+    assert all(W.unsure_order(every, m) == ("", []) for m in ("m", "lab", "t"))
+
+
 def test_series_accepts_the_workspace_runs_frame(tmp_path):
     from evalcore.io import load_run
 

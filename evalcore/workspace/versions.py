@@ -36,7 +36,7 @@ from ..stats import compare, win_tie_loss
 from .roots import order_versions
 
 __all__ = ["SERIES_COLUMNS", "CURVE_COLUMNS", "AGAINST", "VersionChanges", "version_series", "version_models",
-           "version_curve", "version_tests", "version_changes", "higher_is_better"]
+           "unsure_order", "version_curve", "version_tests", "version_changes", "higher_is_better"]
 
 #: Columns of :func:`version_series`.
 SERIES_COLUMNS = ["model", "position", "run", "version", "step"]
@@ -121,6 +121,24 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2) -> pd.DataFrame
 def version_models(series: pd.DataFrame) -> list[str]:
     """The models of a :func:`version_series`, in its order."""
     return list(dict.fromkeys(series["model"].astype(str)))
+
+
+def unsure_order(series: pd.DataFrame, model: str) -> tuple[str, list[str]]:
+    """The versions of ``model`` that :func:`version_series` places by a weaker key than the others.
+
+    ``("step", runs)``: some versions have a step and these do not (they come after every version
+    with one); else ``("version label", runs)``: no version has a step, some have a label and these
+    do not (they come after the labelled ones); else ``("", [])``. A test "against the previous
+    version" follows that order, so a caller should say so.
+    """
+    rows = series[series["model"].astype(str) == str(model)].sort_values("position", kind="mergesort")
+    has_step = rows["step"].notna().to_numpy()
+    if has_step.any() and not has_step.all():
+        return "step", rows.loc[~has_step, "run"].astype(str).tolist()
+    labelled = np.array([isinstance(v, str) and bool(v) for v in rows["version"]], dtype=bool)
+    if not has_step.any() and labelled.any() and not labelled.all():
+        return "version label", rows.loc[~labelled, "run"].astype(str).tolist()
+    return "", []
 
 
 def _model_runs(series: pd.DataFrame, model: str) -> pd.DataFrame:
