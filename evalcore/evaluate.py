@@ -161,7 +161,7 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
     if len(qi) > 1 and not bool(np.all(qi[1:] >= qi[:-1])):
         so = np.argsort(qi, kind="stable")
         qi, pos, grade, judged = qi[so], pos[so], grade[so], judged[so]
-    n_missing = int(qrels.n_queries - len(np.unique(qi)))
+    n_missing = int(qrels.n_queries - (np.count_nonzero(qi[1:] != qi[:-1]) + 1 if len(qi) else 0))  # qi is sorted
     if judged_only:  # trec_eval -J: drop unjudged documents (and negative grades), close the gaps
         keep = judged & (grade >= 0)
         qi, grade, judged = qi[keep], grade[keep], judged[keep]
