@@ -135,6 +135,51 @@ def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, la
     pq.write_table(holed, tmp_path / "hole.parquet", **options)
     with pytest.raises(ValueTypeError, match="document id is missing"):
         codecs.read_run(tmp_path / "hole.parquet", name="bm25")
+    queries = table.column("query_id").to_pylist()
+    n_head = len(run.query_ids)
+    for where, value, message in ((n_head, None, "query id is missing"),
+                                  (-1, "no-such-query", "'no-such-query' has rows but no header row")):
+        bad = list(queries)
+        bad[where] = value
+        broken = table.set_column(0, "query_id", pa.array(bad, type=pa.string()))
+        pq.write_table(broken, tmp_path / "broken.parquet", **options)
+        with pytest.raises(ValueTypeError, match=message):
+            codecs.read_run(tmp_path / "broken.parquet", name="bm25")
+
+
+def test_stored_qrels_with_a_query_without_header_row_is_a_clear_error(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    qrels, _ = tie_heavy(5)
+    codecs.write_qrels(qrels, tmp_path / "q.parquet")
+    table = pq.read_table(tmp_path / "q.parquet")
+    queries = table.column("query_id").to_pylist()
+    queries[-1] = "no-such-query"
+    pq.write_table(table.set_column(0, "query_id", pa.array(queries, type=pa.string())), tmp_path / "b.parquet")
+    with pytest.raises(ValueTypeError, match="'no-such-query' has rows but no header row"):
+        codecs.read_qrels(tmp_path / "b.parquet")
+
+
+def test_stored_runs_do_not_depend_on_the_order_of_parquet_dictionaries(tmp_path: Path) -> None:
+    """Query ids are read dictionary-encoded: a file whose dictionary lists the queries in another
+    order than its header rows (and holds an unused entry) still gives the header's query order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    _, runs = tie_heavy(4)
+    run = runs["bm25"]
+    codecs.write_run(run, tmp_path / "r.parquet")
+    table = pq.read_table(tmp_path / "r.parquet")
+    values = table.column("query_id").to_pylist()
+    vocab = ["unused", *reversed(list(dict.fromkeys(values)))]
+    at = {v: i for i, v in enumerate(vocab)}
+    shuffled = pa.DictionaryArray.from_arrays(pa.array([at[v] for v in values], type=pa.int32()),
+                                              pa.array(vocab, type=pa.string()))
+    pq.write_table(table.set_column(0, "query_id", shuffled), tmp_path / "d.parquet")
+    back = codecs.read_run(tmp_path / "d.parquet", name="bm25")
+    assert_same_run(run, back)
+    assert back.ranked_lists(ties="trec") == run.ranked_lists(ties="trec")
 
 
 def test_runs_and_ground_truth_from_files_equal_the_readers(ws: Workspace, tmp_path: Path) -> None:

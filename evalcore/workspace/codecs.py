@@ -102,8 +102,25 @@ def _codes(query_ids: np.ndarray, values: Any) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    idx = pc.index_in(values, value_set=pa.array(query_ids, type=pa.string()))
-    return numbers(idx.cast(pa.int64())).astype(np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+    idx = pc.index_in(values, value_set=pa.array(query_ids, type=pa.string())).cast(pa.int64())
+    if not len(values):
+        return np.zeros(0, dtype=np.int64)
+    return numbers(idx.fill_null(pa.scalar(-1, type=pa.int64())) if idx.null_count else idx)  # -1: not found
+
+
+def _mapped_codes(query_ids: np.ndarray, column: Any, source: str | None) -> np.ndarray:
+    """Position in ``query_ids`` of each row of a dictionary-encoded id column (one lookup per distinct id)."""
+    vocab, codes = _dictionary_codes(column)
+    q = _codes(query_ids, _str_array(vocab))[codes]
+    _check_headed(q, lambda i: vocab[codes[i]], source)
+    return q
+
+
+def _check_headed(q: np.ndarray, query_of: Any, source: str | None) -> None:
+    """Every data row's query has a header row (``q`` is -1 where it has not)."""
+    if len(q) and int(q.min()) < 0:
+        raise ValueTypeError(f"query {query_of(int(np.flatnonzero(q < 0)[0]))!r} has rows but no header row",
+                             file=source)
 
 
 # ------------------------------------------------------------------ qrels
@@ -127,6 +144,7 @@ def read_qrels(path: Path, *, source: str | None = None) -> Qrels:
     table = _read_table(path)
     query_ids, data, n_head = _split_headed(table, "doc_id")
     q = _codes(query_ids, data.column("query_id"))
+    _check_headed(q, lambda i: data.column("query_id")[i].as_py(), source)
     docs = strings(data.column("doc_id")) if data.num_rows else np.zeros(0, dtype=object)
     grades = numbers(data.column("relevance")) if data.num_rows else np.zeros(0, dtype=np.int64)
     domains = None
@@ -154,11 +172,15 @@ def read_run(path: Path, *, name: str = "run", source: str | None = None) -> Run
     integer code per row (a stored ranking repeats the same ids across queries), so no
     per-row string is built or hashed.
     """
-    table = _read_table(path, dictionary=("doc_id",))
-    query_ids, data, _ = _split_headed(table, "doc_id")
-    q = _codes(query_ids, data.column("query_id"))
-    if data.column("doc_id").null_count:
-        raise ValueTypeError("a document id is missing", file=source)
+    table = _read_table(path, dictionary=("doc_id", "query_id"))
+    n_head = table.column("doc_id").null_count
+    data = table.slice(n_head)
+    for col, what in (("doc_id", "document"), ("query_id", "query")):
+        if data.column(col).null_count:
+            raise ValueTypeError(f"a {what} id is missing", file=source)
+    head_vocab, head = _dictionary_codes(table.column("query_id").slice(0, n_head))
+    query_ids = head_vocab[head]
+    q = _mapped_codes(query_ids, data.column("query_id"), source)
     vocab, d = _dictionary_codes(data.column("doc_id"))
     scores = numbers(data.column("score"))
     return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source)
