@@ -183,6 +183,14 @@ class Context:
     def qrels_for(self, run_name: str) -> Qrels | None:
         return self.qrels.get(self.run_aspect.get(run_name))
 
+    def qrels_at(self, run_name: str, k: int) -> Qrels | None:
+        """The ground truth the run's metrics at cutoff ``k`` were computed against: with a reference model,
+        its top-``k`` at that k (mode "tied"; :meth:`~evalcore.embedding_runs.ReferenceGroundTruth.qrels_at`),
+        else the qrels of the run's aspect; ``k = 0`` (no cutoff): :meth:`qrels_for`."""
+        if self.reference is not None and int(k) > 0:
+            return self.reference.qrels_at(int(k))
+        return self.qrels_for(run_name)
+
     @property
     def run_names(self) -> list[str]:
         return list(self.evaluation.runs) if self.evaluation is not None else []
@@ -545,7 +553,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
         qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)
-        gt = ctx.reference.qrels_at(int(k)) if ctx.reference is not None else ctx.qrels[aspect]
+        gt = ctx.qrels_at(name, int(k))
         out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
             key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids))
         if out.ok:

@@ -130,12 +130,16 @@ shown_runs = st.multiselect("Runs side by side", runs, default=[r for r in dict.
                             key="q_side_runs", max_selections=4,
                             help="Two fit a narrow window; up to four side by side.") or [run_a]
 depth_k = k if k > 0 else 10
-diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{depth_k}:{shown_runs}:{ctx.settings.ties}", lambda: V.query_diff(
-    {r: ctx.qrels_for(r) for r in shown_runs}, {r: ctx.runs[r] for r in shown_runs}, qid, k=depth_k,
+# each run against the ground truth its metric at k was computed against (a reference model's: its top-k at k)
+diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{k}:{depth_k}:{shown_runs}:{ctx.settings.ties}", lambda: V.query_diff(
+    {r: ctx.qrels_at(r, k) for r in shown_runs}, {r: ctx.runs[r] for r in shown_runs}, qid, k=depth_k,
     ties=ctx.settings.ties, rel_threshold=rel, titles=X.titles(ctx),
     aspects={r: S.aspect_of(ctx, r) for r in shown_runs}))
+tied = ctx.reference is not None and ctx.reference.mode == "tied" and k > 0
 st.caption(f"Top {depth_k} of each run. Grade: ✔ relevant (grade ≥ {rel}), ✗ judged not relevant, · not judged — "
-           "each run against its own ground truth. A document listed by several runs has the same colour "
+           + (f"against the reference model's top {k}, the ground truth of {label}. " if tied else
+              "each run against its own ground truth. ")
+           + "A document listed by several runs has the same colour "
            "everywhere; 'elsewhere' = its rank in the other runs (– = not in their lists).")
 titled = bool(X.titles(ctx))  # without document metadata, no empty title column
 list_columns = [c for c in V.LIST_COLUMNS if titled or c != "title"]
