@@ -100,8 +100,9 @@ def test_evaluate_records_everything_and_the_api_gives_the_same_numbers(files, t
     pd.testing.assert_frame_equal(again.table, recorded.table)
     assert _list(ws_dir, capsys) == ["bm25\tranked\t\t\t", "dense\tranked\t\t\t", "e5\tembedding\t\t\t",
                                      "mix\tfused\t\t\t"]
-    # running the command again replaces the runs, keeps one ground truth
+    # running the command again keeps the runs (same content) and the one ground truth
     assert _evaluate(files, ws_dir) == 0
+    assert "4 runs (4 already there with the same content: kept)" in capsys.readouterr().out
     assert len(ws.run_names()) == 4 and ws.generation > 0
     conn = sqlite3.connect(ws_dir / "catalogue.sqlite")
     assert conn.execute("SELECT count(*) FROM ground_truths").fetchone()[0] == 1
@@ -151,6 +152,50 @@ def test_environment_variable_is_the_default(files, tmp_path: Path, monkeypatch,
     main_help = subprocess.run([sys.executable, "-m", "evalcore", "workspace", "list", "--help"], cwd=ROOT,
                                capture_output=True, text=True, check=True).stdout
     assert "EVALCORE_WORKSPACE" in main_help
+    group_help = subprocess.run([sys.executable, "-m", "evalcore", "workspace", "--help"], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout
+    assert "$EVALCORE_WORKSPACE" in group_help and "$evalcore_workspace" not in group_help.replace("\n", " ")
+
+
+def test_evaluate_never_replaces_what_the_workspace_holds_silently(files, tmp_path: Path, capsys) -> None:
+    """A run recorded from Python (with its model, version and step) and the ground truth every run is
+    evaluated against are not replaced by ``evaluate --workspace`` unless ``--replace`` is given; the
+    same content again is kept as it is; a replaced run keeps its model, version and step."""
+    ws = Workspace.open(tmp_path / "W")
+    ws.set_ground_truth(files["qrels"])
+    ws.add_run("bm25", files["bm25"], model="lexical", version="v1", step=1)
+
+    def evaluate(run: Path, qrels: Path = files["qrels"], *extra: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["evaluate", "--qrels", str(qrels), "--run", f"bm25={run}", "--k", "5",
+                     "--workspace", str(ws.path), *extra])
+        out = capsys.readouterr()
+        return code, out.out + out.err
+
+    code, text = evaluate(files["dense"])  # other content under the same name
+    assert code == 2
+    assert "nothing recorded in workspace" in text and "'bm25' (model lexical, version v1, step 1)" in text
+    assert "--replace" in text
+    assert ws.evaluations().empty
+    rec = ws.run_record("bm25")
+    assert (rec.model, rec.version, rec.step, rec.source_name) == ("lexical", "v1", 1.0, "bm25.trec")
+    code, text = evaluate(files["bm25"])  # the same content: kept, with its model, version and step
+    assert code == 0 and "(1 already there with the same content: kept)" in text
+    rec = ws.run_record("bm25")
+    assert (rec.model, rec.version, rec.step) == ("lexical", "v1", 1.0) and len(ws.evaluations()) == 1
+    code, _ = evaluate(files["dense"], files["qrels"], "--replace")
+    assert code == 0
+    rec = ws.run_record("bm25")
+    assert (rec.model, rec.version, rec.step, rec.source_name) == ("lexical", "v1", 1.0, "dense.trec")
+    # another ground truth: refused (naming both), then replaced on request
+    lines = files["qrels"].read_text().splitlines()
+    subset = tmp_path / "subset.txt"
+    subset.write_text("\n".join(ln for ln in lines if ln.split()[0] in ("q0", "q1")) + "\n")
+    code, text = evaluate(files["dense"], subset)
+    assert code == 2 and "ground truth is qrels.txt (25 queries), not subset.txt (2 queries)" in text
+    assert ws.load_qrels().n_queries == 25
+    code, _ = evaluate(files["dense"], subset, "--replace")
+    assert code == 0 and ws.load_qrels().n_queries == 2
 
 
 def test_reference_and_aspects_are_recorded(files, tmp_path: Path) -> None:

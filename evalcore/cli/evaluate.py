@@ -18,7 +18,12 @@ def register(sub) -> argparse.ArgumentParser:
     from .workspace import add_workspace_option
 
     add_workspace_option(p, help="also record the ground truth, every run and the evaluation in workspace DIR "
-                                 "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise)")
+                                 "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise). A run "
+                                 "already there with the same content is kept; another run of the same name or "
+                                 "another ground truth is an error, unless --replace")
+    p.add_argument("--replace", action="store_true",
+                   help="with --workspace: replace the runs of the same name (they keep their model, version and "
+                        "step) and the ground truth")
     p.set_defaults(func=run)
     return p
 

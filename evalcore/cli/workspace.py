@@ -32,7 +32,7 @@ def add_workspace_option(p: argparse.ArgumentParser, *, help: str = WORKSPACE_HE
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("workspace", help="list, remove, export or import the runs of a workspace",
-                       description="Manage a persistent workspace. " + WORKSPACE_HELP.capitalize()
+                       description="Manage a persistent workspace. " + WORKSPACE_HELP[0].upper() + WORKSPACE_HELP[1:]
                        + ", else the per-user default workspace.")
     actions = p.add_subparsers(dest="action", required=True)
     a = actions.add_parser("list", help="one line per run: name, kind, model, version, step (tab-separated)")
@@ -104,7 +104,13 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     embeddings), every run — ``--run`` files parsed, ``--emb`` vectors (with the ranking
     computed here kept as the workspace's cached ranking), ``--fuse`` specs — each with its
     ``--aspect``, the settings of the command (so ``Workspace.evaluate()`` gives the same
-    numbers) and the evaluation itself. A run of the same name is replaced.
+    numbers) and the evaluation itself.
+
+    What the workspace already holds is never replaced silently: a run of the same name with
+    the same content is kept as it is (with its model, version and step), and a run of the
+    same name with other content, or another ground truth, is an error naming them, before
+    anything is written — unless ``--replace`` is given; a replaced run keeps its model,
+    version, step and tags.
     """
     from ..workspace import Workspace
     from ..workspace.artifacts import sha256_file
@@ -114,31 +120,151 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     ws = Workspace.open(args.workspace)
     per_run, default_aspect = parse_aspects(getattr(args, "aspect", None))
     cache = details["embeddings"]
-    if getattr(args, "reference_emb", None):
-        ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None))
+    ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None)) \
+        if getattr(args, "reference_emb", None) else None
+    paths = dict(zip(details["file_runs"], [split_named(s, flag="--run", bare_ok=True)[1]
+                                            for s in getattr(args, "run", None) or []], strict=True))
+    ids_map = dict(split_named(s, flag="--emb-ids") for s in getattr(args, "emb_ids", None) or [])
+    embs = [parse_emb_spec(spec, ids_map) for spec in getattr(args, "emb", None) or []]
+    vectors = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries else None)
+               for sp in embs}
+    fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
+    fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
+    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: runs[n] for n in paths}, vectors=vectors,
+                                      fusions=fusion_opts)
+    if ref is not None:
         ws.set_reference(ref, source_name=os.path.basename(args.reference_emb))
     else:
         ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
     ws.set_settings(**_settings_from_args(args, details.get("depth")))
-    paths = [split_named(s, flag="--run", bare_ok=True)[1] for s in getattr(args, "run", None) or []]
-    for name, path in zip(details["file_runs"], paths, strict=True):
-        ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=True,
-                   source_name=os.path.basename(path), source_sha256=sha256_file(path))
-    ids_map = dict(split_named(s, flag="--emb-ids") for s in getattr(args, "emb_ids", None) or [])
-    for spec in getattr(args, "emb", None) or []:
-        sp = parse_emb_spec(spec, ids_map)
-        docs = cache.get(sp.docs, sp.docs_ids)
-        queries = cache.get(sp.queries, sp.queries_ids) if sp.queries else None
-        ws.add_embedding_run(sp.name, docs, query_embeddings=queries, aspect=per_run.get(sp.name, default_aspect),
-                             replace=True, source_name=os.path.basename(sp.docs), source_sha256=sha256_file(sp.docs),
-                             query_source_name=os.path.basename(sp.queries) if sp.queries else None)
+    for name, path in paths.items():
+        if name not in keep:
+            ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=True,
+                       source_name=os.path.basename(path), source_sha256=sha256_file(path), **kept_info.get(name, {}))
+    for sp in embs:
+        docs, queries = vectors[sp.name]
+        if sp.name not in keep:
+            ws.add_embedding_run(sp.name, docs, query_embeddings=queries, aspect=per_run.get(sp.name, default_aspect),
+                                 replace=True, source_name=os.path.basename(sp.docs),
+                                 source_sha256=sha256_file(sp.docs),
+                                 query_source_name=os.path.basename(sp.queries) if sp.queries else None,
+                                 **kept_info.get(sp.name, {}))
         rec = ws.run_record(sp.name)
         key = ranking_key(rec, details["depth"], details["qrels_for"][sp.name])
         ws.store_derived(key, runs[sp.name], inputs=rec.artifacts, warnings=())
-    for spec in getattr(args, "fuse", None) or []:
-        name, weights = parse_fuse_spec(spec)
-        ws.add_fused_run(name, weights, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
-                         aspect=per_run.get(name, default_aspect), replace=True,
-                         method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"))
+    for name, weights in fusions:
+        if name not in keep:
+            ws.add_fused_run(name, weights, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
+                             aspect=per_run.get(name, default_aspect), replace=True,
+                             method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"),
+                             **kept_info.get(name, {}))
     ws.record_evaluation(ev)
-    return f"recorded the ground truth, {len(runs)} runs and the evaluation in workspace {ws.path}"
+    kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
+    return f"recorded the ground truth, {len(runs)} runs{kept} and the evaluation in workspace {ws.path}"
+
+
+def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[str, Any]:
+    from ..workspace.inputs import fusion_options
+
+    return fusion_options(name, weights, weights=None, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
+                          method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"))
+
+
+def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: dict, vectors: dict,
+                    fusions: dict) -> tuple[set[str], dict[str, dict[str, Any]]]:
+    """(runs already in ``ws`` with the same content, the model/version/step/tags of those to replace).
+
+    Raises OptionError, before anything is written, when a run of the same name holds other content
+    or the workspace's ground truth is another one, unless ``args.replace``.
+    """
+    from ..errors import OptionError
+
+    have = {r.name: r for r in ws.run_records()}
+    same, differ = set(), []
+    checks = [(n, lambda n=n, r=r: _same_run(ws.load_run(n), r)) for n, r in file_runs.items()]
+    checks += [(n, lambda n=n, v=v: _same_vectors_pair(ws.load_embeddings(n), v)) for n, v in vectors.items()]
+    checks += [(n, lambda n=n, o=o: _same_fusion(have[n].options, o)) for n, o in fusions.items()]
+    for name, is_same in checks:
+        if name in have:
+            expected = "ranked" if name in file_runs else "embedding" if name in vectors else "fused"
+            if have[name].kind == expected and is_same():
+                same.add(name)
+            else:
+                differ.append(name)
+    gt_note = _ground_truth_change(ws, args, ref)
+    if (differ or gt_note) and not getattr(args, "replace", False):
+        what = []
+        if differ:
+            what.append("run" + ("s " if len(differ) > 1 else " ") + ", ".join(
+                f"{n!r}{_info_text(have[n])}" for n in differ) + " already recorded there with other content")
+        if gt_note:
+            what.append(gt_note)
+        advice = "pass --replace to replace " + ("them" if len(differ) + bool(gt_note) > 1 else "it")
+        if differ:
+            advice += " (a replaced run keeps its model, version and step), or name the runs differently"
+        raise OptionError(f"nothing recorded in workspace {ws.path}: {'; '.join(what)}; {advice}")
+    info = {n: {"model": have[n].model, "version": have[n].version, "step": have[n].step, "tags": have[n].tags}
+            for n in differ}
+    return same, info
+
+
+def _info_text(rec: Any) -> str:
+    parts = [f"{k} {v}" for k, v in (("model", rec.model), ("version", rec.version), ("step", _step(rec.step))) if v]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _ground_truth_change(ws: Any, args: argparse.Namespace, ref: Any) -> str:
+    """What differs between the workspace's ground truth and the command's ('' when nothing does or it has none)."""
+    gt = ws.ground_truth()
+    if gt is None:
+        return ""
+    if ref is not None:
+        if gt["kind"] == "reference" and _same_embeddings(ws.load_reference(), ref):
+            return ""
+        new = f"the reference model {os.path.basename(args.reference_emb)}"
+    else:
+        from ..workspace.inputs import qrels_parts
+
+        parts, *_ = qrels_parts(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto", label=None)
+        if gt["kind"] == "qrels" and [a for a, _ in parts] == list(gt["aspects"] or [None]) and all(
+                _same_qrels(ws.load_qrels(a), q) for a, q in parts):
+            return ""
+        new = f"{os.path.basename(str(args.qrels))} ({sum(q.n_queries for _, q in parts[:1])} queries)"
+    old = f"{gt['name']}" + (f" ({gt['n_queries']} queries)" if gt.get("n_queries") else "")
+    return f"its ground truth is {old}, not {new} (every run there is evaluated against it)"
+
+
+def _same_qrels(a: Any, b: Any) -> bool:
+    import numpy as np
+
+    return (list(map(str, a.query_ids)) == list(map(str, b.query_ids)) and np.array_equal(a.q, b.q)
+            and list(map(str, a.doc_ids)) == list(map(str, b.doc_ids)) and np.array_equal(a.grades, b.grades))
+
+
+def _same_run(a: Any, b: Any) -> bool:
+    import numpy as np
+
+    return (len(a) == len(b) and list(map(str, a.query_ids)) == list(map(str, b.query_ids))
+            and np.array_equal(a.q, b.q) and np.array_equal(a.scores, b.scores)
+            and list(map(str, a.doc_ids)) == list(map(str, b.doc_ids)))
+
+
+def _same_embeddings(a: Any, b: Any) -> bool:
+    """Same ids and the same float32 vectors (as stored), compared in blocks of rows."""
+    import numpy as np
+
+    if a is None or b is None:
+        return a is None and b is None
+    if len(a) != len(b) or a.dim != b.dim or list(map(str, a.ids)) != list(map(str, b.ids)):
+        return False
+    step = max(1, 2**24 // max(a.dim, 1))
+    return all(np.array_equal(np.asarray(a.vectors[i:i + step], dtype=np.float32),
+                              np.asarray(b.vectors[i:i + step], dtype=np.float32)) for i in range(0, len(a), step))
+
+
+def _same_vectors_pair(stored: tuple, new: tuple) -> bool:
+    return _same_embeddings(stored[0], new[0]) and _same_embeddings(stored[1], new[1])
+
+
+def _same_fusion(stored: dict, new: dict) -> bool:
+    return {k: v for k, v in stored.items() if k != "aspect"} == {k: v for k, v in new.items() if k != "aspect"}
