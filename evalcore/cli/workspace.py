@@ -130,8 +130,8 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
                for sp in embs}
     fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
     fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
-    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: runs[n] for n in paths}, vectors=vectors,
-                                      fusions=fusion_opts)
+    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: (runs[n], p) for n, p in paths.items()},
+                                      vectors=vectors, fusions=fusion_opts)
     if ref is not None:
         ws.set_reference(ref, source_name=os.path.basename(args.reference_emb))
     else:
@@ -181,7 +181,11 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
 
     have = {r.name: r for r in ws.run_records()}
     same, differ = set(), []
-    checks = [(n, lambda n=n, r=r: _same_run(ws.load_run(n), r)) for n, r in file_runs.items()]
+    from ..workspace.artifacts import sha256_file
+
+    # a file run: the very same file bytes, else the same parsed run
+    checks = [(n, lambda n=n, r=r, p=p: have[n].source_sha256 == sha256_file(p) or _same_run(ws.load_run(n), r))
+              for n, (r, p) in file_runs.items()]
     checks += [(n, lambda n=n, v=v: _same_vectors_pair(ws.load_embeddings(n), v)) for n, v in vectors.items()]
     checks += [(n, lambda n=n, o=o: _same_fusion(have[n].options, o)) for n, o in fusions.items()]
     for name, is_same in checks:
