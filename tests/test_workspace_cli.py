@@ -183,6 +183,14 @@ def test_evaluate_never_replaces_what_the_workspace_holds_silently(files, tmp_pa
     assert code == 0 and "(1 already there with the same content: kept)" in text
     rec = ws.run_record("bm25")
     assert (rec.model, rec.version, rec.step) == ("lexical", "v1", 1.0) and len(ws.evaluations()) == 1
+    from evalcore.io import load_run
+
+    ws.add_run("other", load_run(files["dense"]), model="from-python")  # stored from a Run: no file bytes to match
+    capsys.readouterr()
+    assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"other={files['dense']}", "--k", "5",
+                 "--workspace", str(ws.path)]) == 0
+    assert "(1 already there with the same content: kept)" in capsys.readouterr().out
+    assert ws.run_record("other").model == "from-python"
     code, _ = evaluate(files["dense"], files["qrels"], "--replace")
     assert code == 0
     rec = ws.run_record("bm25")
