@@ -142,7 +142,8 @@ def curve(ctx: S.Context, sr: Series, model: str, metric: str, k: int) -> S.Outc
         if not out.ok:
             return out
         frame = out.value
-        by_step = bool(frame["step"].notna().all())
+        steps = frame["step"]
+        by_step = bool(steps.notna().all() and steps.is_unique)  # shared steps: one x per version instead
         names = labels(frame)
         return S.Outcome(Curve(frame, frame["step"].astype(float).tolist() if by_step else names, names, by_step))
 
@@ -165,6 +166,23 @@ def changes(ctx: S.Context, metric: str, k: int, run_a: str, run_b: str, top: in
 
 
 # ------------------------------------------------------------------------------------------ display
+
+
+def unsure_order_text(why: str, runs: list[str], model: str) -> str:
+    """The warning for :func:`evalcore.workspace.unsure_order`'s ``(why, runs)`` (``runs`` not empty)."""
+    one = len(runs) == 1
+    names = ", ".join(runs)
+    if why.startswith("same "):
+        key = why[len("same "):]
+        then = "the version label, then the loading order" if key == "step" else "the loading order"
+        head = f"{names} share a {key}, so their order among themselves follows {then}."
+        fix = f"give each version of {model} its own {key}"
+    else:
+        head = (f"{names} {'has' if one else 'have'} no {why}, so {'it is' if one else 'they are'} placed after "
+                f"the versions with one.")
+        fix = f"give every version of {model} a {why}"
+    return f"Order not certain: {head} The tests against the previous version follow this order: {fix} on the " \
+           "Data page (run info)."
 
 
 def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.DataFrame:

@@ -151,13 +151,9 @@ names = V.version_names(sr, model)
 if len({S.aspect_of(ctx, r) for r in names}) > 1:
     ui.show_warning("The versions of this model are evaluated against different ground-truth aspects: a change "
                     "between them mixes the model and the ground truth.")
-key_missing, unsure = W.unsure_order(sr.table, model)
+why, unsure = W.unsure_order(sr.table, model)
 if unsure:
-    ui.show_warning(f"Order not certain: {', '.join(unsure)} {'has' if len(unsure) == 1 else 'have'} no "
-                    f"{key_missing}, so {'it is' if len(unsure) == 1 else 'they are'} placed after the versions "
-                    f"with one. The tests against the previous "
-                    f"version follow this order: give every version of {model} a {key_missing} on the Data page "
-                    "(run info).")
+    ui.show_warning(V.unsure_order_text(why, unsure, model))
 if sr.left_out:
     st.caption("Left out for low coverage (include them at the top of the page):")
     st.text(", ".join(sr.left_out))

@@ -252,3 +252,21 @@ def test_a_version_without_a_step_is_flagged_as_placed_last(built):
     at.selectbox(key="w_versions_sel_version_model").select(MARKER).run()
     (warning,) = [w for w in _warnings(at) if "Order not certain" in w]
     assert f"lab {LABELS[1]} has no version label" in warning and MARKER in warning
+
+
+def test_versions_sharing_a_step_are_flagged_and_drawn_one_per_x(built):
+    """Every version has a step but some share one (a script that did not update its global step): the
+    page says their order follows the labels, and the curve has one x per version (a categorical axis
+    in version order) instead of a vertical segment at the shared step."""
+    ws = built[0]
+    runs = tuple(replace(r, step=0.0) if r.model == "encoder" else r for r in ws.runs)
+    at = goto(start(replace(ws, runs=runs)), "versions")
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    assert not at.exception
+    (warning,) = [w for w in _warnings(at) if "Order not certain" in w]
+    assert "share a step" in warning and "follows the version label" in warning and "its own step" in warning
+    spec, trace = curve_trace(at)
+    xs = trace["x"] if isinstance(trace["x"], list) else array(trace["x"])
+    assert len(set(map(str, xs))) == len(xs) == 10  # one distinct x per version, in version order
+    assert all(isinstance(x, str) for x in xs)  # the versions' names, not the shared step
+    assert spec["layout"]["xaxis"].get("title", {}).get("text") != "step"

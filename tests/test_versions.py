@@ -91,6 +91,14 @@ def test_unsure_order_names_the_versions_placed_by_a_weaker_key():
     assert W.unsure_order(s, "t") == ("", [])  # nobody has a step or a label: loading order throughout
     every = version_series(frame.assign(step=[10, 20, 30, 1, 2, 3, 1, 2]))
     assert all(W.unsure_order(every, m) == ("", []) for m in ("m", "lab", "t"))
+    # a step given to every version but shared: those versions follow their labels among themselves
+    shared = version_series(frame.assign(step=[10, 10, 30, 1, 1, 1, 5, 6]))
+    assert W.unsure_order(shared, "m") == ("same step", ["a", "b"])
+    assert W.unsure_order(shared, "lab") == ("same step", ["z1", "z2", "nolabel"])
+    assert W.unsure_order(shared, "t") == ("", [])
+    # no steps, every version labelled, a label shared: the loading order decides between them
+    relabelled = version_series(frame.assign(version=[None, None, None, "v1", "v1", "v2", None, None]))
+    assert W.unsure_order(relabelled, "lab") == ("same version label", ["z1", "z2"])
 
 
 def test_series_accepts_the_workspace_runs_frame(tmp_path):

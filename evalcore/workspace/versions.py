@@ -127,18 +127,30 @@ def unsure_order(series: pd.DataFrame, model: str) -> tuple[str, list[str]]:
     """The versions of ``model`` that :func:`version_series` places by a weaker key than the others.
 
     ``("step", runs)``: some versions have a step and these do not (they come after every version
-    with one); else ``("version label", runs)``: no version has a step, some have a label and these
-    do not (they come after the labelled ones); else ``("", [])``. A test "against the previous
-    version" follows that order, so a caller should say so.
+    with one); ``("same step", runs)``: every version has a step and these share theirs with
+    another (among themselves they follow the version label, then the creation order); else,
+    without any step, ``("version label", runs)``: some have a label and these do not (they come
+    after the labelled ones), or ``("same version label", runs)``: these share their label (they
+    follow the creation order); else ``("", [])``. A test "against the previous version" follows
+    that order, so a caller should say so.
+
+    >>> s = pd.DataFrame({"model": ["m"] * 3, "position": [0, 1, 2], "run": ["a", "b", "c"],
+    ...                   "version": ["v1", "v2", "v3"], "step": [0.0, 0.0, 1.0]})
+    >>> unsure_order(s, "m")
+    ('same step', ['a', 'b'])
     """
     rows = series[series["model"].astype(str) == str(model)].sort_values("position", kind="mergesort")
     has_step = rows["step"].notna().to_numpy()
     if has_step.any() and not has_step.all():
         return "step", rows.loc[~has_step, "run"].astype(str).tolist()
+    if has_step.all():
+        shared = rows["step"].astype(float).duplicated(keep=False).to_numpy()
+        return ("same step", rows.loc[shared, "run"].astype(str).tolist()) if shared.any() else ("", [])
     labelled = np.array([isinstance(v, str) and bool(v) for v in rows["version"]], dtype=bool)
-    if not has_step.any() and labelled.any() and not labelled.all():
+    if labelled.any() and not labelled.all():
         return "version label", rows.loc[~labelled, "run"].astype(str).tolist()
-    return "", []
+    shared = pd.Series([str(v) for v in rows["version"]]).duplicated(keep=False).to_numpy() & labelled
+    return ("same version label", rows.loc[shared, "run"].astype(str).tolist()) if shared.any() else ("", [])
 
 
 def _model_runs(series: pd.DataFrame, model: str) -> pd.DataFrame:
