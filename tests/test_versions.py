@@ -112,6 +112,36 @@ def test_series_accepts_the_workspace_runs_frame(tmp_path):
     assert s["run"].tolist() == ["early", "late"] and s["step"].tolist() == [2.0, 9.0]
 
 
+def test_series_with_coverage_leaves_out_low_coverage_versions_as_the_page_does(tmp_path):
+    """A checkpoint whose queries were encoded for 60 of 200 queries: its 140 missing queries count 0,
+    so its tests would report a huge, 'significant' regression. With ``coverage=`` the series leaves it
+    out (warning with its coverage), as the Versions page does; ``include=`` keeps it."""
+    from evalcore.errors import EvalcoreWarning
+
+    rng = np.random.default_rng(4)
+    docs, qids = [f"d{i}" for i in range(300)], [f"q{i}" for i in range(200)]
+    qrels = "".join(f"{q} 0 d{i} 1\n" for i, q in enumerate(qids))
+    (tmp_path / "qrels.txt").write_text(qrels)
+    ws = W.Workspace.open(tmp_path / "ws")
+    ws.set_ground_truth(tmp_path / "qrels.txt")
+    d = rng.normal(size=(300, 16)).astype(np.float32)
+    q = d[:200] + 0.3 * rng.normal(size=(200, 16)).astype(np.float32)
+    for ep, n in ((1, 200), (2, 200), (3, 60)):
+        ws.add_embedding_run(f"ep{ep}", d + 0.5 / ep * rng.normal(size=d.shape).astype(np.float32), docs,
+                             query_embeddings=q[:n], query_ids=qids[:n], model="dense", version=f"epoch {ep}", step=ep)
+    with pytest.warns(EvalcoreWarning, match="partial coverage"):
+        ev = ws.evaluate(metrics=["ndcg"], k=[10], record=False)
+    assert version_series(ws.runs())["run"].tolist() == ["ep1", "ep2", "ep3"]  # without coverage: every version
+    with pytest.warns(EvalcoreWarning, match=r"low coverage .*: ep3 \(60/200 \(30%\)\)"):
+        s = version_series(ws.runs(), coverage=ev.coverage)
+    assert s["run"].tolist() == ["ep1", "ep2"]
+    tests = version_tests(ev.table, s, model="dense", metric="ndcg", k=10)
+    assert "ep3" not in set(tests["run_b"]) | set(tests["run_a"])
+    kept = version_series(ws.runs(), coverage=ev.coverage, include=["ep3"])
+    assert kept["run"].tolist() == ["ep1", "ep2", "ep3"]
+    assert version_series(ws.runs(), coverage=ev.coverage, min_coverage=0.0)["run"].tolist() == ["ep1", "ep2", "ep3"]
+
+
 @pytest.mark.parametrize("frame, message", [
     (pd.DataFrame({"name": ["a"], "model": ["m"]}), "lacks column"),
     (info(["a", "a"], ["m", "m"]), "more than once"),

@@ -29,7 +29,8 @@ import numpy as np
 
 from .._lazy import pd
 from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label, wide_per_query
-from ..errors import OptionError
+from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text, low_coverage, run_coverage
+from ..errors import OptionError, warn
 from ..intervals import DEFAULT_RESAMPLES, mean_intervals
 from ..metrics import LOWER_IS_BETTER
 from ..stats import compare, win_tie_loss
@@ -58,7 +59,8 @@ def _text(v: object) -> str | None:
     return s or None
 
 
-def version_series(runs: pd.DataFrame, *, min_versions: int = 2) -> pd.DataFrame:
+def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.DataFrame | None = None,
+                   min_coverage: float = DEFAULT_MIN_COVERAGE, include: Sequence[str] = ()) -> pd.DataFrame:
     """Each model's runs in version order.
 
     Parameters
@@ -69,6 +71,15 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2) -> pd.DataFrame
         order). Not modified.
     min_versions : int, default 2
         Models with fewer runs are left out (a single version is no series).
+    coverage : DataFrame, optional
+        An evaluation's :attr:`~evalcore.evaluate.Evaluation.coverage`: then, as on the Versions
+        page, a version answering fewer than ``min_coverage`` of the ground truth's queries (its
+        missing ones count 0, so against any other version it looks like a regression) is left
+        out of the series, with a warning naming it, unless listed in ``include``.
+    min_coverage : float, default 0.9
+        See ``coverage`` (:func:`evalcore.coverage.low_coverage`).
+    include : sequence of str
+        Runs kept whatever their coverage.
 
     Returns
     -------
@@ -108,6 +119,8 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2) -> pd.DataFrame
                        else [f"{i:012d}" for i in range(len(runs))]),
     })
     frame = frame[[m is not None for m in frame["model"]]]
+    if coverage is not None:
+        frame = frame[~frame["name"].isin(_left_out(coverage, frame["name"], min_coverage, include))]
     ordered = order_versions(frame.reset_index(drop=True))
     sizes = ordered.groupby("group", sort=False)["name"].transform("size")
     ordered = ordered[sizes.to_numpy() >= min_versions]
@@ -116,6 +129,20 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2) -> pd.DataFrame
         "run": ordered["name"].astype(str).to_numpy(), "version": ordered["version"].to_numpy(dtype=object),
         "step": ordered["step"].astype(float).to_numpy(),
     }, columns=SERIES_COLUMNS)
+
+
+def _left_out(coverage: pd.DataFrame, names: pd.Series, min_coverage: float, include: Sequence[str]) -> list[str]:
+    """Versions below ``min_coverage`` and not in ``include`` (warned about), of the runs ``names``."""
+    keep = {include} if isinstance(include, str) else {str(r) for r in include}
+    cov = run_coverage(coverage)
+    cov = cov[cov["run"].isin(set(names)) & ~cov["run"].isin(keep)]
+    low = cov[cov["run"].isin(set(low_coverage(coverage, threshold=min_coverage)))]
+    if len(low):
+        warn("left out of the version series for low coverage (their missing queries count 0): " + ", ".join(
+            f"{r} ({coverage_text(int(a), int(b))})" for r, a, b in
+            zip(low["run"], low["n_with_results"], low["n_ground_truth"], strict=True))
+            + "; pass include=[...] or min_coverage=0 to keep them")
+    return low["run"].tolist()
 
 
 def version_models(series: pd.DataFrame) -> list[str]:
@@ -265,7 +292,9 @@ def version_tests(
     table : DataFrame
         The long per-query table. Not modified.
     series : DataFrame
-        :func:`version_series` output.
+        :func:`version_series` output (built with its ``coverage=``, the low-coverage versions are
+        left out, as on the Versions page: a version missing most queries, scored 0 there, would
+        otherwise test as a large regression).
     model : str
     metric : str
     k : int
