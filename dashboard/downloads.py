@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 
-def report_json(ctx: Any, top_k: int) -> Callable[[], bytes]:
-    """Deferred ``report.json`` (:func:`evalcore.report.build_report`)."""
+def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_seed: int) -> Callable[[], bytes]:
+    """Deferred ``report.json`` (:func:`evalcore.report.build_report`) with the intervals the pages show."""
     ev, runs = ctx.evaluation, dict(ctx.runs)
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
@@ -20,7 +20,8 @@ def report_json(ctx: Any, top_k: int) -> Callable[[], bytes]:
     def make() -> bytes:
         from evalcore.report import build_report
 
-        rep = build_report(ev, runs, top_k=top_k, metadata=meta)
+        rep = build_report(ev, runs, top_k=top_k, metadata=meta, ci_method=ci_method, n_resamples=n_resamples,
+                           seed=ci_seed)
         return json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
 
     return make

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard import downloads as _downloads
 from dashboard import tables as T
 from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cache are part of this module's face)
     Outcome,
@@ -47,7 +48,7 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     _c_universe,
     outside_cache,
 )
-from dashboard.downloads import per_query_csv, report_json, results_csv  # noqa: F401  (pages use S.*)
+from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -437,6 +438,11 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
     table = ctx.evaluation.table if "domain" not in by else plain_table(ctx)
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
+
+
+def report_json(ctx: Context, top_k: int) -> Any:
+    """Deferred ``report.json`` whose intervals are those the pages show (:func:`dashboard.downloads.report_json`)."""
+    return _downloads.report_json(ctx, top_k, ci_method=MEAN_CI, n_resamples=N_RESAMPLES, ci_seed=CI_SEED)
 
 
 def ci_caption() -> str:

@@ -15,7 +15,9 @@ import numpy as np
 
 from ._lazy import pd
 from .data import Run
+from .errors import OptionError
 from .evaluate import Evaluation
+from .intervals import DEFAULT_RESAMPLES
 
 __all__ = ["build_report", "write_outputs", "write_per_query_csv", "results_by_k"]
 
@@ -54,12 +56,20 @@ def build_report(
     top_k: int = 10,
     metadata: Mapping[str, Any] | None = None,
     include_per_query: bool = True,
+    ci_method: str = "t",
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Report following seed 001 §8, generalised to any runs, metrics and k.
 
+    ``ci_low`` / ``ci_high`` are 95% intervals of the mean: Student t (``ci_method="t"``,
+    :func:`evalcore.aggregate.summarize`) or the percentile bootstrap on ``n_resamples``
+    resamples of the queries shared by every run (``"bootstrap"``, ``seed``: the dashboard's,
+    :func:`evalcore.intervals.summarize_with_intervals`); ``metadata.ci`` says which.
+
     Layout::
 
-        {"metadata": {k, metrics, ties, rel_threshold, timestamp, runs, ...},
+        {"metadata": {k, metrics, ties, rel_threshold, timestamp, runs, ci, ...},
          "coverage": {run: {n_missing, n_ignored, ...}},
          "aggregates": {run: {"ndcg@10": {"mean", "std", "sem", "ci_low", "ci_high", "n",
                                           "aggregation", "aggregate", "aggregate_ci_low",
@@ -70,10 +80,22 @@ def build_report(
     of the counts; the geometric mean for ``gm_map``), see
     :func:`evalcore.aggregate.summarize`.
     """
-    from .aggregate import summarize
+    from .intervals import CI_METHODS
 
+    if ci_method not in CI_METHODS:
+        raise OptionError(f"unknown ci_method {ci_method!r}; supported: {', '.join(CI_METHODS)}")
     table = evaluation.table
-    summ = summarize(table, aggregates=True)
+    if ci_method == "t":
+        from .aggregate import summarize
+
+        summ = summarize(table, aggregates=True)
+        ci: dict[str, Any] = {"method": "t", "confidence": 0.95}
+    else:
+        from .intervals import summarize_with_intervals
+
+        summ = summarize_with_intervals(table, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates=True)
+        ci = {"method": ci_method, "confidence": 0.95, "n_resamples": int(n_resamples), "seed": int(seed),
+              "resampling": "shared by every run"}
     aggregates: dict[str, dict[str, Any]] = {}
     for row in summ.itertuples(index=False):
         aggregates.setdefault(str(row.run), {})[_label(str(row.metric), int(row.k))] = {
@@ -87,6 +109,7 @@ def build_report(
         "K": max(evaluation.settings.get("k", [0]) or [0]),
         **evaluation.settings,
         "runs": evaluation.runs,
+        "ci": ci,
         "tool": "evalcore",
     }
     if metadata:
