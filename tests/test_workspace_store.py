@@ -242,6 +242,37 @@ def test_evaluation_is_recorded_once_and_reads_back(ws: Workspace) -> None:
         ws.load_evaluation(99)
 
 
+def test_an_evaluation_read_back_says_which_runs_changed_since(ws: Workspace) -> None:
+    """A recorded evaluation is of the runs as they were: after a run is re-recorded (or a fusion's
+    input), removed, or the ground truth replaced, reading it back says so (settings["stale"], a
+    warning, the listing's ``stale``) instead of presenting old numbers as the current runs'."""
+    qrels, runs = tie_heavy(6)
+    ws.set_ground_truth(qrels)
+    ws.add_run("bm25", runs["bm25"], model="lex", step=1)
+    ws.add_run("other", runs["bm25"].renamed("other"))
+    ws.add_fused_run("mix", ["bm25", "other"])
+    first = ws.record_evaluation(ws.evaluate(metrics=["ndcg"], k=[5], record=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)  # nothing changed: no warning
+        assert "stale" not in ws.load_evaluation(first).settings
+    assert ws.evaluations().set_index("id").loc[first, "stale"] == {}
+    rng = np.random.default_rng(0)
+    changed = Run.from_records(list(runs["bm25"].query_ids[runs["bm25"].q]), list(runs["bm25"].doc_ids),
+                               rng.random(len(runs["bm25"])), name="bm25")
+    ws.add_run("bm25", changed, model="lex", step=1, replace=True)
+    with pytest.warns(EvalcoreWarning, match=r"evaluation \d+ was computed before these changed: bm25 \(re-recorded\), "
+                                             r"mix \(re-recorded\)"):
+        back = ws.load_evaluation(first)
+    assert back.settings["stale"] == {"bm25": "re-recorded", "mix": "re-recorded"}  # the fusion of it too
+    ws.remove_run("other")  # (and the fusion built on it)
+    other_qrels, _ = tie_heavy(7)
+    ws.set_ground_truth(other_qrels, name="another")
+    assert ws.evaluations().set_index("id").loc[first, "stale"] == {
+        "bm25": "re-recorded", "other": "removed", "mix": "removed", "(ground truth)": "replaced"}
+    second = ws.record_evaluation(ws.evaluate(metrics=["ndcg"], k=[5], record=False))
+    assert ws.evaluations().set_index("id").loc[second, "stale"] == {}
+
+
 def test_embedding_runs_equal_embedding_run_and_are_ranked_once(ws: Workspace, monkeypatch) -> None:
     rng = np.random.default_rng(3)
     qrels, _ = tie_heavy(3)

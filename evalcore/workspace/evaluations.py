@@ -3,6 +3,11 @@
 An evaluation is recorded once per ``key`` (the content key of everything it depends on,
 :attr:`evalcore.workspace.resolve.Resolved.key`; without one, the hash of its table and
 settings), so evaluating the same workspace twice stores one row.
+
+With it, a fingerprint of each of its runs as the workspace held it (stored artifacts and
+options; a fusion's inputs too), so that an evaluation read back after a run was re-recorded,
+removed, or the ground truth replaced says so (:func:`load_evaluation`, :func:`list_evaluations`'s
+``stale``) instead of presenting old numbers as those of the current runs.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import sqlite3
 from typing import Any
 
 from .._lazy import pd
-from ..errors import OptionError
+from ..errors import OptionError, warn
 from ..evaluate import Evaluation
 from . import codecs
 from .core import WorkspaceCore
@@ -21,7 +26,44 @@ from .store import dumps, loads, now
 __all__ = ["record_evaluation", "list_evaluations", "load_evaluation", "EVALUATION_COLUMNS"]
 
 #: Columns of :func:`list_evaluations`.
-EVALUATION_COLUMNS = ["id", "created_at", "ground_truth", "runs", "metrics", "k", "errors"]
+EVALUATION_COLUMNS = ["id", "created_at", "ground_truth", "runs", "metrics", "k", "errors", "stale"]
+_CONTENTS = "_run_contents"  # key of the runs' fingerprints in the stored settings (not in Evaluation.settings)
+
+
+def _fingerprints(ws: WorkspaceCore) -> dict[str, str]:
+    """Per run of the workspace, a digest of what it is made of (a fusion: with its inputs' digests)."""
+    records = {r.name: r for r in ws.run_records()}
+    out: dict[str, str] = {}
+
+    def of(name: str, seen: tuple[str, ...] = ()) -> str:
+        if name not in out:
+            r = records[name]
+            parts = [r.kind, r.artifact, r.ids_artifact, r.query_artifact, r.query_ids_artifact, dumps(r.options)]
+            parts += [of(n, (*seen, name)) if n in records and n not in seen else "-"
+                      for n in r.options.get("inputs", ())]
+            out[name] = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:16]
+        return out[name]
+
+    for name in records:
+        of(name)
+    return out
+
+
+def _stale(stored: dict[str, str], ground_truth_id: int | None, current: dict[str, str],
+           active_gt: int | None) -> dict[str, str]:
+    """What changed since an evaluation was recorded (``current``: :func:`_fingerprints` now; ``active_gt``:
+    the active ground truth's id): ``{run: "re-recorded" | "removed"}``, and ``{"(ground truth)":
+    "replaced"}`` when the active ground truth is another one."""
+    out = {name: ("removed" if name not in current else "re-recorded")
+           for name, fp in stored.items() if current.get(name) != fp}
+    if ground_truth_id is not None and active_gt != ground_truth_id:
+        out["(ground truth)"] = "replaced"
+    return out
+
+
+def _now(ws: WorkspaceCore) -> tuple[dict[str, str], int | None]:
+    gt = ws.ground_truth_record()
+    return _fingerprints(ws), None if gt is None else gt.id
 
 
 def _coverage_records(coverage: pd.DataFrame) -> list[dict[str, Any]]:
@@ -32,7 +74,9 @@ def _coverage_records(coverage: pd.DataFrame) -> list[dict[str, Any]]:
 def record_evaluation(ws: WorkspaceCore, ev: Evaluation, *, key: str | None = None,
                       ground_truth_id: int | None = None) -> int:
     """Store ``ev`` (see the module docstring); returns its id (the existing one for a known key)."""
+    fingerprints = _fingerprints(ws)
     settings = dumps(ev.settings)
+    stored_settings = dumps({**ev.settings, _CONTENTS: {r: fingerprints[r] for r in ev.runs if r in fingerprints}})
     coverage = dumps({"columns": [str(c) for c in ev.coverage.columns], "rows": _coverage_records(ev.coverage)})
     if key is None:
         h = hashlib.sha256(settings.encode("utf-8"))
@@ -51,7 +95,8 @@ def record_evaluation(ws: WorkspaceCore, ev: Evaluation, *, key: str | None = No
             return int(row[0])
         cur = conn.execute("INSERT INTO evaluations (key, created_at, ground_truth_id, settings, runs, table_artifact, "
                            "coverage) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           (key, now(), ground_truth_id, settings, dumps(list(ev.runs)), stored[0].sha256, coverage))
+                           (key, now(), ground_truth_id, stored_settings, dumps(list(ev.runs)), stored[0].sha256,
+                            coverage))
         return int(cur.lastrowid)
 
     return ws.commit(lambda: [ws.put("results", lambda p: codecs.write_results(ev.table, p))], record, bump=False)
@@ -60,33 +105,45 @@ def record_evaluation(ws: WorkspaceCore, ev: Evaluation, *, key: str | None = No
 def list_evaluations(ws: WorkspaceCore) -> pd.DataFrame:
     """One row per stored evaluation, oldest first (:data:`EVALUATION_COLUMNS`)."""
     rows = ws.catalogue.read(lambda c: c.execute(
-        "SELECT e.id, e.created_at, g.name, e.runs, e.settings FROM evaluations e "
+        "SELECT e.id, e.created_at, g.name, e.runs, e.settings, e.ground_truth_id FROM evaluations e "
         "LEFT JOIN ground_truths g ON g.id = e.ground_truth_id ORDER BY e.id").fetchall())
     out = []
-    for eid, created, gt, runs, settings in rows:
+    current, active_gt = _now(ws) if rows else ({}, None)
+    for eid, created, gt, runs, settings, gt_id in rows:
         s = loads(settings, {})
         out.append({"id": eid, "created_at": created, "ground_truth": gt, "runs": tuple(loads(runs, [])),
                     "metrics": tuple(dict.fromkeys(str(m).split("@")[0] for m in s.get("measures", []))),
-                    "k": tuple(s.get("k", ())), "errors": s.get("errors", {})})
+                    "k": tuple(s.get("k", ())), "errors": s.get("errors", {}),
+                    "stale": _stale(s.get(_CONTENTS, {}), gt_id, current, active_gt)})
     frame = pd.DataFrame(out, columns=EVALUATION_COLUMNS)
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
     return frame
 
 
 def load_evaluation(ws: WorkspaceCore, evaluation_id: int | None = None) -> Evaluation:
-    """A stored evaluation (default: the newest) with its table read back from Parquet."""
+    """A stored evaluation (default: the newest) with its table read back from Parquet.
+
+    When a run it evaluated was re-recorded or removed since, or the ground truth replaced, its
+    ``settings["stale"]`` says which (``{run: "re-recorded" | "removed", "(ground truth)":
+    "replaced"}``) and a warning names them: the numbers are those of the runs as they were.
+    """
     def read(c: sqlite3.Connection) -> Any:
+        cols = "id, settings, table_artifact, coverage, ground_truth_id"
         if evaluation_id is None:
-            return c.execute("SELECT id, settings, table_artifact, coverage FROM evaluations "
-                             "ORDER BY id DESC LIMIT 1").fetchone()
-        return c.execute("SELECT id, settings, table_artifact, coverage FROM evaluations WHERE id = ?",
-                         (int(evaluation_id),)).fetchone()
+            return c.execute(f"SELECT {cols} FROM evaluations ORDER BY id DESC LIMIT 1").fetchone()
+        return c.execute(f"SELECT {cols} FROM evaluations WHERE id = ?", (int(evaluation_id),)).fetchone()
 
     row = ws.catalogue.read(read)
     if row is None:
         raise OptionError("no evaluation stored" if evaluation_id is None else f"no evaluation with id {evaluation_id}")
-    eid, settings, artifact, coverage = row
+    eid, settings, artifact, coverage, gt_id = row
     table = ws.objects.load(artifact, "parquet", what=f"evaluation {eid}", parse=codecs.read_results, kind="results")
     cov = loads(coverage, {})
-    return Evaluation(table.copy(), pd.DataFrame(cov.get("rows", []), columns=cov.get("columns")),
-                      loads(settings, {}))
+    s = loads(settings, {})
+    stale = _stale(s.pop(_CONTENTS, {}), gt_id, *_now(ws))
+    if stale:
+        s["stale"] = stale
+        warn(f"evaluation {eid} was computed before these changed: "
+             + ", ".join(f"{name} ({what})" for name, what in stale.items())
+             + "; its numbers are those of the runs as they were (evaluate again for the current ones)")
+    return Evaluation(table.copy(), pd.DataFrame(cov.get("rows", []), columns=cov.get("columns")), s)
