@@ -287,6 +287,11 @@ def test_embedding_inputs_from_files(ws: Workspace, tmp_path: Path) -> None:
         ws.add_embedding_run("x", vec)
     with pytest.raises(EvalcoreError, match="ids"):
         ws.add_embedding_run("x", vec, ids[:3])
+    for bad in (5, 2.5):  # not a sequence: named, not a bare TypeError
+        with pytest.raises(OptionError, match=f"run 'x': ids must be a sequence of strings .*not {type(bad).__name__}"):
+            ws.add_embedding_run("x", vec, bad)
+    with pytest.raises(OptionError, match=r"run 'x' \(queries\): ids must be a sequence"):
+        ws.add_embedding_run("x", vec, ids, query_embeddings=vec, query_ids=7)
 
 
 def test_gc_interrupted_while_removing_files_leaves_a_consistent_workspace(ws: Workspace, monkeypatch) -> None:

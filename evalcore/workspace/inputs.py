@@ -130,19 +130,24 @@ def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None
         raise OptionError(f"{what}: vectors given as an array need their ids (one per row)")
     if is_source(ids):
         raise OptionError(f"{what}: with vectors as an array, give the ids as a sequence of strings")
-    return Embeddings.from_arrays(_as_ids(ids), src, source=label), label, None
+    return Embeddings.from_arrays(_as_ids(ids, what), src, source=label), label, None
 
 
-def _as_ids(ids: Any) -> np.ndarray:
-    arr = np.asarray(list(ids) if not isinstance(ids, np.ndarray) else ids)
-    return arr
+def _as_ids(ids: Any, what: str) -> np.ndarray:
+    """Ids given as a sequence (or array) of values, one per row; anything else is a clear error."""
+    if isinstance(ids, np.ndarray):
+        return ids
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise OptionError(f"{what}: ids must be a sequence of strings (one per row) or an ids file, "
+                          f"not {type(ids).__name__} {ids!r:.40}")
+    return np.asarray(list(ids))
 
 
 def _ids_source(ids: Any, what: str) -> Any:
     """An ids argument as an ids file for :func:`evalcore.io.load_embeddings` (a sequence -> its lines)."""
     if ids is None or is_source(ids):
         return ids
-    values = [str(x) for x in _as_ids(ids).tolist()]
+    values = [str(x) for x in _as_ids(ids, what).tolist()]
     if any("\n" in v or "\r" in v for v in values):
         raise OptionError(f"{what}: an id contains a line break")
     return ("\n".join(values) + "\n").encode("utf-8")
