@@ -167,7 +167,8 @@ st.subheader(f"{label} across the versions")
 ui.chart(charts.version_curve(cv.frame, x=cv.x, labels=cv.labels, by_step=cv.by_step, model=model,
                               metric_label=label), key="ver_curve", name="versions_curve")
 st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in order (step, else version label, "
-            "else the order they were loaded; not every version has a step). ")
+            "else the order they were loaded; " + ("some versions share a step). " if why == "same step" else
+                                                   "not every version has a step). "))
            + f"Line: mean {label} over the queries; band: {S.ci_caption()}.")
 
 tests_section(ctx, sr, model, names, metric, k)

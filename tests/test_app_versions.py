@@ -269,4 +269,5 @@ def test_versions_sharing_a_step_are_flagged_and_drawn_one_per_x(built):
     xs = trace["x"] if isinstance(trace["x"], list) else array(trace["x"])
     assert len(set(map(str, xs))) == len(xs) == 10  # one distinct x per version, in version order
     assert all(isinstance(x, str) for x in xs)  # the versions' names, not the shared step
+    assert any("some versions share a step" in c.value for c in at.caption)
     assert spec["layout"]["xaxis"].get("title", {}).get("text") != "step"
