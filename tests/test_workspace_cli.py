@@ -180,7 +180,7 @@ def test_evaluate_never_replaces_what_the_workspace_holds_silently(files, tmp_pa
     rec = ws.run_record("bm25")
     assert (rec.model, rec.version, rec.step, rec.source_name) == ("lexical", "v1", 1.0, "bm25.trec")
     code, text = evaluate(files["bm25"])  # the same content: kept, with its model, version and step
-    assert code == 0 and "(1 already there with the same content: kept)" in text
+    assert code == 0 and "recorded the ground truth, 1 run (1 already there with the same content: kept)" in text
     rec = ws.run_record("bm25")
     assert (rec.model, rec.version, rec.step) == ("lexical", "v1", 1.0) and len(ws.evaluations()) == 1
     from evalcore.io import load_run

@@ -160,7 +160,8 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
                              **kept_info.get(name, {}))
     ws.record_evaluation(ev)
     kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
-    return f"recorded the ground truth, {len(runs)} runs{kept} and the evaluation in workspace {ws.path}"
+    return (f"recorded the ground truth, {len(runs)} run{'' if len(runs) == 1 else 's'}{kept} and the evaluation "
+            f"in workspace {ws.path}")
 
 
 def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[str, Any]:
