@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Run
-from .errors import OptionError
+from .errors import OptionError, warn
 from .ranking import rank_order
 from .stats.paired import _check_prob
 
@@ -323,6 +323,7 @@ def agreement(
     else:
         qids = pd.unique(np.asarray([str(x) for x in query_ids], dtype=object))
     qindex = pd.Index(qids)
+    _warn_missing_queries(run_list, qindex)
     depth = None if 0 in ks else max(ks)
     docs = pd.Index(pd.unique(np.concatenate([r.doc_ids for r in run_list]).astype(object)))
     lists = [_Lists(r, depth=depth, ties=ties, query_index=qindex, doc_index=docs) for r in run_list]
@@ -340,6 +341,19 @@ def agreement(
     table["measure"] = table["measure"].astype("category")
     table["k"] = table["k"].astype(np.int64)
     return table[list(AGREEMENT_COLUMNS)]
+
+
+def _warn_missing_queries(runs: Sequence[Run], queries: pd.Index) -> None:
+    """One warning naming the runs that list none of some compared queries (there a run is an empty list)."""
+    missing = [(r.name, int(len(queries) - np.count_nonzero(queries.isin(r.query_ids)))) for r in runs]
+    missing = [(n, k) for n, k in missing if k]
+    if missing:
+        shared = np.ones(len(queries), dtype=bool)
+        for r in runs:
+            shared &= queries.isin(r.query_ids)
+        hint = "" if shared.any() else "; no query is listed by every run: do their query ids match?"
+        warn(f"agreement: of the {len(queries)} queries, " + ", ".join(f"run {n!r} lacks {k}" for n, k in missing)
+             + "; there a run counts as an empty list (overlap and RBO 0 against any list)" + hint)
 
 
 def summarize_agreement(table: pd.DataFrame) -> pd.DataFrame:

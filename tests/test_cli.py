@@ -255,8 +255,9 @@ def test_evaluate_output_that_cannot_be_written_is_one_line(files: dict[str, Pat
         (out / "per_query.csv").mkdir(parents=True)
     code = main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"bm25={files['bm25']}", "--metrics", "ndcg",
                  "--k", "5", "--out", str(out)])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1 and len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in err[0]
+    lines = capsys.readouterr().err.strip().splitlines()
+    err = [ln for ln in lines if not ln.startswith("warning: ")]  # (the run misses 3 of 31 queries: said apart)
+    assert code == 1 and len(err) == 1 and err[0].startswith("error: ") and "Traceback" not in "".join(lines)
     assert (str(out) if where == "out_is_a_file" else "per_query.csv") in err[0]
 
 

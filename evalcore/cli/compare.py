@@ -43,13 +43,17 @@ def run(args: argparse.Namespace) -> int:
     from ..errors import OptionError
     from ..measures import parse_measure
     from ..stats import compare_many
-    from .inputs import evaluate_from_args, load_runs
+    from .inputs import evaluate_from_args, load_runs, warn_partial_coverage
     from .progress import ProgressBar
 
     if args.hsd_out and not args.hsd:
         raise OptionError("--hsd-out needs --hsd paired|independent")
+    aspects: dict = {}
     if args.per_query:
-        table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str})
+        # round-trip parsing: the file's 17 significant digits give back the very values (pandas' default
+        # parser can move some by one ulp, and tied differences would stop being ties in the Wilcoxon ranks)
+        table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str},
+                            float_precision="round_trip")
         needed = {"run", "query_id", "metric", "k", "value"}
         if not needed <= set(table.columns):
             raise OptionError(f"{args.per_query}: needs columns {sorted(needed)}, has {list(table.columns)}")
@@ -58,21 +62,33 @@ def run(args: argparse.Namespace) -> int:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
         ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k}) or [10]  # k 0: @all
+        details: dict = {}
         with search_backend(args) as backend:
-            table = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
-                                       progress=ProgressBar("ranking", unit=progress_unit(args)), backend=backend)[0].table
+            ev, runs, _ = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
+                                             progress=ProgressBar("ranking", unit=progress_unit(args)),
+                                             details=details, backend=backend)
+        warn_partial_coverage(ev, runs, details)
+        table, aspects = ev.table, dict(ev.settings.get("aspects") or {})
+    names = sorted(set(table["run"].astype(str)))
+    if len(names) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(names)}: {names}")
+    if args.baseline is not None and args.baseline not in names:
+        raise OptionError(f"--baseline {args.baseline!r} is not a run; the runs are {names}")
+    pairs = _same_aspect_pairs(names, aspects, args.baseline)
     mk = []
     for text in args.metric:
         m = parse_measure(text)
         mk.append((m.base, 0 if m.k is None else m.k))
-    res = compare_many(table, metrics_k=mk, baseline=args.baseline, test=args.test, correction=args.correction,
-                       alpha=args.alpha, n_resamples=args.n_resamples, seed=args.seed)
+    res = compare_many(table, metrics_k=mk, baseline=args.baseline if pairs is None else None, pairs=pairs,
+                       test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
+                       seed=args.seed)
     cols = ["metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
             "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "note"]
     show = res[[c for c in cols if c in res.columns]]
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
                            "display.float_format", "{:.4f}".format):
-        print(f"Paired {args.test} test, correction {args.correction} across {len(res)} comparisons, alpha {args.alpha}")
+        print(f"Paired {args.test} test, correction {args.correction} across {len(res)} "
+              f"comparison{'' if len(res) == 1 else 's'}, alpha {args.alpha}")
         print(show.to_string(index=False))
     hsd = _hsd(args, table, mk) if args.hsd else None
     for path, frame in ((args.out, res), (args.hsd_out, hsd)):
@@ -81,6 +97,33 @@ def run(args: argparse.Namespace) -> int:
             frame.to_csv(path, index=False, float_format="%.17g")
             print(f"wrote {path}")
     return 0
+
+
+def _same_aspect_pairs(names: list[str], aspects: dict, baseline: str | None) -> list[tuple[str, str]] | None:
+    """The pairs to test when the runs are scored against different ground-truth aspects: only runs of one
+    aspect (a paired difference across two ground truths means nothing), with a warning naming what is
+    left out; None when every run has the same ground truth."""
+    from ..errors import OptionError, warn
+
+    of = {n: aspects.get(n) for n in names}
+    if len(set(of.values())) < 2:
+        return None
+    if baseline is not None:
+        pairs = [(baseline, b) for b in names if b != baseline and of[b] == of[baseline]]
+        others = [b for b in names if b != baseline and of[b] != of[baseline]]
+    else:
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if of[a] == of[b]]
+        others = []
+    groups = {}
+    for n in names:
+        groups.setdefault(of[n], []).append(n)
+    described = "; ".join(f"{a or '(default)'}: {', '.join(g)}" for a, g in groups.items())
+    if not pairs:
+        raise OptionError(f"no two runs are scored against the same ground-truth aspect ({described}); "
+                          "give runs of one aspect, or the same --aspect to every run")
+    warn("the runs are scored against different ground-truth aspects (" + described + "): only runs of one "
+         "aspect are compared" + (f"; not compared with the baseline: {', '.join(others)}" if others else ""))
+    return pairs
 
 
 def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]]):

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from ..aggregate import mean_pm_std_text
     from ..report import write_outputs
     from .background import preload
-    from .inputs import evaluate_from_args, load_runs
+    from .inputs import evaluate_from_args, load_runs, warn_partial_coverage
     from .progress import ProgressBar
 
     if args.out:
@@ -42,13 +42,18 @@ def run(args: argparse.Namespace) -> int:
         ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
                                                 progress=ProgressBar("ranking", unit=progress_unit(args)),
                                                 details=details, backend=backend)
+    warn_partial_coverage(ev, runs, details)
     print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
+    not_sampled = details.get("not_sampled", {})
     for row in ev.coverage.itertuples(index=False):
         notes = []
         if row.n_missing:
             notes.append(f"{row.n_missing} qrels queries absent from the run (scored 0)")
-        if row.n_ignored:
-            notes.append(f"{row.n_ignored} run queries not in the qrels (ignored)")
+        left_out = int(not_sampled.get(str(row.run), 0))
+        if left_out:
+            notes.append(f"{left_out} run queries not in the sample of {args.n_samples} (ignored)")
+        if row.n_ignored - left_out:
+            notes.append(f"{row.n_ignored - left_out} run queries not in the qrels (ignored)")
         if row.n_no_relevant:
             verb = "skipped" if args.no_relevant == "skip" else "scored by formula"
             notes.append(f"{row.n_no_relevant} queries with no relevant document ({verb})")

@@ -30,7 +30,7 @@ from ..ranking import canonical_ties
 from ..retrieval import sample_queries
 from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
-__all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args"]
+__all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -279,11 +279,13 @@ def evaluate_from_args(
         names += [s.split("=", 1)[0].strip() for s in fuse_specs]
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
+        full: dict[str | None, set] = {}
         if n_samples:
             picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
             for a in aspects_needed:
                 q = gt_of(a)
                 have = set(q.query_ids.tolist())
+                full[a] = have
                 cached[a] = q.subset([x for x in picked if x in have])
         qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
         label = str(args.qrels)
@@ -314,6 +316,11 @@ def evaluate_from_args(
                  "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
 
     if details is not None:
+        if gt is None and n_samples:  # run queries of the full qrels that the sample left out (not an id mismatch)
+            details["not_sampled"] = {
+                n: int(np.count_nonzero(np.isin(runs[n].query_ids.astype(str), list(
+                    full[per_run_aspect.get(n, default_aspect)] - set(qrels_for[n].query_ids.tolist())))))
+                for n in runs}
         details.update(embeddings=cache, depth=next((i["depth"] for i in emb_info.values()), None),
                        qrels_for={n: (gt.deepest if gt is not None else qrels_for[n]) for n in runs},
                        file_runs=[n for n in runs if n not in emb_info and n not in fusion_info])
@@ -365,3 +372,30 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
         evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())
         tables.append(t[t["query_id"].astype(str).isin(evaluated)])
     return with_diversity(ev, tables)
+
+
+def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapping[str, Any]) -> None:
+    """One ``warning:`` line per run file answering only part of the ground truth's queries (the missing
+    ones count 0 in its values and tests); none answered: the first ids of both, to spot an id mismatch.
+
+    Embedding runs and fusions are left to their own warnings (the search's and the fusion's).
+    """
+    from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text
+
+    files = set(details.get("file_runs", ()))
+    qrels_for = details.get("qrels_for", {})
+    for row in ev.coverage.itertuples(index=False):
+        name, total, missing = str(row.run), int(row.n_qrels_queries), int(row.n_missing)
+        if name not in files or not missing or not total:
+            continue
+        if missing == total:
+            q = qrels_for.get(name)
+            ids = ", ".join(repr(str(x)) for x in runs[name].query_ids[:2])
+            want = "" if q is None else "; the ground truth's like " + ", ".join(repr(str(x)) for x in q.query_ids[:2])
+            warn(f"run {name!r} answers none of the {total} ground-truth queries (its query ids look like {ids}{want}): "
+                 "every value is 0")
+            continue
+        flag = f", below the {DEFAULT_MIN_COVERAGE:.0%} the dashboard flags" if (total - missing) < \
+            DEFAULT_MIN_COVERAGE * total else ""
+        warn(f"run {name!r} answers {coverage_text(total - missing, total)} of the ground-truth queries{flag}; "
+             f"the other {missing} count 0 in its values and tests")

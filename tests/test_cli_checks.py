@@ -1,0 +1,142 @@
+"""What the command line says about its inputs before it reports a test or an agreement (a review's findings).
+
+A run whose query ids do not match, or that answers half the queries, was reported "significantly
+worse" without a word; a per_query.csv read back with pandas' default float parser gave another
+Wilcoxon p-value than the run files; runs scored against different ground-truth aspects were
+tested together; one run gave pandas' "Empty DataFrame"; queries left out by ``--n-samples`` were
+called "not in the qrels"; agreement counted unanswered queries as 0 without saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    """200 graded queries and two depth-100 runs (recall@100 has many tied values)."""
+    d = tmp_path_factory.mktemp("cli_checks")
+    rng = np.random.default_rng(7)
+    qids = [f"q{i}" for i in range(200)]
+    rel: dict[str, dict[str, int]] = {}
+    with open(d / "qrels.txt", "w") as f:
+        for q in qids:
+            rel[q] = {f"d{x}": int(rng.choice([0, 0, 1, 2, 3])) for x in rng.choice(500, 30, replace=False)}
+            f.writelines(f"{q} 0 {doc} {g}\n" for doc, g in rel[q].items())
+    paths = {"qrels": d / "qrels.txt"}
+    for name, quality, seed in (("bm25", 0.5, 1), ("dense", 0.6, 2)):
+        r = np.random.default_rng(seed)
+        lines = []
+        for q in qids:
+            docs = list(dict.fromkeys(list(rel[q])[:15] + [f"d{x}" for x in r.choice(500, 100, replace=False)]))[:100]
+            scores = {doc: r.normal() + quality * rel[q].get(doc, 0) for doc in docs}
+            lines += [f"{q} Q0 {doc} {i + 1} {s:.6f} {name}\n"
+                      for i, (doc, s) in enumerate(sorted(scores.items(), key=lambda x: -x[1]))]
+        paths[name] = d / f"{name}.trec"
+        paths[name].write_text("".join(lines))
+        half = [ln for ln in lines if int(ln.split()[0][1:]) < 100]
+        paths[f"{name}_half"] = d / f"{name}_half.trec"
+        paths[f"{name}_half"].write_text("".join(half))
+        paths[f"{name}_upper"] = d / f"{name}_upper.trec"
+        paths[f"{name}_upper"].write_text("".join("Q" + ln[1:] for ln in lines))
+    return paths
+
+
+def _compare(data, *runs: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["compare", "--qrels", str(data["qrels"]), *[a for r in runs for a in ("--run", r)], *extra]
+
+
+def test_per_query_csv_gives_the_same_wilcoxon_as_the_run_files(data, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"bm25={data['bm25']}", "--run",
+                 f"dense={data['dense']}", "--metrics", "recall", "--k", "100", "--out", str(out)]) == 0
+    written = pd.read_csv(out / "per_query.csv", float_precision="round_trip")["value"].to_numpy()
+    default = pd.read_csv(out / "per_query.csv")["value"].to_numpy()
+    assert (written != default).any()  # the default parser moves some values: the case this test is about
+    table = tmp_path / "a.csv"
+    table2 = tmp_path / "b.csv"
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense']}",
+                         extra=("--metric", "recall@100", "--test", "wilcoxon", "--out", str(table)))) == 0
+    assert main(["compare", "--per-query", str(out / "per_query.csv"), "--metric", "recall@100", "--test",
+                 "wilcoxon", "--out", str(table2)]) == 0
+    a, b = pd.read_csv(table), pd.read_csv(table2)
+    assert a["p_value"].tolist() == b["p_value"].tolist() and a["ties"].tolist() == b["ties"].tolist()
+
+
+def test_compare_warns_about_partial_and_no_coverage(data, capsys):
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense_half']}")) == 0
+    err = capsys.readouterr().err
+    assert ("warning: run 'dense' answers 100/200 (50%) of the ground-truth queries, below the 90% the dashboard "
+            "flags; the other 100 count 0 in its values and tests") in err
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense_upper']}")) == 0
+    err = capsys.readouterr().err
+    assert ("warning: run 'dense' answers none of the 200 ground-truth queries (its query ids look like 'Q0', 'Q1'; "
+            "the ground truth's like 'q0', 'q1'): every value is 0") in err
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"dense={data['dense_upper']}"]) == 0
+    assert "answers none of the 200 ground-truth queries" in capsys.readouterr().err
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense']}")) == 0
+    assert "warning" not in capsys.readouterr().err  # full coverage: nothing to say
+
+
+def test_compare_needs_two_runs_and_a_known_baseline(data, capsys):
+    assert main(_compare(data, f"bm25={data['bm25']}")) == 2
+    assert "error: compare needs at least two runs, got 1: ['bm25']" in capsys.readouterr().err
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense']}", extra=("--baseline", "zz"))) == 2
+    assert "--baseline 'zz' is not a run; the runs are ['bm25', 'dense']" in capsys.readouterr().err
+    assert main(_compare(data, f"bm25={data['bm25']}", f"dense={data['dense']}")) == 0
+    assert "across 1 comparison," in capsys.readouterr().out
+
+
+def test_compare_tests_runs_of_one_aspect_only(tmp_path, capsys):
+    """Seed 001's ordered lists have one ground truth per aspect: a paired difference of two runs scored
+    against different aspects means nothing, so only runs of one aspect are compared."""
+    seed001 = ROOT / "tests" / "fixtures" / "seed001_movies.json"
+    ids = [m["movie_id"] for m in json.loads(seed001.read_text())]
+    rng = np.random.default_rng(0)
+    specs = []
+    for name in ("a", "b", "c"):
+        path = tmp_path / f"{name}.trec"
+        path.write_text("".join(f"{q} Q0 {d} 1 {rng.random():.6f} {name}\n" for q in ids for d in ids if d != q))
+        specs += ["--run", f"{name}={path}"]
+    base = ["compare", "--qrels", str(seed001), *specs, "--metric", "ndcg@3", "--out", str(tmp_path / "c.csv")]
+    assert main([*base, "--aspect", "a=content", "--aspect", "b=content", "--aspect", "overall"]) == 0
+    err = capsys.readouterr().err
+    assert "different ground-truth aspects (content: a, b; overall: c): only runs of one aspect are compared" in err
+    pairs = pd.read_csv(tmp_path / "c.csv")[["run_a", "run_b"]].values.tolist()
+    assert pairs == [["a", "b"]]
+    assert main([*base, "--aspect", "a=content", "--aspect", "overall", "--baseline", "b"]) == 0
+    assert "not compared with the baseline: a" in capsys.readouterr().err
+    assert pd.read_csv(tmp_path / "c.csv")[["run_a", "run_b"]].values.tolist() == [["b", "c"]]
+    assert main([*base, "--aspect", "a=content", "--aspect", "b=vibes", "--aspect", "overall"]) == 2
+    assert "no two runs are scored against the same ground-truth aspect" in capsys.readouterr().err
+
+
+def test_queries_left_out_by_the_sample_are_not_called_missing_from_the_qrels(data, capsys):
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"bm25={data['bm25']}", "--n-samples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "bm25: 20 queries evaluated; 180 run queries not in the sample of 20 (ignored)" in out
+    assert "not in the qrels" not in out
+
+
+def test_agree_says_which_runs_lack_queries(data, capsys):
+    assert main(["agree", "--run", f"bm25={data['bm25']}", "--run", f"dense={data['dense_half']}",
+                 "--measures", "overlap", "--k", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: agreement: of the 200 queries, run 'dense' lacks 100; there a run counts as an empty list" in err
+    assert "do their query ids match" not in err
+    assert main(["agree", "--run", f"bm25={data['bm25']}", "--run", f"dense={data['dense_upper']}",
+                 "--measures", "overlap", "--k", "10"]) == 0
+    err = capsys.readouterr().err
+    assert "run 'bm25' lacks 200, run 'dense' lacks 200" in err and "no query is listed by every run" in err
+    assert main(["agree", "--run", f"bm25={data['bm25']}", "--run", f"dense={data['dense']}",
+                 "--measures", "overlap", "--k", "10"]) == 0
+    assert "warning" not in capsys.readouterr().err
