@@ -98,7 +98,8 @@ else:
         if ctx.gt_error:
             ui.show_error(ctx.gt_error)
         for w in ctx.gt_warnings:
-            ui.show_warning(w)
+            if not w.startswith(W.NO_DOMAIN_MATCH):  # shown with the domain mapping, below
+                ui.show_warning(w)
         q = next(iter(ctx.qrels.values())) if ctx.qrels else None
         if ctx.aspects:
             aspect = st.selectbox("Aspect: previewed here and given to runs added next (each run can change its own)",
@@ -221,8 +222,9 @@ for src in ws.runs:
 
 
 def side_file(field: str, role: str, title: str, label: str, key: str, remove: str, error: str | None,
-              help: str | None = None, loaded: str | None = None) -> None:
-    """One optional file: its uploader, its name once loaded, its error or what was read, a remove button."""
+              help: str | None = None, loaded: str | None = None, warning: str | None = None) -> None:
+    """One optional file: its uploader, its name once loaded, its error (or warning) or what was read, a remove
+    button."""
     st.subheader(title)
     up = st.file_uploader(label, key=D.uploader_key(f"up_{key}"), help=help)
     for blob in D.new_files(up):
@@ -235,6 +237,8 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
         st.text(blob.name)
         if error:
             ui.show_error(error)
+        elif warning:
+            ui.show_warning(warning)
         elif loaded:
             st.caption(loaded)
         st.button("Remove", key=f"side_rm_{key}", on_click=D.cb_remove_side, args=(role,), help=remove)
@@ -244,7 +248,8 @@ st.header("Optional files")
 c1, c2, c3 = st.columns(3)
 with c1:
     side_file("domain_blob", "domains", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains",
-              "Remove the domain mapping", ctx.domain_error)
+              "Remove the domain mapping", ctx.domain_error,
+              warning=next((w for w in ctx.gt_warnings if w.startswith(W.NO_DOMAIN_MATCH)), None))
 with c2:
     side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
               "meta", "Remove the document metadata", ctx.metadata_error)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Qrels, Run
-from ..errors import EvalcoreError, OptionError
+from ..errors import EvalcoreError, OptionError, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import load_doc_metadata, load_domains, load_qrels, load_run
 from .model import Blob, GroundTruthSource, RunSource, Settings
@@ -48,6 +48,7 @@ __all__ = [
     "evaluate_workspace",
     "DIVERSITY_ALPHA",
     "DIVERSITY_METRICS",
+    "NO_DOMAIN_MATCH",
     "has_embeddings",
     "run_embeddings",
     "run_diversity",
@@ -172,6 +173,7 @@ def reference_from_embeddings(
     if not domains:
         return rg
     d = dict(domains)
+    _check_domain_ids(rg.deepest, d)
     return ReferenceGroundTruth(rg.mode, rg.ks, rg.query_ids, rg.deepest.with_domains(d),
                                 {k: q.with_domains(d) for k, q in rg.by_k.items()},
                                 None if rg.fixed is None else rg.fixed.with_domains(d), rg.settings)
@@ -201,8 +203,26 @@ def sample_and_label(qrels: Qrels, *, sample: np.ndarray | None, domains: Mappin
     if sample is not None and len(sample) < qrels.n_queries:
         qrels = qrels.subset(list(sample))
     if domains:
-        qrels = qrels.with_domains(dict(domains))
+        d = dict(domains)
+        _check_domain_ids(qrels, d)
+        qrels = qrels.with_domains(d)
     return qrels
+
+
+#: Start of the warning of :func:`_check_domain_ids` (the Domains page looks for it).
+NO_DOMAIN_MATCH = "the domain mapping names none of the ground truth's"
+
+
+def _check_domain_ids(qrels: Qrels, domains: Mapping[str, str]) -> None:
+    """Warn when a domain mapping names none of the ground truth's queries (then no query has a domain)."""
+    if not qrels.n_queries or any(str(q) in domains for q in qrels.query_ids):
+        return
+
+    def like(ids: Iterable[Any]) -> str:
+        return ", ".join(repr(str(x)) for x in list(ids)[:2])
+
+    warn(f"{NO_DOMAIN_MATCH} {qrels.n_queries} queries (its query ids look like {like(domains)}; the ground "
+         f"truth's like {like(qrels.query_ids)}): no query has a domain")
 
 
 def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:

@@ -1,0 +1,48 @@
+"""A domain mapping whose ids match none of the ground truth's queries is said so, where the user looks.
+
+It used to be accepted silently: the Domains page then asked for a domain mapping file that was
+already loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_app import goto, unescape
+from test_app_views import many_queries, start
+
+from evalcore import workspace as W
+from evalcore.errors import EvalcoreWarning
+from evalcore.io import load_qrels
+
+
+def test_the_pipeline_warns_when_a_mapping_names_none_of_the_queries():
+    qrels = load_qrels(many_queries(30)[0], format="trec")
+    with pytest.warns(EvalcoreWarning, match=r"names none of the ground truth's 30 queries \(its query ids look like "
+                                             r"'QX1', 'QX2'; the ground truth's like 'q00000', 'q00001'\)"):
+        labelled = W.sample_and_label(qrels, sample=None, domains={"QX1": "bio", "QX2": "med"})
+    assert set(labelled.domain_of()) == {""}
+    half = {f"q{i:05d}": "bio" for i in range(15)}
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)  # a partial mapping is fine: the rest has no domain
+        assert set(W.sample_and_label(qrels, sample=None, domains=half).domain_of()) == {"bio", ""}
+
+
+def test_domains_and_data_pages_say_the_loaded_mapping_matches_no_query():
+    qrels, a, b = many_queries(40)
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b))
+    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", b"query_id,domain\nQX1,bio\nQX2,med\n"))
+    at = start(ws, "domains")
+    assert not at.exception
+    (warning,) = [unescape(w.value) for w in at.warning]
+    assert warning.startswith("The queries have no domain: the domain mapping names none of the ground truth's "
+                              "40 queries") and "Check the ids of the domain mapping file" in warning
+    assert not [i for i in at.info if "no domain" in i.value]  # not "give a domain mapping file": one is loaded
+    goto(at, "data")
+    shown = [unescape(w.value) for w in at.warning]
+    assert sum("names none of the ground truth's 40 queries" in w for w in shown) == 1  # once, by the mapping
