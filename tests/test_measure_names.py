@@ -7,6 +7,7 @@ are left out of it; trec_eval's names (item 7 of the issue) print as evalcore's;
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -206,3 +207,17 @@ def test_judged_only_must_be_a_bool():
     q = Qrels.from_dict({"q": {"a": 1}})
     with pytest.raises(OptionError, match="judged_only"):
         evaluate(q, Run.from_dict({"q": {"a": 1.0}}), metrics=["bpref"], judged_only="yes")
+
+
+@pytest.mark.parametrize("typed, meant", [("ndcg_cutt_10", "ndcg_cut_10"), ("nDGC@10", "ndcg@10"),
+                                          ("recal@5", "recall@5"), ("recip_rnk", "recip_rank"), ("mapp", "map")])
+def test_an_unknown_measure_names_the_closest_one(typed: str, meant: str) -> None:
+    with pytest.raises(UnknownMeasureError, match=re.escape(f"unknown measure {typed!r} (did you mean {meant!r}?)")):
+        parse_measures(typed)
+    assert parse_measures(meant)  # and the suggestion itself parses
+
+
+def test_no_suggestion_for_a_name_far_from_every_measure() -> None:
+    with pytest.raises(UnknownMeasureError) as e:
+        parse_measures("foo@3")
+    assert "did you mean" not in str(e.value)

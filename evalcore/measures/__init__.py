@@ -207,7 +207,7 @@ def parse_measures(text: str) -> list[Measure]:
         if _RE.match(text) is None:
             raise UnknownMeasureError(f"cannot parse measure {text!r}; expected name[(param=value,...)][@k]; "
                                       f"supported: {supported()}")
-        raise UnknownMeasureError(f"unknown measure {text!r}; supported: {supported()}")
+        raise UnknownMeasureError(f"unknown measure {text!r}{_closest(text)}; supported: {supported()}")
     out = []
     for n in names:
         m = _parse_one(n)
@@ -215,6 +215,23 @@ def parse_measures(text: str) -> list[Measure]:
             raise AssertionError(f"trec_eval name {text!r} maps to {n!r}, which does not parse")
         out.append(m)
     return out
+
+
+def _closest(text: str) -> str:
+    """``" (did you mean 'ndcg_cut_10'?)"`` for a near miss of a name evalcore or trec_eval knows, else ``""``.
+
+    A trailing ``@k`` / ``_k`` / ``.k,...`` is kept as typed and only the name before it is matched.
+    """
+    import difflib
+
+    from .trec import GROUPS, cut_measure_names
+
+    m = re.match(r"^(.*?)((?:@\S+|_\d+|\.[\d,.]+)?)$", text.strip())
+    head, tail = (m.group(1), m.group(2)) if m else (text.strip(), "")
+    known = {*ALL_METRICS, *ALIASES, *GROUPS, *cut_measure_names(), "iprec_at_recall", "set_F", "rbp_resid"}
+    lower = {k.lower(): k for k in known}
+    hit = difflib.get_close_matches(head.lower(), list(lower), n=1, cutoff=0.75)
+    return f" (did you mean {lower[hit[0]] + tail!r}?)" if hit else ""
 
 
 def parse_measure(text: str) -> Measure:

@@ -43,7 +43,7 @@ import re
 
 from ..errors import UnknownMeasureError, warn
 
-__all__ = ["trec_eval_names", "TREC_CUTOFFS", "GROUPS", "NOT_COMPUTED"]
+__all__ = ["trec_eval_names", "cut_measure_names", "TREC_CUTOFFS", "GROUPS", "NOT_COMPUTED"]
 
 #: trec_eval's default cutoffs of P, recall, map_cut, ndcg_cut (success: 1, 5, 10)
 TREC_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -66,6 +66,11 @@ NOT_COMPUTED: dict[str, str] = {
     "gm_bpref": "", "utility": "", "relative_P": "", "Rprec_mult": "", "ndcg_rel": "", "Rndcg": "",
     "binG": "", "G": "", "set_relative_P": "", "set_map": "", "num_nonrel_judged_ret": "",
 }
+
+
+def cut_measure_names() -> list[str]:
+    """trec_eval's measures taking a cutoff as ``NAME_k`` / ``NAME.k,k`` (``P``, ``ndcg_cut``...)."""
+    return list(_CUT_MEASURES)
 
 
 def _cuts(measure: str, cuts: tuple[int, ...]) -> list[str]:
