@@ -99,6 +99,17 @@ def test_utf16_file_is_named(tmp_path):
     names(raises(BinaryFileError, load_qrels, p), "q.csv", "UTF-16")
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_trec_files_are_named_not_called_binary(tmp_path, encoding):
+    """TREC runs and qrels (read as bytes) too, with or without a byte-order mark."""
+    run = write(tmp_path, "r.trec", "q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 0.5 r\n".encode(encoding))
+    msg = raises(BinaryFileError, load_run, run)
+    names(msg, "r.trec", "UTF-16", "save the file as UTF-8")
+    assert "binary" not in msg
+    qrels = write(tmp_path, "q.txt", "q1 0 d1 1\nq1 0 d2 0\n".encode(encoding))
+    names(raises(BinaryFileError, load_qrels, qrels, format="trec"), "q.txt", "UTF-16")
+
+
 @pytest.mark.parametrize("content", [b"", b"   \n\n\t\n"])
 @pytest.mark.parametrize("loader", [load_qrels, load_run, load_domains, load_doc_metadata, list_aspects])
 def test_empty_file(tmp_path, content, loader):

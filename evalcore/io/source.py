@@ -131,10 +131,13 @@ def file_stem(label: str) -> str:
     return Path(_strip_gz(str(label))).stem
 
 
+_UTF16 = "UTF-16 encoded text, expected UTF-8: save the file as UTF-8"
+
+
 def decode_text(data: bytes, label: str) -> str:
     """UTF-8 text of a file (a BOM is dropped); binary or undecodable content is an error."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise BinaryFileError("UTF-16 text; save the file as UTF-8", file=label)
+        raise BinaryFileError(_UTF16, file=label)
     data, _ = read_bytes(data, name=label)  # empty / NUL-byte checks shared with the TREC readers
     try:
         text = data.decode("utf-8")
@@ -150,8 +153,19 @@ def read_bytes(src: PathOrBytes, *, name: str | None = None) -> tuple[bytes, str
     input) plus a check for binary content (NUL bytes)."""
     data, label = read_source(src, label=name)
     if b"\x00" in data[:65536]:
+        if _looks_utf16(data[:4096]):
+            raise BinaryFileError(_UTF16, file=label)
         raise BinaryFileError("binary content (NUL bytes), expected a text file", file=label)
     return data, label
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """A UTF-16 byte-order mark, or mostly-ASCII text with a NUL as every other byte."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    even, odd = head[0::2], head[1::2]
+    n = min(len(even), len(odd))
+    return n >= 8 and max(even[:n].count(0), odd[:n].count(0)) >= 0.9 * n
 
 
 _NON_BLANK = re.compile(rb"\S")
