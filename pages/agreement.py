@@ -39,6 +39,8 @@ out = A.agreement(ctx, p, int(k))
 if not out.ok:
     ui.show_error(out.error, prefix="Agreement failed")
     st.stop()
+for w in out.warnings:  # e.g. a run that lists none of some evaluated queries (there an empty list)
+    ui.show_warning(w)
 name = rbo_name(p) if measure == "rbo" else measure
 matrix = S.memo(S._key("agmatrix", ctx.eval_key, p, name, k), lambda: agreement_matrix(
     out.value.summary, measure=name, k=int(k), runs=runs))

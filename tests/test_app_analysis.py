@@ -212,3 +212,20 @@ def test_weight_search_split_warning_and_use():
     assert {n: at.session_state[f"fu_w_{uids[n]}"] for n in res.weights} == res.weights
     at.toggle(key="fu_split").set_value(False).run()
     assert any("overfit" in unescape(w.value) for w in at.warning)
+
+
+def test_agreement_page_says_which_runs_lack_queries():
+    """A run that lists none of some evaluated queries counts there as an empty list: the page says so,
+    as the command line does."""
+    from test_app_views import many_queries
+
+    qrels, a, b = many_queries(40)
+    half = b"\n".join(ln for ln in b.splitlines() if int(ln.split()[0][1:]) < 20) + b"\n"
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("half.trec", half))
+    at = goto(start(ws), "agreement")
+    assert not at.exception
+    shown = [unescape(w.value) for w in at.warning]
+    assert any("agreement: of the 40 queries, run 'half' lacks 20; there a run counts as an empty list" in w
+               for w in shown), shown
