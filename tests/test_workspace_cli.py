@@ -249,3 +249,23 @@ def test_errors_are_one_line(tmp_path: Path, capsys) -> None:
     assert main(["workspace", "remove", "x", "--workspace", str(ws2.path)]) == 2
     assert "no run named 'x'" in capsys.readouterr().err
     assert os.path.isdir(ws2.path)
+
+
+def test_the_run_info_of_one_run_from_the_command_line(files, tmp_path: Path, capsys) -> None:
+    """A training script calling the command line once per checkpoint gives the run's model, version and
+    step (--run-model/--run-version/--run-step); again with the same content, only the info changes."""
+    ws_dir = tmp_path / "W"
+    base = ["evaluate", "--qrels", str(files["qrels"]), "--emb", f"ep9={files['docs']},{files['queries']}",
+            "--k", "5", "--workspace", str(ws_dir)]
+    assert main([*base, "--run-model", "dense", "--run-version", "epoch 9", "--run-step", "9"]) == 0
+    assert _list(ws_dir, capsys) == ["ep9\tembedding\tdense\tepoch 9\t9"]
+    assert main([*base, "--run-step", "10"]) == 0  # same vectors: kept, its step updated, the rest as it was
+    assert _list(ws_dir, capsys) == ["ep9\tembedding\tdense\tepoch 9\t10"]
+    capsys.readouterr()
+    two = ["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}", "--run", f"b={files['dense']}",
+           "--workspace", str(ws_dir), "--run-model", "m"]
+    assert main(two) == 2
+    assert "--run-model describes one run, and this command has 2" in capsys.readouterr().err
+    assert main(["evaluate", "--qrels", str(files["qrels"]), "--run", f"a={files['bm25']}", "--run-step", "3"]) == 2
+    assert "--run-step describes a run recorded in a workspace: give --workspace DIR" in capsys.readouterr().err
+    assert _list(ws_dir, capsys) == ["ep9\tembedding\tdense\tepoch 9\t10"]  # nothing recorded by the errors

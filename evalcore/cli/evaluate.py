@@ -21,6 +21,9 @@ def register(sub) -> argparse.ArgumentParser:
                                  "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise). A run "
                                  "already there with the same content is kept; another run of the same name or "
                                  "another ground truth is an error, unless --replace")
+    from .workspace import add_run_info_options
+
+    add_run_info_options(p)
     p.add_argument("--replace", action="store_true",
                    help="with --workspace: replace the runs of the same name (they keep their model, version and "
                         "step) and the ground truth")
@@ -34,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from .background import preload
     from .inputs import evaluate_from_args, load_runs, warn_partial_coverage
     from .progress import ProgressBar
+    from .workspace import run_info_options
 
+    run_info_options(args)  # checked before any work
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
     details: dict = {}

@@ -21,7 +21,8 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["register", "run", "add_workspace_option", "record_evaluation", "WORKSPACE_HELP"]
+__all__ = ["register", "run", "add_workspace_option", "add_run_info_options", "run_info_options", "record_evaluation",
+           "WORKSPACE_HELP"]
 
 WORKSPACE_HELP = "workspace folder (default: $EVALCORE_WORKSPACE when set)"
 
@@ -132,6 +133,10 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
     keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: (runs[n], p) for n, p in paths.items()},
                                       vectors=vectors, fusions=fusion_opts)
+    given = run_info_options(args)
+    if given:  # --run-model/--run-version/--run-step: the one run's info, over what it had
+        for name in runs:
+            kept_info[name] = {**kept_info.get(name, {}), **given}
     if ref is not None:
         ws.set_reference(ref, source_name=os.path.basename(args.reference_emb))
     else:
@@ -158,10 +163,40 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
                              aspect=per_run.get(name, default_aspect), replace=True,
                              method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"),
                              **kept_info.get(name, {}))
+    for name in keep & set(kept_info):  # the same content, new run info
+        ws.set_run_info(name, **given)
     ws.record_evaluation(ev)
     kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
     return (f"recorded the ground truth, {len(runs)} run{'' if len(runs) == 1 else 's'}{kept} and the evaluation "
             f"in workspace {ws.path}")
+
+
+def add_run_info_options(p: argparse.ArgumentParser) -> None:
+    """``--run-model``, ``--run-version``, ``--run-step``: the run info of the one run a command records."""
+    p.add_argument("--run-model", default=None, metavar="MODEL",
+                   help="with --workspace and one run: its model (the Versions page groups a model's runs)")
+    p.add_argument("--run-version", default=None, metavar="LABEL", help="with --workspace and one run: its version label")
+    p.add_argument("--run-step", type=float, default=None, metavar="STEP",
+                   help="with --workspace and one run: its training step or epoch (orders the versions)")
+
+
+def run_info_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run info given on the command line; checked: it needs ``--workspace`` and exactly one run."""
+    from ..errors import OptionError
+
+    given = {k: v for k, v in (("model", getattr(args, "run_model", None)),
+                               ("version", getattr(args, "run_version", None)),
+                               ("step", getattr(args, "run_step", None))) if v is not None}
+    if not given:
+        return {}
+    flags = ", ".join(f"--run-{k}" for k in given) + (" describes" if len(given) == 1 else " describe")
+    if not getattr(args, "workspace", None):
+        raise OptionError(f"{flags} a run recorded in a workspace: give --workspace DIR")
+    n = sum(len(getattr(args, a, None) or []) for a in ("run", "emb", "fuse"))
+    if n != 1:
+        raise OptionError(f"{flags} one run, and this command has {n} (--run, --emb, --fuse): record "
+                          "one run per command, or set each run's info from Python (Workspace.set_run_info)")
+    return given
 
 
 def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[str, Any]:
