@@ -35,16 +35,17 @@ def _num(x: float) -> float | None:
 def results_by_k(evaluation: Evaluation, run: str) -> pd.DataFrame:
     """Seed 000's ``{model}_results.csv``: one row per k, mean and std of each metric.
 
-    Columns: ``k, <metric>_mean, <metric>_std, ...`` (std: sample, ddof=1).
-    Metrics without a cutoff are left out (they have no k).
+    Columns: ``k, <metric>_mean, <metric>_std, ...`` (std: sample, ddof=1). Metrics without
+    a cutoff (``map@all``, ``bpref``, ``first_rel_rank``...) are in the row ``k = 0``, as in
+    ``per_query.csv`` (their cells at the other k are empty, and theirs at k = 0 for the rest).
     """
     t = evaluation.table
-    t = t[(t["run"] == run) & (t["k"] > 0)]
+    t = t[t["run"] == run]
     g = t.groupby(["k", "metric"], observed=True)["value"]
     agg = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1).fillna(0.0)}).reset_index()
     wide = agg.pivot(index="k", columns="metric", values=["mean", "std"])
     wide.columns = [f"{m}_{s}" for s, m in wide.columns]
-    metrics = list(dict.fromkeys(agg["metric"].astype(str)))
+    metrics = list(dict.fromkeys(t["metric"].astype(str)))  # the evaluation's order of metrics
     cols = [c for m in metrics for c in (f"{m}_mean", f"{m}_std")]
     return wide[cols].reset_index()
 

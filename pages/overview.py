@@ -173,9 +173,11 @@ else:
     with dc2:
         st.caption(
             f"Per run, mean [95% CI] over the evaluated queries. **ILD@{div_k}** (intra-list diversity; Ziegler "
-            "et al., WWW 2005) = 2 / (k(k − 1)) · Σ_{i<j} (1 − cos(d_i, d_j)), the mean pairwise cosine distance "
-            f"between the top {div_k} items, in the run's own embedding space (higher = more varied lists; 0 = "
-            "near-duplicates; each run is measured in its own space, so compare ILD across models with care). "
+            "et al., WWW 2005) = 2 / (|R|(|R| − 1)) · Σ_{i<j} (1 − cos(d_i, d_j)) over the |R| ≤ "
+            f"{div_k} items listed, the mean pairwise cosine distance between the top {div_k} items, in the run's own "
+            "embedding space (higher = more varied lists; 0 = near-duplicates, and also for a query with fewer than "
+            "2 items listed, which counts 0 in the mean; each run is measured in its own space, so compare ILD "
+            "across models with care). "
             f"**α-nDCG@{div_k}** (after Clarke et al., SIGIR 2008, with similarity in place of their sub-topics; "
             f"α = {W.DIVERSITY_ALPHA:g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "

@@ -140,3 +140,21 @@ def test_agree_says_which_runs_lack_queries(data, capsys):
     assert main(["agree", "--run", f"bm25={data['bm25']}", "--run", f"dense={data['dense']}",
                  "--measures", "overlap", "--k", "10"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_results_csv_keeps_the_metrics_without_a_cutoff_in_the_row_k_0(data, tmp_path):
+    out = tmp_path / "out"
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"bm25={data['bm25']}", "--metrics", "ndcg",
+                 "map@all", "bpref", "first_rel_rank", "--k", "2", "10", "--out", str(out)]) == 0
+    res = pd.read_csv(out / "bm25_results.csv", float_precision="round_trip").set_index("k")
+    assert list(res.columns) == ["ndcg_mean", "ndcg_std", "map_mean", "map_std", "bpref_mean", "bpref_std",
+                                 "first_rel_rank_mean", "first_rel_rank_std"]  # the order asked for
+    assert list(res.index) == [0, 2, 10] and res.loc[0, ["ndcg_mean"]].isna().all()
+    pq = pd.read_csv(out / "per_query.csv", float_precision="round_trip")
+    for metric in ("map", "bpref", "first_rel_rank", "ndcg"):
+        for k, rows in pq[pq["metric"] == metric].groupby("k"):
+            assert res.loc[k, f"{metric}_mean"] == pytest.approx(rows["value"].mean(), rel=1e-12, abs=0)
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"bm25={data['bm25']}", "--metrics", "bpref",
+                 "--out", str(out)]) == 0
+    only = pd.read_csv(out / "bm25_results.csv")
+    assert list(only.columns) == ["k", "bpref_mean", "bpref_std"] and only["k"].tolist() == [0]

@@ -363,7 +363,8 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
             file=name, item=str(ids[first_bad]))
     if n_zero:
         warn(f"{name or '<embeddings>'}: {n_zero} all-zero vectors (e.g. id {ids[first_zero]!r}); "
-             "their cosine with anything is 0")
+             "their cosine with anything is 0: as queries, every document ties and their lists are in document "
+             "id order (the tie rule's), and they are scored on those lists; as documents, they tie at 0")
     return Embeddings(ids, vecs, name)
 
 
