@@ -158,3 +158,24 @@ def test_results_csv_keeps_the_metrics_without_a_cutoff_in_the_row_k_0(data, tmp
                  "--out", str(out)]) == 0
     only = pd.read_csv(out / "bm25_results.csv")
     assert list(only.columns) == ["k", "bpref_mean", "bpref_std"] and only["k"].tolist() == [0]
+
+
+def test_a_sampled_fusion_does_not_say_its_embedding_input_lacks_the_unsampled_queries(data, tmp_path, capsys):
+    """With --n-samples the embedding run ranks the sampled queries only; the fusion is of those queries
+    (each query is fused on its own), so nothing "lacks" the others and the fused values are unchanged."""
+    rng = np.random.default_rng(3)
+    docs, queries = tmp_path / "docs.npz", tmp_path / "queries.npz"
+    np.savez(docs, ids=np.array([f"d{i}" for i in range(500)]), embeddings=rng.normal(size=(500, 8)).astype("f4"))
+    np.savez(queries, ids=np.array([f"q{i}" for i in range(200)]), embeddings=rng.normal(size=(200, 8)).astype("f4"))
+    base = ["evaluate", "--qrels", str(data["qrels"]), "--emb", f"e={docs},{queries}", "--run", f"bm25={data['bm25']}",
+            "--fuse", "f=e:1,bm25:1", "--metrics", "ndcg", "--k", "10", "--ties", "docid_asc"]
+    assert main([*base, "--n-samples", "20", "--out", str(tmp_path / "s")]) == 0
+    err = capsys.readouterr().err
+    assert "lacks" not in err
+    assert main([*base, "--out", str(tmp_path / "all")]) == 0
+    capsys.readouterr()
+    read = [pd.read_csv(tmp_path / d / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+            for d in ("s", "all")]
+    sampled, full = (t[t["run"] == "f"].set_index("query_id")["value"] for t in read)
+    assert len(sampled) == 20
+    assert sampled.to_dict() == full.loc[sampled.index].to_dict()

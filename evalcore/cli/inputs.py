@@ -188,6 +188,17 @@ def fuse_runs(
     return out
 
 
+def _only_queries(run: Run, keep: set[str]) -> Run:
+    """The rows of ``run`` whose query is in ``keep`` (the run itself when that is every row)."""
+    wanted = np.fromiter((str(x) in keep for x in run.query_ids), dtype=bool, count=len(run.query_ids))
+    if wanted.all():
+        return run
+    rows = wanted[run.q]
+    new_code = np.cumsum(wanted) - 1
+    return Run.from_codes(run.query_ids[wanted], new_code[run.q[rows]], run.doc_vocab, run.d[rows], run.scores[rows],
+                          name=run.name, source=run.source, check_duplicates=False)
+
+
 def _has_ties(run: Run) -> bool:
     """Two rows of a query with the same score (a run from the search is ranked: one pass suffices)."""
     q, s = run.q, run.scores
@@ -299,7 +310,11 @@ def evaluate_from_args(
         runs.update(runs_emb)
     fusion_info: dict[str, Any] = {}
     if fuse_specs:
-        runs.update(fuse_runs(fuse_specs, runs, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
+        inputs = runs
+        if n_samples and isinstance(qrels_for, dict):  # fuse the sampled queries (each is fused on its own):
+            evaluated = {str(q) for qq in qrels_for.values() for q in qq.query_ids}  # no "lacks" for the others
+            inputs = {n: _only_queries(r, evaluated) for n, r in runs.items()}
+        runs.update(fuse_runs(fuse_specs, inputs, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
                               method=args.fuse_method, norm=args.fuse_norm,
                               info=fusion_info))
     if not runs:
