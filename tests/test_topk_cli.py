@@ -83,7 +83,8 @@ def test_cli_errors_one_line_exit_2(emb_files, capsys):
         (["--doc-ids", str(tmp / "short.txt")], "2 ids but"),
         (["--k", "0"], "--k must be a positive integer"),
         (["--queries", str(tmp / "d3.npy"), "--query-ids", str(tmp / "short.txt")], "dimension mismatch"),
-        (["--queries", str(tmp / "q.npy")], "--queries and --query-ids go together"),
+        (["--queries", str(tmp / "q.npy")], "q.npy: no ids file beside it: expected q_ids.txt"),
+        (["--query-ids", str(tmp / "qids.txt")], "--query-ids goes with --queries"),
         (["--docs", str(tmp / "missing.npy")], "missing.npy: file not found"),
         (["--doc-ids", str(tmp / "sp.txt")], "sp.txt, line 1: an id contains white space"),
     ]
@@ -93,6 +94,35 @@ def test_cli_errors_one_line_exit_2(emb_files, capsys):
         assert cli_main(["topk", *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_topk_reads_the_embedding_files_evaluate_reads(emb_files):
+    """A .npz holding ids and embeddings, and a .npy with X_ids.txt beside it, need no --doc-ids/--query-ids
+    (as with evaluate --emb); the run is the one of the explicit ids files."""
+    tmp, docs, queries, ids, qids = emb_files
+    want = tmp / "want.trec"
+    assert cli_main(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--queries",
+                     str(tmp / "q.npy"), "--query-ids", str(tmp / "qids.txt"), "--k", "7", "--quiet",
+                     "--out", str(want)]) == 0
+    np.savez(tmp / "d.npz", ids=np.asarray(ids), embeddings=docs)
+    np.savez(tmp / "qq.npz", ids=qids, embeddings=queries)
+    np.save(tmp / "beside.npy", docs)
+    (tmp / "beside_ids.txt").write_text("\n".join(ids) + "\n")
+    np.save(tmp / "qbeside.npy", queries)
+    (tmp / "qbeside_ids.txt").write_text("\n".join(qids) + "\n")
+    for d, q in (("d.npz", "qq.npz"), ("beside.npy", "qbeside.npy"), ("d.npz", "qbeside.npy")):
+        got = tmp / "got.trec"
+        assert cli_main(["topk", "--docs", str(tmp / d), "--queries", str(tmp / q), "--k", "7", "--quiet",
+                         "--out", str(got)]) == 0
+        assert got.read_bytes() == want.read_bytes(), (d, q)
+
+
+def test_topk_ids_files_do_not_go_with_a_npz(emb_files, capsys):
+    tmp, docs, queries, ids, qids = emb_files
+    np.savez(tmp / "d.npz", ids=np.asarray(ids), embeddings=docs)
+    assert cli_main(["topk", "--docs", str(tmp / "d.npz"), "--doc-ids", str(tmp / "ids.txt"), "--quiet",
+                     "--out", str(tmp / "o.trec")]) == 2
+    assert "--doc-ids goes with a .npy file; " in capsys.readouterr().err
 
 
 def test_register_adds_subcommand(emb_files):

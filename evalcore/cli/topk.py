@@ -39,12 +39,15 @@ __all__ = ["register", "run"]
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--docs", required=True, metavar="DOCS.npy",
-                   help="document embeddings, one row per document; or a directory / glob of shards "
-                        "(.npy with X_ids.txt beside, or .npz with ids and embeddings)")
+                   help="document embeddings, one row per document: a .npy (with --doc-ids, or X_ids.txt beside "
+                        "it) or a .npz with ids and embeddings; or a directory / glob of such shards")
     p.add_argument("--doc-ids", default=None, metavar="IDS.txt",
                    help="document ids, one per line, in row order (a single .npy file only)")
-    p.add_argument("--queries", default=None, metavar="Q.npy", help="query embeddings (default: the documents)")
-    p.add_argument("--query-ids", default=None, metavar="QIDS.txt", help="query ids, one per line (with --queries)")
+    p.add_argument("--queries", default=None, metavar="Q.npy",
+                   help="query embeddings, .npy or .npz as --docs (default: the documents)")
+    p.add_argument("--query-ids", default=None, metavar="QIDS.txt",
+                   help="query ids, one per line (with --queries; not needed for a .npz, or a .npy with X_ids.txt "
+                        "beside it)")
     p.add_argument("--k", type=int, default=100, help="documents per query (default 100)")
     p.add_argument("--exclude-self", action="store_true", help="a query never retrieves the document with its own id")
     p.add_argument("--block-mb", type=int, default=256, help="working memory per block in MiB (default 256)")
@@ -70,6 +73,8 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Handler of ``topk``; raises :class:`EvalcoreError` on bad input."""
+    import numpy as np
+
     from ..errors import OptionError, ShapeMismatchError
     from ..io import load_vectors, read_token_ids, write_trec_topk
     from ..io.source import _TOKEN_WS
@@ -80,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--k must be a positive integer, got {args.k}")
     if args.block_mb <= 0:
         raise OptionError(f"--block-mb must be a positive integer, got {args.block_mb}")
-    if (args.queries is None) != (args.query_ids is None):
-        raise OptionError("--queries and --query-ids go together")
+    if args.queries is None and args.query_ids is not None:
+        raise OptionError("--query-ids goes with --queries")
     if _TOKEN_WS.search(args.tag) or not args.tag:
         raise OptionError(f"--tag must be one token without white space, got {args.tag!r}")
 
@@ -89,10 +94,19 @@ def run(args: argparse.Namespace) -> int:
     docs, doc_ids = _load_docs(args)
     if args.queries is None:
         queries, query_ids = docs, doc_ids
+    elif args.query_ids is None:  # a .npz with its ids, or a .npy with X_ids.txt beside it (as evaluate --emb)
+        from ..io import load_embeddings
+
+        q = load_embeddings(args.queries, mmap=args.mmap)
+        queries, query_ids = q.vectors, np.asarray(q.ids, dtype=object)
+    elif str(args.queries).lower().endswith(".npz"):
+        raise OptionError(f"--query-ids goes with a .npy file; {args.queries} is a .npz, which carries its own ids: "
+                          "give it alone")
     else:
         queries = load_vectors(args.queries, mmap=args.mmap)
         query_ids = read_token_ids(args.query_ids)
-        if query_ids.shape[0] != queries.shape[0]:
+    if args.queries is not None:
+        if query_ids.shape[0] != queries.shape[0]:  # (from an ids file)
             raise ShapeMismatchError(
                 f"{query_ids.shape[0]} ids but {args.queries} has {queries.shape[0]} rows", file=args.query_ids
             )
@@ -127,7 +141,10 @@ def is_shard_set(docs) -> bool:
 
 
 def _load_docs(args: argparse.Namespace):
-    """(documents, their ids): an array (or memory map), or a ShardSet for shards or for ``--dask``."""
+    """(documents, their ids): an array (or memory map), or a ShardSet for shards, for ``--dask`` and for a
+    single file without ``--doc-ids`` (a ``.npz`` with its ids, a ``.npy`` with ``X_ids.txt`` beside it)."""
+    import numpy as np
+
     from ..errors import OptionError, ShapeMismatchError
     from ..io import is_shard_spec, load_vectors, open_shards, read_token_ids
     from ..io.shards import single_shard
@@ -138,8 +155,14 @@ def _load_docs(args: argparse.Namespace):
                               "(X_ids.txt beside each .npy, or 'ids' in each .npz)")
         docs = open_shards(args.docs)
         return docs, docs.read_ids()
-    if args.doc_ids is None:
-        raise OptionError("--doc-ids is required with a single .npy file (or give a directory or glob of shards)")
+    if args.doc_ids is not None and str(args.docs).lower().endswith(".npz"):
+        raise OptionError(f"--doc-ids goes with a .npy file; {args.docs} is a .npz, which carries its own ids: "
+                          "give it alone")
+    if args.doc_ids is None:  # a .npz with its ids, or a .npy with X_ids.txt beside it (as evaluate --emb)
+        from ..io import shard_embeddings
+
+        emb = shard_embeddings(args.docs)
+        return emb.vectors, np.asarray(emb.ids, dtype=object)
     if args.dask:  # the workers read the file themselves, a range of rows each
         docs = single_shard(args.docs, args.doc_ids)
         return docs, docs.read_ids()
