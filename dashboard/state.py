@@ -561,7 +561,7 @@ def diversity(ctx: Context, k: int) -> Diversity:
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)
         gt = ctx.qrels_at(name, int(k))
         out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
-            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids))
+            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids, bool(ctx.settings.judged_only)))
         if out.ok:
             tables.append(out.value)
             runs.append(name)

@@ -306,8 +306,13 @@ def diversity_table(
     alpha: float = 0.5,
     qrels: Qrels | Mapping[int, Qrels] | None = None,
     ties: str = "docid_asc",
+    judged_only: bool = False,
 ) -> pd.DataFrame:
     """ILD@k and α-nDCG@k (seed 002 §6–7) of a run, in the long-table schema of :class:`Evaluation`.
+
+    ``judged_only`` (trec_eval ``-J``, as :func:`~evalcore.evaluate.evaluate`'s): the lists keep only
+    the documents ``qrels`` judge for their query (grade >= 0), gaps closed, so that α-nDCG@k is
+    computed on the same lists as nDCG@k.
 
     These metrics need the documents' vectors, so they exist only for runs
     whose documents have embeddings (embedding runs, or a run over an
@@ -349,8 +354,12 @@ def diversity_table(
             from .combine import concat_tables
 
             return concat_tables([diversity_table(run, embeddings, k_values=[kk], alpha=alpha, qrels=qrels[kk],
-                                                  ties=ties) for kk in ks])
+                                                  ties=ties, judged_only=judged_only) for kk in ks])
         qrels = qrels[ks[0]]
+    if judged_only:
+        if qrels is None:
+            raise OptionError("judged_only needs the judgments (qrels)")
+        run = _judged_run(run, qrels)
     kmax = ks[-1]
     qids = np.asarray([str(x) for x in (run.query_ids if qrels is None else qrels.query_ids)], dtype=object)
     mat = _top_rows(run, embeddings, qids, depth=kmax, ties=ties)
@@ -384,6 +393,17 @@ def diversity_table(
         "k": np.concatenate(parts_k),
         "value": np.concatenate(parts_v).astype(np.float64),
     })
+
+
+def _judged_run(run: Run, qrels: Qrels) -> Run:
+    """The rows of ``run`` whose document ``qrels`` judge for the query (grade >= 0); its queries all kept."""
+    from .evaluate import judged_rows
+
+    keep = judged_rows(qrels, run)
+    if keep.all():
+        return run
+    return Run.from_codes(run.query_ids, run.q[keep], run.doc_vocab, run.d[keep], run.scores[keep], name=run.name,
+                          source=run.source, check_duplicates=False)
 
 
 def _top_rows(run: Run, embeddings: Embeddings, qids: np.ndarray, *, depth: int, ties: str) -> np.ndarray:

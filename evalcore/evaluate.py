@@ -38,7 +38,7 @@ from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
 from .ranking import _group_positions, canonical_ties, rank_order
 
-__all__ = ["Evaluation", "evaluate", "DEFAULT_METRICS"]
+__all__ = ["Evaluation", "evaluate", "judged_rows", "DEFAULT_METRICS"]
 
 DEFAULT_METRICS = ("ndcg", "recall", "mrr", "map")
 NO_RELEVANT_POLICIES = ("zero", "skip")
@@ -170,6 +170,21 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
     prep = _Prepared(qi, pos, grade, judged, n_ret, n_ignored, n_missing)
     run._cache[key] = (qrels, prep)
     return prep
+
+
+def judged_rows(qrels: Qrels, run: Run) -> np.ndarray:
+    """Per row of ``run`` (bool, ``(len(run),)``): whether ``qrels`` judge its document for its query with a
+    grade >= 0 — the rows ``judged_only=True`` keeps (trec_eval ``-J``)."""
+    idx = _qrels_index(qrels)
+    qi_all = idx["query_index"].get_indexer(run.query_ids)[run.q]
+    rows = np.flatnonzero(qi_all >= 0)
+    out = np.zeros(len(run), dtype=bool)
+    if len(rows):
+        qi = qi_all[rows]
+        got = _hashed_grades(qrels, run, rows, qi)
+        grade, judged = got if got is not None else _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
+        out[rows] = judged & (grade >= 0)
+    return out
 
 
 def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

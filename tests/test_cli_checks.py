@@ -179,3 +179,23 @@ def test_a_sampled_fusion_does_not_say_its_embedding_input_lacks_the_unsampled_q
     sampled, full = (t[t["run"] == "f"].set_index("query_id")["value"] for t in read)
     assert len(sampled) == 20
     assert sampled.to_dict() == full.loc[sampled.index].to_dict()
+
+
+def test_judged_only_diversity_is_on_the_lists_ndcg_scores(data, tmp_path):
+    """evaluate --diversity -J: α-nDCG@k on the judged-only lists, so never above nDCG@k (linear gains)."""
+    rng = np.random.default_rng(5)
+    docs, queries = tmp_path / "docs.npz", tmp_path / "queries.npz"
+    np.savez(docs, ids=np.array([f"d{i}" for i in range(500)]), embeddings=rng.normal(size=(500, 8)).astype("f4"))
+    np.savez(queries, ids=np.array([f"q{i}" for i in range(200)]), embeddings=rng.normal(size=(200, 8)).astype("f4"))
+    wides = []
+    for flag in ([], ["-J"]):
+        out = tmp_path / f"out{len(flag)}"
+        assert main(["evaluate", "--qrels", str(data["qrels"]), "--emb", f"e={docs},{queries}", "--metrics", "ndcg",
+                     "--k", "5", "10", "--diversity", *flag, "--ties", "docid_asc", "--out", str(out)]) == 0
+        pq = pd.read_csv(out / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+        wides.append(pq.pivot_table(index=["query_id", "k"], columns="metric", values="value"))
+    name = next(c for c in wides[1].columns if c.startswith("alpha_ndcg"))
+    for wide in wides:
+        assert (wide[name] <= wide["ndcg"] + 1e-12).all()
+    # -J lifts nDCG (unjudged documents removed); α-nDCG follows it instead of staying on the full lists
+    assert (wides[1]["ndcg"] > wides[0]["ndcg"]).any() and (wides[1][name] > wides[0][name]).any()

@@ -220,6 +220,37 @@ def test_alpha_ndcg_never_exceeds_ndcg_on_the_same_ground_truth(seed):
             np.testing.assert_allclose(a.to_numpy(), n.reindex(a.index).to_numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_judged_only_alpha_ndcg_is_on_the_lists_ndcg_scores(seed):
+    """trec_eval -J drops unjudged documents before scoring: α-nDCG@k follows, on the same lists as nDCG@k,
+    so it stays below nDCG@k and equals it at α = 1 (before, nDCG 0.74 sat beside α-nDCG 0.14); ILD and
+    α-nDCG equal those of the run with its unjudged rows removed by hand."""
+    from evalcore.data import Run
+    from evalcore.diversity import diversity_table
+    from evalcore.evaluate import evaluate
+
+    emb, qrels, run = _bound_inputs(seed)
+    ks = [1, 3, 5, 10]
+    ev = evaluate(qrels, {"r": run}, metrics=["ndcg"], k=ks, ties="trec", judged_only=True)
+    n = ev.table.set_index(["query_id", "k"])["value"]
+    judged = {(q, d) for q, d, g in zip(qrels.query_ids[qrels.q], qrels.doc_ids, qrels.grades, strict=True) if g >= 0}
+    kept = [(q, d, s) for q, d, s in zip(run.query_ids[run.q], run.doc_ids, run.scores, strict=True)
+            if (q, d) in judged]
+    by_hand = Run.from_records(*zip(*kept, strict=True), name="r")
+    for alpha in (0.5, 1.0):
+        div = diversity_table(run, emb, k_values=ks, alpha=alpha, qrels=qrels, ties="trec", judged_only=True)
+        a = div[div["metric"].astype(str).str.startswith("alpha")].set_index(["query_id", "k"])["value"]
+        assert (a <= n.reindex(a.index) + 1e-12).all()
+        if alpha == 1.0:
+            np.testing.assert_allclose(a.to_numpy(), n.reindex(a.index).to_numpy(), atol=1e-12)
+        hand = diversity_table(by_hand, emb, k_values=ks, alpha=alpha, qrels=qrels, ties="trec")
+        mine = div.set_index(["query_id", "metric", "k"])["value"]
+        theirs = hand.set_index(["query_id", "metric", "k"])["value"]
+        np.testing.assert_array_equal(mine.reindex(theirs.index).to_numpy(), theirs.to_numpy())
+    with pytest.raises(OptionError, match="judged_only needs the judgments"):
+        diversity_table(run, emb, k_values=ks, judged_only=True)
+
+
 def test_reference_mode_alpha_ndcg_is_judged_at_each_k_and_stays_below_ndcg():
     """A reference model's top-k at each k: α-nDCG@k against the same top-k as nDCG@k (not the deepest one)."""
     from evalcore import workspace as W

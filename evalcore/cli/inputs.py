@@ -382,7 +382,8 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
         docs = cache.get(*_files_of(args.emb, name, args))
         # against what nDCG@k was computed against (a reference's top-k at each k in its tied mode)
         q = {kk: gt.qrels_at(kk) for kk in ks} if gt is not None else qrels_for[name]
-        t = diversity_table(runs[name], docs, k_values=ks, qrels=q, ties=ties)
+        t = diversity_table(runs[name], docs, k_values=ks, qrels=q, ties=ties,
+                            judged_only=bool(getattr(args, "judged_only", False)))
         # only the evaluated queries, as in the evaluation table
         evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())
         tables.append(t[t["query_id"].astype(str).isin(evaluated)])

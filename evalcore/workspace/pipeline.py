@@ -417,6 +417,7 @@ def run_diversity(
     ties: str,
     alpha: float = DIVERSITY_ALPHA,
     query_ids: Iterable[str] | None = None,
+    judged_only: bool = False,
 ) -> pd.DataFrame:
     """Per-query ILD@k and α-nDCG@k of a run whose items have embeddings (seed 002 §6–7).
 
@@ -446,6 +447,9 @@ def run_diversity(
     query_ids : iterable of str, optional
         Keep only these queries (the evaluated ones: with ``no_relevant="skip"``
         the evaluation drops some).
+    judged_only : bool, default False
+        The settings' judged-only mode: the lists keep the judged documents only, as the
+        relevance metrics' (:func:`evalcore.diversity.diversity_table`).
 
     Returns
     -------
@@ -463,7 +467,7 @@ def run_diversity(
     if emb is None:
         raise OptionError(f"run {src.name!r} has no embeddings (a {src.kind} run): ILD and α-nDCG need the "
                           "items' vectors")
-    table = diversity_table(run, emb, k_values=list(k), alpha=alpha, qrels=qrels, ties=ties)
+    table = diversity_table(run, emb, k_values=list(k), alpha=alpha, qrels=qrels, ties=ties, judged_only=judged_only)
     if query_ids is not None:
         keep = table["query_id"].astype(str).isin({str(q) for q in query_ids}).to_numpy()
         table = table[keep].reset_index(drop=True)
