@@ -62,7 +62,6 @@ def _check_unique_pairs(
         )
 
 
-
 def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
     """:func:`pair_keys` of (query code, document id) rows; None when the ids are too long to hash."""
     h = string_hashes(docs)
@@ -558,6 +557,17 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.q)
+
+    def with_rows(self, keep: np.ndarray) -> Run:
+        """The rows where ``keep`` (one bool per row) holds, in order; queries left without rows dropped."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != self.q.shape:
+            raise ValueTypeError(f"keep must hold one bool per row ({len(self.q)}), got shape {keep.shape}")
+        if keep.all():
+            return self
+        used = np.bincount(self.q[keep], minlength=len(self.query_ids)) > 0
+        return Run.from_codes(self.query_ids[used], (np.cumsum(used) - 1)[self.q[keep]], self.doc_vocab, self.d[keep],
+                              self.scores[keep], name=self.name, source=self.source, check_duplicates=False)
 
     def renamed(self, name: str) -> Run:
         """Same lists under another name (arrays shared, they are never written)."""

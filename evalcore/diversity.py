@@ -396,14 +396,10 @@ def diversity_table(
 
 
 def _judged_run(run: Run, qrels: Qrels) -> Run:
-    """The rows of ``run`` whose document ``qrels`` judge for the query (grade >= 0); its queries all kept."""
+    """The rows of ``run`` whose document ``qrels`` judge for the query (grade >= 0)."""
     from .evaluate import judged_rows
 
-    keep = judged_rows(qrels, run)
-    if keep.all():
-        return run
-    return Run.from_codes(run.query_ids, run.q[keep], run.doc_vocab, run.d[keep], run.scores[keep], name=run.name,
-                          source=run.source, check_duplicates=False)
+    return run.with_rows(judged_rows(qrels, run))
 
 
 def _top_rows(run: Run, embeddings: Embeddings, qids: np.ndarray, *, depth: int, ties: str) -> np.ndarray:

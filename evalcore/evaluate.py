@@ -155,8 +155,7 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
     rows = order
     if not keep.all():  # (copies only when some run queries are not in the qrels)
         qi, pos, rows = qi[keep], pos[keep], order[keep]
-    got = _hashed_grades(qrels, run, rows, qi)
-    grade, judged = got if got is not None else _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
+    grade, judged = _row_grades(qrels, run, rows, qi)
     # group rows by qrels query (runs may list queries in any order; often already in qrels order)
     if len(qi) > 1 and not bool(np.all(qi[1:] >= qi[:-1])):
         so = np.argsort(qi, kind="stable")
@@ -180,11 +179,19 @@ def judged_rows(qrels: Qrels, run: Run) -> np.ndarray:
     rows = np.flatnonzero(qi_all >= 0)
     out = np.zeros(len(run), dtype=bool)
     if len(rows):
-        qi = qi_all[rows]
-        got = _hashed_grades(qrels, run, rows, qi)
-        grade, judged = got if got is not None else _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
+        grade, judged = _row_grades(qrels, run, rows, qi_all[rows])
         out[rows] = judged & (grade >= 0)
     return out
+
+
+def _row_grades(qrels: Qrels, run: Run, rows: np.ndarray, qi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grade (0 unjudged) and judged flag of run ``rows`` whose qrels query index is ``qi``: the hash join
+    when the run carries id hashes, else the join on the qrels' document codes."""
+    got = _hashed_grades(qrels, run, rows, qi)
+    if got is not None:
+        return got
+    idx = _qrels_index(qrels)
+    return _coded_grades(idx, _row_doc_codes(run, idx)[rows], qi)
 
 
 def _coded_grades(idx: dict[str, Any], codes: np.ndarray, qi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

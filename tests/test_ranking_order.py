@@ -10,6 +10,7 @@ import pytest
 
 from evalcore import ranking
 from evalcore.data import Run
+from evalcore.errors import ValueTypeError
 from evalcore.io.trec import read_trec_run
 from evalcore.ranking import code_ranks, dense_ranks, order_rows, rank_order
 
@@ -124,3 +125,15 @@ def test_dense_ranks_fall_back_to_numpy_for_ids_arrow_cannot_hold():
     assert dense_ranks(values).tolist() == [1, 2, 0, 1]
     assert dense_ranks(pa.array(["b", "a", "b", "é"])).tolist() == [1, 0, 1, 2]
     assert dense_ranks(np.zeros(0, dtype=object)).tolist() == []
+
+
+def test_with_rows_keeps_the_rows_asked_for_in_their_rank_order():
+    run = Run.from_records(["a", "a", "b", "b", "c"], ["x", "y", "x", "z", "y"], [1.0, 1.0, 0.5, 0.7, 0.2], name="r")
+    assert run.with_rows(np.ones(5, dtype=bool)) is run  # nothing to drop: the run itself
+    keep = np.array([True, False, False, True, False])
+    sub = run.with_rows(keep)
+    assert list(sub.query_ids) == ["a", "b"] and sub.name == "r"  # "c" lost its only row
+    assert sub.ranked_lists(ties="trec") == {q: [d for d in lst if (q, d[0]) in {("a", "x"), ("b", "z")}]
+                                             for q, lst in run.ranked_lists(ties="trec").items() if q != "c"}
+    with pytest.raises(ValueTypeError, match="one bool per row"):
+        run.with_rows(np.ones(3, dtype=bool))

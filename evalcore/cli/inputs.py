@@ -191,12 +191,7 @@ def fuse_runs(
 def _only_queries(run: Run, keep: set[str]) -> Run:
     """The rows of ``run`` whose query is in ``keep`` (the run itself when that is every row)."""
     wanted = np.fromiter((str(x) in keep for x in run.query_ids), dtype=bool, count=len(run.query_ids))
-    if wanted.all():
-        return run
-    rows = wanted[run.q]
-    new_code = np.cumsum(wanted) - 1
-    return Run.from_codes(run.query_ids[wanted], new_code[run.q[rows]], run.doc_vocab, run.d[rows], run.scores[rows],
-                          name=run.name, source=run.source, check_duplicates=False)
+    return run.with_rows(wanted[run.q])
 
 
 def _has_ties(run: Run) -> bool:
