@@ -184,6 +184,11 @@ class Context:
     def qrels_for(self, run_name: str) -> Qrels | None:
         return self.qrels.get(self.run_aspect.get(run_name))
 
+    @property
+    def domain_mismatch(self) -> str | None:
+        """The ground truth's warning that the domain mapping names none of its queries, if it gave one."""
+        return next((w for w in self.gt_warnings if w.startswith(W.NO_DOMAIN_MATCH)), None)
+
     def qrels_at(self, run_name: str, k: int) -> Qrels | None:
         """The ground truth the run's metrics at cutoff ``k`` were computed against: with a reference model,
         its top-``k`` at that k (mode "tied"; :meth:`~evalcore.embedding_runs.ReferenceGroundTruth.qrels_at`),

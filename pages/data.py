@@ -98,7 +98,7 @@ else:
         if ctx.gt_error:
             ui.show_error(ctx.gt_error)
         for w in ctx.gt_warnings:
-            if not w.startswith(W.NO_DOMAIN_MATCH):  # shown with the domain mapping, below
+            if w != ctx.domain_mismatch:  # shown with the domain mapping, below
                 ui.show_warning(w)
         q = next(iter(ctx.qrels.values())) if ctx.qrels else None
         if ctx.aspects:
@@ -249,7 +249,7 @@ c1, c2, c3 = st.columns(3)
 with c1:
     side_file("domain_blob", "domains", "Domain mapping", "Query id → domain (CSV/TSV/JSON)", "domains",
               "Remove the domain mapping", ctx.domain_error,
-              warning=next((w for w in ctx.gt_warnings if w.startswith(W.NO_DOMAIN_MATCH)), None))
+              warning=ctx.domain_mismatch)
 with c2:
     side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
               "meta", "Remove the document metadata", ctx.metadata_error)

@@ -8,7 +8,6 @@ from dashboard import charts, ui
 from dashboard import drilldown as D
 from dashboard import state as S
 from dashboard import tables as T
-from evalcore import workspace as W
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 
@@ -20,10 +19,9 @@ ui.need_evaluation(ctx)
 runs = ctx.run_names
 sizes = S.memo("dsizes:" + ctx.eval_key, lambda: D.domain_sizes(ctx.evaluation.table))
 if (sizes["domain"] == "(none)").all():
-    unmatched = [w for w in ctx.gt_warnings if w.startswith(W.NO_DOMAIN_MATCH)]
-    if unmatched:  # a mapping is loaded, but names none of these queries
-        ui.show_warning(f"The queries have no domain: {unmatched[0]}. Check the ids of the domain mapping file on "
-                        "the Data page.")
+    if ctx.domain_mismatch:  # a mapping is loaded, but names none of these queries
+        ui.show_warning(f"The queries have no domain: {ctx.domain_mismatch}. Check the ids of the domain mapping "
+                        "file on the Data page.")
     else:
         st.info("The queries have no domain. Give a ground truth with domains (e.g. a graded JSON file with a domain "
                 "per query) or a domain mapping file on the Data page.", icon=":material/info:")
