@@ -157,3 +157,52 @@ def pair_keys(q: np.ndarray, doc_hashes: np.ndarray) -> np.ndarray:
     """64-bit key of each (integer query, hashed document) row: equal pairs give equal keys."""
     with np.errstate(over="ignore"):
         return _mix(doc_hashes ^ (np.asarray(q).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+
+
+def arrow_numbers(values: np.ndarray, *, valid: np.ndarray | None = None) -> Any:
+    """A numeric numpy array as an arrow array, without importing pandas (``valid``: False = null)."""
+    import pyarrow as pa
+
+    arr = np.ascontiguousarray(values)
+    types = {np.dtype(v): k for k, v in _NUMERIC.items()}
+    kind = types.get(arr.dtype)
+    if kind is None:
+        raise TypeError(f"no arrow type for numpy dtype {arr.dtype}")
+    bitmap = None
+    nulls = 0
+    if valid is not None and not bool(np.all(valid)):
+        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little"))
+        nulls = int(len(arr) - np.count_nonzero(valid))
+    atype = {"float": pa.float32(), "double": pa.float64()}.get(kind) or getattr(pa, kind)()
+    return pa.Array.from_buffers(atype, len(arr), [bitmap, pa.py_buffer(arr)], null_count=nulls)
+
+
+def arrow_strings(items: list[str]) -> Any:
+    """A list of ``str`` as an arrow string array, without importing pandas."""
+    import pyarrow as pa
+
+    encoded = [s.encode("utf-8") for s in items]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)), out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string() if offsets[-1] >= 2**31 else pa.string(), len(encoded),
+                                 [None, pa.py_buffer(offsets if offsets[-1] >= 2**31 else offsets.astype(np.int32)),
+                                  pa.py_buffer(b"".join(encoded))])
+
+
+def factorize_strings(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)``: int64 code of each value (order of first appearance) and the distinct values
+    (object array) — ``pandas.factorize`` for hashable ids, without importing pandas."""
+    seen: dict[Any, int] = {}
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    codes = np.fromiter((seen.setdefault(x, len(seen)) for x in items), np.int64, len(items))
+    uniques = np.empty(len(seen), dtype=object)
+    uniques[:] = list(seen)
+    return codes, uniques
+
+
+def positions_in(names: Any, wanted: Any) -> np.ndarray:
+    """int64 position of each of ``wanted`` among ``names`` (distinct), -1 where absent — ``Index.get_indexer``
+    without importing pandas."""
+    where = {x: i for i, x in enumerate(names.tolist() if isinstance(names, np.ndarray) else names)}
+    items = wanted.tolist() if isinstance(wanted, np.ndarray) else list(wanted)
+    return np.fromiter((where.get(x, -1) for x in items), np.int64, len(items))

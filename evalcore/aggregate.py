@@ -30,6 +30,8 @@ import numpy as np
 
 from ._lazy import pd
 from .errors import OptionError
+from .results import GroupStats, ResultColumns, group_stats
+from .summaries import check_confidence, columns_mean_pm_std_text, declared_aggregates, t_interval
 
 __all__ = [
     "TABLE_COLUMNS",
@@ -52,16 +54,6 @@ AGGREGATE_COLUMNS: tuple[str, ...] = ("aggregation", "aggregate", "aggregate_ci_
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _check_confidence(confidence: float) -> float:
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise OptionError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not (0.0 < c < 1.0):
-        raise OptionError(f"confidence must be in (0, 1), got {confidence!r}")
-    return c
 
 
 #: metrics whose per-query value may be NaN by definition (see evalcore.metrics.first_rel_rank)
@@ -282,56 +274,29 @@ def summarize(
         raise OptionError("by cannot contain 'value'")
     if aggregates and "metric" not in by:
         raise OptionError("aggregates=True needs 'metric' among the by columns (each metric declares its own)")
-    c = _check_confidence(confidence)
+    c = check_confidence(confidence)
     _validate_table(table, required=[*by, "value"])
 
     data = table[[*by, "value"]].copy()
     if "domain" in by:
         data["domain"] = data["domain"].astype(object).fillna("").astype(str)
-    # sort values inside groups so that floating-point sums do not depend on row order
-    data = data.sort_values([*by, "value"], kind="mergesort")
-    grouped = data.groupby(by, sort=True, dropna=False, observed=True)["value"]
-    out = grouped.agg(n="count", mean="mean", std="std", median="median", total="sum").reset_index()
-    out["std"] = out["std"].where(out["n"] > 1, 0.0)
-    n = out["n"].to_numpy(dtype=np.int64)
-    mean = out["mean"].to_numpy(dtype=float)
-    std = out["std"].to_numpy(dtype=float)
-    sem = np.where(n > 1, std / np.sqrt(np.maximum(n, 1)), 0.0)
-    df = np.maximum(n - 1, 1)
-    from scipy.special import (
-        stdtrit,  # = scipy.stats.t.ppf, lighter import (lazy: the CLI starts faster)
-    )
+    grouped = data.groupby(by, sort=True, dropna=False, observed=True)
+    out = grouped.size().reset_index()[by]
+    stats = group_stats(data["value"].to_numpy(dtype=float), grouped.ngroup().to_numpy(), len(out))
+    return _summary_frame(out, stats, confidence=c, aggregates=aggregates)
 
-    tq = stdtrit(df, 0.5 + c / 2.0)
-    half = np.where(n > 1, tq * sem, 0.0)
-    out["n"] = n
-    out["sem"] = sem
-    out["ci_low"] = mean - half
-    out["ci_high"] = mean + half
-    cols = [*by, *SUMMARY_COLUMNS]
+
+def _summary_frame(keys: pd.DataFrame, stats: GroupStats, *, confidence: float, aggregates: bool) -> pd.DataFrame:
+    """``keys`` (one row per group) followed by the :data:`SUMMARY_COLUMNS` (see :func:`summarize`)."""
+    out = keys.reset_index(drop=True).copy()
+    low, high, sem = t_interval(stats, confidence=confidence)
+    for name, col in (("n", stats.n), ("mean", stats.mean), ("std", stats.std), ("sem", sem), ("ci_low", low),
+                      ("ci_high", high), ("median", stats.median)):
+        out[name] = col
     if aggregates:
-        _add_aggregates(out)
-        cols += AGGREGATE_COLUMNS
-    return out[cols].reset_index(drop=True)
-
-
-def _add_aggregates(out: pd.DataFrame) -> None:
-    """Add the declared aggregate columns to a summary in place (see :func:`summarize`)."""
-    from .metrics import aggregation_of
-
-    kind = np.array([aggregation_of(m) for m in out["metric"].astype(str)], dtype=object)
-    mean, lo, hi = (out[c].to_numpy(dtype=float) for c in ("mean", "ci_low", "ci_high"))
-    is_sum, is_gm = kind == "sum", kind == "gmean"
-
-    def carried(v: np.ndarray) -> np.ndarray:  # the log scale carried back for "gmean", NaN for "sum"
-        out_v = np.where(is_sum, np.nan, v)
-        np.exp(v, out=out_v, where=is_gm)
-        return out_v
-
-    out["aggregation"] = kind
-    out["aggregate"] = np.where(is_sum, out["total"].to_numpy(dtype=float), carried(mean))
-    out["aggregate_ci_low"] = carried(lo)
-    out["aggregate_ci_high"] = carried(hi)
+        for name, col in declared_aggregates(out["metric"].astype(str).tolist(), stats, low, high).items():
+            out[name] = col
+    return out
 
 
 def best_per_column(
@@ -513,61 +478,5 @@ def mean_pm_std_text(
         The report, ending with a newline.
     """
     _validate_table(table)
-    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 12:
-        raise OptionError(f"digits must be an integer in [0, 12], got {digits!r}")
-    if ddof not in (0, 1):
-        raise OptionError(f"ddof must be 0 or 1, got {ddof!r}")
-    all_runs = _ordered_unique(table["run"].astype(str))
-    all_metrics = _ordered_unique(table["metric"].astype(str))
-    runs = all_runs if runs is None else [str(r) for r in ([runs] if isinstance(runs, str) else runs)]
-    metrics = (
-        all_metrics
-        if metrics is None
-        else [str(m) for m in ([metrics] if isinstance(metrics, str) else metrics)]
-    )
-    for name, wanted, have in (("run", runs, all_runs), ("metric", metrics, all_metrics)):
-        unknown = [w for w in wanted if w not in have]
-        if unknown:
-            raise OptionError(f"unknown {name}(s) {unknown}; available: {have}")
-    labels = {m: str((metric_labels or {}).get(m, m)) for m in metrics}
-
-    data = table[table["run"].isin(runs) & table["metric"].isin(metrics)]
-    g = data.groupby(["run", "metric", "k"], sort=False, observed=True)["value"]
-    stats = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=ddof), "n": g.count(), "total": g.sum()})
-    stats["std"] = stats["std"].where(stats["n"] > ddof, 0.0).fillna(0.0)
-    found = {(str(r), str(m), int(kv)): (mu, sd, tot)
-             for (r, m, kv), mu, sd, tot in zip(stats.index, stats["mean"].tolist(), stats["std"].tolist(),
-                                               stats["total"].tolist(), strict=True)}
-    from .metrics import aggregation_of
-
-    def cell(r: str, m: str, kv: int) -> str:
-        hit = found.get((r, m, kv))
-        if hit is None:
-            return "-"
-        kind = aggregation_of(m)
-        if kind == "sum":
-            total = float(hit[2])
-            return f"{total:.0f} (sum)" if total.is_integer() else f"{total:.{digits}f} (sum)"
-        if kind == "gmean":
-            return f"{np.exp(hit[0]):.{digits}f} (gm)"
-        return f"{hit[0]:.{digits}f}±{hit[1]:.{digits}f}"
-
-    lines: list[str] = []
-    if title:
-        lines += [title, "=" * max(70, len(title)), ""]
-    for r in runs:
-        ks = sorted({kv for (rr, _, kv) in found if rr == r})
-        cells = {(kv, m): cell(r, m, kv) for kv in ks for m in metrics}
-        widths = {
-            m: max(15, len(labels[m]), *(len(cells[(kv, m)]) for kv in ks)) for m in metrics
-        }
-        kw = max(6, *(len(str(kv)) for kv in ks)) if ks else 6
-        lines.append(f"{r}:")
-        lines.append(("  " + "k".ljust(kw) + "".join(" " + labels[m].ljust(widths[m]) for m in metrics)).rstrip())
-        lines.append("  " + "-" * kw + "".join(" " + "-" * widths[m] for m in metrics))
-        for kv in ks:
-            klabel = "all" if kv == 0 else str(kv)
-            row = "  " + klabel.ljust(kw) + "".join(" " + cells[(kv, m)].ljust(widths[m]) for m in metrics)
-            lines.append(row.rstrip())
-        lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return columns_mean_pm_std_text(ResultColumns.from_table(table), runs=runs, metrics=metrics,
+                                    metric_labels=metric_labels, digits=digits, ddof=ddof, title=title)

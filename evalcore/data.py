@@ -17,86 +17,28 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import arrow_indices, numbers, pair_keys, string_hashes, strings
+from ._checks import (  # noqa: F401 - _NO_KEY, _has_repeats and _pair_hashes: tested by name here
+    _NO_KEY,
+    _as_str_array,
+    _check_run_columns,
+    _check_unique_pairs,
+    _has_repeats,
+    _integer_grades,
+    _pair_hashes,
+)
+from ._columns import (
+    arrow_indices,
+    factorize_strings,
+    numbers,
+    pair_keys,
+    positions_in,
+    string_hashes,
+    strings,
+)
 from ._lazy import pd
 from .errors import DuplicateIdError, EmptyInputError, NonFiniteValueError, ValueTypeError
 
 __all__ = ["Qrels", "Run"]
-
-
-def _as_str_array(values: Any) -> np.ndarray:
-    arr = np.asarray(values, dtype=object)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1)
-    out = arr.copy()
-    if pd.api.types.infer_dtype(out, skipna=False) == "string":
-        return out
-    # ids are strings at the edges; numbers given as ids are turned into their text
-    mask = np.fromiter((not isinstance(v, str) for v in out), dtype=bool, count=len(out))
-    if mask.any():
-        out[mask] = [str(v) for v in out[mask]]
-    return out
-
-
-def _factorize_queries(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    codes, uniques = pd.factorize(qids, sort=False)
-    return codes.astype(np.int64), np.asarray(uniques, dtype=object)
-
-
-def _check_unique_pairs(
-    q: np.ndarray, docs: np.ndarray, query_ids: np.ndarray, *, source: str | None, what: str,
-    lines: np.ndarray | None = None,
-) -> None:
-    """Raise DuplicateIdError naming the first (query, doc) pair listed twice."""
-    if len(q) == 0:
-        return
-    dcodes, _ = pd.factorize(docs, sort=False)
-    key = q.astype(np.int64) * (int(dcodes.max()) + 1) + dcodes
-    dup = pd.Index(key).duplicated()
-    if dup.any():
-        i = int(np.flatnonzero(dup)[0])
-        line = int(lines[i]) if lines is not None else None
-        raise DuplicateIdError(
-            f"document {docs[i]!r} is listed twice for query {query_ids[q[i]]!r} in the {what}",
-            file=source, line=line, query=str(query_ids[q[i]]), item=str(docs[i]),
-        )
-
-
-def _pair_hashes(q: np.ndarray, docs: Any) -> np.ndarray | None:
-    """:func:`pair_keys` of (query code, document id) rows; None when the ids are too long to hash."""
-    h = string_hashes(docs)
-    return None if h is None else pair_keys(q, h)
-
-
-_NO_KEY = np.uint64(np.iinfo(np.uint64).max)
-
-
-def _has_repeats(keys: np.ndarray, groups: np.ndarray | None = None) -> bool:
-    """Whether a key occurs twice; with ``groups`` (one code per row), only twice in one group counts.
-
-    When ``groups`` is non-decreasing (a run or qrels file listed query by
-    query) the keys of each group are sorted in their own row of a padded
-    matrix (many short sorts: far cheaper than one sort of every key).
-    """
-    n = len(keys)
-    if groups is not None and n > 1 and bool(np.all(groups[1:] >= groups[:-1])):
-        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-        lengths = np.diff(np.r_[starts, n])
-        width = int(lengths.max())
-        if len(starts) * width == n:  # every group equally long (a top-k run): a reshaped copy, no padding
-            mat = keys.reshape(len(starts), width).copy()
-            mat.sort(axis=1)
-            return bool((mat[:, 1:] == mat[:, :-1]).any())
-        if len(starts) * width <= 2 * n:
-            if np.count_nonzero(keys == _NO_KEY) > 1:  # the padding value itself repeated: decide by sorting
-                return _has_repeats(keys)
-            row = np.repeat(np.arange(len(starts)), lengths)
-            mat = np.full((len(starts), width), _NO_KEY, dtype=np.uint64)
-            mat[row, np.arange(n) - starts[row]] = keys
-            mat.sort(axis=1)
-            return bool(((mat[:, 1:] == mat[:, :-1]) & (mat[:, 1:] != _NO_KEY)).any())
-    sk = np.sort(keys)
-    return bool((sk[1:] == sk[:-1]).any())
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,7 +104,7 @@ class Qrels:
             qs_all = np.concatenate([qs, extra])
         else:
             qs_all = qs
-        codes, uniq = _factorize_queries(qs_all)
+        codes, uniq = factorize_strings(qs_all)
         codes = codes[: len(qs)]
         _check_unique_pairs(codes, ds, uniq, source=source, what="judgments", lines=lines)
         order = np.argsort(codes, kind="stable")
@@ -191,6 +133,7 @@ class Qrels:
         out = cls(np.asarray(query_ids, dtype=object), q[order], ds[order], np.asarray(grades, dtype=np.int64)[order],
                   None, source)
         out._cache["doc_hashes"] = hashes[order]  # reused by evaluation's hash join
+        out._cache["doc_arrow"] = docs.take(arrow_indices(order))  # (its check of the matched ids, on the bytes)
         return out
 
     @classmethod
@@ -246,7 +189,7 @@ class Qrels:
 
     def subset(self, query_ids: Sequence[str]) -> Qrels:
         """Judgments of the given queries only (order of ``query_ids`` kept; unknown ids are an error)."""
-        pos = pd.Index(self.query_ids).get_indexer(np.asarray(list(query_ids), dtype=object))
+        pos = positions_in(self.query_ids, np.asarray(list(query_ids), dtype=object))
         if (pos < 0).any():
             bad = np.asarray(list(query_ids), dtype=object)[pos < 0]
             raise ValueTypeError(f"{len(bad)} query ids are not in the qrels, e.g. {list(bad[:3])}", file=self.source)
@@ -277,36 +220,6 @@ class Qrels:
     def n_relevant(self, rel_threshold: int = 1) -> np.ndarray:
         """R per query: number of judged documents with grade >= rel_threshold."""
         return np.bincount(self.q[self.grades >= rel_threshold], minlength=self.n_queries)
-
-
-def _integer_grades(g: np.ndarray, *, source: str | None, lines: np.ndarray | None) -> np.ndarray:
-    if g.dtype.kind in "iub":
-        return g.astype(np.int64)
-    try:
-        f = np.asarray(g, dtype=np.float64)
-    except (TypeError, ValueError):
-        f = None
-    if f is None or not np.all(np.isfinite(f)) or not np.all(f == np.round(f)):
-        # find the first culprit for the message
-        for i, v in enumerate(g.tolist()):
-            try:
-                fv = float(v)
-                ok = np.isfinite(fv) and fv == round(fv)
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                line = int(lines[i]) if lines is not None else None
-                where = f" (row {i + 1})" if line is None else ""
-                raise ValueTypeError(f"grade {v!r} is not an integer{where}", file=source, line=line)
-    return f.astype(np.int64)
-
-
-def _check_run_columns(nq: int, nd: int, ns: int, source: str | None) -> None:
-    """A run needs rows, and its query, document and score columns must be equally long."""
-    if nq == 0:
-        raise EmptyInputError("run has no ranked documents", file=source)
-    if not (nq == nd == ns):
-        raise ValueTypeError(f"query, document and score columns differ in length ({nq}, {nd}, {ns})", file=source)
 
 
 @dataclass(frozen=True, eq=False)
@@ -389,11 +302,13 @@ class Run:
     def docs_at(self, rows: np.ndarray) -> np.ndarray:
         """Document ids (object array) of the given rows, without building the vocabulary."""
         rows = np.asarray(rows, dtype=np.int64)
-        if self._d is None:
-            import pyarrow as pa
-
-            return self._docs.take(pa.array(rows)).to_numpy(zero_copy_only=False).astype(object)
+        if self._d is None:  # (no pandas: the command line may never import it)
+            return strings(self._docs.take(arrow_indices(rows)))
         return self._doc_vocab[self._d[rows]]  # type: ignore[index]
+
+    def docs_arrow_at(self, rows: np.ndarray) -> Any:
+        """Document ids of the given rows as an arrow string array (None when the run holds codes)."""
+        return None if self._d is not None else self._docs.take(arrow_indices(np.asarray(rows, dtype=np.int64)))
 
     def doc_codes_in(self, values: np.ndarray) -> np.ndarray:
         """Per row, the index of its document in ``values`` (unique str ids), -1 where absent.
@@ -413,7 +328,7 @@ class Run:
 
             found = pc.index_in(self._docs, value_set=pa.array(values, type=pa.string()))
             return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return pd.Index(values).get_indexer(self._doc_vocab)[self._d]
+        return positions_in(values, self._doc_vocab)[self._d]
 
     @classmethod
     def from_codes(
@@ -506,8 +421,8 @@ class Run:
                 f"query, document and score columns differ in length ({len(qs)}, {len(ds)}, {len(s)})",
                 file=source,
             )
-        qc, qu = _factorize_queries(qs)
-        dc, du = _factorize_queries(ds)
+        qc, qu = factorize_strings(qs)
+        dc, du = factorize_strings(ds)
         return cls.from_codes(qu, qc, du, dc, s, name=name, source=source, lines=lines,
                               check_duplicates=check_duplicates)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._columns import factorize_strings, positions_in
 from ._lazy import pd
 from .combine import concat_evaluations
 from .data import Qrels, Run
@@ -94,8 +95,8 @@ def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str,
 def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray, *, name: str) -> None:
     """Warn when relevant documents of the evaluated queries are absent from the corpus; raise when all are."""
     rel = qrels.grades > 0
-    qmask = pd.Index(qrels.query_ids).isin(query_ids)[qrels.q]
-    docs = pd.unique(qrels.doc_ids[rel & qmask])
+    qmask = (positions_in(query_ids, qrels.query_ids) >= 0)[qrels.q]
+    docs = factorize_strings(qrels.doc_ids[rel & qmask])[1]
     if len(docs) == 0:
         return
     missing = docs[corpus.rows_of(docs) < 0]
@@ -400,7 +401,7 @@ def evaluate_reference_runs(
         if gt.fixed is None:
             raise OptionError("a reference ground truth in mode 'fixed' needs its qrels (ReferenceGroundTruth.fixed)")
         ev = evaluate(gt.fixed, runs, k=gt.ks, **opts)
-        return Evaluation(ev.table, ev.coverage, {**ev.settings, **extra})
+        return ev.with_settings({**extra})
     parts = [evaluate(gt.by_k[kk], runs, k=[kk], **opts) for kk in gt.ks]
     label = f"reference {gt.settings['file']} top-k at each k (tied)"
     return concat_evaluations(parts, settings={"qrels": label, **extra})

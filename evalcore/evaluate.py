@@ -26,17 +26,19 @@ metric then sees the shorter list (``num_ret`` counts it, ``judged@k`` is 1).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._lazy import pd
+from ._columns import factorize_strings, positions_in
 from .data import Qrels, Run
 from .errors import OptionError
+from .evaluation import Evaluation
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
 from .ranking import _group_positions, canonical_ties, rank_order
+from .results import ResultColumns
 
 __all__ = ["Evaluation", "evaluate", "judged_rows", "DEFAULT_METRICS"]
 
@@ -44,38 +46,6 @@ DEFAULT_METRICS = ("ndcg", "recall", "mrr", "map")
 NO_RELEVANT_POLICIES = ("zero", "skip")
 TABLE_COLUMNS = ["run", "query_id", "domain", "metric", "k", "value"]
 _CHUNK_CELLS = 8_000_000  # grade-matrix cells per block of queries (bounded memory)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """Result of :func:`evaluate`.
-
-    Attributes
-    ----------
-    table : DataFrame
-        Long per-query table ``run, query_id, domain, metric, k, value``
-        (``k`` is 0 for metrics without a cutoff). ``run``, ``query_id``,
-        ``domain`` and ``metric`` are categoricals.
-    coverage : DataFrame
-        One row per run: ``n_qrels_queries, n_evaluated, n_missing, n_ignored,
-        n_no_relevant, n_skipped``.
-    settings : dict
-        Options used (ties, rel_threshold, no_relevant, measures).
-    """
-
-    table: pd.DataFrame
-    coverage: pd.DataFrame
-    settings: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def runs(self) -> list[str]:
-        return list(self.table["run"].cat.categories)
-
-    def summary(self, **kwargs: Any) -> pd.DataFrame:
-        """Mean, std, sem and 95% CI per run × metric × k (see :func:`evalcore.aggregate.summarize`)."""
-        from .aggregate import summarize
-
-        return summarize(self.table, **kwargs)
 
 
 def _as_run_map(runs: Run | Mapping[str, Run] | Sequence[Run]) -> dict[str, Run]:
@@ -96,7 +66,7 @@ def _qrels_index(qrels: Qrels) -> dict[str, Any]:
     hit = qrels._cache.get("index")
     if hit is not None:
         return hit
-    codes, vocab = pd.factorize(qrels.doc_ids, sort=False)
+    codes, vocab = factorize_strings(qrels.doc_ids)
     v = max(len(vocab), 1)
     keys = qrels.q.astype(np.int64) * v + codes
     order = np.argsort(keys, kind="stable")
@@ -113,14 +83,14 @@ def _qrels_index(qrels: Qrels) -> dict[str, Any]:
     nl = max(len(levels), 1)
     counts = np.bincount(qrels.q[nonneg].astype(np.int64) * nl + lev, minlength=qrels.n_queries * nl)
     hit = {
-        "vocab": pd.Index(vocab),
+        "vocab": vocab,
         "n_vocab": v,
         "keys": keys[order],
         "key_grades": qrels.grades[order],
         "ideal_q": pq,
         "ideal_g": pg,
         "ideal_pos": ipos,
-        "query_index": pd.Index(qrels.query_ids),
+        "query_ids": qrels.query_ids,
         "levels": levels.astype(np.int64),
         "level_counts": counts.reshape(qrels.n_queries, nl)[:, : len(levels)],
     }
@@ -148,7 +118,7 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
         return hit[1]
     idx = _qrels_index(qrels)
     order, pos = rank_order(run, ties=ties)
-    qmap = idx["query_index"].get_indexer(run.query_ids)
+    qmap = positions_in(idx["query_ids"], run.query_ids)
     n_ignored = int((qmap < 0).sum())
     qi = qmap[run.q[order]]
     keep = qi >= 0
@@ -175,7 +145,7 @@ def judged_rows(qrels: Qrels, run: Run) -> np.ndarray:
     """Per row of ``run`` (bool, ``(len(run),)``): whether ``qrels`` judge its document for its query with a
     grade >= 0 — the rows ``judged_only=True`` keeps (trec_eval ``-J``)."""
     idx = _qrels_index(qrels)
-    qi_all = idx["query_index"].get_indexer(run.query_ids)[run.q]
+    qi_all = positions_in(idx["query_ids"], run.query_ids)[run.q]
     rows = np.flatnonzero(qi_all >= 0)
     out = np.zeros(len(run), dtype=bool)
     if len(rows):
@@ -281,17 +251,30 @@ def _hashed_grades(
     cand, loc = cand[found], loc[found]
     qrow = pidx["rows"][loc]
     # verify: same query and the very same document id (a 64-bit collision falls back to exact codes)
-    same = (qrels.q[qrow] == qi[cand]) & (run.docs_at(rows[cand]) == qrels.doc_ids[qrow])
-    if not bool(np.all(same)):
+    if not bool(np.all(qrels.q[qrow] == qi[cand])) or not _same_docs(qrels, run, qrow, rows[cand]):
         return None
     grade[cand] = qrels.grades[qrow]
     judged[cand] = True
     return grade, judged
 
 
+def _same_docs(qrels: Qrels, run: Run, qrows: np.ndarray, rows: np.ndarray) -> bool:
+    """Whether judgment ``qrows[i]`` and run row ``rows[i]`` name the same document, for every i (compared
+    as arrow strings when both sides hold them: no Python string per row)."""
+    qa, ra = qrels._cache.get("doc_arrow"), run.docs_arrow_at(rows)
+    if qa is None or ra is None:
+        return bool(np.all(run.docs_at(rows) == qrels.doc_ids[qrows]))
+    import pyarrow.compute as pc
+
+    from ._columns import arrow_indices
+
+    eq = pc.equal(ra, qa.take(arrow_indices(qrows)))
+    return eq.null_count == 0 and bool(pc.all(eq).as_py() is not False)
+
+
 def _row_doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:
     """Qrels document code of each run row (-1 when the document is not judged)."""
-    return run.doc_codes_in(idx["vocab"].to_numpy(dtype=object))
+    return run.doc_codes_in(idx["vocab"])
 
 
 def _first_rel(prep: _Prepared, nq: int, theta: int) -> np.ndarray:
@@ -519,15 +502,11 @@ def evaluate(
             progress(ri + 1, len(run_map))
 
     qcodes = np.concatenate(q_codes)
-    dom_cat = pd.Categorical(domains)
-    table = pd.DataFrame({
-        "run": pd.Categorical.from_codes(np.concatenate(run_codes), categories=list(run_map)),
-        "query_id": pd.Categorical.from_codes(qcodes, categories=pd.Index(qrels.query_ids.astype(str))),
-        "domain": pd.Categorical.from_codes(dom_cat.codes[qcodes], categories=dom_cat.categories),
-        "metric": pd.Categorical.from_codes(np.concatenate(metric_codes), categories=metric_names),
-        "k": np.concatenate(k_vals),
-        "value": np.concatenate(values),
-    })
+    dom_names, dom_codes = np.unique(np.asarray(domains, dtype=object).astype(str), return_inverse=True)
+    columns = ResultColumns(
+        tuple(run_map), qrels.query_ids.astype(str).astype(object), tuple(str(d) for d in dom_names),
+        tuple(metric_names), np.concatenate(run_codes), qcodes, dom_codes.reshape(-1)[qcodes],
+        np.concatenate(metric_codes), np.concatenate(k_vals), np.concatenate(values).astype(np.float64, copy=False))
     settings = {
         "ties": ties,
         "rel_threshold": theta,
@@ -537,4 +516,4 @@ def evaluate(
         "k": ks,
         "qrels": qrels.source,
     }
-    return Evaluation(table, pd.DataFrame(cov_rows), settings)
+    return Evaluation(settings=settings, columns=columns, coverage_rows=cov_rows)

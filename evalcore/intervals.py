@@ -35,8 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._lazy import pd
-from .aggregate import _check_confidence, _validate_table, summarize
+from .aggregate import _validate_table, summarize
 from .errors import OptionError
+from .summaries import check_confidence as _check_confidence
 
 __all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals",
            "bootstrap_means", "percentile_interval", "summarize_with_intervals"]

@@ -149,13 +149,13 @@ def dense_ranks(values: Any) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ._columns import numbers
+    from ._columns import arrow_strings, numbers
 
     if not isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = np.asarray(values, dtype=object)
         try:
-            values = pa.array(values, type=pa.string(), from_pandas=False)
-        except (pa.ArrowException, UnicodeError, TypeError):
+            values = arrow_strings(values.tolist())  # (pa.array would import pandas)
+        except (pa.ArrowException, UnicodeError, TypeError, AttributeError):
             _, rank = np.unique(values, return_inverse=True)
             return np.asarray(rank, dtype=np.int64).reshape(-1)
     if len(values) == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -18,6 +19,7 @@ from .data import Run
 from .errors import OptionError
 from .evaluate import Evaluation
 from .intervals import DEFAULT_RESAMPLES
+from .results import ResultColumns, first_appearance, group_stats
 
 __all__ = ["build_report", "write_outputs", "write_per_query_csv", "results_by_k"]
 
@@ -39,15 +41,42 @@ def results_by_k(evaluation: Evaluation, run: str) -> pd.DataFrame:
     a cutoff (``map@all``, ``bpref``, ``first_rel_rank``...) are in the row ``k = 0``, as in
     ``per_query.csv`` (their cells at the other k are empty, and theirs at k = 0 for the rest).
     """
-    t = evaluation.table
-    t = t[t["run"] == run]
-    g = t.groupby(["k", "metric"], observed=True)["value"]
-    agg = pd.DataFrame({"mean": g.mean(), "std": g.std(ddof=1).fillna(0.0)}).reset_index()
-    wide = agg.pivot(index="k", columns="metric", values=["mean", "std"])
-    wide.columns = [f"{m}_{s}" for s, m in wide.columns]
-    metrics = list(dict.fromkeys(t["metric"].astype(str)))  # the evaluation's order of metrics
-    cols = [c for m in metrics for c in (f"{m}_mean", f"{m}_std")]
-    return wide[cols].reset_index()
+    header, ks, cells = _results_by_k(evaluation.columns, run)
+    return pd.DataFrame(cells, columns=header[1:]).assign(k=ks)[header] if ks else pd.DataFrame(columns=header)
+
+
+def _results_by_k(cols: ResultColumns, run: str) -> tuple[list[str], list[int], np.ndarray]:
+    """Header, k of each row and the ``(rows, 2 * metrics)`` mean/std cells of :func:`results_by_k` (NaN: empty)."""
+    ri = cols.runs.index(run) if run in cols.runs else -1
+    rows = np.flatnonzero(cols.run == ri)
+    sub = dataclasses.replace(cols, run=cols.run[rows], query=cols.query[rows], domain=cols.domain[rows],
+                              metric=cols.metric[rows], k=cols.k[rows], value=cols.value[rows])
+    metric_codes = first_appearance(sub.metric).tolist()  # the evaluation's order of metrics
+    header = ["k"] + [f"{cols.metrics[m]}_{s}" for m in metric_codes for s in ("mean", "std")]
+    groups, keys = sub.group_codes(("k", "metric"))
+    stats = group_stats(sub.value, groups, len(keys), ddof=1)
+    ks = sorted({int(k) for k in keys[:, 0].tolist()})
+    cells = np.full((len(ks), 2 * len(metric_codes)), np.nan)
+    col_of = {m: i for i, m in enumerate(metric_codes)}
+    row_of = {k: i for i, k in enumerate(ks)}
+    for (k, m), mean, std in zip(keys.tolist(), stats.mean.tolist(), stats.std.tolist(), strict=True):
+        cells[row_of[k], 2 * col_of[m]] = mean
+        cells[row_of[k], 2 * col_of[m] + 1] = std
+    return header, ks, cells
+
+
+def _results_by_k_csv(cols: ResultColumns, run: str) -> str:
+    """:func:`results_by_k` as CSV text: floats in their shortest round-trip form, empty for NaN."""
+    header, ks, cells = _results_by_k(cols, run)
+    lines = [",".join(_csv_field(h) for h in header)]
+    for k, row in zip(ks, cells.tolist(), strict=True):
+        lines.append(",".join([str(k), *("" if v != v else float.__repr__(v) for v in row)]))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_field(text: str) -> str:
+    """A CSV field as pandas writes it (quoted only when it holds a separator, a quote or a line break)."""
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\r\n') else text
 
 
 def build_report(
@@ -85,26 +114,21 @@ def build_report(
 
     if ci_method not in CI_METHODS:
         raise OptionError(f"unknown ci_method {ci_method!r}; supported: {', '.join(CI_METHODS)}")
-    table = evaluation.table
     if ci_method == "t":
-        from .aggregate import summarize
-
-        summ = summarize(table, aggregates=True)
+        aggregates = _t_aggregates(evaluation)
         ci: dict[str, Any] = {"method": "t", "confidence": 0.95}
     else:
         from .intervals import summarize_with_intervals
 
-        summ = summarize_with_intervals(table, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates=True)
+        summ = summarize_with_intervals(evaluation.table, method=ci_method, n_resamples=n_resamples, seed=seed,
+                                        aggregates=True)
         ci = {"method": ci_method, "confidence": 0.95, "n_resamples": int(n_resamples), "seed": int(seed),
               "resampling": "shared by every run"}
-    aggregates: dict[str, dict[str, Any]] = {}
-    for row in summ.itertuples(index=False):
-        aggregates.setdefault(str(row.run), {})[_label(str(row.metric), int(row.k))] = {
-            "mean": _num(row.mean), "std": _num(row.std), "sem": _num(row.sem),
-            "ci_low": _num(row.ci_low), "ci_high": _num(row.ci_high), "n": int(row.n),
-            "aggregation": str(row.aggregation), "aggregate": _num(row.aggregate),
-            "aggregate_ci_low": _num(row.aggregate_ci_low), "aggregate_ci_high": _num(row.aggregate_ci_high),
-        }
+        aggregates = {}
+        for row in summ.itertuples(index=False):
+            aggregates.setdefault(str(row.run), {})[_label(str(row.metric), int(row.k))] = _aggregate_entry(
+                row.mean, row.std, row.sem, row.ci_low, row.ci_high, row.n, row.aggregation, row.aggregate,
+                row.aggregate_ci_low, row.aggregate_ci_high)
     meta = {
         "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "K": max(evaluation.settings.get("k", [0]) or [0]),
@@ -119,7 +143,7 @@ def build_report(
         "metadata": meta,
         "coverage": {str(r["run"]): {k: (int(v) if isinstance(v, (int, np.integer)) else v)
                                      for k, v in r.items() if k != "run"}
-                     for r in evaluation.coverage.to_dict("records")},
+                     for r in evaluation.coverage_rows},
         "aggregates": aggregates,
     }
     if include_per_query:
@@ -127,11 +151,40 @@ def build_report(
     return report
 
 
+def _aggregate_entry(mean: float, std: float, sem: float, low: float, high: float, n: int, aggregation: str,
+                     aggregate: float, agg_low: float, agg_high: float) -> dict[str, Any]:
+    return {"mean": _num(mean), "std": _num(std), "sem": _num(sem), "ci_low": _num(low), "ci_high": _num(high),
+            "n": int(n), "aggregation": str(aggregation), "aggregate": _num(aggregate),
+            "aggregate_ci_low": _num(agg_low), "aggregate_ci_high": _num(agg_high)}
+
+
+def _t_aggregates(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
+    """``{run: {"ndcg@10": entry}}`` with Student-t intervals: :func:`evalcore.aggregate.summarize`'s
+    figures (``aggregates=True``), in its order, computed from the columns (no pandas)."""
+    from .summaries import declared_aggregates, t_interval
+
+    if evaluation.has_table:
+        from .aggregate import _validate_table
+
+        _validate_table(evaluation.table)
+    cols = evaluation.columns
+    groups, keys = cols.group_codes(("run", "metric", "k"))
+    stats = group_stats(cols.value, groups, len(keys))
+    low, high, sem = t_interval(stats)
+    agg = declared_aggregates([cols.metrics[m] for m in keys[:, 1].tolist()], stats, low, high)
+    out: dict[str, dict[str, Any]] = {}
+    for i, (r, m, k) in enumerate(keys.tolist()):
+        out.setdefault(cols.runs[r], {})[_label(cols.metrics[m], k)] = _aggregate_entry(
+            stats.mean[i], stats.std[i], sem[i], low[i], high[i], stats.n[i], agg["aggregation"][i],
+            agg["aggregate"][i], agg["aggregate_ci_low"][i], agg["aggregate_ci_high"][i])
+    return out
+
+
 def _per_query(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k: int) -> dict[str, Any]:
     """``{query: {run: {"ndcg@10": v, ..., "topK": [...]}}}`` (see :mod:`evalcore.report_json`)."""
     from .report_json import per_query_dict, per_query_entries
 
-    return per_query_dict(per_query_entries(evaluation.table, runs, top_k=top_k,
+    return per_query_dict(per_query_entries(evaluation.columns, runs, top_k=top_k,
                                             ties=evaluation.settings.get("ties", "trec")))
 
 
@@ -147,23 +200,20 @@ def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None
 
 
 def _per_query_arrow(evaluation: Evaluation) -> Any:
-    """The per-query table as an arrow table (categorical columns dictionary-encoded)."""
+    """The per-query table as an arrow table (categorical columns dictionary-encoded), built from the columns
+    without pandas."""
     import pyarrow as pa
 
-    cols = {}
-    for name in evaluation.table.columns:
-        col = evaluation.table[name]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            cats = pa.array(col.cat.categories.astype(str).to_numpy(dtype=object), type=pa.string())
-            cols[name] = pa.DictionaryArray.from_arrays(pa.array(col.cat.codes.to_numpy()), cats)
-        elif col.dtype.kind == "f":
-            v = col.to_numpy()
-            cols[name] = pa.array(v, mask=np.isnan(v))
-        elif col.dtype.kind in "iub":
-            cols[name] = pa.array(col.to_numpy())
-        else:
-            cols[name] = pa.array(col.astype(str).to_numpy(dtype=object), type=pa.string())
-    return pa.table(cols)
+    from ._columns import arrow_numbers, arrow_strings
+
+    cols = evaluation.columns
+    coded = {"run": (cols.run, list(cols.runs)), "query_id": (cols.query, cols.query_ids.tolist()),
+             "domain": (cols.domain, list(cols.domains)), "metric": (cols.metric, list(cols.metrics))}
+    arrays = [pa.DictionaryArray.from_arrays(arrow_numbers(codes), arrow_strings([str(x) for x in names]))
+              for codes, names in coded.values()]
+    arrays.append(arrow_numbers(cols.k))
+    arrays.append(arrow_numbers(cols.value, valid=~np.isnan(cols.value)))
+    return pa.Table.from_arrays(arrays, names=[*coded, "k", "value"])
 
 
 def _write_csv(table: Any, path: str | os.PathLike) -> None:
@@ -179,7 +229,7 @@ def _report_json(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_
     from .report_json import per_query_dict, per_query_entries, per_query_text, report_text
 
     rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata, include_per_query=False)
-    pq = per_query_entries(evaluation.table, runs, top_k=top_k, ties=evaluation.settings.get("ties", "trec"))
+    pq = per_query_entries(evaluation.columns, runs, top_k=top_k, ties=evaluation.settings.get("ties", "trec"))
     if pq.labels and pq.distinct:
         return report_text(rep, per_query_text(pq, indent=indent), indent=indent)
     rep["per_query"] = per_query_dict(pq)  # names a dict would merge: let json.dumps write what it holds
@@ -204,7 +254,7 @@ def write_outputs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "per_query.csv", out / "report.json"]
-    indent = 1 if len(evaluation.table) <= _INDENT_ROWS else None  # big reports: no indent (smaller)
+    indent = 1 if len(evaluation.columns) <= _INDENT_ROWS else None  # big reports: no indent (smaller)
     # arrow's CSV writer runs without the GIL: per_query.csv is written (from an arrow table built
     # here, which nothing else touches) while report.json is built
     with ThreadPoolExecutor(1) as pool:
@@ -214,6 +264,6 @@ def write_outputs(
     written[1].write_text(text, encoding="utf-8")
     for run_name in evaluation.runs:
         p = out / f"{_safe_filename(run_name)}_results.csv"
-        results_by_k(evaluation, run_name).to_csv(p, index=False)
+        p.write_text(_results_by_k_csv(evaluation.columns, run_name), encoding="utf-8")
         written.append(p)
     return written

@@ -29,6 +29,7 @@ import numpy as np
 
 from ._lazy import pd
 from .data import Run
+from .results import ResultColumns, first_appearance
 
 __all__ = ["PerQuery", "per_query_entries", "per_query_dict", "per_query_text", "report_text"]
 
@@ -80,41 +81,36 @@ class PerQuery:
         return None if src < 0 else self.top_docs[src][int(self.top_start[e]) : int(self.top_end[e])]
 
 
-def _codes_of(col: pd.Series) -> tuple[np.ndarray, list[str]]:
-    if isinstance(col.dtype, pd.CategoricalDtype):
-        return col.cat.codes.to_numpy(), [str(x) for x in col.cat.categories]
-    codes, uniq = pd.factorize(col.astype(str))
-    return codes, [str(x) for x in uniq]
-
-
 def _positions(names: list[str], wanted: list[str]) -> np.ndarray:
     """Position of each of ``wanted`` in ``names`` (the last one when repeated), -1 where absent."""
-    index = pd.Index(names, dtype=object)
-    if index.is_unique:
-        return index.get_indexer(pd.Index(wanted, dtype=object))
-    keep = np.flatnonzero(~index.duplicated(keep="last"))
-    found = pd.Index(index[keep]).get_indexer(pd.Index(wanted, dtype=object))
-    return np.where(found >= 0, keep[np.maximum(found, 0)], -1)
+    where = {name: i for i, name in enumerate(names)}
+    return np.array([where.get(w, -1) for w in wanted], dtype=np.int64)
 
 
-def per_query_entries(table: pd.DataFrame, runs: Mapping[str, Run] | None, *, top_k: int,
+def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Run] | None, *, top_k: int,
                       ties: str = "trec") -> PerQuery:
-    """Gather the entries of ``per_query`` from the long results table (and each run's top ``top_k``)."""
+    """Gather the entries of ``per_query`` from the long results table (a DataFrame or its
+    :class:`~evalcore.results.ResultColumns`) and each run's top ``top_k``."""
     from .ranking import rank_order
 
-    mk = table[["metric", "k"]].drop_duplicates()
-    labels = [_label(str(m), int(k)) for m, k in mk.itertuples(index=False)]
-    lab_index = pd.MultiIndex.from_frame(mk.astype({"metric": str}))
-    lab_codes = lab_index.get_indexer(pd.MultiIndex.from_arrays([table["metric"].astype(str), table["k"]]))
-    q_codes, q_names = _codes_of(table["query_id"])
-    r_codes, r_names = _codes_of(table["run"])
+    cols = table if isinstance(table, ResultColumns) else ResultColumns.from_table(table, sort=False)
+    # labels: the (metric, k) pairs in order of first appearance
+    lab_codes, _ = cols.group_codes(("metric", "k"))
+    first = first_appearance(lab_codes)
+    rank_of = np.empty(len(first), dtype=np.int64)
+    rank_of[first] = np.arange(len(first))
+    at = np.unique(lab_codes, return_index=True)[1][first]
+    labels = [_label(cols.metrics[int(cols.metric[i])], int(cols.k[i])) for i in at.tolist()]
+    lab_codes = rank_of[lab_codes]
+    q_codes, q_names = cols.query, [str(x) for x in cols.query_ids.tolist()]
+    r_codes, r_names = cols.run, list(cols.runs)
     n_r, n_q = len(r_names), len(q_names)
     none = np.zeros(0, np.int64)
     if n_r == 0 or n_q == 0:
         return PerQuery(labels, [], r_names, none, none, np.zeros((0, len(labels))), [], none, none, none)
     values = np.full((n_r, n_q, len(labels)), np.nan)
     present = np.zeros((n_r, n_q), dtype=bool)
-    values[r_codes, q_codes, lab_codes] = table["value"].to_numpy(dtype=np.float64)
+    values[r_codes, q_codes, lab_codes] = cols.value
     present[r_codes, q_codes] = True
     # queries by first appearance: the first run holding them, then their code
     seen = present.any(axis=0)
@@ -182,7 +178,7 @@ def _floats(values: np.ndarray) -> np.ndarray:
     """
     if np.isinf(values).any():
         raise ValueError("Out of range float values are not JSON compliant")
-    codes, bits = pd.factorize(np.ascontiguousarray(values).reshape(-1).view(np.int64))
+    bits, codes = np.unique(np.ascontiguousarray(values).reshape(-1).view(np.int64), return_inverse=True)
     text = [("null" if v != v else float.__repr__(v)) for v in np.asarray(bits).view(np.float64).tolist()]
     return np.asarray(text, dtype=object)[codes.reshape(values.shape)]
 

@@ -132,14 +132,16 @@ def test_bad_run_is_one_line_error(files: dict[str, Path], tmp_path: Path, conte
 
 def test_early_error_waits_for_the_background_import(files: dict[str, Path], tmp_path: Path) -> None:
     # an exit while the pandas import thread is inside pyarrow's C++ start-up could abort the
-    # interpreter (exit -6, "terminate called without an active exception") after the error line
+    # interpreter (exit -6, "terminate called without an active exception") after the error line;
+    # --workspace: an evaluate that uses pandas (a plain one never imports it)
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 d1 1 abc t\n")
     code = (
         "import sys, threading\n"
         "from evalcore.cli import main\nfrom evalcore.cli.background import PRELOAD_THREAD\n"
         "assert 'pandas' not in sys.modules\n"
-        f"rc = main(['evaluate', '--qrels', {str(files['qrels'])!r}, '--run', 'x=' + {str(bad)!r}])\n"
+        f"rc = main(['evaluate', '--qrels', {str(files['qrels'])!r}, '--run', 'x=' + {str(bad)!r},"
+        f" '--workspace', {str(tmp_path / 'ws')!r}])\n"
         "alive = [t.name for t in threading.enumerate() if t.name == PRELOAD_THREAD]\n"
         "print(rc, alive, 'pandas' in sys.modules)\n"
     )

@@ -31,15 +31,26 @@ def register(sub) -> argparse.ArgumentParser:
     return p
 
 
+#: options of `evaluate` whose work uses pandas (the others never import it: it would take ~0.3 s of CPU)
+PANDAS_OPTIONS = ("workspace", "diversity", "fuse", "reference_emb", "aspect")
+
+
+def needs_pandas(args: argparse.Namespace) -> bool:
+    """Whether this `evaluate` command uses pandas (so that it is imported in the background at once)."""
+    return any(getattr(args, name, None) for name in PANDAS_OPTIONS)
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..aggregate import mean_pm_std_text
     from ..report import write_outputs
+    from ..summaries import columns_mean_pm_std_text
     from .background import preload
     from .inputs import evaluate_from_args, load_runs, warn_partial_coverage
     from .progress import ProgressBar
     from .workspace import run_info_options
 
     run_info_options(args)  # checked before any work
+    if needs_pandas(args):
+        preload("pandas")
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
     details: dict = {}
@@ -48,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
                                                 progress=ProgressBar("ranking", unit=progress_unit(args)),
                                                 details=details, backend=backend)
     warn_partial_coverage(ev, runs, details)
-    print(mean_pm_std_text(ev.table, title=f"EVALUATION RESULTS ({gt_label})"))
+    print(columns_mean_pm_std_text(ev.columns, title=f"EVALUATION RESULTS ({gt_label})"))
     not_sampled = details.get("not_sampled", {})
-    for row in ev.coverage.itertuples(index=False):
+    for cov in ev.coverage_rows:
+        row = argparse.Namespace(**cov)
         notes = []
         if row.n_missing:
             notes.append(f"{row.n_missing} qrels queries absent from the run (scored 0)")

@@ -357,7 +357,7 @@ def evaluate_from_args(
     if fusion_info:
         extra["fusion"] = fusion_info
     if extra:
-        ev = Evaluation(ev.table, ev.coverage, {**ev.settings, **extra})
+        ev = ev.with_settings(extra)
     return ev, runs, label
 
 
@@ -395,8 +395,8 @@ def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapp
 
     files = set(details.get("file_runs", ()))
     qrels_for = details.get("qrels_for", {})
-    for row in ev.coverage.itertuples(index=False):
-        name, total, missing = str(row.run), int(row.n_qrels_queries), int(row.n_missing)
+    for row in ev.coverage_rows:
+        name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
         if name not in files or not missing or not total:
             continue
         if missing == total:

@@ -58,8 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # pandas is imported on first use (evalcore._lazy); start that import now, in a thread, so it
     # overlaps with reading and parsing the input files (arrow releases the GIL)
     words = list(sys.argv[1:] if argv is None else argv)
-    # `topk` never uses pandas: importing it there would only take CPU from the search
-    wants_pandas = words[:1] != ["topk"] and "pandas" not in sys.modules
+    # `topk` never uses pandas: importing it there would only take CPU from the search; `evaluate`
+    # needs it only for some options, and asks for it itself (evalcore.cli.evaluate.run)
+    wants_pandas = words[:1] not in (["topk"], ["evaluate"]) and "pandas" not in sys.modules
     loader = open_loader(*(["pandas"] if wants_pandas else []))  # subcommands add theirs (preload)
     try:
         with plain_warnings():

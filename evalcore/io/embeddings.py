@@ -110,8 +110,13 @@ class Embeddings:
         return hit
 
     def rows_of(self, ids: Any) -> np.ndarray:
-        """Row of each id (``-1`` where absent)."""
-        return self.index.get_indexer(np.asarray(ids, dtype=object))
+        """Row of each id (``-1`` where absent); a dict of the ids, built once (no pandas on the CLI's path)."""
+        where = self._cache.get("rows")
+        if where is None:
+            where = {x: i for i, x in enumerate(self.ids.tolist())}
+            self._cache["rows"] = where
+        items = np.asarray(ids, dtype=object).reshape(-1).tolist()
+        return np.fromiter((where.get(x, -1) for x in items), np.int64, len(items))
 
     def subset(self, ids: Any) -> Embeddings:
         """The given ids (all must exist), in that order; vectors are copied into memory."""

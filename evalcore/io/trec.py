@@ -21,8 +21,9 @@ from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
+from .._columns import factorize_strings
 from .._lazy import pd
-from ..data import Qrels, Run, _factorize_queries
+from ..data import Qrels, Run
 from ..errors import (
     BinaryFileError,
     ColumnCountError,
@@ -238,8 +239,8 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
             return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
         c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
-        qc, qu = _factorize_queries(np.asarray(c0, dtype=object))
-        dc, du = _factorize_queries(np.asarray(c2, dtype=object))
+        qc, qu = factorize_strings(np.asarray(c0, dtype=object))
+        dc, du = factorize_strings(np.asarray(c2, dtype=object))
         scores = np.asarray(c4, dtype=np.float64)
         run_name = name or c5[0] or file_stem(label)
         if not np.all(np.isfinite(scores)):

@@ -339,7 +339,7 @@ def evaluate_workspace(
             raise OptionError("judged-only needs judgments (a qrels file); a reference model's neighbours judge "
                               "nothing else: turn 'judged documents only' off in the settings")
         ev = _evaluate_reference(reference, {r.name: r for r, _ in runs}, settings)
-        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": {r.name: None for r, _ in runs}})
+        return ev.with_settings({"aspects": {r.name: None for r, _ in runs}})
     groups: dict[str | None, dict[str, Run]] = {}
     for run, aspect in runs:
         groups.setdefault(aspect, {})[run.name] = run
@@ -352,7 +352,7 @@ def evaluate_workspace(
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
         ev = evs[0][1]
-        return Evaluation(ev.table, ev.coverage, {**ev.settings, "aspects": aspects})
+        return ev.with_settings({"aspects": aspects})
     from ..combine import concat_evaluations
 
     order = [run.name for run, _ in runs]

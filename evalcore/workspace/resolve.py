@@ -105,7 +105,7 @@ class Resolved:
         pairs = [(run, self.run_aspect[name]) for name, run in self.runs.items()]
         qmap = {a: self.qrels[a] for _, a in pairs}
         ev = evaluate_workspace(qmap, pairs, self.settings, reference=self.reference, progress=progress)
-        return Evaluation(ev.table, ev.coverage, {**ev.settings, "errors": dict(self.errors)})
+        return ev.with_settings({"errors": dict(self.errors)})
 
 
 def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
