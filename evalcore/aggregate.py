@@ -221,6 +221,11 @@ def summarize(
       variability, so no honest width exists; read it together with ``n``.
     * ``median``
 
+    Every figure comes from :func:`evalcore.results.group_stats` (a group's
+    values in ascending order, numpy's pairwise sum, a two-pass deviation): the
+    command line's mean ± std, ``report.json`` and ``{run}_results.csv`` give the
+    very same numbers.
+
     With ``aggregates=True`` (``by`` must hold ``metric``), four more columns
     give each metric's *declared* aggregate (:data:`evalcore.metrics.AGGREGATION`),
     the figure to show for it:
