@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ._columns import strings
 from ._lazy import pd
 from .data import Run
 from .results import ResultColumns, first_appearance
@@ -52,8 +53,9 @@ class PerQuery:
         Each entry's index into ``query_names`` (non-decreasing) and ``run_names``.
     values : ndarray of float64, shape (E, L)
         NaN where the table has no value (``null`` in JSON).
-    top_docs : list of (list of str)
-        Per run with a ranked list: its top documents, query after query.
+    top_docs : list of (list of str, or arrow string array)
+        Per run with a ranked list: its top documents, query after query (as
+        the run holds them: an arrow array for runs read from files).
     top_src, top_start, top_end : ndarray of int64, shape (E,)
         An entry's ``topK`` is ``top_docs[top_src][top_start:top_end]``; no
         ``topK`` where ``top_src`` is -1.
@@ -65,7 +67,7 @@ class PerQuery:
     entry_query: np.ndarray
     entry_run: np.ndarray
     values: np.ndarray
-    top_docs: list[list[str]]
+    top_docs: list[Any]
     top_src: np.ndarray
     top_start: np.ndarray
     top_end: np.ndarray
@@ -78,7 +80,10 @@ class PerQuery:
     def top(self, e: int) -> list[str] | None:
         """The ``topK`` list of entry ``e`` (None when it has none)."""
         src = int(self.top_src[e])
-        return None if src < 0 else self.top_docs[src][int(self.top_start[e]) : int(self.top_end[e])]
+        if src < 0:
+            return None
+        docs = self.top_docs[src][int(self.top_start[e]) : int(self.top_end[e])]
+        return docs if isinstance(docs, list) else strings(docs).tolist()
 
 
 def _positions(names: list[str], wanted: list[str]) -> np.ndarray:
@@ -124,7 +129,7 @@ def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Ru
     n_e = len(e_run)
     entry_of = np.full((n_r, n_q), -1, dtype=np.int64)
     entry_of[e_run, e_q] = np.arange(n_e)
-    top_docs: list[list[str]] = []
+    top_docs: list[Any] = []
     top_src, top_start, top_end = np.full(n_e, -1, np.int64), np.zeros(n_e, np.int64), np.zeros(n_e, np.int64)
     for run_name, run in (runs or {}).items():
         ri = _positions(r_names, [run_name])[0]
@@ -142,7 +147,8 @@ def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Ru
         top_src[e[hit]] = len(top_docs)
         top_start[e[hit]] = bounds[hit]
         top_end[e[hit]] = np.r_[bounds[1:], len(qidx)][hit]
-        top_docs.append(run.docs_at(keep).tolist())
+        arrow = run.docs_arrow_at(keep)
+        top_docs.append(arrow if arrow is not None else run.docs_at(keep).tolist())
     return PerQuery(labels, [q_names[i] for i in q_order.tolist()], r_names, q_pos[e_q], e_run,
                     values[e_run, e_q], top_docs, top_src, top_start, top_end)
 
@@ -178,16 +184,36 @@ def _floats(values: np.ndarray) -> np.ndarray:
     """
     if np.isinf(values).any():
         raise ValueError("Out of range float values are not JSON compliant")
-    bits, codes = np.unique(np.ascontiguousarray(values).reshape(-1).view(np.int64), return_inverse=True)
+    bits, codes = _factorize_int64(np.ascontiguousarray(values).reshape(-1).view(np.int64))
     text = [("null" if v != v else float.__repr__(v)) for v in np.asarray(bits).view(np.float64).tolist()]
     return np.asarray(text, dtype=object)[codes.reshape(values.shape)]
+
+
+def _factorize_int64(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct values, code of each value)`` of an int64 array: arrow's hash-based dictionary encoding
+    (several times faster than sorting them; no pandas)."""
+    import pyarrow.compute as pc
+
+    from ._columns import arrow_numbers, numbers
+
+    enc = pc.dictionary_encode(arrow_numbers(values))
+    return numbers(enc.dictionary), numbers(enc.indices).astype(np.int64)
 
 
 _NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]')
 
 
-def _joined(items: list[str], sep: str) -> tuple[str, np.ndarray]:
-    """``sep.join(json strings of items)`` and where each item starts in it (one more: the end + len(sep))."""
+def _joined(items: Any, sep: str) -> tuple[str, np.ndarray]:
+    """``sep.join(json strings of items)`` and where each item starts in it (one more: the end + len(sep)).
+
+    ``items``: a list of str, or an arrow string array (then, when every id is ASCII without a character
+    JSON escapes, the text is assembled from its bytes, with no Python string per item).
+    """
+    if not isinstance(items, list):
+        got = _joined_ascii(items, sep)
+        if got is not None:
+            return got
+        items = strings(items).tolist()
     if _NEEDS_ESCAPE.search("".join(items)) is None:  # as json.dumps writes them: "item"
         text = '"' + ('"' + sep + '"').join(items) + '"' if items else ""
         lengths = np.fromiter(map(len, items), np.int64, len(items)) + 2
@@ -198,6 +224,34 @@ def _joined(items: list[str], sep: str) -> tuple[str, np.ndarray]:
     starts = np.zeros(len(items) + 1, np.int64)
     np.cumsum(lengths + len(sep), out=starts[1:])
     return text, starts
+
+
+def _joined_ascii(arr: Any, sep: str) -> tuple[str, np.ndarray] | None:
+    """:func:`_joined` of an arrow string array from its bytes; None unless every byte is printable ASCII
+    other than ``"`` and ``\\`` (nothing to escape, one byte per character)."""
+    from ._columns import string_offsets
+
+    chunk = arr.combine_chunks() if hasattr(arr, "combine_chunks") else arr
+    n = len(chunk)
+    if n == 0 or chunk.null_count or not sep.isascii():
+        return None
+    off = string_offsets(chunk)
+    buf = chunk.buffers()[2]
+    raw = np.frombuffer(buf, dtype=np.uint8)[int(off[0]) : int(off[-1])] if buf is not None else np.zeros(0, np.uint8)
+    if raw.size and (int(raw.max()) >= 0x80 or int(raw.min()) < 0x20 or bool(np.any((raw == 0x22) | (raw == 0x5C)))):
+        return None
+    lens = np.diff(off)
+    sep_b = np.frombuffer(sep.encode("ascii"), dtype=np.uint8)
+    starts = np.zeros(n + 1, np.int64)
+    np.cumsum(lens + 2 + len(sep_b), out=starts[1:])
+    out = np.empty(int(starts[-1]), dtype=np.uint8)
+    begin = starts[:-1]
+    out[begin] = 0x22  # the opening quote
+    out[np.repeat(begin + 1 - (off[:-1] - off[0]), lens) + np.arange(raw.size)] = raw
+    out[begin + 1 + lens] = 0x22  # the closing quote
+    for j, byte in enumerate(sep_b.tolist()):
+        out[begin + 2 + lens + j] = byte
+    return out[: out.size - len(sep_b)].tobytes().decode("ascii"), starts
 
 
 def per_query_text(pq: PerQuery, *, indent: int | None = None, level: int = 1) -> str:
