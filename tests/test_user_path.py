@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import mmap
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -130,3 +132,32 @@ def test_search_on_an_unaligned_npz_map_equals_the_search_on_the_array(tmp_path)
     got = _canonical_scores(qn, cand, mapped.vectors, None, 2**12)
     want = _canonical_scores(qn, cand, np.array(mapped.vectors), None, 2**12)
     np.testing.assert_array_equal(got[ok], want[ok])
+
+
+_BLAS_PROBE = """
+import os, sys
+from threadpoolctl import threadpool_info
+from evalcore.cli.main import _blas_own_threads_off
+before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+with _blas_own_threads_off(sys.argv[1:]):
+    inside = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    env = os.environ.get("OPENBLAS_NUM_THREADS")
+print(max(before), max(inside), env)
+"""
+
+
+@pytest.mark.parametrize("words, limited", [
+    (["evaluate", "--qrels", "q"], True), (["topk", "--docs", "d"], True),
+    (["evaluate", "--dask", "local:2"], False), (["evaluate", "--dask=local:2"], False), (["compare"], False),
+])
+def test_search_commands_run_blas_single_threaded(words, limited):
+    # the search runs its own threads; BLAS's idle threads would only spin (CPU time for nothing)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                            "MKL_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", _BLAS_PROBE, *words], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert out.returncode == 0, out.stderr
+    before, inside, var = out.stdout.split()
+    if int(before) < 2:
+        pytest.skip("this machine gives BLAS one thread anyway: nothing to limit")
+    assert (int(inside), var) == ((1, "1") if limited else (int(before), "None"))

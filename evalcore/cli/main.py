@@ -78,11 +78,34 @@ def process_main() -> int:
     the standard streams happen as usual; only finalizers of objects left alive at exit, which
     Python never promises to run, may now be skipped (every file the command writes is closed
     before :func:`main` returns)."""
-    code = main()
+    with _blas_own_threads_off(sys.argv[1:]):
+        code = main()
     import gc
 
     gc.freeze()
     return code
+
+
+def _blas_own_threads_off(words: Sequence[str]):
+    """For an ``evaluate`` or ``topk`` process searching here (no ``--dask``): BLAS libraries run one thread.
+
+    The search runs its own worker threads, one per core, each with single-threaded BLAS
+    (:mod:`evalcore.retrieval.local`); nothing else in these commands needs BLAS threads. Left on,
+    OpenBLAS's idle threads spin after each use and after loading (SciPy loads its own copy for
+    the report's t quantile): ~0.24 CPU-s of the 5.5 CPU-s of the benchmark's user path, measured.
+    Libraries already loaded are limited with ``threadpoolctl``; ``OPENBLAS_NUM_THREADS=1`` (unless
+    the user set it) is seen by those loaded later. A process entry only: in-process callers of
+    :func:`main` keep their settings.
+    """
+    import contextlib
+    import os
+
+    if words[:1] not in (["evaluate"], ["topk"]) or any(w == "--dask" or w.startswith("--dask=") for w in words):
+        return contextlib.nullcontext()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _run(argv: Sequence[str] | None) -> int:
