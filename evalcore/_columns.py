@@ -8,6 +8,7 @@ can parse its inputs while pandas is still being imported in a background thread
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,7 @@ def factorize_strings(values: Any) -> tuple[np.ndarray, np.ndarray]:
 def positions_in(names: Any, wanted: Any) -> np.ndarray:
     """int64 position of each of ``wanted`` among ``names`` (distinct), -1 where absent — ``Index.get_indexer``
     without importing pandas."""
-    where = {x: i for i, x in enumerate(names.tolist() if isinstance(names, np.ndarray) else names)}
+    keys = names.tolist() if isinstance(names, np.ndarray) else list(names)
+    where = dict(zip(keys, range(len(keys)), strict=True))
     items = wanted.tolist() if isinstance(wanted, np.ndarray) else list(wanted)
-    return np.fromiter((where.get(x, -1) for x in items), np.int64, len(items))
+    return np.fromiter(map(where.get, items, itertools.repeat(-1, len(items))), np.int64, len(items))

@@ -27,6 +27,7 @@ and the original file name as ``label``.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import dataclass, field
@@ -113,10 +114,10 @@ class Embeddings:
         """Row of each id (``-1`` where absent); a dict of the ids, built once (no pandas on the CLI's path)."""
         where = self._cache.get("rows")
         if where is None:
-            where = {x: i for i, x in enumerate(self.ids.tolist())}
+            where = dict(zip(self.ids.tolist(), range(len(self.ids)), strict=True))
             self._cache["rows"] = where
         items = np.asarray(ids, dtype=object).reshape(-1).tolist()
-        return np.fromiter((where.get(x, -1) for x in items), np.int64, len(items))
+        return np.fromiter(map(where.get, items, itertools.repeat(-1, len(items))), np.int64, len(items))
 
     def subset(self, ids: Any) -> Embeddings:
         """The given ids (all must exist), in that order; vectors are copied into memory."""
