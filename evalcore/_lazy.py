@@ -1,10 +1,13 @@
 """Deferred import of pandas (and of ``scipy.stats``).
 
 Modules say ``from ._lazy import pd``; pandas (about a third of a second to
-import) is imported on the first attribute access. The command line starts that
+import) is imported on the first attribute access. A plain ``evaluate`` command
+never touches it (its summary and files come from the results held as codes,
+:mod:`evalcore.results`); the commands and options that use pandas start its
 import in a background thread while arrow parses the input files without the
-GIL (:func:`evalcore.cli.main`), so start-up and parsing overlap. Library users
-see no difference: the first use of ``pd.<anything>`` imports pandas.
+GIL (:func:`evalcore.cli.main`, :func:`evalcore.cli.evaluate.needs_pandas`), so
+start-up and parsing overlap. Library users see no difference: the first use of
+``pd.<anything>`` imports pandas.
 """
 
 from __future__ import annotations
