@@ -38,10 +38,9 @@ class Evaluation:
 
     Built from a table and a coverage DataFrame, or (``evaluate``) from columns
     and coverage rows (both forms, when given, must hold the same); either form
-    is made from the other on first use, so
-    code that needs no pandas (the command line's summary and files) never
-    imports it.  Treat it as immutable: :meth:`with_settings` gives a copy
-    with more settings.
+    is made from the other on first use, so code that needs no pandas (the
+    command line's summary and files) never imports it.  Treat it as
+    immutable: :meth:`with_settings` gives a copy with more settings.
     """
 
     def __init__(self, table: pd.DataFrame | None = None, coverage: pd.DataFrame | None = None,
