@@ -516,4 +516,4 @@ def evaluate(
         "k": ks,
         "qrels": qrels.source,
     }
-    return Evaluation(settings=settings, columns=columns, coverage_rows=cov_rows)
+    return Evaluation(None, None, settings, columns, cov_rows)

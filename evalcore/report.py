@@ -41,8 +41,11 @@ def results_by_k(evaluation: Evaluation, run: str) -> pd.DataFrame:
     a cutoff (``map@all``, ``bpref``, ``first_rel_rank``...) are in the row ``k = 0``, as in
     ``per_query.csv`` (their cells at the other k are empty, and theirs at k = 0 for the rest).
     """
-    header, ks, cells = _results_by_k(evaluation.columns, run)
-    return pd.DataFrame(cells, columns=header[1:]).assign(k=ks)[header] if ks else pd.DataFrame(columns=header)
+    cols = evaluation.columns
+    header, ks, cells = _results_by_k(cols, run)
+    out = pd.DataFrame(cells.reshape(len(ks), len(header) - 1), columns=header[1:], dtype=float)
+    out.insert(0, "k", np.asarray(ks, dtype=cols.k.dtype))
+    return out
 
 
 def _results_by_k(cols: ResultColumns, run: str) -> tuple[list[str], list[int], np.ndarray]:
@@ -163,11 +166,13 @@ def _t_aggregates(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
     figures (``aggregates=True``), in its order, computed from the columns (no pandas)."""
     from .summaries import declared_aggregates, t_interval
 
-    if evaluation.has_table:
-        from .aggregate import _validate_table
+    if evaluation.has_table:  # (a table from elsewhere: checked; plain string columns grouped in sorted order,
+        from .aggregate import _validate_table  # as summarize does)
 
         _validate_table(evaluation.table)
-    cols = evaluation.columns
+        cols = ResultColumns.from_table(evaluation.table, sort=True)
+    else:
+        cols = evaluation.columns
     groups, keys = cols.group_codes(("run", "metric", "k"))
     stats = group_stats(cols.value, groups, len(keys))
     low, high, sem = t_interval(stats)
@@ -184,8 +189,14 @@ def _per_query(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k:
     """``{query: {run: {"ndcg@10": v, ..., "topK": [...]}}}`` (see :mod:`evalcore.report_json`)."""
     from .report_json import per_query_dict, per_query_entries
 
-    return per_query_dict(per_query_entries(evaluation.columns, runs, top_k=top_k,
+    return per_query_dict(per_query_entries(_entries_source(evaluation), runs, top_k=top_k,
                                             ties=evaluation.settings.get("ties", "trec")))
+
+
+def _entries_source(evaluation: Evaluation) -> Any:
+    """What :func:`~evalcore.report_json.per_query_entries` reads: the table when there is one (plain string
+    query ids keep their order of first appearance), else the columns."""
+    return evaluation.table if evaluation.has_table else evaluation.columns
 
 
 def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None:
@@ -229,7 +240,8 @@ def _report_json(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_
     from .report_json import per_query_dict, per_query_entries, per_query_text, report_text
 
     rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata, include_per_query=False)
-    pq = per_query_entries(evaluation.columns, runs, top_k=top_k, ties=evaluation.settings.get("ties", "trec"))
+    pq = per_query_entries(_entries_source(evaluation), runs, top_k=top_k,
+                           ties=evaluation.settings.get("ties", "trec"))
     if pq.labels and pq.distinct:
         return report_text(rep, per_query_text(pq, indent=indent), indent=indent)
     rep["per_query"] = per_query_dict(pq)  # names a dict would merge: let json.dumps write what it holds

@@ -16,6 +16,7 @@ it (:func:`evalcore.aggregate.summarize`, the CLI's mean ± std, ``report.json``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,18 +40,20 @@ class GroupStats:
 def group_stats(values: np.ndarray, groups: np.ndarray, n_groups: int, *, ddof: int = 1) -> GroupStats:
     r"""Count, sum, mean, standard deviation and median of ``values`` per group.
 
-    For the non-NaN values :math:`x_1 \le \dots \le x_n` of a group, in
-    ascending order (so that no result depends on the order of the rows):
+    For the non-NaN values :math:`x_1 \le \dots \le x_n` of a group:
 
-    * ``total`` = their sum, by numpy's pairwise summation in that order;
-    * ``mean`` :math:`\bar x` = ``total`` / :math:`n`;
+    * ``total`` = their sum, correctly rounded (``math.fsum``: exact whatever the
+      order or the number of values);
+    * ``mean`` :math:`\bar x` = ``total`` / :math:`n` (one more rounding); a
+      group of equal values has exactly that value as its mean;
     * ``std`` = :math:`\sqrt{\sum_i (x_i - \bar x)^2 / (n - \mathrm{ddof})}`
-      (two passes), ``0.0`` when :math:`n \le \mathrm{ddof}`;
+      (two passes, numpy's pairwise sum of the ascending values), ``0.0`` when
+      :math:`n \le \mathrm{ddof}` and, exactly, when all values are equal;
     * ``median`` = the middle value, or the mean of the two middle values.
 
-    A group with no value (all NaN, e.g. ``first_rel_rank`` where no relevant
-    document was retrieved) has ``n = 0``, ``total = 0.0``, ``mean`` and
-    ``median`` NaN, ``std = 0.0``.
+    No result depends on the order of the rows.  A group with no value (all
+    NaN, e.g. ``first_rel_rank`` where no relevant document was retrieved) has
+    ``n = 0``, ``total = 0.0``, ``mean`` and ``median`` NaN, ``std = 0.0``.
 
     Parameters
     ----------
@@ -67,6 +70,8 @@ def group_stats(values: np.ndarray, groups: np.ndarray, n_groups: int, *, ddof: 
     >>> s = group_stats(np.array([3.0, 1.0, np.nan, 2.0]), np.array([0, 0, 1, 0]), 2)
     >>> s.n.tolist(), s.mean.tolist()[0], s.std.tolist(), s.median.tolist()[0]
     ([3, 0], 2.0, [1.0, 0.0], 2.0)
+    >>> float(group_stats(np.full(3, 0.1), np.zeros(3, int), 1).std[0])  # equal values: no spread at all
+    0.0
     """
     values = np.asarray(values, dtype=np.float64)
     groups = np.asarray(groups, dtype=np.int64)
@@ -92,7 +97,10 @@ def group_stats(values: np.ndarray, groups: np.ndarray, n_groups: int, *, ddof: 
         if m == 0:
             continue
         n[g] = m
-        total[g] = s = float(np.add.reduce(seg))
+        total[g] = s = math.fsum(seg.tolist())
+        if seg[0] == seg[m - 1]:  # all equal: that value, no spread (a rounded sum / n need not give it back)
+            mean[g] = median[g] = seg[0] + 0.0  # (-0.0 -> 0.0, as a sum gives)
+            continue
         mean[g] = mu = s / m
         if m > ddof:
             dev = seg - mu
@@ -173,7 +181,7 @@ class ResultColumns:
         metric, metrics = coded("metric")
         return cls(tuple(runs), np.asarray(qids, dtype=object), tuple(domains), tuple(metrics),
                    run.astype(np.int64), query.astype(np.int64), domain.astype(np.int64), metric.astype(np.int64),
-                   table["k"].to_numpy().astype(np.int64), table["value"].to_numpy(dtype=np.float64))
+                   table["k"].to_numpy(), table["value"].to_numpy(dtype=np.float64))
 
     def group_codes(self, by: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """A code per row for the combinations of the ``by`` columns, and those combinations (``(G, len(by))``
