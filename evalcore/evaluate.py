@@ -501,8 +501,10 @@ def evaluate(
         if progress is not None:
             progress(ri + 1, len(run_map))
 
-    qcodes = np.concatenate(q_codes)
+    small = np.int32 if nq < 2**31 else np.int64  # (4 bytes a row, not 8, for the table's two biggest codes)
+    qcodes = np.concatenate(q_codes).astype(small, copy=False)
     dom_names, dom_codes = np.unique(np.asarray(domains, dtype=object).astype(str), return_inverse=True)
+    dom_codes = dom_codes.astype(small)
     columns = ResultColumns(
         tuple(run_map), qrels.query_ids.astype(str).astype(object), tuple(str(d) for d in dom_names),
         tuple(metric_names), np.concatenate(run_codes), qcodes, dom_codes.reshape(-1)[qcodes],

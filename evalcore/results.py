@@ -157,7 +157,7 @@ class ResultColumns:
             "metric": pd.Categorical.from_codes(self.metric, categories=list(self.metrics)),
             "k": self.k,
             "value": self.value,
-        })
+        }, copy=False)  # k and value shared with the columns (they are one table: nothing writes into either)
 
     @classmethod
     def from_table(cls, table: Any, *, sort: bool = True) -> ResultColumns:
