@@ -37,7 +37,9 @@ import numpy as np
 from ._lazy import pd
 from .aggregate import _validate_table, summarize
 from .errors import OptionError
+from .results import group_stats
 from .summaries import check_confidence as _check_confidence
+from .summaries import t_interval
 
 __all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals",
            "bootstrap_means", "percentile_interval", "summarize_with_intervals"]
@@ -209,19 +211,12 @@ def mean_intervals(
     keys = groups.size().reset_index()[by]
     g = len(keys)
     vals = data["value"].to_numpy(dtype=np.float64)
-    n = np.bincount(gid, minlength=g)
-    mean = np.bincount(gid, weights=vals, minlength=g) / np.maximum(n, 1)
+    stats = group_stats(vals, gid, g)  # the mean every summary shows (evalcore.results), to the bit
+    n, mean = stats.n, stats.mean
     low = np.full(g, np.nan)
     high = np.full(g, np.nan)
     if method == "t":
-        from scipy.special import stdtrit
-
-        dev = vals - mean[gid]
-        ss = np.bincount(gid, weights=dev * dev, minlength=g)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sem = np.sqrt(ss / np.maximum(n - 1, 1)) / np.sqrt(np.maximum(n, 1))
-        half = stdtrit(np.maximum(n - 1, 1), 0.5 + c / 2) * sem
-        low, high = mean - half, mean + half
+        low, high, _ = t_interval(stats, confidence=c)
     elif g:
         qcodes, qids = pd.factorize(data["query_id"].astype(str), sort=True)
         nq = len(qids)

@@ -197,3 +197,16 @@ def test_plain_evaluate_never_imports_pandas(tmp_path):
     # an option that needs pandas still works (it is imported then)
     text = _probe(tmp_path, *common, "--run", f"bm25={tmp_path / 'run.txt'}", "--workspace", str(tmp_path / "ws"))
     assert "PANDAS True" in text
+
+
+def test_t_intervals_of_the_dashboard_equal_the_summary_to_the_bit():
+    from evalcore.intervals import mean_intervals
+
+    ev = _evaluation()
+    table = ev.table[ev.table["metric"] != "first_rel_rank"]  # (NaN-free: mean_intervals drops non-finite values)
+    summ = summarize(table)
+    got = mean_intervals(table, method="t")
+    np.testing.assert_array_equal(got["mean"].to_numpy(), summ["mean"].to_numpy())
+    many = summ["n"].to_numpy() > 1
+    for col in ("ci_low", "ci_high"):
+        np.testing.assert_array_equal(got[col].to_numpy()[many], summ[col].to_numpy()[many])
