@@ -30,7 +30,7 @@ def check_confidence(confidence: float) -> float:
 
 
 def t_interval(stats: GroupStats, *, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Student-t interval of each group's mean: ``(ci_low, ci_high, sem)`` (see :func:`summarize`).
+    r"""Student-t interval of each group's mean: ``(ci_low, ci_high, sem)`` (see :func:`evalcore.aggregate.summarize`).
 
     :math:`\bar x \pm t_{(1+c)/2,\;n-1}\, s/\sqrt n`; the point ``[mean, mean]`` and ``sem = 0`` when
     :math:`n \le 1`.
@@ -49,7 +49,7 @@ def t_interval(stats: GroupStats, *, confidence: float = 0.95) -> tuple[np.ndarr
 
 def declared_aggregates(metrics: Sequence[str], stats: GroupStats, low: np.ndarray,
                         high: np.ndarray) -> dict[str, np.ndarray]:
-    """The :data:`AGGREGATE_COLUMNS` of groups whose metric is ``metrics[i]`` (see :func:`summarize`)."""
+    """The :data:`evalcore.aggregate.AGGREGATE_COLUMNS` of groups whose metric is ``metrics[i]`` (see :func:`evalcore.aggregate.summarize`)."""
     from .metrics import aggregation_of
 
     kind = np.array([aggregation_of(str(m)) for m in metrics], dtype=object)
