@@ -202,8 +202,8 @@ def factorize_strings(values: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def positions_in(names: Any, wanted: Any) -> np.ndarray:
-    """int64 position of each of ``wanted`` among ``names`` (distinct), -1 where absent — ``Index.get_indexer``
-    without importing pandas."""
+    """int64 position of each of ``wanted`` among ``names`` (the last one when a name repeats), -1 where absent —
+    ``Index.get_indexer`` without importing pandas."""
     keys = names.tolist() if isinstance(names, np.ndarray) else list(names)
     where = dict(zip(keys, range(len(keys)), strict=True))
     items = wanted.tolist() if isinstance(wanted, np.ndarray) else list(wanted)

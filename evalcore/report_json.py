@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import strings
+from ._columns import positions_in, strings
 from ._lazy import pd
 from .data import Run
 from .results import ResultColumns, first_appearance
@@ -86,12 +86,6 @@ class PerQuery:
         return docs if isinstance(docs, list) else strings(docs).tolist()
 
 
-def _positions(names: list[str], wanted: list[str]) -> np.ndarray:
-    """Position of each of ``wanted`` in ``names`` (the last one when repeated), -1 where absent."""
-    where = {name: i for i, name in enumerate(names)}
-    return np.array([where.get(w, -1) for w in wanted], dtype=np.int64)
-
-
 def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Run] | None, *, top_k: int,
                       ties: str = "trec") -> PerQuery:
     """Gather the entries of ``per_query`` from the long results table (a DataFrame or its
@@ -132,7 +126,7 @@ def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Ru
     top_docs: list[Any] = []
     top_src, top_start, top_end = np.full(n_e, -1, np.int64), np.zeros(n_e, np.int64), np.zeros(n_e, np.int64)
     for run_name, run in (runs or {}).items():
-        ri = _positions(r_names, [run_name])[0]
+        ri = positions_in(r_names, [run_name])[0]
         if ri < 0:
             continue
         rank, pos = rank_order(run, ties=ties)
@@ -141,7 +135,7 @@ def per_query_entries(table: pd.DataFrame | ResultColumns, runs: Mapping[str, Ru
         if len(qidx) == 0:
             continue
         bounds = np.flatnonzero(np.r_[True, qidx[1:] != qidx[:-1]])
-        codes = _positions(q_names, [str(x) for x in run.query_ids[qidx[bounds]].tolist()])
+        codes = positions_in(q_names, [str(x) for x in run.query_ids[qidx[bounds]].tolist()])
         e = np.where(codes >= 0, entry_of[ri, np.maximum(codes, 0)], -1)
         hit = e >= 0
         top_src[e[hit]] = len(top_docs)

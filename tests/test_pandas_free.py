@@ -210,3 +210,7 @@ def test_t_intervals_of_the_dashboard_equal_the_summary_to_the_bit():
     many = summ["n"].to_numpy() > 1
     for col in ("ci_low", "ci_high"):
         np.testing.assert_array_equal(got[col].to_numpy()[many], summ[col].to_numpy()[many])
+
+
+def test_positions_take_the_last_of_repeated_names():
+    np.testing.assert_array_equal(positions_in(["a", "b", "a"], ["a", "b", "c"]), [2, 1, -1])
