@@ -35,22 +35,31 @@ def _exact_order(scores: np.ndarray, cand: np.ndarray, valid: np.ndarray, id_ran
     return np.lexsort((ranks, neg), axis=1)[:, :kk], neg
 
 
-def _kth_lower_bound(scores: np.ndarray, kk: int) -> np.ndarray:
-    """Per row of ``scores`` (R, m), ``m >= kk``: a lower bound of the row's ``kk``-th largest entry.
+def _kth_lower_bound(scores: np.ndarray, kk: int, share: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``scores`` (R, m), ``m >= kk``: lower bounds of the row's ``kk``-th and ``share``-th largest entries.
 
     The columns are split into ``G >= kk`` groups ``{j, j + G, j + 2G, ...}``
     of ``g`` columns each (a remainder of columns is left out): the ``kk``
     largest group maxima are ``kk`` distinct entries, so the ``kk``-th largest
-    group maximum is at most the row's ``kk``-th largest entry.  Partitioning
-    the ``G`` maxima costs far less than partitioning the row, and the bound
-    stays close (``g = 4``: about the 1.08 ``kk``-th largest on random data).
-    Rows narrower than ``4 kk`` get the ``kk``-th largest itself (``g = 1``).
+    group maximum is at most the row's ``kk``-th largest entry (likewise for
+    ``share <= kk``).  Partitioning the ``G`` maxima costs far less than
+    partitioning the row, and the bound stays close (``g = 4``: about the 1.08
+    ``kk``-th largest on random data).  Rows narrower than ``4 kk`` get the
+    ``kk``-th largest itself (``g = 1``).  ``share`` None: the second result
+    is the first.
     """
     m = scores.shape[1]
     g = max(1, min(4, m // (2 * kk)))
     groups = m // g
     top = scores[:, : groups * g].reshape(-1, g, groups).max(axis=1) if g > 1 else scores
-    return np.partition(top, groups - kk, axis=1)[:, groups - kk]
+    if share is None or share == kk:
+        kth = np.partition(top, groups - kk, axis=1)[:, groups - kk]
+        return kth, kth
+    # the share-th largest is among the kk largest: a second partition of those only (numpy's
+    # partition with two ranks at once is several times slower than two such calls)
+    part = np.partition(top, groups - kk, axis=1)
+    best = np.partition(part[:, groups - kk :], kk - share, axis=1)
+    return part[:, groups - kk], best[:, kk - share]
 
 
 class _Candidates:
@@ -63,7 +72,14 @@ class _Candidates:
     merely admits more candidates); items below ``thr - tol`` cannot qualify
     (see :func:`exact_topk`).  Pools of parallel workers (``peers``, same
     ``tol``) cut at the best threshold of any of them: the pool behind that
-    threshold holds k items better than anything below the cut.  Rows that
+    threshold holds k items better than anything below the cut.  Each pool
+    also keeps ``part``, a lower bound of the ``share``-th largest approximate
+    score it has seen (``share = ceil(k / P)`` with ``P`` pools): the pools
+    see disjoint corpus rows, so together they have seen at least ``k``
+    distinct items scoring at least the smallest of their ``part`` values,
+    which is then a lower bound of the k-th best of the union, about twice as
+    tight as any one pool's own threshold with two workers (half as many
+    candidates admitted once the first blocks are done).  Rows that
     still overflow after that (many near-equal scores) are pruned exactly with
     canonical scores and id ranks, so the pool stays bounded even for
     massive ties.
@@ -81,22 +97,34 @@ class _Candidates:
         self.i = np.full((nrows, self.cap), -1, dtype=index_dtype)
         self.fill = np.zeros(nrows, dtype=np.int64)
         self.thr = np.full(nrows, -np.inf, dtype=np.float64)
+        # lower bound of the share-th best approximate score seen (share = ceil(kk / pools)); grows only
+        self.part = np.full(nrows, -np.inf, dtype=np.float64)
         self.sparse = False  # few rows got candidates from the last block
         self.rescore = rescore  # (rows, corpus indices) -> canonical float32 scores
         self.id_rank = id_rank
         self.peers: list[_Candidates] = []  # pools whose thresholds this one may use
 
+    def share(self) -> int:
+        """The rank whose score ``part`` bounds: ``ceil(kk / pools)``, this pool and its peers."""
+        return -(-self.kk // (len(self.peers) + 1))
+
     def bound(self) -> np.ndarray:
-        """Per row, the best threshold of this pool and its peers (a peer's may be mid-update:
-        every value it ever holds is a valid bound)."""
+        """Per row, a lower bound of the k-th best approximate score seen by this pool and its peers:
+        the best of their thresholds and of the smallest of their ``part`` values (a peer's may be
+        mid-update: every value it ever holds is a valid bound)."""
         thr = self.thr
-        for peer in self.peers:
-            thr = np.maximum(thr, peer.thr)
+        if self.peers:
+            low = self.part
+            for peer in self.peers:
+                thr = np.maximum(thr, peer.thr)
+                low = np.minimum(low, peer.part)
+            thr = np.maximum(thr, low)
         return thr
 
     def skip_rows(self, rows: np.ndarray) -> None:
         """Rows answered elsewhere (zero queries): never admit candidates."""
         self.thr[rows] = np.inf
+        self.part[rows] = np.inf
 
     def cut(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
         """float32 cut-off per row: no score below it can reach the top-k."""
@@ -109,15 +137,18 @@ class _Candidates:
     def push_block(self, scores: np.ndarray, offset: int, mask_buf: np.ndarray) -> None:
         nrows, m = scores.shape
         kk = self.kk
-        init = np.isneginf(self.bound())
+        init = np.isneginf(self.thr)  # this pool's own bounds (a peer's alone leave its share unknown)
         if m >= kk and init.any():
             # rows without a threshold yet: a lower bound of the block's own k-th best is one
             # (a few rows at a time: small temporaries)
             rows = np.flatnonzero(init)
             step = max(1, 2**20 // m)
+            share = self.share() if self.peers else None
             for s in range(0, rows.size, step):
                 part = rows[s : s + step]
-                self.thr[part] = _kth_lower_bound(scores[part], kk)
+                kth, sth = _kth_lower_bound(scores[part], kk, share)
+                self.thr[part] = np.maximum(self.thr[part], kth)
+                self.part[part] = np.maximum(self.part[part], sth)
         cut = self.cut()
         if self.sparse:
             # most rows got no candidate from the previous block: a row maximum
@@ -166,7 +197,14 @@ class _Candidates:
     def compact(self) -> None:
         """Refresh thresholds, drop what can no longer qualify, bound every row."""
         kk, cap = self.kk, self.cap
-        kth = np.partition(self.s, cap - kk, axis=1)[:, cap - kk].astype(np.float64)
+        if self.peers:
+            share = self.share()
+            ranked = np.partition(self.s, cap - kk, axis=1)  # then the share-th among the kk best
+            sth = np.partition(ranked[:, cap - kk :], kk - share, axis=1)[:, kk - share]
+            self.part = np.maximum(self.part, sth.astype(np.float64))
+            kth = ranked[:, cap - kk].astype(np.float64)
+        else:
+            kth = np.partition(self.s, cap - kk, axis=1)[:, cap - kk].astype(np.float64)
         self.thr = np.maximum(self.thr, kth)  # stays -inf while a row holds < kk items
         keep = self.s >= self.cut()[:, None]
         keep &= self.i >= 0
@@ -205,8 +243,11 @@ def _merged_pool(pools: list[_Candidates], r0: int, r1: int, rescore) -> _Candid
     out.i = np.concatenate([p.i[r0:r1] for p in pools], axis=1)
     out.cap = out.s.shape[1]
     out.fill = np.count_nonzero(out.i >= 0, axis=1).astype(np.int64)
-    # each worker's threshold is a lower bound of the k-th best of the union
+    # each worker's threshold is a lower bound of the k-th best of the union, and so is the smallest of
+    # their share bounds when each pool bounds its ceil(k / pools)-th best (see _Candidates)
     out.thr = np.max([p.thr[r0:r1] for p in pools], axis=0)
+    if all(len(p.peers) == len(pools) - 1 for p in pools) and len(pools) > 1:
+        out.thr = np.maximum(out.thr, np.min([p.part[r0:r1] for p in pools], axis=0))
     return out
 
 
