@@ -123,8 +123,8 @@ def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _ref
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
-                 _query_ids: list | None, judged_only: bool = False) -> Outcome:
-    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, query_ids=_query_ids,
+                 _query_ids: list | None, judged_only: bool = False, alpha: float = W.DIVERSITY_ALPHA) -> Outcome:
+    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, alpha=alpha, query_ids=_query_ids,
                     judged_only=judged_only)
 
 

@@ -544,8 +544,8 @@ class Diversity:
     errors: dict[str, str] = field(default_factory=dict)  # run -> message
 
 
-def diversity(ctx: Context, k: int) -> Diversity:
-    """Diversity at cutoff ``k`` of every evaluated run whose items have embeddings.
+def diversity(ctx: Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diversity:
+    """Diversity at cutoff ``k`` (α-nDCG at ``alpha``) of every evaluated run whose items have embeddings.
 
     One :func:`evalcore.workspace.run_diversity` per run, cached by the run's
     and its ground truth's content keys and the settings, over the queries the
@@ -560,19 +560,21 @@ def diversity(ctx: Context, k: int) -> Diversity:
             without.append(name)
             continue
         aspect = ctx.run_aspect[name]
-        key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k))
+        key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k),
+                            float(alpha))
         qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)
         gt = ctx.qrels_at(name, int(k))
         out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
-            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids, bool(ctx.settings.judged_only)))
+            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids, bool(ctx.settings.judged_only),
+            float(alpha)))
         if out.ok:
             tables.append(out.value)
             runs.append(name)
         else:
             errs[name] = out.error
-    summ = shared("divsum:" + _key([ctx.eval_key, int(k), runs]), lambda: W.diversity_summary(tables))
+    summ = shared("divsum:" + _key([ctx.eval_key, int(k), float(alpha), runs]), lambda: W.diversity_summary(tables))
     return Diversity(summ, tuple(runs), tuple(without), errs)
 
 

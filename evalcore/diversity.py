@@ -31,7 +31,7 @@ from .errors import (
 if TYPE_CHECKING:
     from .io.embeddings import Embeddings
 
-__all__ = ["alpha_dcg", "alpha_ndcg", "intra_list_diversity", "diversity_table"]
+__all__ = ["alpha_dcg", "alpha_ndcg", "alpha_ndcg_name", "intra_list_diversity", "diversity_table"]
 
 _CHUNK_BYTES = 64 * 2**20
 
@@ -298,6 +298,19 @@ def _over_ideal(dcg: np.ndarray, ideal: np.ndarray, disc: np.ndarray) -> np.ndar
 
 
 # --------------------------------------------------------------------------- as a per-query table
+def alpha_ndcg_name(alpha: float) -> str:
+    """The metric name of α-nDCG at ``alpha`` in :func:`diversity_table`'s ``metric`` column.
+
+    The shortest text that reads back as the same float: two different α never share a name.
+
+    >>> alpha_ndcg_name(0.5), alpha_ndcg_name(1), alpha_ndcg_name(1 / 3)
+    ('alpha_ndcg(alpha=0.5)', 'alpha_ndcg(alpha=1)', 'alpha_ndcg(alpha=0.3333333333333333)')
+    """
+    a = float(alpha)
+    text = f"{a:g}"
+    return f"alpha_ndcg(alpha={text if float(text) == a else repr(a)})"
+
+
 def diversity_table(
     run: Run,
     embeddings: Embeddings,
@@ -322,7 +335,7 @@ def diversity_table(
 
     * ``ild`` — mean pairwise ``1 − cos`` of the top k (0 for fewer than 2
       documents), :func:`evalcore.diversity.intra_list_diversity`;
-    * ``alpha_ndcg(alpha=0.5)`` (when ``qrels`` is given) —
+    * ``alpha_ndcg(alpha=A)`` (:func:`alpha_ndcg_name`; when ``qrels`` is given) —
       :func:`evalcore.diversity.alpha_ndcg` with the qrels grades as linear
       relevance; its ideal DCG counts every judged document, embedded or not.
       Since each gain is the grade times a factor in [α, 1] over the same ideal,
@@ -368,8 +381,8 @@ def diversity_table(
     local[mat >= 0] = np.searchsorted(used, mat[mat >= 0])
     vecs = normalize(gather_rows(embeddings.vectors, used)) if len(used) else np.zeros((1, embeddings.dim), np.float32)
     grades = None if qrels is None else _list_grades(qrels, embeddings, used, local)
-    label_a = f"alpha_ndcg(alpha={alpha:g})"
     a = _check_alpha_k(alpha, kmax)[0] if grades is not None else 0.0
+    label_a = alpha_ndcg_name(a)
     parts_m, parts_k, parts_v = [], [], []
     for kk in ks:
         ild, andcg = _both_at(local[:, :kk], vecs, a, None if grades is None else (grades[0][:, :kk],

@@ -160,13 +160,17 @@ else:
     with dc1:
         div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(10) if 10 in div_ks else 0,
                              key="ov_div_k", help="From 2: a list of one item has no pair (ILD@1 is always 0).")
+        div_alpha = st.number_input("α of α-nDCG", min_value=0.0, max_value=1.0, value=W.DIVERSITY_ALPHA, step=0.1,
+                                    format="%.2f", key="ov_div_alpha",
+                                    help="1: plain nDCG (no penalty for redundancy); 0: only novel items count; "
+                                         f"{W.DIVERSITY_ALPHA:g}: the seed's balance (the CLI's --diversity-alpha).")
     with st.spinner("Computing the diversity of the embedding runs…"):
-        div = S.diversity(ctx, int(div_k))
+        div = S.diversity(ctx, int(div_k), float(div_alpha))
     for name, message in div.errors.items():
         ui.show_error(message, prefix="Diversity not computed for a run")
         st.text(f"(run: {name})")
     if div.runs:
-        dtext, _ = T.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.DIVERSITY_METRICS],
+        dtext, _ = T.overview_table(div.summary, columns=[(m, int(div_k)) for m in W.diversity_metrics(div_alpha)],
                                     runs=list(div.runs), mark_best=False)
         st.dataframe(dtext, key="overview_diversity", column_config={"_index": st.column_config.TextColumn(
             "run", pinned=True)})
@@ -179,7 +183,7 @@ else:
             "2 items listed, which counts 0 in the mean; each run is measured in its own space, so compare ILD "
             "across models with care). "
             f"**α-nDCG@{div_k}** (after Clarke et al., SIGIR 2008, with similarity in place of their sub-topics; "
-            f"α = {W.DIVERSITY_ALPHA:g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
+            f"α = {float(div_alpha):g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
             "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
             "gap is the penalty for redundant results.")

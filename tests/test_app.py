@@ -307,6 +307,17 @@ def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
             assert text.loc[run, f"{m}@10"] == f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
     at.selectbox(key="ov_div_k").select(5).run()
     assert not at.exception and list(diversity_text(at).columns) == ["ild@5", "alpha_ndcg(alpha=0.5)@5"]
+    # α of α-nDCG: the column, its values and the caption follow it; 1 is nDCG's own mean
+    at.number_input(key="ov_div_alpha").set_value(1.0).run()
+    text = diversity_text(at)
+    assert not at.exception and list(text.columns) == ["ild@5", "alpha_ndcg(alpha=1)@5"]
+    assert any("α = 1)" in c.value for c in at.caption)
+    run = text.index[0]
+    t = diversity_table(demo.runs[run], Embeddings.from_arrays(demo.item_ids, demo.embeddings[run]), k_values=[5],
+                        alpha=1.0, qrels=demo.qrels, ties="trec")
+    r = summarize_with_intervals(t).assign(metric=lambda d: d["metric"].astype(str)).set_index("metric").loc[
+        "alpha_ndcg(alpha=1)"]
+    assert text.loc[run, "alpha_ndcg(alpha=1)@5"] == f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
 
 
 def test_diversity_of_uploaded_embeddings_and_none_without():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -199,3 +200,41 @@ def test_judged_only_diversity_is_on_the_lists_ndcg_scores(data, tmp_path):
         assert (wide[name] <= wide["ndcg"] + 1e-12).all()
     # -J lifts nDCG (unjudged documents removed); α-nDCG follows it instead of staying on the full lists
     assert (wides[1]["ndcg"] > wides[0]["ndcg"]).any() and (wides[1][name] > wides[0][name]).any()
+
+
+def _diversity_at(data, tmp_path, *extra) -> tuple[int, pd.DataFrame | None]:
+    rng = np.random.default_rng(6)
+    docs, queries = tmp_path / "docs.npz", tmp_path / "queries.npz"
+    np.savez(docs, ids=np.array([f"d{i}" for i in range(500)]), embeddings=rng.normal(size=(500, 8)).astype("f4"))
+    np.savez(queries, ids=np.array([f"q{i}" for i in range(200)]), embeddings=rng.normal(size=(200, 8)).astype("f4"))
+    out = tmp_path / ("out" + "_".join(extra).replace("-", ""))
+    code = main(["evaluate", "--qrels", str(data["qrels"]), "--emb", f"e={docs},{queries}", "--metrics", "ndcg",
+                 "--k", "10", *extra, "--ties", "docid_asc", "--out", str(out)])
+    if code:
+        return code, None
+    pq = pd.read_csv(out / "per_query.csv", dtype={"query_id": str}, float_precision="round_trip")
+    return code, pq.pivot_table(index="query_id", columns="metric", values="value")
+
+
+def test_diversity_alpha_names_the_metric_and_moves_it_between_novelty_and_ndcg(data, tmp_path):
+    """--diversity-alpha A: alpha_ndcg(alpha=A); 1 gives nDCG itself, and a smaller α never scores higher."""
+    by_alpha = {a: _diversity_at(data, tmp_path, "--diversity", "--diversity-alpha", a)[1] for a in ("0.2", "0.8", "1")}
+    assert "alpha_ndcg(alpha=0.2)" in by_alpha["0.2"].columns and "alpha_ndcg(alpha=0.5)" not in by_alpha["0.2"]
+    np.testing.assert_allclose(by_alpha["1"]["alpha_ndcg(alpha=1)"], by_alpha["1"]["ndcg"], rtol=1e-12, atol=0)
+    low, high = by_alpha["0.2"]["alpha_ndcg(alpha=0.2)"], by_alpha["0.8"]["alpha_ndcg(alpha=0.8)"]
+    assert (low <= high + 1e-12).all() and (low < high).any()
+    default = _diversity_at(data, tmp_path, "--diversity")[1]
+    assert "alpha_ndcg(alpha=0.5)" in default.columns
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--diversity", "--diversity-alpha", "1.5"], "must be in [0, 1], got 1.5"),
+    (["--diversity", "--diversity-alpha", "nan"], "must be in [0, 1]"),
+    (["--diversity-alpha", "0.3"], "add --diversity"),
+])
+def test_diversity_alpha_is_checked_before_any_work(data, tmp_path, capsys, extra, needle):
+    from evalcore.cli import inputs
+
+    with mock.patch.object(inputs, "evaluate_from_args", side_effect=AssertionError("work started")):
+        code, _ = _diversity_at(data, tmp_path, *extra)
+    assert code == 2 and needle in capsys.readouterr().err

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from .options import add_embedding_options, add_eval_options, progress_unit, search_backend
+from .options import (
+    add_embedding_options,
+    add_eval_options,
+    diversity_alpha,
+    progress_unit,
+    search_backend,
+)
 
 __all__ = ["register", "run"]
 
@@ -49,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from .workspace import run_info_options
 
     run_info_options(args)  # checked before any work
+    diversity_alpha(args)
     if needs_pandas(args):
         preload("pandas")
     if args.out:

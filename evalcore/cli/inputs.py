@@ -28,7 +28,7 @@ from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties
 from ..retrieval import sample_queries
-from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
+from .options import diversity_alpha, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
 __all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage"]
 
@@ -377,7 +377,7 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
         docs = cache.get(*_files_of(args.emb, name, args))
         # against what nDCG@k was computed against (a reference's top-k at each k in its tied mode)
         q = {kk: gt.qrels_at(kk) for kk in ks} if gt is not None else qrels_for[name]
-        t = diversity_table(runs[name], docs, k_values=ks, qrels=q, ties=ties,
+        t = diversity_table(runs[name], docs, k_values=ks, alpha=diversity_alpha(args), qrels=q, ties=ties,
                             judged_only=bool(getattr(args, "judged_only", False)))
         # only the evaluated queries, as in the evaluation table
         evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())

@@ -30,8 +30,8 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
 ``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
     A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
     before it (files, embedding runs or earlier fusions).
-``--diversity``
-    ILD@k and α-nDCG@k (seed 002) for embedding runs (they need vectors).
+``--diversity`` (+ ``--diversity-alpha A``)
+    ILD@k and α-nDCG@k (seed 002; α = A, default 0.5) for embedding runs (they need vectors).
 ``--block-mb MB``
     Working-set bound of the exact top-k (default 256).
 ``--dask ADDRESS`` (+ ``--dask-timeout SECONDS``)
@@ -140,10 +140,26 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--rrf-ties", default="docid_asc",
                    help="tie rule giving the input ranks of --fuse (default docid_asc, as embedding runs rank)")
     g.add_argument("--diversity", action="store_true",
-                   help="add ILD@k and alpha-nDCG@k (alpha 0.5) for embedding runs")
+                   help="add ILD@k and alpha-nDCG@k for embedding runs")
+    g.add_argument("--diversity-alpha", type=float, default=None, metavar="A",
+                   help="with --diversity: the alpha of alpha-nDCG in [0, 1] (default 0.5; 1 = plain nDCG, "
+                        "0 = only novel items count)")
     g.add_argument("--block-mb", type=int, default=DEFAULT_BLOCK_BYTES // 2**20, metavar="MB",
                    help="working-set bound of the exact top-k in MiB (default 256)")
     add_dask_options(g)
+
+
+def diversity_alpha(args: argparse.Namespace) -> float:
+    """``--diversity-alpha`` (default 0.5), checked before any work: a number in [0, 1], given with ``--diversity``."""
+    a = getattr(args, "diversity_alpha", None)
+    if a is None:
+        return 0.5
+    if not getattr(args, "diversity", False):
+        raise OptionError("--diversity-alpha sets the alpha of alpha-nDCG, which only --diversity computes: "
+                          "add --diversity")
+    if not 0.0 <= a <= 1.0:  # NaN fails too
+        raise OptionError(f"--diversity-alpha must be in [0, 1], got {a!r}")
+    return float(a)
 
 
 def add_dask_options(p) -> None:

@@ -48,6 +48,7 @@ __all__ = [
     "evaluate_workspace",
     "DIVERSITY_ALPHA",
     "DIVERSITY_METRICS",
+    "diversity_metrics",
     "NO_DOMAIN_MATCH",
     "has_embeddings",
     "run_embeddings",
@@ -364,10 +365,20 @@ def evaluate_workspace(
 
 # ------------------------------------------------------------------------------------------ diversity
 
-#: The α of α-nDCG in the dashboard (seed 002 §7's example value; also the CLI's ``--diversity``).
+#: The default α of α-nDCG (seed 002 §7's example value; the dashboard's first value, the CLI's
+#: ``--diversity-alpha`` default).
 DIVERSITY_ALPHA = 0.5
-#: Names of the diversity metrics in :func:`run_diversity`'s table (``metric`` column).
-DIVERSITY_METRICS: tuple[str, str] = ("ild", f"alpha_ndcg(alpha={DIVERSITY_ALPHA:g})")
+
+
+def diversity_metrics(alpha: float = DIVERSITY_ALPHA) -> tuple[str, str]:
+    """Names of the diversity metrics in :func:`run_diversity`'s table (``metric`` column) at ``alpha``."""
+    from ..diversity import alpha_ndcg_name
+
+    return ("ild", alpha_ndcg_name(alpha))
+
+
+#: Names of the diversity metrics at the default α.
+DIVERSITY_METRICS: tuple[str, str] = diversity_metrics()
 
 
 def has_embeddings(src: RunSource) -> bool:
@@ -423,7 +434,7 @@ def run_diversity(
 
     :func:`evalcore.embedding_runs.diversity_table` on the run's own document
     vectors (:func:`run_embeddings`): ``ild`` is the mean pairwise ``1 − cos``
-    of each top-k list, ``alpha_ndcg(alpha=0.5)`` nDCG (linear gains, the
+    of each top-k list, ``alpha_ndcg(alpha=A)`` nDCG (linear gains, the
     qrels' grades) with each relevant item's gain scaled by
     ``alpha + (1 − alpha) · novelty`` (novelty = 1 − its highest cosine to an
     item ranked above it) over plain nDCG's ideal.
