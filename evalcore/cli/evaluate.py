@@ -32,7 +32,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_run_info_options(p)
     p.add_argument("--replace", action="store_true",
                    help="with --workspace: replace the runs of the same name (they keep their model, version and "
-                        "step) and the ground truth")
+                        "step), the ground truth and the stored settings")
     p.set_defaults(func=run)
     return p
 

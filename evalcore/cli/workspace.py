@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
 def _settings_from_args(args: argparse.Namespace, depth: int | None) -> dict[str, Any]:
     ks = sorted({int(x) for x in ([args.k] if isinstance(args.k, int) else args.k)})
     out = {"k": tuple(ks), "metrics": tuple(args.metrics), "ties": args.ties, "rel_threshold": args.rel_threshold,
-           "no_relevant": args.no_relevant, "sample_size": int(args.n_samples or 0), "seed": int(args.seed)}
+           "no_relevant": args.no_relevant, "sample_size": int(args.n_samples or 0), "seed": int(args.seed),
+           "judged_only": bool(getattr(args, "judged_only", False))}
     if depth is not None:
         out["depth"] = int(depth)
     if getattr(args, "reference_emb", None):
@@ -114,8 +115,6 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     version, step and tags.
     """
     from ..workspace import Workspace
-    from ..workspace.artifacts import sha256_file
-    from ..workspace.resolve import ranking_key
     from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
     ws = Workspace.open(args.workspace)
@@ -131,8 +130,23 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
                for sp in embs}
     fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
     fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
+    settings = _settings_from_args(args, details.get("depth"))
+    # the check and the writes under the writer lock: no other process records in between
+    with ws.exclusive():
+        return _record(ws, args, ev, runs, details, ref=ref, per_run=per_run, default_aspect=default_aspect,
+                       paths=paths, embs=embs, vectors=vectors, fusions=fusions, fusion_opts=fusion_opts,
+                       settings=settings)
+
+
+def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], *, ref: Any,
+            per_run: dict, default_aspect: Any, paths: dict, embs: list, vectors: dict, fusions: list,
+            fusion_opts: dict, settings: dict[str, Any]) -> str:
+    from ..workspace.artifacts import sha256_file
+    from ..workspace.resolve import ranking_key
+
     keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: (runs[n], p) for n, p in paths.items()},
-                                      vectors=vectors, fusions=fusion_opts)
+                                      vectors=vectors, fusions=fusion_opts, settings=settings)
+    replacing = set(kept_info)  # recorded with other content, and --replace given
     given = run_info_options(args)
     if given:  # --run-model/--run-version/--run-step: the one run's info, over what it had
         for name in runs:
@@ -141,16 +155,16 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
         ws.set_reference(ref, source_name=os.path.basename(args.reference_emb))
     else:
         ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
-    ws.set_settings(**_settings_from_args(args, details.get("depth")))
+    ws.set_settings(**settings)
     for name, path in paths.items():
         if name not in keep:
-            ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=True,
+            ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,
                        source_name=os.path.basename(path), source_sha256=sha256_file(path), **kept_info.get(name, {}))
     for sp in embs:
         docs, queries = vectors[sp.name]
         if sp.name not in keep:
             ws.add_embedding_run(sp.name, docs, query_embeddings=queries, aspect=per_run.get(sp.name, default_aspect),
-                                 replace=True, source_name=os.path.basename(sp.docs),
+                                 replace=sp.name in replacing, source_name=os.path.basename(sp.docs),
                                  source_sha256=sha256_file(sp.docs),
                                  query_source_name=os.path.basename(sp.queries) if sp.queries else None,
                                  **kept_info.get(sp.name, {}))
@@ -160,7 +174,7 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     for name, weights in fusions:
         if name not in keep:
             ws.add_fused_run(name, weights, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
-                             aspect=per_run.get(name, default_aspect), replace=True,
+                             aspect=per_run.get(name, default_aspect), replace=name in replacing,
                              method=getattr(args, "fuse_method", "rrf"), norm=getattr(args, "fuse_norm", "none"),
                              **kept_info.get(name, {}))
     for name in keep & set(kept_info):  # the same content, new run info
@@ -207,11 +221,12 @@ def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[s
 
 
 def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: dict, vectors: dict,
-                    fusions: dict) -> tuple[set[str], dict[str, dict[str, Any]]]:
+                    fusions: dict, settings: dict[str, Any]) -> tuple[set[str], dict[str, dict[str, Any]]]:
     """(runs already in ``ws`` with the same content, the model/version/step/tags of those to replace).
 
-    Raises OptionError, before anything is written, when a run of the same name holds other content
-    or the workspace's ground truth is another one, unless ``args.replace``.
+    Raises OptionError, before anything is written, when a run of the same name holds other content,
+    the workspace's ground truth is another one, or its stored settings differ from the command's
+    (the dashboard and ``Workspace.evaluate()`` use them), unless ``args.replace``.
     """
     from ..errors import OptionError
 
@@ -232,20 +247,67 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
             else:
                 differ.append(name)
     gt_note = _ground_truth_change(ws, args, ref)
-    if (differ or gt_note) and not getattr(args, "replace", False):
+    settings_note, same_flags = _settings_change(ws, settings)
+    if (differ or gt_note or settings_note) and not getattr(args, "replace", False):
         what = []
         if differ:
             what.append("run" + ("s " if len(differ) > 1 else " ") + ", ".join(
                 f"{n!r}{_info_text(have[n])}" for n in differ) + " already recorded there with other content")
         if gt_note:
             what.append(gt_note)
-        advice = "pass --replace to replace " + ("them" if len(differ) + bool(gt_note) > 1 else "it")
+        if settings_note:
+            what.append(settings_note)
+        advice = "pass --replace to replace " + ("them" if len(differ) + bool(gt_note) + bool(settings_note) > 1
+                                                 else "it")
         if differ:
             advice += " (a replaced run keeps its model, version and step), or name the runs differently"
+        if settings_note:
+            advice += f", or give the workspace's settings: {same_flags}"
         raise OptionError(f"nothing recorded in workspace {ws.path}: {'; '.join(what)}; {advice}")
     info = {n: {"model": have[n].model, "version": have[n].version, "step": have[n].step, "tags": have[n].tags}
             for n in differ}
     return same, info
+
+
+#: The command-line form of each setting ``evaluate --workspace`` records.
+_SETTING_FLAGS = {"k": "--k", "metrics": "--metrics", "ties": "--ties", "rel_threshold": "--rel-threshold",
+                  "no_relevant": "--no-relevant", "sample_size": "--n-samples", "seed": "--seed",
+                  "judged_only": "-J", "depth": "--emb-depth", "gt_mode": "--reference-mode",
+                  "gt_depth": "--reference-depth"}
+
+
+def _setting_text(name: str, value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return " ".join(map(str, value))
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _settings_change(ws: Any, settings: dict[str, Any]) -> tuple[str, str]:
+    """(what differs between the workspace's stored settings and the command's, the flags giving the
+    workspace's), ('', '') when they agree or the workspace has none stored yet."""
+    from dataclasses import replace as dc_replace
+
+    if not ws.has_settings():
+        return "", ""
+    have = ws.settings()
+    new = dc_replace(have, **settings).validated()
+    diff = [n for n in settings if getattr(have, n) != getattr(new, n)]
+    if not diff:
+        return "", ""
+    parts = [f"{n} {_setting_text(n, getattr(have, n))} (this command: {_setting_text(n, getattr(new, n))})"
+             for n in diff]
+    flags = []
+    for n in diff:
+        flag, value = _SETTING_FLAGS[n], getattr(have, n)
+        if isinstance(value, bool):
+            flags.append(flag if value else f"no {flag}")
+        elif n == "sample_size" and not value:
+            flags.append(f"no {flag}")
+        else:
+            flags.append(f"{flag} {_setting_text(n, value)}")
+    return "its settings are " + "; ".join(parts), " ".join(flags)
 
 
 def _info_text(rec: Any) -> str:

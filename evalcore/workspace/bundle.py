@@ -33,6 +33,7 @@ from .artifacts import GC_AGE, sha256_file
 from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
 from .store import SCHEMA_VERSION, now
+from .writelock import LOCK_NAME
 
 __all__ = ["export_bundle", "import_bundle", "copy_workspace", "collect_garbage", "verify_artifacts",
            "BUNDLE_FORMAT", "MANIFEST"]
@@ -63,7 +64,7 @@ def _fresh_target(path: Path) -> None:
     if not path.is_dir():
         raise WorkspaceError("exists and is not a folder", file=str(path))
     left = {p.name for p in path.iterdir()}
-    if CATALOGUE_NAME in left or not left <= {"objects", "tmp"}:
+    if CATALOGUE_NAME in left or not left <= {"objects", "tmp", LOCK_NAME}:
         raise WorkspaceError("is not empty: import or copy into a new folder", file=str(path))
 
 

@@ -11,8 +11,9 @@ The public class is :class:`evalcore.workspace.api.Workspace`.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,12 +21,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..data import Qrels, Run
-from ..errors import OptionError, ReadOnlyWorkspaceError, WorkspaceError
+from ..errors import CorruptArtifactError, OptionError, ReadOnlyWorkspaceError, WorkspaceError, warn
 from ..io.embeddings import Embeddings
 from . import codecs
 from .artifacts import ObjectStore, Stored
 from .locations import CATALOGUE_NAME, is_workspace
-from .store import Catalogue, dumps, loads, now
+from .store import BUSY_DEADLINE, Catalogue, dumps, loads, now
+from .writelock import LOCK_NAME, writer_lock
 
 __all__ = ["WorkspaceCore", "RunRecord", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
 
@@ -136,7 +138,8 @@ class _Vanished(Exception):
 
 
 #: What a workspace folder holds (a creation interrupted before the catalogue existed may leave these alone)
-_OWN_NAMES = frozenset({"objects", "tmp", f"{CATALOGUE_NAME}-wal", f"{CATALOGUE_NAME}-shm", f"{CATALOGUE_NAME}-journal"})
+_OWN_NAMES = frozenset({"objects", "tmp", f"{CATALOGUE_NAME}-wal", f"{CATALOGUE_NAME}-shm", f"{CATALOGUE_NAME}-journal",
+                        LOCK_NAME})
 
 
 class WorkspaceCore:
@@ -169,6 +172,26 @@ class WorkspaceCore:
     def close(self) -> None:
         """Close this thread's catalogue connection."""
         self.catalogue.close()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the workspace's writer lock: no other process changes it until the block ends.
+
+        Every change takes this lock for its own transaction; hold it across a check of what the
+        workspace holds and the changes that depend on it (``evaluate --workspace`` does), so
+        that no other writer slips in between. Changes made inside the block by this thread
+        proceed; other threads and processes wait (:mod:`.writelock`).
+
+        >>> import tempfile
+        >>> ws = WorkspaceCore(tempfile.mkdtemp())
+        >>> with ws.exclusive():
+        ...     with ws.exclusive():  # re-entrant
+        ...         pass
+        """
+        if self.read_only:
+            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)", file=str(self.path))
+        with writer_lock(self.path, deadline=BUSY_DEADLINE):
+            yield
 
     # ------------------------------------------------------------------ records
     def run_records(self) -> list[RunRecord]:
@@ -274,7 +297,11 @@ class WorkspaceCore:
                                                       (key,)).fetchone())
         if row is None:
             return None
-        run = self.read_run(row[0], name=name, what=f"ranking of run {name!r}")
+        try:
+            run = self.read_run(row[0], name=name, what=f"ranking of run {name!r}")
+        except CorruptArtifactError as e:  # a cache: computed again from the inputs (and stored again)
+            warn(f"{e}; it is a cached ranking, computed again from the run's embeddings")
+            return None
         return run, list(loads(row[1], {}).get("warnings", []))
 
     # ------------------------------------------------------------------ writing

@@ -22,12 +22,13 @@ from .._lazy import pd
 from ..errors import WorkspaceError
 from .api import Workspace
 from .locations import CATALOGUE_NAME, check_name, default_root, is_workspace
+from .writelock import LOCK_NAME
 
 __all__ = ["WorkspaceRoot", "order_versions", "ROOT_COLUMNS"]
 
 #: Columns of :meth:`WorkspaceRoot.table`.
 ROOT_COLUMNS = ["name", "path", "runs", "ground_truth", "generation"]
-_WORKSPACE_ENTRIES = {CATALOGUE_NAME, CATALOGUE_NAME + "-wal", CATALOGUE_NAME + "-shm", "objects", "tmp"}
+_WORKSPACE_ENTRIES = {CATALOGUE_NAME, CATALOGUE_NAME + "-wal", CATALOGUE_NAME + "-shm", "objects", "tmp", LOCK_NAME}
 
 
 class WorkspaceRoot:

@@ -40,6 +40,12 @@ class SettingsAndSideFiles(WorkspaceCore):
         stored = {k: loads(v) for k, v in rows if k in _SETTING_FIELDS}
         return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
 
+    def has_settings(self) -> bool:
+        """Whether settings were ever stored (else :meth:`settings` gives the defaults)."""
+        marks = ",".join("?" * len(_SETTING_FIELDS))
+        return self.catalogue.read(lambda c: c.execute(f"SELECT 1 FROM settings WHERE key IN ({marks}) LIMIT 1",
+                                                       _SETTING_FIELDS).fetchone()) is not None
+
     def set_settings(self, settings: Settings | None = None, **changes: Any) -> Settings:
         """Store settings (a whole :class:`~.model.Settings` and/or single fields); returns them validated."""
         unknown = sorted(set(changes) - set(_SETTING_FIELDS))

@@ -12,6 +12,8 @@ on, so many readers and one writer share it across processes:
   :data:`BUSY_DEADLINE` seconds of waiting a :class:`~evalcore.errors.WorkspaceError`
   says the workspace is busy;
 * ``synchronous=FULL``: a committed change survives a crash of the process or the machine;
+* every write holds the workspace's writer lock (:mod:`.writelock`), which a caller may
+  also hold across a check and the writes that depend on it;
 * one connection per thread and process (sqlite3 objects never cross threads; Streamlit
   runs each session in its own thread; a forked child opens its own).
 
@@ -246,6 +248,7 @@ class Catalogue:
         if self.read_only:
             raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)",
                                          file=str(self.path.parent))
+        from .writelock import writer_lock
 
         def body() -> T:
             conn = self.connection()
@@ -266,7 +269,8 @@ class Catalogue:
                     conn.execute("ROLLBACK")
                 raise
 
-        return self._retry(body)
+        with writer_lock(self.path.parent, deadline=BUSY_DEADLINE):  # one writer across processes
+            return self._retry(body)
 
     def snapshot(self, dest: Path) -> None:
         """Write a consistent copy of the catalogue to ``dest`` (``VACUUM INTO``; the source is only read).

@@ -1,0 +1,158 @@
+"""One writer at a time across processes: an advisory lock on ``DIR/writer.lock``.
+
+Every catalogue transaction that changes a workspace holds it
+(:meth:`~.store.Catalogue.write`), and a caller that must check what the workspace
+holds and then write without another process changing it in between holds it across
+both (:meth:`~.api.Workspace.exclusive`; ``evaluate --workspace`` does). SQLite alone
+serialises single transactions, not such a check-then-write sequence.
+
+* Re-entrant within a process: threads take turns, and the thread holding the lock may
+  take it again (a change made inside :meth:`~.api.Workspace.exclusive`).
+* ``fcntl.flock``: the kernel releases it when the holding process ends, ``kill -9``
+  included, so a killed writer never leaves the workspace locked.
+* Waiting: polls with a growing pause (at most 0.25 s) and gives up after ``deadline``
+  seconds with a :class:`~evalcore.errors.WorkspaceError` naming the holder's pid.
+* Where ``fcntl`` is missing (Windows) or the filesystem refuses ``flock``, it only
+  serialises the threads of this process; the store's ``replace=False`` checks inside
+  each transaction still refuse to overwrite a run another process added meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import WorkspaceError
+
+try:  # pragma: no cover - the platform decides
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["writer_lock", "LOCK_NAME", "held"]
+
+#: The lock file's name inside a workspace folder.
+LOCK_NAME = "writer.lock"
+
+_MAX_PAUSE = 0.25
+
+
+class _PathLock:
+    """The lock of one workspace folder in this process: a re-entrant thread lock plus the file lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.threads = threading.RLock()
+        self.depth = 0
+        self.fd: int | None = None
+
+    def acquire(self, deadline: float) -> None:
+        self.threads.acquire()
+        try:
+            if self.depth == 0:
+                self.fd = _take(self.path, deadline)
+            self.depth += 1
+        except BaseException:
+            self.threads.release()
+            raise
+
+    def release(self) -> None:
+        try:
+            self.depth -= 1
+            if self.depth == 0 and self.fd is not None:
+                fd, self.fd = self.fd, None
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                finally:
+                    os.close(fd)
+        finally:
+            self.threads.release()
+
+
+def _holder(fd: int) -> str:
+    """' (pid N)' from the lock file, '' when it cannot be read."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    return f" (pid {text})" if text.isdigit() else ""
+
+
+def _take(path: Path, deadline: float) -> int | None:
+    """The exclusive file lock (its descriptor), None where file locks are not available."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return None
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    start, pause = time.monotonic(), 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            waited = time.monotonic() - start
+            if waited > deadline:
+                holder = _holder(fd)
+                os.close(fd)
+                raise WorkspaceError(f"another process{holder} has been changing this workspace for more than "
+                                     f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
+            time.sleep(pause)
+            pause = min(pause * 2, _MAX_PAUSE)
+        except OSError:  # pragma: no cover - a filesystem without flock (some network mounts)
+            os.close(fd)
+            return None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except OSError:  # pragma: no cover - the pid is only a hint for the message above
+        pass
+    return fd
+
+
+_locks: dict[str, _PathLock] = {}
+_guard = threading.Lock()
+
+
+def _lock_of(folder: Path) -> _PathLock:
+    key = os.path.realpath(folder)
+    with _guard:
+        lock = _locks.get(key)
+        if lock is None:
+            lock = _locks[key] = _PathLock(Path(key) / LOCK_NAME)
+        return lock
+
+
+def _forget_after_fork() -> None:  # pragma: no cover - runs in forked children
+    global _guard
+    _locks.clear()
+    _guard = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+@contextlib.contextmanager
+def writer_lock(folder: str | os.PathLike, *, deadline: float) -> Iterator[None]:
+    """Hold the writer lock of the workspace folder ``folder`` (see the module docstring)."""
+    lock = _lock_of(Path(folder))
+    lock.acquire(deadline)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def held(folder: str | os.PathLike) -> bool:
+    """Whether this thread holds the writer lock of ``folder``."""
+    lock = _lock_of(Path(folder))
+    got = lock.threads.acquire(blocking=False)
+    if not got:
+        return False
+    try:
+        return lock.depth > 0
+    finally:
+        lock.threads.release()
