@@ -126,9 +126,13 @@ with st.container(border=True):
                                  "TSV/CSV of id and text — on the Data page)")
     st.text("\n".join(info))
 
-shown_runs = st.multiselect("Runs side by side", runs, default=[r for r in dict.fromkeys([run_a, run_b])],
-                            key="q_side_runs", max_selections=4,
-                            help="Two fit a narrow window; up to four side by side.") or [run_a]
+# A and B are the Run A / Run B pickers' (always); C and D, up to two more runs beside them
+more_options = [r for r in runs if r not in (run_a, run_b)]
+if any(r not in more_options for r in st.session_state.get("q_more_runs", [])):  # a picker took one of them
+    st.session_state["q_more_runs"] = [r for r in st.session_state["q_more_runs"] if r in more_options]
+more = st.multiselect("More runs side by side (C, D)", more_options, key="q_more_runs", max_selections=2,
+                      disabled=not more_options, help="Run A and run B are always shown; two more fit a wide window.")
+shown_runs = list(dict.fromkeys([run_a, run_b, *more]))
 depth_k = k if k > 0 else 10
 # each run against the ground truth its metric at k was computed against (a reference model's: its top-k at k)
 diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{k}:{depth_k}:{shown_runs}:{ctx.settings.ties}", lambda: V.query_diff(
