@@ -35,8 +35,30 @@ def ttext(s: object) -> str:
     return ptext(s).replace("%{", "%\u200b{")
 
 
+#: Beyond the palette's colours the same colour comes back with another marker symbol, line dash and bar
+#: pattern, so the first 50 series never look alike (a workspace of 3 models x 6 epochs has 18 runs).
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x")
+DASHES = ("solid", "dash", "dashdot", "longdash", "longdashdot")
+PATTERNS = ("", "/", "x", ".", "\\")
+
+
 def color_of(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
+
+
+def symbol_of(i: int) -> str:
+    """Marker symbol of series ``i`` (the same for the first ``len(PALETTE)`` series)."""
+    return SYMBOLS[(i // len(PALETTE)) % len(SYMBOLS)]
+
+
+def dash_of(i: int) -> str:
+    """Line dash of series ``i`` (solid for the first ``len(PALETTE)`` series; "dot" is kept for low coverage)."""
+    return DASHES[(i // len(PALETTE)) % len(DASHES)]
+
+
+def pattern_of(i: int) -> str:
+    """Bar pattern of series ``i`` (none for the first ``len(PALETTE)`` series)."""
+    return PATTERNS[(i // len(PALETTE)) % len(PATTERNS)]
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -65,10 +87,10 @@ def _ci_n(d: pd.DataFrame) -> np.ndarray:
     return np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1)
 
 
-def _flag(run: str, flagged: Sequence[str]) -> tuple[str, str]:
-    """(legend name, line dash) of a run: low-coverage runs dotted and named so (their means count every
-    query they do not answer as 0)."""
-    return (ptext(run) + " (low coverage)", "dot") if run in flagged else (ptext(run), "solid")
+def _flag(run: str, flagged: Sequence[str], i: int = 0) -> tuple[str, str]:
+    """(legend name, line dash) of run number ``i``: low-coverage runs dotted and named so (their means count
+    every query they do not answer as 0); the others :func:`dash_of`."""
+    return (ptext(run) + " (low coverage)", "dot") if run in flagged else (ptext(run), dash_of(i))
 
 
 def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None,
@@ -83,7 +105,7 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     fig = go.Figure()
     for i, run, d in _per_run(curve, runs, "k"):
         c = color_of(i)
-        name, dash = _flag(run, flagged)
+        name, dash = _flag(run, flagged, i)
         x = d["k"].to_numpy()
         lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
         ok = np.isfinite(lo) & np.isfinite(hi)
@@ -95,7 +117,7 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
             ))
         fig.add_trace(go.Scatter(
             x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name,
-            line={"color": c, "width": 2, "dash": dash},
+            line={"color": c, "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
             customdata=np.stack([lo, hi, d["n"]], axis=1),
             hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
@@ -115,10 +137,11 @@ def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None, flagged: S
     """
     fig = go.Figure()
     for i, run, d in _per_run(pr, runs, "recall"):
-        name, dash = _flag(run, flagged)
+        name, dash = _flag(run, flagged, i)
         fig.add_trace(go.Scatter(
             x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=name,
-            line={"color": color_of(i), "width": 2, "dash": dash}, customdata=_ci_n(d),
+            line={"color": color_of(i), "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
+            customdata=_ci_n(d),
             hovertemplate=f"{ttext(run)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
                           "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
@@ -198,7 +221,7 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
         name = ptext(dom if dom else "(no domain)")
         fig.add_trace(trace(
             x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
-            marker={"color": color_of(i), "size": 7, "opacity": 0.75},
+            marker={"color": color_of(i), "symbol": symbol_of(i), "size": 7, "opacity": 0.75},
             customdata=d["query_id"].map(ptext).to_numpy(dtype=str),
             hovertemplate="query %{customdata}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
                           "<extra></extra>",
@@ -239,7 +262,8 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) ->
         up = np.where(ok, d["aggregate_ci_high"] - d["aggregate"], np.nan)
         down = np.where(ok, d["aggregate"] - d["aggregate_ci_low"], np.nan)
         fig.add_trace(go.Bar(
-            x=[ptext(x) for x in d["domain"]], y=d["aggregate"], name=ptext(run), marker={"color": color_of(i)},
+            x=[ptext(x) for x in d["domain"]], y=d["aggregate"], name=ptext(run),
+            marker={"color": color_of(i), "pattern": {"shape": pattern_of(i)}},
             error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
             customdata=d["n"], hovertemplate=f"{ttext(run)}<br>%{{x}}: %{{y:.4f}} (n=%{{customdata}})<extra></extra>",
         ))
