@@ -88,9 +88,9 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                    lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist())
     st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
     P.query_box(worst, scope="compare", label="Query (B − A, worst first)")
-    if st.button("Open its drill-down", key="cmp_open", type="primary"):
-        goto_drilldown(run_a, run_b)
-        st.switch_page(ui.PAGES["queries"])
+    # a callback: the flag is set before the rerun, which takes it and switches page (switching here left
+    # the flag behind, and the next visit to Compare bounced to Queries)
+    st.button("Open its drill-down", key="cmp_open", type="primary", on_click=goto_drilldown, args=(run_a, run_b))
 
 
 @st.fragment

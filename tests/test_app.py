@@ -380,6 +380,8 @@ def test_compare_opens_the_query_drilldown(demo_app):
     assert rank_cols and all(gt[c].str.match(r"^(\d+|> 100)$").all() for c in rank_cols)
     lists = [d.value for d in at.dataframe if list(getattr(d.value, "columns", []))[:3] == ["rank", "grade", "doc_id"]]
     assert len(lists) == 2  # run A and run B side by side by default
+    assert "compare_goto_query" not in at.session_state  # back to Compare stays on Compare
+    assert goto(at, "compare").title[0].value == "Compare runs"
 
 
 def test_fusion_adds_a_run_everywhere():
