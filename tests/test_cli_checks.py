@@ -238,3 +238,20 @@ def test_diversity_alpha_is_checked_before_any_work(data, tmp_path, capsys, extr
     with mock.patch.object(inputs, "evaluate_from_args", side_effect=AssertionError("work started")):
         code, _ = _diversity_at(data, tmp_path, *extra)
     assert code == 2 and needle in capsys.readouterr().err
+
+
+def test_names_and_paths_may_hold_an_equals_sign(data, tmp_path, capsys):
+    """--run NAME=FILE splits where FILE exists: 'a=b=run' names the run 'a=b', and 'x=dir/lr=0.1/run' or a bare
+    'dir/lr=0.1/run' reads that file (the first '=' split both wrongly: 'file not found')."""
+    folder = tmp_path / "lr=0.1"
+    folder.mkdir()
+    run = folder / "run.trec"
+    run.write_bytes(Path(data["bm25"]).read_bytes())
+    for spec, name in ((f"a=b={run}", "a=b"), (f"x={run}", "x"), (str(run), "bm25")):  # bare: its TREC tag
+        out = tmp_path / f"o{abs(hash(spec))}"
+        assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", spec, "--metrics", "ndcg", "--k", "5",
+                     "--out", str(out)]) == 0, capsys.readouterr().err
+        pq = pd.read_csv(out / "per_query.csv")
+        assert set(pq["run"].astype(str)) == {name}
+    assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"a=b={tmp_path}/missing.trec"]) == 2
+    assert "b=" in capsys.readouterr().err  # none exists: the first '=' splits, and the reader names that file

@@ -130,8 +130,9 @@ def test_read_ids_rejects_blank_lines(tmp_path):
 def test_object_arrays_are_refused_never_unpickled(tmp_path):
     np.save(tmp_path / "o.npy", np.array([[1, "a"]], dtype=object), allow_pickle=True)
     (tmp_path / "o_ids.txt").write_text("x\n")
-    with pytest.raises(UnsafeFileError, match=r"o.npy: .*Python objects"):
-        load_embeddings(tmp_path / "o.npy")
+    for mmap in (False, True):  # memory-mapped (the CLI's way): numpy says so in other words
+        with pytest.raises(UnsafeFileError, match=r"o.npy: .npy file holds Python objects .*refusing to unpickle"):
+            load_embeddings(tmp_path / "o.npy", mmap=mmap)
     np.savez(tmp_path / "o.npz", ids=np.array(IDS, dtype=object), embeddings=VECS)
     with pytest.raises(UnsafeFileError, match=r"o.npz: .*Python objects"):
         load_embeddings(tmp_path / "o.npz")

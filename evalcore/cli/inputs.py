@@ -28,7 +28,14 @@ from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties
 from ..retrieval import sample_queries
-from .options import diversity_alpha, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
+from .options import (
+    diversity_alpha,
+    file_exists,
+    parse_aspects,
+    parse_emb_spec,
+    parse_fuse_spec,
+    split_named,
+)
 
 __all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage"]
 
@@ -39,7 +46,7 @@ def load_runs(specs: Sequence[str], *, fmt: str = "auto") -> dict[str, Run]:
     """``--run [NAME=]FILE`` specs -> runs by name (a bare FILE is named by its TREC tag or file stem)."""
     runs: dict[str, Run] = {}
     for spec in specs:
-        name, path = split_named(spec, flag="--run", bare_ok=True)
+        name, path = split_named(spec, flag="--run", bare_ok=True, exists=file_exists)
         run = load_run(path, format=fmt, name=name)
         if run.name in runs:
             raise OptionError(f"two runs are named {run.name!r}; name them with --run NAME=FILE")
@@ -122,7 +129,7 @@ def runs_from_embeddings(
     cache = cache or _EmbCache(shards=backend is not None)
     ids_map: dict[str, str] = {}
     for s in getattr(args, "emb_ids", None) or []:
-        n, v = split_named(s, flag="--emb-ids", what="NAME=IDS_FILE[,QUERY_IDS_FILE]")
+        n, v = split_named(s, flag="--emb-ids", what="NAME=IDS_FILE[,QUERY_IDS_FILE]", exists=file_exists)
         ids_map[n] = v
     parsed = [parse_emb_spec(s, ids_map) for s in specs]
     unknown = set(ids_map) - {p.name for p in parsed}
@@ -362,7 +369,7 @@ def evaluate_from_args(
 
 
 def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tuple[str, str | None]:
-    ids_map = dict(split_named(s, flag="--emb-ids") for s in getattr(args, "emb_ids", None) or [])
+    ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
     for s in specs:
         sp = parse_emb_spec(s, ids_map)
         if sp.name == name:

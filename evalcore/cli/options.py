@@ -53,28 +53,49 @@ against ``overall`` — is one command::
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
 
 __all__ = [
-    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "parse_emb_spec", "parse_fuse_spec",
+    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
 ]
 
 
-def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool = False) -> tuple[str | None, str]:
-    """``NAME=VALUE`` -> (NAME, VALUE), both stripped; a bare VALUE -> (None, VALUE) when ``bare_ok``."""
+def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool = False,
+                exists: Callable[[str], bool] | None = None) -> tuple[str | None, str]:
+    """``NAME=VALUE`` -> (NAME, VALUE), both stripped; a bare VALUE -> (None, VALUE) when ``bare_ok``.
+
+    With an ``exists`` test of the VALUE (a file), the first split at an ``=`` whose VALUE
+    exists wins, so a name may hold ``=`` (``a=b=run.trec``) and so may a path
+    (``dense=runs/lr=0.1/run.trec``; bare, with ``bare_ok``); when none exists, the first ``=``
+    splits (and the missing file is reported by the reader).
+    """
     if "=" not in spec:
         if bare_ok and spec.strip():
             return None, spec.strip()
         raise OptionError(f"{flag} expects {what}, got {spec!r}")
-    name, value = (x.strip() for x in spec.split("=", 1))
+    splits = [(spec[:i].strip(), spec[i + 1:].strip()) for i, ch in enumerate(spec) if ch == "="]
+    name, value = splits[0]
+    if exists is not None and not (name and value and exists(value)):
+        found = [(n, v) for n, v in splits if n and v and exists(v)]
+        if found:
+            name, value = found[0]
+        elif bare_ok and exists(spec.strip()):
+            return None, spec.strip()
     if not name or not value:
         raise OptionError(f"{flag} expects {what}, got {spec!r}")
     return name, value
+
+
+def file_exists(value: str) -> bool:
+    """The ``exists`` test of :func:`split_named` for FILE[,FILE] values: the first file is there."""
+    import os
+
+    return os.path.exists(value.split(",")[0].strip())
 
 
 def add_judged_only(p: argparse.ArgumentParser) -> None:
@@ -200,7 +221,7 @@ class EmbSpec:
 
 def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:
     """``NAME=DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec`."""
-    name, value = split_named(spec, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]")
+    name, value = split_named(spec, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]", exists=file_exists)
     parts = [p.strip() for p in value.split(",")]
     if len(parts) > 2 or not all(parts):
         raise OptionError(f"--emb expects NAME=DOCS_FILE[,QUERIES_FILE], got {spec!r}")

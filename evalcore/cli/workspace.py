@@ -115,16 +115,16 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     version, step and tags.
     """
     from ..workspace import Workspace
-    from .options import parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
+    from .options import file_exists, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
     ws = Workspace.open(args.workspace)
     per_run, default_aspect = parse_aspects(getattr(args, "aspect", None))
     cache = details["embeddings"]
     ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None)) \
         if getattr(args, "reference_emb", None) else None
-    paths = dict(zip(details["file_runs"], [split_named(s, flag="--run", bare_ok=True)[1]
+    paths = dict(zip(details["file_runs"], [split_named(s, flag="--run", bare_ok=True, exists=file_exists)[1]
                                             for s in getattr(args, "run", None) or []], strict=True))
-    ids_map = dict(split_named(s, flag="--emb-ids") for s in getattr(args, "emb_ids", None) or [])
+    ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
     embs = [parse_emb_spec(spec, ids_map) for spec in getattr(args, "emb", None) or []]
     vectors = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries else None)
                for sp in embs}

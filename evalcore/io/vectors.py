@@ -127,7 +127,7 @@ def _read_all(data: bytes | None, path: Path | None, name: str) -> bytes:
 
 def _np_error(e: Exception, name: str, what: str) -> InputFormatError:
     msg = str(e)
-    if "allow_pickle" in msg or "pickle" in msg.lower():
+    if "allow_pickle" in msg or "pickle" in msg.lower() or "python objects" in msg.lower():
         return UnsafeFileError(f"{what} holds Python objects (pickled object array); refusing to unpickle — "
                                "save ids as strings and vectors as floats", file=name)
     return UnsafeFileError(f"truncated or corrupt {what} ({msg.strip() or type(e).__name__})", file=name)
