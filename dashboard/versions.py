@@ -245,3 +245,24 @@ def add_demo_checkpoints() -> None:
         P.notice("success", f"The demo is read-only: its checkpoints were added to a copy of it, {done.created!r}.")
     elif not done.ok:
         P.notice("error", f"The checkpoints were not added: {done.error}")
+
+
+#: Compare tests every pair of the runs it shows (one correction family): beyond this many runs its default
+#: is the latest version of each model.
+COMPARE_ALL_UP_TO = 8
+
+
+def default_compared(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
+    """Runs Compare starts with: all of ``runs`` when at most :data:`COMPARE_ALL_UP_TO`, else the latest
+    version of each model (the last in :func:`evalcore.workspace.version_series` order: step, then the
+    version label in natural order) and every run without a model, in ``runs`` order."""
+    runs = list(runs)
+    if len(runs) <= COMPARE_ALL_UP_TO:
+        return runs
+    wanted = set(runs)
+    info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
+                         for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])
+    series = W.version_series(info, min_versions=1)
+    latest = set(series.groupby("model", sort=False)["run"].last())
+    in_series = set(series["run"])
+    return [r for r in runs if r in latest or r not in in_series]

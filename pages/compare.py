@@ -16,6 +16,7 @@ from dashboard import drilldown as D
 from dashboard import picker as P
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard import versions as VS
 from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
@@ -87,6 +88,11 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
     worst = S.memo("worst:" + pair_key,
                    lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist())
     st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
+    # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one)
+    shown_pair = f"{metric}:{k}:{run_a}:{run_b}"
+    if st.session_state.get("cmp_shown_pair", shown_pair) != shown_pair and worst:
+        st.session_state[S.SEL_QUERY] = worst[0]
+    st.session_state["cmp_shown_pair"] = shown_pair
     P.query_box(worst, scope="compare", label="Query (B − A, worst first)")
     # a callback: the flag is set before the rerun, which takes it and switches page (switching here left
     # the flag behind, and the next visit to Compare bounced to Queries)
@@ -162,7 +168,21 @@ if len(in_use) > 1:
     if mix:
         ui.show_warning("Comparing runs evaluated against different ground-truth aspects: a difference mixes the "
                         "runs and the ground truths.")
-runs = S.comparable_runs(ctx, aspect=aspect, mix=mix)
+comparable = S.comparable_runs(ctx, aspect=aspect, mix=mix)
+# the runs tested: every pair of them is one family of the correction (as the Versions page tests one model's)
+# (chosen again whenever the comparable runs change: another aspect, a run logged or let in)
+if "cmp_runs" not in st.session_state or st.session_state.get("cmp_runs_of") != comparable:
+    st.session_state["cmp_runs"] = VS.default_compared(comparable, ctx.ws.runs)
+    st.session_state["cmp_runs_of"] = comparable
+chosen = set(st.multiselect(
+    "Runs compared", comparable, key="cmp_runs",
+    help="Every pair of these runs is tested, and the correction for multiple comparisons runs over those pairs: "
+         "the more runs, the more pairs and the stricter each test. With more than "
+         f"{VS.COMPARE_ALL_UP_TO} runs the latest version of each model is chosen at first."))
+runs = [r for r in comparable if r in chosen]
+if len(comparable) >= 2 and len(runs) < 2:
+    st.info("Choose at least two runs to compare.", icon=":material/info:")
+    st.stop()
 if len(runs) < 2:
     st.info("Fewer than two runs to compare" + (" (runs left out for low coverage can be included above)"
                                                if S.excluded_runs(ctx) else "") + ".", icon=":material/info:")
@@ -173,7 +193,8 @@ metric, k = ui.metric_k_picker(ctx, "compare", columns=(c1, c2))
 with c3:
     test = ui.test_picker("compare")
 with c4:
-    correction = ui.correction_picker("compare", help="Multiple-comparison correction across all pairs of runs shown.")
+    correction = ui.correction_picker("compare", help="Multiple-comparison correction across all pairs of the runs "
+                                                      "compared.")
 label = ui.label_of(metric, k)
 
 out = S.comparison(ctx, metric, k, test, correction, runs=runs)
@@ -192,7 +213,8 @@ ui.chart(S.memo("fig:matrix:" + mkey, lambda: charts.compare_heatmap(matrix, met
 st.caption("Cell = row run − column run (mean of the per-query differences). Colour = which run is better and "
            "whether the difference is significant: deep blue / red = the row run is significantly better / worse; "
            "pale = not significant. "
-           f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across all pairs; "
+           f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across the "
+           f"{ui.plural(len(runs) * (len(runs) - 1) // 2, 'pair')} of the {len(runs)} runs compared; "
            "* = significant at 0.05 after correction; p-values below 0.001 read <0.001.")
 
 against_baseline(ctx, runs, metric, k, label, cmp, mkey)

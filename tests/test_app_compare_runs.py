@@ -1,0 +1,47 @@
+"""Compare tests the runs the user chooses (a review: with 18 checkpoints it tested all 153 pairs at once, and a
+pair significant on Versions was not significant on Compare, the correction counting pairs nobody asked for)."""
+
+from __future__ import annotations
+
+from test_app import goto, start
+from test_app_versions import LABELS, NAMES, STEPS, fixture
+from test_app_views import frame_with
+
+from dashboard.versions import COMPARE_ALL_UP_TO, default_compared
+
+
+def test_default_runs_are_all_of_a_few_or_the_latest_version_of_each_model():
+    ws, _ = fixture()
+    names = [r.name for r in ws.runs]
+    assert len(names) > COMPARE_ALL_UP_TO
+    latest_encoder = NAMES[STEPS.index(max(STEPS))]
+    # the labelled model has no steps: its latest is the last label in natural order (v10), not the last loaded
+    assert set(default_compared(names, ws.runs)) == {latest_encoder, f"lab {LABELS[0]}", "solo", "bm25"}
+    assert default_compared(names[:COMPARE_ALL_UP_TO], ws.runs) == names[:COMPARE_ALL_UP_TO]
+
+
+def test_compare_tests_the_chosen_runs_and_says_how_many_pairs():
+    ws, _ = fixture()
+    at = goto(start(ws), "compare")
+    chosen = at.multiselect(key="cmp_runs").value
+    assert len(chosen) == 4
+    assert any("across the 6 pairs of the 4 runs compared" in c.value for c in at.caption)
+    pair = [NAMES[0], NAMES[1]]
+    at.multiselect(key="cmp_runs").set_value(pair).run()
+    assert not at.exception
+    table = frame_with(at, "run", "run − baseline", "p adjusted")
+    assert len(table) == 1 and any("across the 1 pair of the 2 runs compared" in c.value for c in at.caption)
+    at.multiselect(key="cmp_runs").set_value([NAMES[0]]).run()
+    assert any("Choose at least two runs" in i.value for i in at.info)
+
+
+def test_the_query_box_starts_at_the_worst_query_of_a_newly_chosen_pair():
+    ws, _ = fixture()
+    at = goto(start(ws), "compare")
+    box = at.selectbox(key="w_compare_sel_query")
+    box.select(box.options[3]).run()  # a query picked by hand
+    at.selectbox(key="w_compare_sel_run_b").select(
+        next(o for o in at.selectbox(key="w_compare_sel_run_b").options
+             if o != at.selectbox(key="w_compare_sel_run_b").value)).run()
+    box = at.selectbox(key="w_compare_sel_query")
+    assert box.value == box.options[0]  # "B − A, worst first": the worst one
