@@ -381,6 +381,9 @@ def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by
     ))
     if by_step:
         fig.update_xaxes(title="step")
+        finite = xs[np.isfinite(xs)]
+        if 0 < len(finite) <= 30 and np.all(finite == np.round(finite)):  # whole steps (epochs): ticks at them
+            fig.update_xaxes(tickvals=finite.tolist(), ticktext=[f"{v:,.0f}" for v in finite])
     else:
         fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
     fig.update_yaxes(title=ptext(metric_label))

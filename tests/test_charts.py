@@ -40,3 +40,13 @@ def test_domain_bars_of_many_runs_differ_by_colour_or_pattern():
     looks = [(t.marker.color, t.marker.pattern.shape) for t in fig.data]
     assert len(set(looks)) == 14
     assert np.all([lk[1] == "" for lk in looks[:10]])
+
+
+def test_versions_by_whole_steps_are_ticked_at_the_steps():
+    """Five epochs were ticked 1, 1.5, 2, ... (a review); whole steps now get a tick each, other steps plotly's."""
+    frame = pd.DataFrame({"mean": [0.1, 0.2, 0.3, 0.4, 0.5], "ci_low": 0.0, "ci_high": 1.0, "n": 10,
+                          "run": [f"e{i}" for i in range(5)], "version": [None] * 5})
+    for x, ticked in (([1, 2, 3, 4, 5], [1.0, 2.0, 3.0, 4.0, 5.0]), ([0.5, 1, 1.5, 2, 2.5], None)):
+        fig = C.version_curve(frame, x=x, labels=[f"epoch {v}" for v in x], by_step=True, model="m",
+                              metric_label="ndcg@10")
+        assert (list(fig.layout.xaxis.tickvals) if fig.layout.xaxis.tickvals is not None else None) == ticked

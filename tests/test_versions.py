@@ -350,3 +350,11 @@ def test_demo_checkpoints_are_a_series_and_leave_the_demo_alone():
     assert W.has_embeddings(src) and W.run_embeddings(src).vectors.shape == (2000, 128)
     again = demo_series.__wrapped__(0)  # built again, not from the cache: the same data
     pd.testing.assert_frame_equal(again.runs[src.name].to_frame(), demo_series(0).runs[src.name].to_frame())
+
+
+def test_models_come_in_natural_order():
+    """student-32d, student-64d, student-128d (the dropdown read 128d, 32d, 64d: plain text order)."""
+    info = pd.DataFrame({"name": ["a", "b", "c", "d"], "model": ["student-128d", "student-32d", "Student-64d", None],
+                         "version": [None] * 4, "step": [1.0, 1.0, 1.0, None]})
+    series = W.version_series(info, min_versions=1)
+    assert W.version_models(series) == ["student-32d", "Student-64d", "student-128d"]

@@ -131,14 +131,14 @@ def order_versions(runs: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The same rows sorted by model (runs without a model last, each its own group named
-        by the run), step (missing last), natural version label, creation time; with
+        The same rows sorted by model (natural order, case-insensitive: ``student-32d`` <
+        ``student-128d``; runs without a model last, each its own group named by the run), step (missing last), natural version label, creation time; with
         ``group`` (the model, else the run's name) and ``version_index`` (0, 1, ... within
         the group).
     """
     frame = runs.copy()
     frame["group"] = [m if isinstance(m, str) and m else n for m, n in zip(frame["model"], frame["name"], strict=True)]
-    keys = [((0 if isinstance(m, str) and m else 1), g.lower(), g, (1, 0.0) if pd.isna(s) else (0, float(s)),
+    keys = [((0 if isinstance(m, str) and m else 1), _natural(g), g, (1, 0.0) if pd.isna(s) else (0, float(s)),
              _natural(v), str(t)) for m, g, s, v, t in zip(frame["model"], frame["group"], frame["step"],
                                                            frame["version"], frame["created_at"], strict=True)]
     order = sorted(range(len(frame)), key=lambda i: keys[i])

@@ -85,7 +85,7 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.Da
     -------
     DataFrame
         :data:`SERIES_COLUMNS`, one row per run of a model with at least ``min_versions``
-        runs: models sorted by name (case-insensitive), then the versions in the order of
+        runs: models sorted by name (natural order, case-insensitive), then the versions in the order of
         :func:`~.roots.order_versions` — step ascending (runs without a step after those
         with one), then the version label in natural order (``epoch 9`` < ``epoch 10``),
         then creation order. ``position`` counts 0, 1, ... within the model; ``step`` is
