@@ -80,6 +80,13 @@ def test_compare_prints_significance_table(files: dict[str, Path], tmp_path: Pat
     assert code == 0
     text = capsys.readouterr().out
     assert "p_adjusted" in text and "holm" in text
+    assert "diff = mean_b - mean_a (run_b minus run_a" in text and "queries where run_b is above" in text
+    cmp_text = pd.read_csv(tmp_path / "cmp.csv")
+    for p in cmp_text["p_value"]:  # printed with 4 decimals, and never as 0
+        assert ("<0.0001" if p < 0.0001 else f"{p:.4f}") in text
+    from evalcore.cli.compare import _p_text
+
+    assert [_p_text(p) for p in (3e-7, 0.00012, 0.5, float("nan"))] == ["<0.0001", "0.0001", "0.5000", "-"]
     cmp = pd.read_csv(tmp_path / "cmp.csv")
     assert len(cmp) == 2 and set(cmp["metric"]) == {"ndcg", "recall"}
 

@@ -84,11 +84,16 @@ def run(args: argparse.Namespace) -> int:
                        seed=args.seed)
     cols = ["metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
             "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "note"]
-    show = res[[c for c in cols if c in res.columns]]
+    show = res[[c for c in cols if c in res.columns]].copy()
+    for c in ("p_value", "p_adjusted"):  # a p-value is never printed as 0 (the CSV keeps every digit)
+        if c in show.columns:
+            show[c] = [_p_text(p) for p in show[c]]
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
                            "display.float_format", "{:.4f}".format):
         print(f"Paired {args.test} test, correction {args.correction} across {len(res)} "
               f"comparison{'' if len(res) == 1 else 's'}, alpha {args.alpha}")
+        print("diff = mean_b - mean_a (run_b minus run_a, paired by query; > 0: run_b is better for a metric "
+              "where higher is better); wins / ties / losses = queries where run_b is above / equal to / below run_a")
         print(show.to_string(index=False))
     hsd = _hsd(args, table, mk) if args.hsd else None
     for path, frame in ((args.out, res), (args.hsd_out, hsd)):
@@ -97,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
             frame.to_csv(path, index=False, float_format="%.17g")
             print(f"wrote {path}")
     return 0
+
+
+def _p_text(p: float) -> str:
+    """A p-value with 4 decimals, '<0.0001' below them, '-' when there is none."""
+    if p != p:
+        return "-"
+    return "<0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
 def _same_aspect_pairs(names: list[str], aspects: dict, baseline: str | None) -> list[tuple[str, str]] | None:
