@@ -26,7 +26,7 @@ from ..io.embeddings import Embeddings
 from . import codecs
 from .artifacts import ObjectStore, Stored
 from .locations import CATALOGUE_NAME, is_workspace
-from .store import BUSY_DEADLINE, Catalogue, dumps, loads, now
+from .store import BUSY_DEADLINE, Catalogue, dumps, folder_writable, loads, now
 from .writelock import LOCK_NAME, writer_lock
 
 __all__ = ["WorkspaceCore", "RunRecord", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
@@ -156,6 +156,8 @@ class WorkspaceCore:
                 raise WorkspaceError("this folder holds other files and no evalcore workspace (catalogue.sqlite); "
                                      "a workspace is created in a new or empty folder", file=str(self.path))
             self.path.mkdir(parents=True, exist_ok=True)
+        elif not read_only and not folder_writable(self.path):  # a read-only mount or folder: read it
+            read_only = True
         self.catalogue = Catalogue(self.path / CATALOGUE_NAME, read_only=read_only, create=create)
         self.objects = ObjectStore(self.path)
 

@@ -146,6 +146,13 @@ class NoChange(Exception):  # noqa: N818 - a signal, not an error
         self.value = value
 
 
+def folder_writable(folder: Path) -> bool:
+    """Whether this process may create files in ``folder`` (the WAL's files, the writer lock, artifacts)."""
+    import os
+
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
 def _is_busy(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
@@ -176,8 +183,8 @@ class Catalogue:
     # ------------------------------------------------------------------ connections
     def _connect(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                   check_same_thread=True)
+            conn = sqlite3.connect(self._target(), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                   check_same_thread=True, uri=True)
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA synchronous = FULL")
@@ -186,6 +193,23 @@ class Catalogue:
         except sqlite3.DatabaseError as e:
             raise WorkspaceError(f"cannot open the catalogue ({e})", file=str(self.path)) from None
         return conn
+
+    def _target(self) -> str:
+        """The URI opened: the file, or for a read-only catalogue ``mode=ro``; in a folder this process cannot
+        write (a read-only mount, an archive), also ``immutable=1`` when no change waits in the WAL (SQLite
+        cannot create the shared-memory file there, and nobody can change the file anyway)."""
+        from urllib.parse import quote
+
+        uri = "file:" + quote(str(self.path.resolve()))
+        if not self.read_only:
+            return uri + "?mode=rwc"
+        if folder_writable(self.path.parent):
+            return uri + "?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise WorkspaceError("this read-only folder holds changes not yet merged into the catalogue "
+                                 f"({wal.name}): open a writable copy of it once", file=str(self.path.parent))
+        return uri + "?mode=ro&immutable=1"
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (opened on first use; a forked child opens its own)."""
