@@ -79,6 +79,15 @@ def _judged(qrels: Qrels, query_id: str) -> pd.DataFrame:
     return gt.sort_values("grade", ascending=False, kind="mergesort").reset_index(drop=True)
 
 
+def reference_order(qrels: Qrels, query_id: str) -> list[str]:
+    """A reference model's neighbours of ``query_id``, best first: the rows of its ground truth (built in
+    neighbour order, :func:`evalcore.embedding_runs.reference_ground_truth`); ``[]`` for an unknown query."""
+    qpos = pd.Index(qrels.query_ids).get_indexer([query_id])[0]
+    if qpos < 0:
+        return []
+    return [str(d) for d in qrels.doc_ids[qrels.q == qpos]]
+
+
 def query_diff(
     qrels_of: Mapping[str, Qrels],
     runs: Mapping[str, Run],
@@ -90,6 +99,7 @@ def query_diff(
     titles: Mapping[str, str] | None = None,
     aspects: Mapping[str, str | None] | None = None,
     domain: str = "",
+    reference_order: Sequence[str] | None = None,
 ) -> Diff:
     """The drill-down of ``query_id``: each run against its own ground truth ``qrels_of[run]``.
 
@@ -108,6 +118,10 @@ def query_diff(
     aspects : mapping run -> aspect name, optional
     domain : str
         Shown as is.
+    reference_order : sequence of str, optional
+        A reference model as the ground truth: its neighbours of the query, best first (as deep as
+        it was ranked). Each list then gets ``ref #`` (the item's rank there, ``> N`` beyond its
+        ``N``), and the ground-truth rows are labelled ``ref #1``, ``ref #2``...
     """
     k = max(1, int(k))
     names = list(runs)
@@ -123,6 +137,8 @@ def query_diff(
     for r in names:
         judged_of.setdefault(id(qrels_of[r]), _judged(qrels_of[r], str(query_id)))
     lists: dict[str, pd.DataFrame] = {}
+    ref_rank = None if reference_order is None else {str(d): i + 1 for i, d in enumerate(reference_order)}
+    beyond = f"> {len(reference_order)}" if reference_order is not None else ""
     for r in names:
         top = full[r][full[r]["rank"] <= k]
         jd = judged_of[id(qrels_of[r])]
@@ -138,6 +154,8 @@ def query_diff(
             "title": [titles.get(d, "") for d in top["doc_id"]],
             "grade_value": g,
         })
+        if ref_rank is not None:
+            lists[r].insert(3, "ref #", [str(ref_rank[d]) if d in ref_rank else beyond for d in top["doc_id"]])
     seen: dict[str, int] = {}
     for r in names:
         for d in lists[r]["doc_id"]:
@@ -148,7 +166,8 @@ def query_diff(
     for key in dict.fromkeys(id(qrels_of[r]) for r in names):
         group = [r for r in names if id(qrels_of[r]) == key]
         gt = judged_of[key].copy()
-        gt.insert(0, "label", [f"g{i + 1}" for i in range(len(gt))])
+        gt.insert(0, "label", [f"ref #{ref_rank[d]}" if ref_rank is not None and d in ref_rank else f"g{i + 1}"
+                               for i, d in enumerate(gt["doc_id"])])
         for r in group:
             gt[f"rank in {r}"] = [(str(rank_of[r][d]) if d in rank_of[r] else
                                    (f"> {depth[r]}" if depth[r] else "– (query not in the run)"))

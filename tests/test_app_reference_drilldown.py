@@ -41,9 +41,40 @@ def test_drilldown_with_a_reference_marks_what_the_metric_at_k_counts():
         top10 = {ids[i] for i in np.argsort(-cos)[:10]}
         truth = frame_with(at, "rank in student")
         assert set(truth["doc_id"]) == top3
-        listed = next(f for f in frames(at) if list(f.columns)[:3] == ["rank", "grade", "doc_id"])
+        listed = next(f for f in frames(at) if {"rank", "grade", "doc_id"} <= set(f.columns))
         marked = set(listed.loc[listed["grade"].astype(str).str.startswith("✔"), "doc_id"])
         assert marked == set(listed["doc_id"]) & top3
         hits += bool(marked)
         beyond += bool(set(listed["doc_id"]) & (top10 - top3))  # what the deepest cutoff would have marked
     assert hits and beyond  # the case is not trivial either way
+
+
+def test_drilldown_gives_each_listed_item_its_rank_among_the_reference_neighbours():
+    """A review: a student's near misses (the teacher's #11, #12) and far misses (#46) all read "· not judged".
+    Each list now has "ref #" (the rank among the reference's neighbours, "> N" beyond the N it ranked), and the
+    ground-truth rows are labelled by that rank."""
+    rng = np.random.default_rng(4)
+    ids = [f"i{n:03d}" for n in range(80)]
+    ref = rng.normal(size=(80, 8))
+    student = ref + rng.normal(scale=0.8, size=ref.shape)
+    settings = W.Settings(k=(3, 10), metrics=("ndcg",), gt_mode="tied")
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("ref.npz", _npz_of(ids, ref)), kind="reference")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("student.npz", _npz_of(ids, student)), name="student")
+    at = start(ws, "queries")
+    assert not at.exception and not at.error
+    unit = ref / np.linalg.norm(ref, axis=1, keepdims=True)
+    beyond = inside = 0
+    for qid in at.selectbox(key="w_queries_sel_query").options[:5]:
+        at.selectbox(key="w_queries_sel_query").select(qid).run()
+        q = ids.index(qid)
+        cos = unit @ unit[q]
+        cos[q] = -np.inf
+        order = [ids[i] for i in np.lexsort((np.array(ids), -cos))][:10]  # score desc, then id (the tie rule)
+        listed = next(f for f in frames(at) if "ref #" in f.columns)
+        expected = [str(order.index(d) + 1) if d in order else "> 10" for d in listed["doc_id"]]
+        assert listed["ref #"].tolist() == expected
+        beyond += expected.count("> 10")
+        inside += len(expected) - expected.count("> 10")
+        truth = frame_with(at, "rank in student")
+        assert truth["label"].tolist() == [f"ref #{order.index(d) + 1}" for d in truth["doc_id"]]
+    assert beyond and inside
