@@ -95,7 +95,10 @@ with f5:
                            help=f"{n_pages:,} pages of {P.PAGE_ROWS} queries")
 shown = P.page_of(ordered, int(page))
 st.session_state[IDS_KEY] = shown["query_id"].tolist()
-listed = shown if domains else shown.drop(columns=["domain"])  # no domain mapping: no empty column
+# the difference and runs A and B first (with many runs they sat off-screen, right of every other run)
+front = ["query_id", *(["domain"] if domains else []), D.DIFF_COLUMN, run_a, run_b]
+listed = shown[[c for c in dict.fromkeys([*front, *shown.columns]) if c in shown.columns
+                and (domains or c != "domain")]]  # no domain mapping: no empty column
 ui.dataframe(T.display_table(listed.rename(columns={D.DIFF_COLUMN: "difference B − A"})), hide_index=True,
              key="queries_table", on_select=on_row_selected, selection_mode="single-row",
              column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True)})

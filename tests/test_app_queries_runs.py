@@ -35,3 +35,11 @@ def test_the_drilldown_shows_run_a_and_run_b_as_picked():
     assert not at.exception
     assert _headers(at) == [f"A · {new_a}", f"B · {third}"] and _lists(at) == 2
     assert at.multiselect(key="q_more_runs").value == []
+
+
+def test_the_queries_table_shows_the_difference_and_runs_a_and_b_first():
+    at = start(None, "queries")
+    a, b = at.selectbox(key="w_queries_sel_run_a").value, at.selectbox(key="w_queries_sel_run_b").value
+    table = next(f for f in frames(at) if "difference B − A" in f.columns)
+    assert list(table.columns[:5]) == ["query_id", "domain", "difference B − A", a, b]
+    assert set(table.columns[5:]) == set(at.selectbox(key="w_queries_sel_run_a").options) - {a, b}
