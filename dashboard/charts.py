@@ -388,3 +388,37 @@ def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by
         fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig)
+
+
+def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Sequence[float] | None]], *,
+                  metric_label: str) -> go.Figure:
+    """Every model's metric across its versions on one axis: one line per model, no bands.
+
+    ``curves``: per model ``(model, frame, labels, steps)`` — ``frame`` a
+    :func:`evalcore.workspace.version_curve` output, ``labels`` the versions' texts, ``steps``
+    their steps, or None when the model's versions have none (then every model is drawn at its
+    version's position 1, 2, ...: the x axis is steps only when all models have them).
+    """
+    fig = go.Figure()
+    by_step = all(steps is not None for _, _, _, steps in curves)
+    for i, (model, frame, texts, steps) in enumerate(curves):
+        xs = np.asarray(steps if by_step else np.arange(1, len(frame) + 1), dtype=float)
+        custom = np.empty((len(frame), 5), dtype=object)
+        custom[:, 0] = [ttext(v) for v in texts]
+        custom[:, 1] = [ttext(r) for r in frame["run"]]
+        custom[:, 2] = frame["ci_low"].to_numpy(dtype=float)
+        custom[:, 3] = frame["ci_high"].to_numpy(dtype=float)
+        custom[:, 4] = frame["n"].to_numpy()
+        fig.add_trace(go.Scatter(
+            x=xs, y=frame["mean"].to_numpy(dtype=float), mode="lines+markers", name=ptext(model),
+            line={"color": color_of(i), "width": 2, "dash": dash_of(i)}, marker={"symbol": symbol_of(i), "size": 7},
+            customdata=custom,
+            hovertemplate=f"{ttext(model)}: %{{customdata[0]}} (run %{{customdata[1]}})<br>mean=%{{y:.4f}}<br>"
+                          "95% CI [%{customdata[2]:.4f}, %{customdata[3]:.4f}]<br>n=%{customdata[4]}<extra></extra>",
+        ))
+    xs_all = sorted({float(x) for t in fig.data for x in t.x})
+    fig.update_xaxes(title="step" if by_step else "version (1 = each model's first)")
+    if xs_all and len(xs_all) <= 30 and all(x == round(x) for x in xs_all):
+        fig.update_xaxes(tickvals=xs_all, ticktext=[f"{x:,.0f}" for x in xs_all])
+    fig.update_yaxes(title=ptext(metric_label))
+    return _layout(fig)

@@ -171,5 +171,18 @@ st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in 
                                                    "not every version has a step). "))
            + f"Line: mean {label} over the queries; band: {S.ci_caption()}.")
 
+if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_models",
+                                      help="One line per model (its mean at each version), to compare how the "
+                                           "models move; their bands and tests are each model's own, above."):
+    every = [(m, V.curve(ctx, sr, m, metric, k)) for m in sr.models()]
+    for m, o in every:
+        if not o.ok:
+            ui.show_error(o.error, prefix="The curve failed")
+            st.text(f"(model: {m})")
+    drawn = [(m, o.value.frame, o.value.labels, o.value.x if o.value.by_step else None) for m, o in every if o.ok]
+    ui.chart(charts.models_curves(drawn, metric_label=label), key="ver_all_curve", name="versions_all_models")
+    st.caption("x = the steps when every model's versions have them, else each model's versions in order "
+               f"(1 = its first). Line: mean {label} over the queries of each model's versions.")
+
 tests_section(ctx, sr, model, names, metric, k)
 changes_section(ctx, names, metric, k, label)
