@@ -381,13 +381,19 @@ def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by
     ))
     if by_step:
         fig.update_xaxes(title="step")
-        finite = xs[np.isfinite(xs)]
-        if 0 < len(finite) <= 30 and np.all(finite == np.round(finite)):  # whole steps (epochs): ticks at them
-            fig.update_xaxes(tickvals=finite.tolist(), ticktext=[f"{v:,.0f}" for v in finite])
+        _whole_step_ticks(fig, xs)
     else:
         fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig)
+
+
+def _whole_step_ticks(fig: go.Figure, xs: Sequence[float]) -> None:
+    """Whole steps (epochs), at most 30 of them: a tick at each (plotly would tick 1, 1.5, 2...)."""
+    steps = np.unique(np.asarray(xs, dtype=float))
+    steps = steps[np.isfinite(steps)]
+    if 0 < len(steps) <= 30 and np.all(steps == np.round(steps)):
+        fig.update_xaxes(tickvals=steps.tolist(), ticktext=[f"{v:,.0f}" for v in steps])
 
 
 def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Sequence[float] | None]], *,
@@ -416,9 +422,7 @@ def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Seque
             hovertemplate=f"{ttext(model)}: %{{customdata[0]}} (run %{{customdata[1]}})<br>mean=%{{y:.4f}}<br>"
                           "95% CI [%{customdata[2]:.4f}, %{customdata[3]:.4f}]<br>n=%{customdata[4]}<extra></extra>",
         ))
-    xs_all = sorted({float(x) for t in fig.data for x in t.x})
     fig.update_xaxes(title="step" if by_step else "version (1 = each model's first)")
-    if xs_all and len(xs_all) <= 30 and all(x == round(x) for x in xs_all):
-        fig.update_xaxes(tickvals=xs_all, ticktext=[f"{x:,.0f}" for x in xs_all])
+    _whole_step_ticks(fig, [float(x) for t in fig.data for x in t.x])
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig)

@@ -70,11 +70,16 @@ class Diff:
     colours: dict[str, str] = field(default_factory=dict)
 
 
-def _judged(qrels: Qrels, query_id: str) -> pd.DataFrame:
+def _rows_of(qrels: Qrels, query_id: str) -> np.ndarray | None:
+    """Mask of the judgment rows of ``query_id`` (in stored order), None for an unknown query."""
     qpos = pd.Index(qrels.query_ids).get_indexer([query_id])[0]
-    if qpos < 0:
+    return None if qpos < 0 else qrels.q == qpos
+
+
+def _judged(qrels: Qrels, query_id: str) -> pd.DataFrame:
+    sel = _rows_of(qrels, query_id)
+    if sel is None:
         return pd.DataFrame({"doc_id": pd.Series(dtype=object), "grade": pd.Series(dtype=np.int64)})
-    sel = qrels.q == qpos
     gt = pd.DataFrame({"doc_id": qrels.doc_ids[sel].astype(str), "grade": qrels.grades[sel].astype(np.int64)})
     return gt.sort_values("grade", ascending=False, kind="mergesort").reset_index(drop=True)
 
@@ -82,10 +87,8 @@ def _judged(qrels: Qrels, query_id: str) -> pd.DataFrame:
 def reference_order(qrels: Qrels, query_id: str) -> list[str]:
     """A reference model's neighbours of ``query_id``, best first: the rows of its ground truth (built in
     neighbour order, :func:`evalcore.embedding_runs.reference_ground_truth`); ``[]`` for an unknown query."""
-    qpos = pd.Index(qrels.query_ids).get_indexer([query_id])[0]
-    if qpos < 0:
-        return []
-    return [str(d) for d in qrels.doc_ids[qrels.q == qpos]]
+    sel = _rows_of(qrels, query_id)
+    return [] if sel is None else [str(d) for d in qrels.doc_ids[sel]]
 
 
 def query_diff(

@@ -137,25 +137,27 @@ more = st.multiselect("More runs side by side (C, D)", more_options, key="q_more
                       disabled=not more_options, help="Run A and run B are always shown; two more fit a wide window.")
 shown_runs = list(dict.fromkeys([run_a, run_b, *more]))
 depth_k = k if k > 0 else 10
-# each run against the ground truth its metric at k was computed against (a reference model's: its top-k at k)
-# a reference model as the ground truth: where each listed item sits among its neighbours (its deepest ranking)
+# each run against the ground truth its metric at k was computed against (a reference model's: its top-k at k);
+# with a reference model, where each listed item sits among its neighbours (its deepest ranking)
 ref = ctx.reference
-ref_order = None if ref is None else V.reference_order(ref.fixed if ref.fixed is not None else ref.deepest, qid)
 diff = S.memo(f"diff:{ctx.eval_key}:{qid}:{k}:{depth_k}:{shown_runs}:{ctx.settings.ties}", lambda: V.query_diff(
     {r: ctx.qrels_at(r, k) for r in shown_runs}, {r: ctx.runs[r] for r in shown_runs}, qid, k=depth_k,
     ties=ctx.settings.ties, rel_threshold=rel, titles=X.titles(ctx),
-    aspects={r: S.aspect_of(ctx, r) for r in shown_runs}, reference_order=ref_order))
+    aspects={r: S.aspect_of(ctx, r) for r in shown_runs},
+    reference_order=None if ref is None else V.reference_order(ref.fixed if ref.fixed is not None else ref.deepest,
+                                                               qid)))
+ref_ranked = any("ref #" in lst.columns for lst in diff.lists.values())
 tied = ref is not None and ref.mode == "tied" and k > 0
 st.caption(f"Top {depth_k} of each run. Grade: ✔ relevant (grade ≥ {rel}), ✗ judged not relevant, · not judged — "
            + (f"against the reference model's top {k}, the ground truth of {label} (· = not in it). " if tied else
               "each run against its own ground truth. ")
            + ("ref # = the item's rank among the reference model's neighbours of this query (> N: beyond the N it "
-              "ranked). " if ref_order is not None else "")
+              "ranked). " if ref_ranked else "")
            + "A document listed by several runs has the same colour "
            "everywhere; 'elsewhere' = its rank in the other runs (– = not in their lists).")
 titled = bool(X.titles(ctx))  # without document metadata, no empty title column
 list_columns = [c for c in V.LIST_COLUMNS if titled or c != "title"]
-if ref_order is not None:
+if ref_ranked:
     list_columns.insert(list_columns.index("doc_id"), "ref #")
 cols = st.columns(len(shown_runs), gap="small")
 for col, r in zip(cols, shown_runs, strict=True):

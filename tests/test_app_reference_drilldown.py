@@ -16,18 +16,24 @@ def _npz_of(ids: list[str], vectors: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
+def _queries_page(*, seed: int, n: int, noise: float):
+    """(ids, reference vectors, the Queries page): a reference model of ``n`` items as the ground truth (tied,
+    k 3 and 10) and a "student" = the reference plus Gaussian noise of scale ``noise``."""
+    rng = np.random.default_rng(seed)
+    ids = [f"i{i:03d}" for i in range(n)]
+    ref = rng.normal(size=(n, 8))
+    student = ref + rng.normal(scale=noise, size=ref.shape)
+    settings = W.Settings(k=(3, 10), metrics=("ndcg",), gt_mode="tied")
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("ref.npz", _npz_of(ids, ref)), kind="reference")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("student.npz", _npz_of(ids, student)), name="student")
+    return ids, ref, start(ws, "queries")
+
+
 def test_drilldown_with_a_reference_marks_what_the_metric_at_k_counts():
     """A reference model as the ground truth, mode "tied" (at each k, relevant = the reference's top-k):
     the drill-down's ✔ marks and its ground-truth table are those of the chosen k — what nDCG@k
     counted — not those of the deepest cutoff (a student with no hit in the reference's top 3 showed ✔)."""
-    rng = np.random.default_rng(3)
-    ids = [f"i{n:03d}" for n in range(60)]
-    ref = rng.normal(size=(60, 8))
-    student = ref + rng.normal(scale=1.2, size=ref.shape)
-    settings = W.Settings(k=(3, 10), metrics=("ndcg",), gt_mode="tied")
-    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("ref.npz", _npz_of(ids, ref)), kind="reference")
-    ws, _ = W.add_embedding_run(ws, W.Blob.of("student.npz", _npz_of(ids, student)), name="student")
-    at = start(ws, "queries")
+    ids, ref, at = _queries_page(seed=3, n=60, noise=1.2)
     at.selectbox(key="w_queries_sel_k").select(3).run()
     assert not at.exception and not at.error
     unit = ref / np.linalg.norm(ref, axis=1, keepdims=True)
@@ -53,14 +59,7 @@ def test_drilldown_gives_each_listed_item_its_rank_among_the_reference_neighbour
     """A review: a student's near misses (the teacher's #11, #12) and far misses (#46) all read "· not judged".
     Each list now has "ref #" (the rank among the reference's neighbours, "> N" beyond the N it ranked), and the
     ground-truth rows are labelled by that rank."""
-    rng = np.random.default_rng(4)
-    ids = [f"i{n:03d}" for n in range(80)]
-    ref = rng.normal(size=(80, 8))
-    student = ref + rng.normal(scale=0.8, size=ref.shape)
-    settings = W.Settings(k=(3, 10), metrics=("ndcg",), gt_mode="tied")
-    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("ref.npz", _npz_of(ids, ref)), kind="reference")
-    ws, _ = W.add_embedding_run(ws, W.Blob.of("student.npz", _npz_of(ids, student)), name="student")
-    at = start(ws, "queries")
+    ids, ref, at = _queries_page(seed=4, n=80, noise=0.8)
     assert not at.exception and not at.error
     unit = ref / np.linalg.norm(ref, axis=1, keepdims=True)
     beyond = inside = 0

@@ -276,7 +276,7 @@ _SETTING_FLAGS = {"k": "--k", "metrics": "--metrics", "ties": "--ties", "rel_thr
                   "gt_depth": "--reference-depth"}
 
 
-def _setting_text(name: str, value: Any) -> str:
+def _setting_text(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return " ".join(map(str, value))
     if isinstance(value, bool):
@@ -296,7 +296,7 @@ def _settings_change(ws: Any, settings: dict[str, Any]) -> tuple[str, str]:
     diff = [n for n in settings if getattr(have, n) != getattr(new, n)]
     if not diff:
         return "", ""
-    parts = [f"{n} {_setting_text(n, getattr(have, n))} (this command: {_setting_text(n, getattr(new, n))})"
+    parts = [f"{n} {_setting_text(getattr(have, n))} (this command: {_setting_text(getattr(new, n))})"
              for n in diff]
     flags = []
     for n in diff:
@@ -306,7 +306,7 @@ def _settings_change(ws: Any, settings: dict[str, Any]) -> tuple[str, str]:
         elif n == "sample_size" and not value:
             flags.append(f"no {flag}")
         else:
-            flags.append(f"{flag} {_setting_text(n, value)}")
+            flags.append(f"{flag} {_setting_text(value)}")
     return "its settings are " + "; ".join(parts), " ".join(flags)
 
 

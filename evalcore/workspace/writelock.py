@@ -33,7 +33,7 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "LOCK_NAME", "held"]
+__all__ = ["writer_lock", "LOCK_NAME"]
 
 #: The lock file's name inside a workspace folder.
 LOCK_NAME = "writer.lock"
@@ -145,14 +145,3 @@ def writer_lock(folder: str | os.PathLike, *, deadline: float) -> Iterator[None]
     finally:
         lock.release()
 
-
-def held(folder: str | os.PathLike) -> bool:
-    """Whether this thread holds the writer lock of ``folder``."""
-    lock = _lock_of(Path(folder))
-    got = lock.threads.acquire(blocking=False)
-    if not got:
-        return False
-    try:
-        return lock.depth > 0
-    finally:
-        lock.threads.release()
