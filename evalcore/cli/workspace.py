@@ -144,15 +144,19 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
     from ..workspace.artifacts import sha256_file
     from ..workspace.resolve import ranking_key
 
+    same_gt = _same_source_ground_truth(ws, args, ref)
     keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: (runs[n], p) for n, p in paths.items()},
-                                      vectors=vectors, fusions=fusion_opts, settings=settings)
+                                      vectors=vectors, fusions=fusion_opts, settings=settings, same_gt=same_gt)
     replacing = set(kept_info)  # recorded with other content, and --replace given
     given = run_info_options(args)
     if given:  # --run-model/--run-version/--run-step: the one run's info, over what it had
         for name in runs:
             kept_info[name] = {**kept_info.get(name, {}), **given}
-    if ref is not None:
-        ws.set_reference(ref, source_name=os.path.basename(args.reference_emb))
+    if same_gt:
+        pass  # recorded from these very bytes: nothing to store again
+    elif ref is not None:
+        sha = sha256_file(args.reference_emb) if os.path.isfile(args.reference_emb) else None
+        ws.set_reference(ref, source_name=os.path.basename(args.reference_emb), source_sha256=sha)
     else:
         ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
     ws.set_settings(**settings)
@@ -221,7 +225,8 @@ def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[s
 
 
 def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: dict, vectors: dict,
-                    fusions: dict, settings: dict[str, Any]) -> tuple[set[str], dict[str, dict[str, Any]]]:
+                    fusions: dict, settings: dict[str, Any], same_gt: bool = False
+                    ) -> tuple[set[str], dict[str, dict[str, Any]]]:
     """(runs already in ``ws`` with the same content, the model/version/step/tags of those to replace).
 
     Raises OptionError, before anything is written, when a run of the same name holds other content,
@@ -246,7 +251,7 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
                 same.add(name)
             else:
                 differ.append(name)
-    gt_note = _ground_truth_change(ws, args, ref)
+    gt_note = "" if same_gt else _ground_truth_change(ws, args, ref)
     settings_note, same_flags = _settings_change(ws, settings)
     if (differ or gt_note or settings_note) and not getattr(args, "replace", False):
         what = []
@@ -313,6 +318,37 @@ def _settings_change(ws: Any, settings: dict[str, Any]) -> tuple[str, str]:
 def _info_text(rec: Any) -> str:
     parts = [f"{k} {v}" for k, v in (("model", rec.model), ("version", rec.version), ("step", _step(rec.step))) if v]
     return f" ({', '.join(parts)})" if parts else ""
+
+
+def _same_source_ground_truth(ws: Any, args: argparse.Namespace, ref: Any) -> bool:
+    """Whether the workspace's active ground truth was recorded from the very file the command reads.
+
+    The same name, kind and SHA-256 of the bytes; for judgments the same format (the one asked
+    for, or detected from these bytes and name, as when it was recorded); for a reference model
+    the same ids too (a ``.npy``'s ids come from another file). Then nothing needs parsing,
+    comparing or storing again (a 300 MB reference was written and hashed twice per command).
+    """
+    import hashlib
+
+    import numpy as np
+
+    from ..io import detect_qrels_format
+    from ..workspace.artifacts import sha256_file
+
+    gt = ws.ground_truth()
+    path = str(args.reference_emb if ref is not None else args.qrels)
+    name = os.path.basename(path)
+    if (gt is None or gt["kind"] != ("reference" if ref is not None else "qrels") or not gt.get("source_sha256")
+            or gt["name"] != name or not os.path.isfile(path)):
+        return False
+    if ref is not None:
+        return (gt["source_sha256"] == sha256_file(path)
+                and np.array_equal(np.asarray(ws.reference_ids(), dtype=str), np.asarray(ref.ids, dtype=str)))
+    with open(path, "rb") as fh:
+        data = fh.read()
+    fmt = getattr(args, "qrels_format", "auto") or "auto"
+    return (gt["source_sha256"] == hashlib.sha256(data).hexdigest()
+            and (detect_qrels_format(data, name) if fmt == "auto" else fmt) == gt["format"])
 
 
 def _ground_truth_change(ws: Any, args: argparse.Namespace, ref: Any) -> str:

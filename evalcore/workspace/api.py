@@ -172,7 +172,7 @@ class Workspace(SettingsAndSideFiles):
                      lambda stored: [(a, s.sha256, None, *c) for (a, _), s, c in zip(parts, stored, counts, strict=True)])
 
     def set_reference(self, embeddings: Any, ids: Any = None, *, name: str | None = None,
-                      source_name: str | None = None) -> None:
+                      source_name: str | None = None, source_sha256: str | None = None) -> None:
         """Use a reference model's embeddings as the ground truth (seed 000: relevant = its neighbours).
 
         Parameters
@@ -183,6 +183,8 @@ class Workspace(SettingsAndSideFiles):
             See :func:`~.inputs.embeddings_input`.
         name : str, optional
             Display name (default: the file's name, else ``"reference"``).
+        source_name, source_sha256 : str, optional
+            The file the vectors came from and its SHA-256, for vectors given already loaded.
 
         Notes
         -----
@@ -190,6 +192,7 @@ class Workspace(SettingsAndSideFiles):
         is a setting (:meth:`set_settings`), applied at evaluation.
         """
         emb, src_name, sha = embeddings_input(embeddings, ids, what="reference embeddings", label=source_name)
+        sha = sha or source_sha256
         label = check_label(name, "the ground truth's name") or src_name or "reference"
 
         def stage() -> list:
@@ -208,6 +211,9 @@ class Workspace(SettingsAndSideFiles):
                 have = conn.execute("SELECT aspect, artifact, ids_artifact FROM ground_truth_parts WHERE gt_id = ? "
                                     "ORDER BY position", (active[0],)).fetchall()
                 if [tuple(r) for r in have] == [tuple(r[:3]) for r in rows]:
+                    if sha and conn.execute("UPDATE ground_truths SET source_sha256 = ? WHERE id = ? AND "
+                                            "source_sha256 IS NULL", (sha, active[0])).rowcount:
+                        return  # the same again, now with its source's SHA-256 (recorded before without)
                     raise NoChange()  # the same ground truth again
             conn.execute("UPDATE ground_truths SET active = 0 WHERE active = 1")
             cur = conn.execute("INSERT INTO ground_truths (name, kind, source_name, source_sha256, format, options, "

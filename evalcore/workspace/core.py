@@ -277,6 +277,13 @@ class WorkspaceCore:
         return self.read_embeddings(part.artifact, part.ids_artifact, what=f"ground truth {gt.name!r}",
                                     source=gt.source_name or gt.name)
 
+    def reference_ids(self) -> np.ndarray:
+        """The ids of the active reference ground truth, read (and verified) without its vectors."""
+        gt = self.ground_truth_record()
+        if gt is None or gt.kind != "reference":
+            raise OptionError("the workspace's ground truth is not a reference model")
+        return self._load(gt.parts[0].ids_artifact, "ids", what=f"ground truth {gt.name!r}", parse=codecs.read_ids)
+
     def domains(self) -> dict[str, str] | None:
         """The stored query -> domain map, or None."""
         row = self._side_row("domains")
