@@ -12,7 +12,7 @@ from dashboard import state as S
 from dashboard import ui
 
 _t0 = time.perf_counter()
-st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
+st.set_page_config(layout="wide", page_title="evalcore", page_icon=ui.ICON)
 
 P.sync()  # the session's workspace (named by the URL), read again when it changed on disk
 S.warm_up()  # import scipy.stats in the background before the Compare page needs it

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -19,6 +20,10 @@ import streamlit as st
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
+
+#: The browser tab's icon: a file here, so the dashboard asks nothing of the internet (a Material
+#: icon name as ``page_icon`` makes the browser fetch it from fonts.gstatic.com; offline, no icon).
+ICON = str(Path(__file__).with_name("icon.png"))
 
 PAGES = {
     "data": "pages/data.py",
@@ -72,7 +77,7 @@ def page_setup() -> None:
     """
     if st.session_state.get(VIA_APP):
         return
-    st.set_page_config(layout="wide", page_title="evalcore", page_icon=":material/leaderboard:")
+    st.set_page_config(layout="wide", page_title="evalcore", page_icon=ICON)
     from streamlit import config
 
     if not config.get_option("global.appTest"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from urllib.parse import urlsplit
 
 import browser_support as B
 import pytest
@@ -96,6 +97,10 @@ def page(context):
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.page_errors = errors  # type: ignore[attr-defined]
+    outside: list[str] = []  # requests to any other host than the dashboard's
+    pg.on("request", lambda r: outside.append(r.url) if urlsplit(r.url).hostname not in (
+        "localhost", "127.0.0.1", None) and not r.url.startswith(("data:", "blob:")) else None)
+    pg.external_requests = outside  # type: ignore[attr-defined]
     try:
         yield pg
     finally:

@@ -248,6 +248,8 @@ def test_demo_in_browser(server, page):
     assert B.selected(metric_box) == "recall"
     no_exception(page, "Overview after changing the metric")
     assert not page.page_errors, f"JavaScript errors: {page.page_errors}"
+    # every page, every interaction: nothing asked of another host (works offline, tells no one)
+    assert not page.external_requests, page.external_requests
     TIMINGS["demo_test_total_s"] = round(time.perf_counter() - t0, 1)
 
 
