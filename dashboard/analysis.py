@@ -93,3 +93,21 @@ def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, **op
     runs = {n: ctx.runs[n] for n in names}
     return S.memo(key, lambda: _c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings, metric, int(k),
                                           dict(options)))
+
+
+def tie_reordered(ctx: S.Context) -> list[str]:
+    """Runs ranked with equal scores by id ascending (embedding runs; fusions with a tie rule of their own)
+    whose order the settings' tie rule ``trec`` turns to id descending (``evaluate`` warns alike)."""
+    from evalcore.ranking import canonical_ties, has_equal_scores
+
+    if canonical_ties(ctx.settings.ties) != "trec":
+        return []
+    out = []
+    for src in ctx.ws.runs:
+        own = src.kind == "embedding" or (src.kind == "fused" and bool(src.fusion.ties)
+                                          and canonical_ties(src.fusion.ties) != "trec")
+        if own and src.name in ctx.runs and src.uid in ctx.run_keys:
+            if S.memo("ties:" + ctx.run_keys[src.uid], lambda r=ctx.runs[src.name]: has_equal_scores(r)):
+                out.append(src.name)
+    return out
+

@@ -17,6 +17,7 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import analysis as A
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
@@ -274,6 +275,11 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
         st.text("\n".join(lines))
         st.subheader("Settings")
         st.text("\n".join(ws.settings.summary_lines(reference=gt is not None and gt.kind == "reference")))
+        tied = A.tie_reordered(ctx) if ctx is not None and ctx.evaluation is not None else []
+        if tied:
+            st.warning(f"Equal scores of {', '.join(md_escape(n) for n in tied)} were ranked by id ascending (as "
+                       "the search ranks); the tie rule trec evaluates them by id descending. The tie rule "
+                       "docid_asc (Data page, Settings) keeps the search's order.", icon=":material/swap_vert:")
 
 
 # ------------------------------------------------------------------------------------------ coverage, aspects

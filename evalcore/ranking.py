@@ -228,3 +228,19 @@ def rank_order(run: Ranked, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarr
         hit = (order, _group_positions(run.q if identity else run.q[order]))
         run._cache[key] = hit
     return hit
+
+
+def has_equal_scores(run: Ranked) -> bool:
+    """Whether two rows of one query have the same score: there the tie rule decides the order.
+
+    >>> from evalcore.data import Run
+    >>> has_equal_scores(Run.from_dict({"q": {"a": 1.0, "b": 1.0}})), has_equal_scores(Run.from_dict({"q": {"a": 1.0}}))
+    (True, False)
+    """
+    q, s = np.asarray(run.q), np.asarray(run.scores)
+    same_q = q[1:] == q[:-1]
+    if not (np.all(q[1:] >= q[:-1]) and np.all((s[1:] <= s[:-1]) | ~same_q)):  # not ranked: sort first
+        order = np.lexsort((s, q))
+        q, s = q[order], s[order]
+        same_q = q[1:] == q[:-1]
+    return bool(np.any(same_q & (s[1:] == s[:-1])))

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalcore.cli.inputs import _has_ties
 from evalcore.data import Run
 from evalcore.io import load_embeddings
+from evalcore.ranking import has_equal_scores as _has_ties
 from evalcore.retrieval import exact_topk
 from evalcore.retrieval.blocks import _PageReleaser, _resident_bytes
 from evalcore.retrieval.scoring import _canonical_scores

@@ -26,7 +26,7 @@ from ..embedding_runs import (
 from ..errors import OptionError, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
-from ..ranking import canonical_ties
+from ..ranking import canonical_ties, has_equal_scores
 from ..retrieval import sample_queries
 from .options import (
     diversity_alpha,
@@ -201,17 +201,6 @@ def _only_queries(run: Run, keep: set[str]) -> Run:
     return run.with_rows(wanted[run.q])
 
 
-def _has_ties(run: Run) -> bool:
-    """Two rows of a query with the same score (a run from the search is ranked: one pass suffices)."""
-    q, s = run.q, run.scores
-    same_q = q[1:] == q[:-1]
-    if not (np.all(q[1:] >= q[:-1]) and np.all((s[1:] <= s[:-1]) | ~same_q)):  # not ranked: sort first
-        order = np.lexsort((s, q))
-        q, s = q[order], s[order]
-        same_q = q[1:] == q[:-1]
-    return bool(np.any(same_q & (s[1:] == s[:-1])))
-
-
 # ---------------------------------------------------------------------------- the whole command
 def _load_ground_truth(args: argparse.Namespace, aspect: str | None) -> Qrels:
     fmt = getattr(args, "qrels_format", "auto") or "auto"
@@ -327,7 +316,7 @@ def evaluate_from_args(
 
     generated = list(emb_info) + list(fusion_info)
     if canonical_ties(ties) == "trec":
-        tied = [n for n in generated if _has_ties(runs[n])]
+        tied = [n for n in generated if has_equal_scores(runs[n])]
         if tied:
             warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; "
                  "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
