@@ -152,8 +152,9 @@ def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, quer
                                     aspect=aspect if aspect in ws.aspects() else None)
 
     failed = _failed_text()
-    return report(P.write(change, on_demo="new"), f"added embedding run {docs.name}; it is ranked when first needed",
-                  failed=failed, prefix="Not loaded", where="embedding")
+    result = P.write(change, on_demo="new")
+    return report(result, f"added embedding run {result.value or name} (from {docs.name}); it is ranked when first "
+                  "needed", failed=failed, prefix="Not loaded", where="embedding")
 
 
 SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {

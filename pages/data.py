@@ -136,7 +136,7 @@ with c1:
     D.show_flash("runs")
 with c2:
     st.subheader("Embedding run")
-    with st.form("emb_form", clear_on_submit=True):
+    with st.form("emb_form", clear_on_submit=True, enter_to_submit=False):  # Enter in the name: no empty submit
         emb_name = st.text_input("Run name (default: the file name)", key="emb_name")
         emb = st.file_uploader("Document embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_emb")
         emb_ids = st.file_uploader("Ids for a .npy (one per line; optional)", key="up_emb_ids")
