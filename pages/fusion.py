@@ -46,11 +46,13 @@ names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in l
                                                                 if r.kind != "fused" and r.name in like][:3],
                        key="fu_runs", help="By default: runs evaluated against the same ground-truth aspect, with "
                                            "enough coverage.")
-mixed = {S.aspect_of(ctx, n) for n in names}
-if len(mixed) > 1:
-    ui.show_warning("These runs are evaluated against different ground-truth aspects ("
-                    + ", ".join(sorted(str(a) for a in mixed)) + "); the fused run is evaluated against the first "
-                    "one's. Fuse runs of one aspect to compare like with like.")
+mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))
+fused_aspect = mixed[0] if mixed else None
+if len(mixed) > 1:  # e.g. seed 001 §7: spaces tuned on content and vibes, fused and judged on overall similarity
+    st.info("These runs are evaluated against different ground-truth aspects (" + "; ".join(
+        f"{ui.md_escape(n)}: {ui.md_escape(str(S.aspect_of(ctx, n)))}" for n in names) + "). Choose the aspect the "
+            "fused run is judged against; ★ compares it with the runs of that aspect.", icon=":material/call_split:")
+    fused_aspect = st.selectbox("Judge the fused run against the aspect", mixed, format_func=str, key="fu_aspect")
 low = [n for n in names if n in set(S.low_coverage(ctx))]
 if low:
     ui.show_warning("Low coverage among the fused runs: " + ", ".join(low) + ".")
@@ -90,7 +92,8 @@ uids = [by_name[n].uid for n in names]
 spec = dict(c=c, top_n=int(top_n) or None, method=method, norm=norm)
 
 # preview: the fused run evaluated next to its inputs (a temporary workspace; every step cached)
-preview_ws, uid = W.add_fused_run(ws, uids, weights, name=ws.unique_name(name.strip() or method), **spec)
+preview_ws, uid = W.add_fused_run(ws, uids, weights, name=ws.unique_name(name.strip() or method),
+                                  aspect=fused_aspect, **spec)
 keep = set(uids) | {uid}
 preview_ws = dataclasses.replace(preview_ws, runs=tuple(r for r in preview_ws.runs if r.uid in keep))
 pctx = S.context(ws=preview_ws)
@@ -108,8 +111,13 @@ label = ui.label_of(metric, k)
 text, best = T.overview_table(summ, runs=pctx.run_names, eligible=S.comparable_runs(pctx, mix=True),
                               groups={r: S.aspect_of(pctx, r) for r in pctx.run_names})
 st.subheader("The fused run next to its inputs")
+several = len(S.aspects_in_use(pctx)) > 1
+if several:
+    text = text.copy()
+    text.insert(0, "aspect", [str(S.aspect_of(pctx, r)) for r in text.index])
 st.dataframe(text, key="fu_table", column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
-st.caption(f"★ = best of the column. Mean [{S.ci_caption()}] over the evaluated queries.")
+st.caption("★ = best of the column" + (" among the runs of the same aspect" if several else "")
+           + f". Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
@@ -117,7 +125,7 @@ if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     in_names = [ws.run_by_uid(u).name for u in uids]
     done = P.write(lambda store: store.add_fused_run(
         W.free_name(name.strip() or method, store.run_names()), in_names, weights=weights, c=c,
-        top_n=spec["top_n"], method=method, norm=norm, aspect=S.aspect_of(ctx, in_names[0])))
+        top_n=spec["top_n"], method=method, norm=norm, aspect=fused_aspect))
     if done.ok:
         st.success("Added and saved in the workspace; it now appears on every page (remove or rename it on the Data "
                    "page)." + (f" The demo is read-only: it was saved in a copy of it, {ui.md_escape(done.created)}."

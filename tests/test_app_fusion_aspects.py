@@ -1,0 +1,36 @@
+"""Fusion of runs judged against different aspects (seed 001 §7: spaces tuned on content and vibes, fused and
+judged on overall similarity). A review: the fused run silently took the first input's aspect, and the table
+starred "the best of the column" within each aspect without showing the aspects (vibe 0.151 ★, anchor 0.219)."""
+
+from __future__ import annotations
+
+from test_app_views import CONTENT, OVERALL, VIBES, goto, seed001_run, seed001_workspace, start
+
+from evalcore import workspace as W
+
+
+def _fusion_table(at):
+    return next(d.value for d in at.dataframe if getattr(d.value, "index", None) is not None
+                and d.value.index.name == "run" and "ndcg@10" in d.value.columns)
+
+
+def test_the_fused_run_is_judged_against_the_aspect_chosen_and_the_table_shows_aspects():
+    ws, _ = W.add_ranked_run(seed001_workspace(), W.Blob.of("overall_run.trec", seed001_run(OVERALL)),
+                             aspect=OVERALL)
+    at = goto(start(ws, "overview"), "fusion")
+    at.multiselect(key="fu_runs").set_value(["content_run", "vibes_run", "overall_run"]).run()
+    assert not at.exception
+    box = at.selectbox(key="fu_aspect")
+    assert box.options == [CONTENT, VIBES, OVERALL] and box.value == CONTENT  # default: the first input's
+    box.select(OVERALL).run()
+    table = _fusion_table(at)
+    assert dict(zip(table.index, table["aspect"], strict=True)) == {
+        "content_run": CONTENT, "vibes_run": VIBES, "overall_run": OVERALL, "rrf": OVERALL}
+    stars = table["ndcg@10"].str.startswith("★")
+    assert stars["content_run"] and stars["vibes_run"]  # each alone in its aspect
+    assert stars[["overall_run", "rrf"]].sum() == 1
+    assert any("among the runs of the same aspect" in c.value for c in at.caption)
+    at.button(key="fu_add").click().run()
+    assert not at.exception
+    fused = next(r for r in at.session_state["ws"].runs if r.kind == "fused")
+    assert fused.aspect == OVERALL
