@@ -111,3 +111,18 @@ def tie_reordered(ctx: S.Context) -> list[str]:
                 out.append(src.name)
     return out
 
+
+def cut_embedding_runs(ctx: S.Context, names: list[str]) -> dict[str, int]:
+    """Embedding runs among ``names`` ranked to fewer items than they rank in all (the settings' depth):
+    name -> the length of their whole ranking (the corpus, less the item itself when item-to-item)."""
+    out = {}
+    for src in ctx.ws.runs:
+        if src.name not in names or src.kind != "embedding" or src.uid not in ctx.run_keys:
+            continue
+        docs = S.memo("ndocs:" + ctx.run_keys[src.uid], lambda src=src: len(W.run_embeddings(src)))
+        own_queries = src.query_blob is not None or bool(src.store is not None and src.store.record.query_artifact)
+        whole = docs - (0 if own_queries else 1)
+        if ctx.settings.depth < whole:
+            out[src.name] = whole
+    return out
+

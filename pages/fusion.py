@@ -53,6 +53,12 @@ if len(mixed) > 1:  # e.g. seed 001 §7: spaces tuned on content and vibes, fuse
         f"{ui.md_escape(n)}: {ui.md_escape(str(S.aspect_of(ctx, n)))}" for n in names) + "). Choose the aspect the "
             "fused run is judged against; ★ compares it with the runs of that aspect.", icon=":material/call_split:")
     fused_aspect = st.selectbox("Judge the fused run against the aspect", mixed, format_func=str, key="fu_aspect")
+cut = A.cut_embedding_runs(ctx, names)
+if cut:  # seed 001 §7.2 fuses whole rankings
+    st.info(f"The fusion sees the top {ctx.settings.depth} of the embedding runs "
+            + ", ".join(ui.md_escape(n) for n in cut) + f" (the settings' ranking depth), not their whole rankings "
+            f"({max(cut.values())} items): an item ranked deeper adds nothing to its fused score. A ranking depth of "
+            f"{max(cut.values())} (Data page, Settings) fuses whole rankings.", icon=":material/vertical_align_top:")
 low = [n for n in names if n in set(S.low_coverage(ctx))]
 if low:
     ui.show_warning("Low coverage among the fused runs: " + ", ".join(low) + ".")
@@ -78,7 +84,7 @@ c1, c2, c3 = st.columns(3)
 with c1:
     c = st.number_input("c (RRF)", min_value=0.0, value=60.0, step=1.0, key="fu_c", disabled=method != "rrf")
 with c2:
-    top_n = st.number_input("Top-N per run (0 = whole lists)", min_value=0, value=0, step=10, key="fu_topn")
+    top_n = st.number_input("Top-N per run (0 = every item listed)", min_value=0, value=0, step=10, key="fu_topn")
 with c3:
     name = st.text_input("Name of the fused run", value="", key="fu_name", placeholder="the method's name")
 if not names:

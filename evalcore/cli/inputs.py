@@ -153,6 +153,24 @@ def runs_from_embeddings(
     return runs
 
 
+def _note_cut_embedding_inputs(fusion_info: dict[str, Any], emb_info: Mapping[str, Any]) -> None:
+    """Record, per fusion, the depth of its embedding inputs (``inputs_depth``), and warn where one was ranked
+    to fewer items than it could rank: beyond its depth it adds nothing, where whole rankings (seed 001 §7.2)
+    would add ``w / (c + rank)``."""
+    for name, info in fusion_info.items():
+        depths = {r: emb_info[r]["depth"] for r in info["runs"] if r in emb_info}
+        if not depths:
+            continue
+        info["inputs_depth"] = depths
+        whole = {r: emb_info[r]["n_docs"] - bool(emb_info[r]["item_to_item"]) for r in depths}
+        cut = [r for r in depths if depths[r] < whole[r]]
+        if cut:
+            warn(f"fusion {name!r} fuses the top {min(depths[r] for r in cut)} of {', '.join(map(repr, cut))} "
+                 f"(--emb-depth), not their whole rankings ({max(whole[r] for r in cut)} items): an item ranked "
+                 f"deeper adds nothing to its fused score; --emb-depth {max(whole[r] for r in cut)} fuses whole "
+                 "rankings")
+
+
 def fuse_runs(
     specs: Sequence[str],
     runs: Mapping[str, Run],
@@ -308,6 +326,7 @@ def evaluate_from_args(
         runs.update(fuse_runs(fuse_specs, inputs, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
                               method=args.fuse_method, norm=args.fuse_norm,
                               info=fusion_info))
+        _note_cut_embedding_inputs(fusion_info, emb_info)
     if not runs:
         raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")
     unknown = set(per_run_aspect) - set(runs)
