@@ -16,6 +16,9 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
     ev, runs = ctx.evaluation, dict(ctx.runs)
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
+    fusion = fusion_metadata(ctx)
+    if fusion:
+        meta["fusion"] = fusion
 
     def make() -> bytes:
         from evalcore.report import build_report
@@ -25,6 +28,24 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
         return json.dumps(rep, indent=1, ensure_ascii=False, allow_nan=False, default=str).encode("utf-8")
 
     return make
+
+
+def fusion_metadata(ctx: Any) -> dict[str, dict[str, Any]]:
+    """Each evaluated fused run's recipe, as ``evaluate --out`` writes it: its inputs' weights, ``c``,
+    ``top_n``, tie rule, method, normalisation, and the ranking depth of its embedding inputs."""
+    names = {r.uid: r.name for r in ctx.ws.runs}
+    kinds = {r.uid: r.kind for r in ctx.ws.runs}
+    out = {}
+    for src in ctx.ws.runs:
+        if src.kind != "fused" or src.name not in ctx.runs:
+            continue
+        f = src.fusion
+        out[src.name] = {"runs": {names.get(u, u): w for u, w in zip(f.inputs, f.weights, strict=True)}, "c": f.c,
+                         "top_n": f.top_n, "ties": f.ties or ctx.settings.ties, "method": f.method, "norm": f.norm}
+        deep = {names[u]: ctx.settings.depth for u in f.inputs if kinds.get(u) == "embedding"}
+        if deep:
+            out[src.name]["inputs_depth"] = deep
+    return out
 
 
 def results_csv(ctx: Any, run: str) -> Callable[[], bytes]:

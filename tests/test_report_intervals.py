@@ -6,6 +6,7 @@ as the leaderboard's percentile-bootstrap ones, and no field saying which.
 
 from __future__ import annotations
 
+import io
 import json
 from types import SimpleNamespace
 
@@ -67,7 +68,7 @@ def test_report_says_which_interval_it_carries():
 def test_the_dashboards_report_carries_the_intervals_its_pages_show():
     ev, runs = _evaluation(1)
     ctx = SimpleNamespace(evaluation=ev, runs=runs, settings=SimpleNamespace(sample_size=0, seed=42),
-                          ws=SimpleNamespace(ground_truth=None))
+                          ws=SimpleNamespace(ground_truth=None, runs=()))
     report = json.loads(S.report_json(ctx, top_k=5)())
     assert report["metadata"]["ci"]["method"] == S.MEAN_CI == "bootstrap"
     # what the Overview's leaderboard shows (dashboard.state.summary -> cache._c_summary)
@@ -75,3 +76,30 @@ def test_the_dashboards_report_carries_the_intervals_its_pages_show():
                                      seed=S.CI_SEED, aggregates=True)
     for lo, hi, agg, slo, shi, sagg in _cells(report, shown):
         assert _same(lo, slo) and _same(hi, shi) and _same(agg, sagg)
+
+
+def test_the_dashboards_report_carries_each_fused_runs_recipe():
+    """A review: the Overview's "Report (JSON)" had no weights or c of a fused run (seed 001 Step 8 asks for
+    them; ``evaluate --out`` writes them)."""
+    from evalcore import workspace as W
+    from evalcore.fusion import fuse
+    from evalcore.io.trec import write_trec_run
+
+    _, runs = _evaluation(2)
+    snap = W.Snapshot()
+    uids = []
+    for name, run in runs.items():
+        buf = io.StringIO()
+        write_trec_run(run, buf)
+        snap, uid = W.add_ranked_run(snap, W.Blob.of(f"{name}.trec", buf.getvalue().encode()), name=name)
+        uids.append(uid)
+    snap, _ = W.add_fused_run(snap, uids, [1.0, 0.25], c=30.0, top_n=8, name="mix")
+    runs = {**runs, "mix": fuse(list(runs.values()), weights=[1.0, 0.25], c=30.0, top_n=8, ties="trec", name="mix")}
+    qrels = Qrels.from_records(*zip(*[(q, "d1", 1) for q in runs["a"].query_ids], strict=True))
+    ev = evaluate(qrels, runs, metrics=["ndcg"], k=[5])
+    ctx = SimpleNamespace(evaluation=ev, runs=runs, ws=SimpleNamespace(ground_truth=None, runs=snap.runs),
+                          settings=SimpleNamespace(sample_size=0, seed=42, ties="trec", depth=100))
+    meta = json.loads(S.report_json(ctx, top_k=5)())["metadata"]
+    assert meta["fusion"] == {"mix": {"runs": {"a": 1.0, "b": 0.25}, "c": 30.0, "top_n": 8, "ties": "trec",
+                                      "method": "rrf", "norm": "none"}}
+
