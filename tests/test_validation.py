@@ -419,6 +419,20 @@ def test_seed001_listed_ids_exist(tmp_path):
     names(msg, "movies.json", "'tt0000004'", OVERALL, "'tt9999999'", "not the id of any entry")
 
 
+def test_seed001_an_id_typed_as_a_number_is_named(tmp_path):
+    """A review: entry [10]'s id written as a number was reported only where another entry lists it."""
+    e = seed001()
+    listed = e[3][OVERALL][1]
+    j = next(i for i, x in enumerate(e) if x["movie_id"] == listed)
+    e[j]["movie_id"] = int(listed[2:])  # "tt0000002" -> 2
+    msg = raises(ConstraintError, load_seed, tmp_path, e)
+    names(msg, "not the id of any entry", f"entry [{j}]'s movie_id is the number {int(listed[2:])}",
+          "ids are strings")
+    e = seed001()
+    e[3][OVERALL][1] = "tt9999999"  # ids all strings: no such note
+    assert "the number" not in raises(ConstraintError, load_seed, tmp_path, e)
+
+
 def test_seed001_listed_ids_exist_even_when_none_does(tmp_path):
     # a list field naming no entry at all is not offered as an aspect; asking for it is a §1.3 error
     e = seed001()

@@ -103,6 +103,8 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
         where[qid] = i
         ids.append(qid)
     known = set(ids)
+    # entries whose id is a JSON number: named when a listed id is unknown (a string id typed as a number)
+    numbers = {i: e[id_field] for i, e in enumerate(entries) if not isinstance(e[id_field], str)}
     # list-valued fields in first-appearance order; aspects are those that name at least one entry
     list_fields: list[str] = []
     for e in entries:
@@ -125,12 +127,14 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
                 raise JsonShapeError(f"{_at(path)}: expected a list of ids, found {kind_of(raw)}; query {qid!r}",
                                      file=doc.label, line=doc.line(i), query=qid)
             items = [_id_text(doc, x, _key(path, j), "id", index=i) for j, x in enumerate(raw)]
-            _check_list(doc, i, qid, f, items, known)
+            _check_list(doc, i, qid, f, items, known, numbers=numbers if len(numbers) < len(entries) else {},
+                        id_field=id_field)
             lists[f].append(items)
     return _Ordered(id_field, ids, aspects, lists, [f for f in list_fields if f not in aspects])
 
 
-def _check_list(doc: _Doc, i: int, qid: str, field: str, items: list[str], known: set[str]) -> None:
+def _check_list(doc: _Doc, i: int, qid: str, field: str, items: list[str], known: set[str], *,
+                numbers: dict[int, Any], id_field: str) -> None:
     line = doc.line(i)
     n = declared_length(field)
     if n is not None and len(items) != n:
@@ -150,9 +154,14 @@ def _check_list(doc: _Doc, i: int, qid: str, field: str, items: list[str], known
         seen.add(x)
     for p, x in enumerate(items, start=1):
         if x not in known:
+            hint = ""
+            if numbers:  # some ids are strings, some numbers: likely the cause
+                j, v = next(iter(numbers.items()))
+                hint = (f"; note that entry [{j}]'s {id_field} is the number {v}, where other entries' ids are strings "
+                        f"(seed 001 §1.2: ids are strings)")
             raise ConstraintError(
                 f"query {qid!r}: id {x!r} in {field!r} (position {p}) is not the id of any entry; listed ids "
-                f"must come from the same set (seed 001 §1.3; at [{i}])", file=doc.label, line=line,
+                f"must come from the same set (seed 001 §1.3; at [{i}]){hint}", file=doc.label, line=line,
                 query=qid, item=x)
 
 
