@@ -259,3 +259,13 @@ def test_aspect_of_an_unknown_run_is_an_error(fixture_paths, tmp_path, capsys):
                  "--emb", f"a={fixture_paths['denseanchor']}", "--aspect", "a=overall", "--aspect", "zz=content"])
     assert code == 2
     assert "zz" in capsys.readouterr().err
+
+
+def test_report_names_each_runs_aspect_as_the_file_does(fixture_paths, tmp_path):
+    """A review: report.json kept what was typed (``vib``, ``VIBES``), not the field judged against."""
+    out = tmp_path / "out"
+    assert main(["evaluate", "--qrels", str(fixture_paths["gt"]), "--k", "5", "--out", str(out),
+                 "--emb", f"a={fixture_paths['denseanchor']}", "--emb", f"v={fixture_paths['densevibe']}",
+                 "--aspect", "a=OVERALL", "--aspect", "v=vib"]) == 0
+    aspects = json.loads((out / "report.json").read_text())["metadata"]["aspects"]
+    assert aspects == {"a": "5_most_similar_movies_overall_ordered", "v": "5_most_similar_movies_vibes_ordered"}

@@ -220,6 +220,15 @@ def _only_queries(run: Run, keep: set[str]) -> Run:
 
 
 # ---------------------------------------------------------------------------- the whole command
+def _field_names(args: argparse.Namespace, typed: Mapping[str, str | None]) -> dict[str, str]:
+    """Each run's aspect as the file names it (``--aspect vibe=vib`` -> the ``..._vibes_ordered`` field)."""
+    from ..io import list_aspects
+    from ..io.lists import pick_aspect
+
+    fields = list_aspects(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
+    return {n: pick_aspect(fields, a, label=str(args.qrels)) for n, a in typed.items()}
+
+
 def _load_ground_truth(args: argparse.Namespace, aspect: str | None) -> Qrels:
     fmt = getattr(args, "qrels_format", "auto") or "auto"
     return load_qrels(args.qrels, format=fmt, aspect=aspect)
@@ -361,7 +370,7 @@ def evaluate_from_args(
         assert isinstance(qrels_for, dict)
         if per_run_aspect or default_aspect:
             ev = evaluate_per_ground_truth({n: qrels_for[n] for n in runs}, runs, k=ks, **opts)
-            extra["aspects"] = {n: per_run_aspect.get(n, default_aspect) for n in runs}
+            extra["aspects"] = _field_names(args, {n: per_run_aspect.get(n, default_aspect) for n in runs})
         else:
             ev = evaluate(qrels_for[next(iter(runs))], runs, k=ks, **opts)
 
