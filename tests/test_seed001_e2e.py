@@ -212,7 +212,8 @@ def test_one_command_report_matches_independent_computation(fixture_paths, tmp_p
     want = expected(fixture_paths, top_n)
     runs = [*WEIGHTS, "combined"]
     assert report["metadata"]["ties"] == "docid_asc"
-    assert report["metadata"]["aspects"] == {**SPACE_ASPECT, "combined": "overall"}
+    assert report["metadata"]["aspects"] == {**{n: FIELDS[a] for n, a in SPACE_ASPECT.items()},
+                                             "combined": FIELDS["overall"]}
     assert report["metadata"]["fusion"]["combined"]["runs"] == WEIGHTS
     assert set(report["per_query"]) == set(want)
     for q, per_run in want.items():
