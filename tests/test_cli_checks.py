@@ -111,9 +111,13 @@ def test_compare_tests_runs_of_one_aspect_only(tmp_path, capsys):
     base = ["compare", "--qrels", str(seed001), *specs, "--metric", "ndcg@3", "--out", str(tmp_path / "c.csv")]
     assert main([*base, "--aspect", "a=content", "--aspect", "b=content", "--aspect", "overall"]) == 0
     err = capsys.readouterr().err
-    assert "different ground-truth aspects (content: a, b; overall: c): only runs of one aspect are compared" in err
+    assert ("different ground-truth aspects (5_most_similar_movies_content_ordered: a, b; "
+            "5_most_similar_movies_overall_ordered: c): only runs of one aspect are compared") in err
     pairs = pd.read_csv(tmp_path / "c.csv")[["run_a", "run_b"]].values.tolist()
     assert pairs == [["a", "b"]]
+    # the same field typed two ways is one aspect
+    assert main([*base, "--aspect", "a=content", "--aspect", "b=CONTENT", "--aspect", "c=content"]) == 0
+    assert "different ground-truth aspects" not in capsys.readouterr().err
     assert main([*base, "--aspect", "a=content", "--aspect", "overall", "--baseline", "b"]) == 0
     assert "not compared with the baseline: a" in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "c.csv")[["run_a", "run_b"]].values.tolist() == [["b", "c"]]
