@@ -108,6 +108,18 @@ def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
                   f"loaded ground truth {blob.name}", prefix="Not loaded", where="gt")
 
 
+def use_ground_truth(gt_id: int, label: str) -> bool:
+    """Make an earlier ground truth of the workspace the active one again."""
+    return report(P.write(lambda ws: ws.use_ground_truth(gt_id)), f"the ground truth is {label} again",
+                  where="gt")
+
+
+def earlier_ground_truths() -> list[dict]:
+    """The workspace's inactive ground truths, newest first (none on the demo)."""
+    ws = P.workspace()
+    return [] if ws.read_only else [g for g in ws.ground_truths() if not g["active"]]
+
+
 def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
     return report(P.write(lambda ws: ws.set_reference(blob.data, None if ids is None else ids.data,
                                                       source_name=blob.name), on_demo="new"),

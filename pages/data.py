@@ -68,6 +68,16 @@ else:
             else:
                 D.store_reference(D.blob_of(ref), D.blob_of(ref_ids))
             st.rerun()
+earlier = D.earlier_ground_truths()
+if earlier:  # a ground truth replaced is kept: bring it back without uploading it again
+    with st.expander(f"Earlier ground truths ({len(earlier)})", icon=":material/history:"):
+        labels = {g["id"]: f"{g['name']} ({g['kind']}, {g['n_queries'] or 0:,} queries, loaded "
+                           f"{str(g['created_at'])[:16].replace('T', ' ')} UTC)" for g in earlier}
+        pick = st.selectbox("Ground truth", list(labels), format_func=labels.get, key="gt_earlier")
+        if st.button("Use it again", key="gt_use_earlier",
+                     help="Makes it the workspace's ground truth again; the current one is kept here in turn."):
+            D.use_ground_truth(pick, labels[pick])
+            st.rerun()
 gt_flash = st.container()  # filled once the context is resolved, as the top of the page
 
 slot = st.empty()

@@ -1,4 +1,5 @@
-"""Settings, the dashboard's saved state and side files (domains, metadata, query texts) of a workspace.
+"""Settings, the dashboard's saved state, side files (domains, metadata, query texts) and the earlier
+ground truths of a workspace.
 
 A base class of :class:`evalcore.workspace.api.Workspace` (split out to keep each module
 short). Settings are the :class:`~.model.Settings` fields, one catalogue row each (JSON);
@@ -19,7 +20,7 @@ from . import codecs
 from .core import WorkspaceCore
 from .inputs import is_source, source_bytes
 from .model import Settings
-from .store import dumps, loads, now
+from .store import NoChange, dumps, loads, now
 
 __all__ = ["SettingsAndSideFiles", "SETTING_FIELDS", "SIDE_ROLES"]
 
@@ -130,6 +131,34 @@ class SettingsAndSideFiles(WorkspaceCore):
         rows = self.catalogue.read(lambda c: c.execute(
             "SELECT role, name, source_sha256, artifact FROM side_files").fetchall())
         return {r[0]: {"name": r[1], "source_sha256": r[2], "artifact": r[3]} for r in rows}
+
+    # ------------------------------------------------------------------ earlier ground truths
+    def ground_truths(self) -> list[dict[str, Any]]:
+        """Every ground truth the workspace has held, newest first (setting another keeps the previous one).
+
+        Each: ``id``, ``name``, ``kind``, ``source_name``, ``created_at``, ``active`` and the first part's
+        ``n_queries``; :meth:`use_ground_truth` makes one active again.
+        """
+        rows = self.catalogue.read(lambda c: c.execute(
+            "SELECT g.id, g.name, g.kind, g.source_name, g.created_at, g.active, p.n_queries FROM ground_truths g "
+            "LEFT JOIN ground_truth_parts p ON p.gt_id = g.id AND p.position = 0 ORDER BY g.id DESC").fetchall())
+        keys = ("id", "name", "kind", "source_name", "created_at", "active", "n_queries")
+        return [dict(zip(keys, (*r[:5], bool(r[5]), r[6]), strict=True)) for r in rows]
+
+    def use_ground_truth(self, gt_id: int) -> None:
+        """Make an earlier ground truth (an ``id`` of :meth:`ground_truths`) the active one again; the runs are
+        evaluated against it from then on (evaluations recorded against another one read as stale)."""
+        def record(conn: sqlite3.Connection, stored: list) -> None:
+            row = conn.execute("SELECT active FROM ground_truths WHERE id = ?", (int(gt_id),)).fetchone()
+            if row is None:
+                have = [r[0] for r in conn.execute("SELECT id FROM ground_truths ORDER BY id")]
+                raise OptionError(f"no ground truth {gt_id!r} in this workspace; its ground truths are {have}")
+            if row[0]:
+                raise NoChange()
+            conn.execute("UPDATE ground_truths SET active = 0 WHERE active = 1")
+            conn.execute("UPDATE ground_truths SET active = 1 WHERE id = ?", (int(gt_id),))
+
+        self.commit(lambda: [], record)
 
     def _settings_with(self, overrides: Mapping[str, Any]) -> Settings:
         changes = {k: v for k, v in overrides.items() if v is not None}
