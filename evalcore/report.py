@@ -21,7 +21,7 @@ from .evaluate import Evaluation
 from .intervals import DEFAULT_RESAMPLES
 from .results import ResultColumns, first_appearance, group_stats
 
-__all__ = ["build_report", "write_outputs", "write_per_query_csv", "results_by_k"]
+__all__ = ["build_report", "report_json_text", "write_outputs", "write_per_query_csv", "results_by_k"]
 
 _INDENT_ROWS = 50_000  # report.json is indented (indent=1) up to this many table rows
 
@@ -233,13 +233,16 @@ def _write_csv(table: Any, path: str | os.PathLike) -> None:
     pacsv.write_csv(table, str(path), write_options=pacsv.WriteOptions(quoting_style="needed"))
 
 
-def _report_json(evaluation: Evaluation, runs: Mapping[str, Run] | None, *, top_k: int,
-                 metadata: Mapping[str, Any] | None, indent: int | None) -> str:
+def report_json_text(evaluation: Evaluation, runs: Mapping[str, Run] | None = None, *, top_k: int = 10,
+                     metadata: Mapping[str, Any] | None = None, indent: int | None = 1, ci_method: str = "t",
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> str:
     """``json.dumps(build_report(...), indent=indent, ensure_ascii=False, allow_nan=False)``, the per-query
-    part written directly as text (:mod:`evalcore.report_json`; same bytes, several times faster)."""
+    part written directly as text (:mod:`evalcore.report_json`; same text, several times faster and a
+    fraction of the memory of the dict); options as :func:`build_report`."""
     from .report_json import per_query_dict, per_query_entries, per_query_text, report_text
 
-    rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata, include_per_query=False)
+    rep = build_report(evaluation, runs, top_k=top_k, metadata=metadata, include_per_query=False,
+                       ci_method=ci_method, n_resamples=n_resamples, seed=seed)
     pq = per_query_entries(_entries_source(evaluation), runs, top_k=top_k,
                            ties=evaluation.settings.get("ties", "trec"))
     if pq.labels and pq.distinct:
@@ -271,7 +274,7 @@ def write_outputs(
     # here, which nothing else touches) while report.json is built
     with ThreadPoolExecutor(1) as pool:
         csv_done = pool.submit(_write_csv, _per_query_arrow(evaluation), written[0])
-        text = _report_json(evaluation, runs, top_k=top_k, metadata=metadata, indent=indent)
+        text = report_json_text(evaluation, runs, top_k=top_k, metadata=metadata, indent=indent)
         csv_done.result()
     written[1].write_text(text, encoding="utf-8")
     for run_name in evaluation.runs:
