@@ -242,14 +242,33 @@ def _pair_values(a: _Lists, b: _Lists, ks: Sequence[int], measures: Sequence[str
             else:
                 qs, ii, jj = sq[cut], si[cut], sj[cut]
                 order = np.lexsort((ii, qs))
-                qs, ii, jj = qs[order], ii[order], jj[order]
-                val = np.full(nq, np.nan)
-                bounds = np.searchsorted(qs, np.arange(nq + 1))
-                for qi in np.flatnonzero(np.diff(bounds) >= 2):
-                    lo, hi = bounds[qi], bounds[qi + 1]
-                    val[qi] = _tau(ii[lo:hi], jj[lo:hi])
-                out.append(("kendall_tau", k, val))
+                out.append(("kendall_tau", k, _tau_rows(qs[order], jj[order], nq)))
     return out
+
+
+def _tau_rows(qs: np.ndarray, jj: np.ndarray, nq: int) -> np.ndarray:
+    """Kendall's τ-b per query of ranks without ties, all queries at once (NaN with fewer than 2 items).
+
+    ``qs`` sorted, and within a query the items in their order in A; ``jj`` their ranks in B. Ranks in
+    one list are distinct, so τ-b = (C − D) / (n(n−1)/2) with D the pairs out of order in ``jj``,
+    computed as ``scipy.stats.kendalltau(variant="b")`` computes it (same float operations, same bits;
+    one SciPy call per query and pair took minutes for 14 runs x 20,000 queries).
+    """
+    val = np.full(nq, np.nan)
+    bounds = np.searchsorted(qs, np.arange(nq + 1))
+    sizes = np.diff(bounds)
+    for n in np.unique(sizes[sizes >= 2]).tolist():
+        rows = np.flatnonzero(sizes == n)
+        first, second = np.triu_indices(n, 1)
+        tot = n * (n - 1) // 2
+        step = max(1, 2**22 // tot)  # bounded memory: a few MB of pairs at a time
+        dis = np.empty(len(rows), dtype=np.int64)
+        for lo in range(0, len(rows), step):
+            block = jj[bounds[rows[lo:lo + step]][:, None] + np.arange(n)]
+            dis[lo:lo + step] = np.count_nonzero(block[:, first] > block[:, second], axis=1)
+        tau = (tot - 2 * dis) / np.sqrt(tot) / np.sqrt(tot)
+        val[rows] = np.clip(tau, -1.0, 1.0)
+    return val
 
 
 def _check_ks(k: int | Iterable[int]) -> list[int]:
