@@ -285,13 +285,14 @@ class Workspace(SettingsAndSideFiles):
             part of it (``"content"``), stored as the ground truth's full name when there is
             one; default the first aspect.
         replace : bool
-            Replace a run of the same name (it keeps its place); else that is an error.
+            Replace a run of the same name (it keeps its place). Without it, the very same run again
+            (content, run info, aspect) changes nothing, as a restarted training script needs; another
+            run of that name is an error.
         source_name, source_sha256 : str, optional
             Provenance to record (default: the file's name and the SHA-256 of its bytes).
         """
         name = check_run_name(name)
         meta = self._meta(model, version, step, tags)
-        self._check_free(name, replace)
         run, src_name, sha = run_input(path_or_run, name=name, format=format, label=source_name)
         aspect = self._aspect(aspect)
         return self._insert(name, "ranked", meta, lambda: [self.put("run", lambda p: codecs.write_run(run, p))],
@@ -322,7 +323,6 @@ class Workspace(SettingsAndSideFiles):
         """
         name = check_run_name(name)
         meta = self._meta(model, version, step, tags)
-        self._check_free(name, replace)
         docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name)
         queries = None
         aspect = self._aspect(aspect)
@@ -370,7 +370,6 @@ class Workspace(SettingsAndSideFiles):
         if missing:
             raise OptionError(f"run {name!r}: no run named {missing} in the workspace")
         options["aspect"] = self._aspect(aspect) or records[names[0]].aspect
-        self._check_free(name, replace)
         return self._insert(name, "fused", meta, list, options, None, None, (None, None, None), replace)
 
     def _aspect(self, aspect: str | None) -> str | None:
@@ -387,20 +386,20 @@ class Workspace(SettingsAndSideFiles):
     def _meta(self, model: Any, version: Any, step: Any, tags: Any) -> tuple:
         return check_label(model, "model"), check_label(version, "version"), check_step(step), check_tags(tags)
 
-    def _check_free(self, name: str, replace: bool) -> None:
-        if replace:
-            return
-        if self.catalogue.read(lambda c: c.execute("SELECT 1 FROM runs WHERE name = ?", (name,)).fetchone()):
-            raise OptionError(f"a run named {name!r} already exists; choose another name or pass replace=True")
-
     def _insert(self, name: str, kind: str, meta: tuple, stage: Callable[[], list], options: dict,
                 src_name: str | None, sha: str | None, counts: tuple, replace: bool) -> str:
         model, version, step, tags = meta
 
         def record(conn: sqlite3.Connection, stored: list) -> str:
-            old = conn.execute("SELECT id, position FROM runs WHERE name = ?", (name,)).fetchone()
+            old = conn.execute("SELECT id, position, kind, model, version, step, tags, artifact, ids_artifact, "
+                               "query_artifact, query_ids_artifact, options FROM runs WHERE name = ?",
+                               (name,)).fetchone()
+            arts = [s.sha256 for s in stored] + [None] * (4 - len(stored))
             if old is not None and not replace:
-                raise OptionError(f"a run named {name!r} already exists; choose another name or pass replace=True")
+                if tuple(old[2:]) == (kind, model, version, step, dumps(list(tags)), *arts, dumps(options)):
+                    raise NoChange(name)  # the very same run again (a restarted script): nothing to do
+                raise OptionError(f"a run named {name!r} already exists with other content or run info; choose "
+                                  "another name or pass replace=True")
             for n in options.get("inputs", ()):
                 if not conn.execute("SELECT 1 FROM runs WHERE name = ?", (n,)).fetchone():
                     raise OptionError(f"run {name!r}: the run {n!r} it fuses is not in the workspace")
@@ -409,7 +408,6 @@ class Workspace(SettingsAndSideFiles):
                 position = old[1]
             else:
                 position = conn.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM runs").fetchone()[0]
-            arts = [s.sha256 for s in stored] + [None] * (4 - len(stored))
             conn.execute("INSERT INTO runs (name, position, kind, model, version, step, tags, created_at, source_name, "
                          "source_sha256, artifact, ids_artifact, query_artifact, query_ids_artifact, options, "
                          "n_queries, n_rows, dim) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
