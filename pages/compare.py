@@ -170,15 +170,29 @@ if len(in_use) > 1:
                         "runs and the ground truths.")
 comparable = S.comparable_runs(ctx, aspect=aspect, mix=mix)
 # the runs tested: every pair of them is one family of the correction (as the Versions page tests one model's)
-# (chosen again whenever the comparable runs change: another aspect, a run logged or let in)
+# When the comparable runs change (another aspect, a run logged or let in), a choice the user made keeps its
+# runs still there (a run logged meanwhile is offered, not added: the family of the correction stays theirs);
+# untouched, or with fewer than two left, the default is chosen again.
 if "cmp_runs" not in st.session_state or st.session_state.get("cmp_runs_of") != comparable:
-    st.session_state["cmp_runs"] = VS.default_compared(comparable, ctx.ws.runs)
+    before = [r for r in st.session_state.get("cmp_runs", []) if r in comparable]
+    if st.session_state.get("cmp_runs_own") and len(before) >= 2:
+        st.session_state["cmp_runs_new"] = [r for r in comparable if r not in (st.session_state.get(
+            "cmp_runs_of") or []) or r in st.session_state.get("cmp_runs_new", [])]
+        st.session_state["cmp_runs"] = before
+    else:
+        st.session_state["cmp_runs"] = VS.default_compared(comparable, ctx.ws.runs)
+        st.session_state["cmp_runs_own"], st.session_state["cmp_runs_new"] = False, []
     st.session_state["cmp_runs_of"] = comparable
 chosen = set(st.multiselect(
     "Runs compared", comparable, key="cmp_runs",
+    on_change=lambda: st.session_state.update(cmp_runs_own=True, cmp_runs_new=[]),
     help="Every pair of these runs is tested, and the correction for multiple comparisons runs over those pairs: "
          "the more runs, the more pairs and the stricter each test. With more than "
          f"{VS.COMPARE_ALL_UP_TO} runs the latest version of each model is chosen at first."))
+new_runs = [r for r in st.session_state.get("cmp_runs_new", []) if r in comparable and r not in chosen]
+if new_runs:
+    st.caption("New since your choice, not compared: " + ", ".join(ui.md_escape(r) for r in new_runs)
+               + " (add them above).")
 runs = [r for r in comparable if r in chosen]
 if len(comparable) >= 2 and len(runs) < 2:
     st.info("Choose at least two runs to compare.", icon=":material/info:")
