@@ -407,7 +407,13 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
                 {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
     pairs = [(ctx.runs[n], ctx.run_aspect[n]) for n in names]
     qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
+    if progress_slot is not None and ekey not in _memo():  # seconds at scale (14 runs x 20,000 queries: ~20 s)
+        n_q = max(q.n_queries for q in qmap.values())
+        progress_slot.info(f"Evaluating {len(pairs)} run(s) on {n_q:,} queries (every metric at every k)…",
+                           icon=":material/hourglass_top:")
     out = memo(ekey, lambda: _c_evaluate(ekey, qmap, pairs, settings, ctx.reference))
+    if progress_slot is not None:
+        progress_slot.empty()
     if not out.ok:
         ctx.eval_error = out.error
         return ctx
