@@ -35,7 +35,10 @@ with c3:
                         key="ag_p", disabled=measure != "rbo",
                         help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
 
-out = A.agreement(ctx, p, int(k))
+n_runs = len(ctx.run_names)
+with st.spinner(f"Comparing the top-{k} lists of {n_runs} runs ({n_runs * (n_runs - 1) // 2} pairs) on "
+                f"{len(A.evaluated_queries(ctx)):,} queries…"):  # tens of seconds at 14 runs x 20,000 queries
+    out = A.agreement(ctx, p, int(k))
 if not out.ok:
     ui.show_error(out.error, prefix="Agreement failed")
     st.stop()
