@@ -285,6 +285,12 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
 # ------------------------------------------------------------------------------------------ coverage, aspects
 
 
+def rows_height(n_rows: int, *, most: int = 25) -> int | str:
+    """A table height showing every row up to ``most`` (Streamlit's default shows 10 and scrolls the rest:
+    with 14 runs the leaderboard's ★ row could sit out of view)."""
+    return "auto" if n_rows <= 10 else (min(n_rows, most) + 1) * 35 + 3
+
+
 def coverage_banner(ctx: S.Context) -> None:
     """Flag each run below the coverage threshold; let the user include it in ★ and tests anyway."""
     low = S.low_coverage(ctx)

@@ -121,7 +121,8 @@ several = len(S.aspects_in_use(pctx)) > 1
 if several:
     text = text.copy()
     text.insert(0, "aspect", [str(S.aspect_of(pctx, r)) for r in text.index])
-st.dataframe(text, key="fu_table", column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
+st.dataframe(text, key="fu_table", height=ui.rows_height(len(text)),
+             column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
 st.caption("★ = best of the column" + (" among the runs of the same aspect" if several else "")
            + f". Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]

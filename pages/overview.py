@@ -53,7 +53,7 @@ lead.insert(0, "coverage", [coverage_text(int(cov.loc[r, "n_with_results"]), int
                             for r in runs])
 if len(S.aspects_in_use(ctx)) > 1:
     lead.insert(0, "aspect", [str(groups[r]) for r in runs])
-st.dataframe(lead, key="overview_table", column_config={
+st.dataframe(lead, key="overview_table", height=ui.rows_height(len(lead)), column_config={
     "_index": st.column_config.TextColumn("run", pinned=True),
     "coverage": st.column_config.TextColumn("coverage",
                                             help="Ground-truth queries the run returned results for"),
