@@ -158,6 +158,23 @@ def percentile_interval(means: np.ndarray, confidence: float = 0.95) -> tuple[np
     return low, high
 
 
+def _sorted_string_codes(col: pd.Series) -> tuple[np.ndarray, int]:
+    """``pd.factorize(col.astype(str), sort=True)``'s codes and count; a categorical column without
+    converting every row to a string (1.7 s for 5.6 M rows): its categories in use, sorted as strings."""
+    if isinstance(col.dtype, pd.CategoricalDtype) and not col.isna().any():
+        codes = col.cat.codes.to_numpy()
+        used = np.unique(codes)
+        names = np.asarray(col.cat.categories.astype(str), dtype=object)[used]
+        if len(set(names.tolist())) == len(names):  # else two categories print alike: merge them as factorize
+            rank = np.empty(len(used), dtype=np.int64)
+            rank[np.argsort(names, kind="stable")] = np.arange(len(used))
+            lookup = np.zeros(len(col.cat.categories), dtype=np.int64)
+            lookup[used] = rank
+            return lookup[codes], len(used)
+    codes, uniques = pd.factorize(col.astype(str), sort=True)
+    return codes, len(uniques)
+
+
 def mean_intervals(
     table: pd.DataFrame,
     *,
@@ -218,8 +235,7 @@ def mean_intervals(
     if method == "t":
         low, high, _ = t_interval(stats, confidence=c)
     elif g:
-        qcodes, qids = pd.factorize(data["query_id"].astype(str), sort=True)
-        nq = len(qids)
+        qcodes, nq = _sorted_string_codes(data["query_id"])
         step = max(1, _CELLS // max(nq, 1))
         for s in range(0, g, step):
             sel = (gid >= s) & (gid < s + step)
