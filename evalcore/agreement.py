@@ -195,14 +195,14 @@ class _Lists:
         order, pos = rank_order(run, ties=ties)
         keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
         rows = order[keep]
-        self.q = query_index.get_indexer(run.query_ids[run.q[rows]])
+        self.q = query_index.get_indexer(run.query_ids)[run.q[rows]]  # codes mapped, not every row's string
         inside = self.q >= 0  # queries outside ``query_ids`` are left out
         rows = rows[inside]
         self.q = self.q[inside].astype(np.int64)
         self.pos = pos[keep][inside].astype(np.int64)
         by_query = np.lexsort((self.pos, self.q))  # in ``query_index`` order, then by rank (once per run)
         rows, self.q, self.pos = rows[by_query], self.q[by_query], self.pos[by_query]
-        self.doc = doc_index.get_indexer(run.docs_at(rows)).astype(np.int64)
+        self.doc = run.doc_codes_in(doc_index.to_numpy())[rows].astype(np.int64)
         self.length = np.bincount(self.q, minlength=len(query_index)).astype(np.int64)
         self.n_docs = len(doc_index)
         self._keys: np.ndarray | None = None
@@ -359,7 +359,7 @@ def agreement(
     qindex = pd.Index(qids)
     _warn_missing_queries(run_list, qindex)
     depth = None if 0 in ks else max(ks)
-    docs = pd.Index(pd.unique(np.concatenate([r.doc_ids for r in run_list]).astype(object)))
+    docs = pd.Index(pd.unique(np.concatenate([r.doc_vocab for r in run_list]).astype(object)))  # each run's distinct
     lists = [_Lists(r, depth=depth, ties=ties, query_index=qindex, doc_index=docs) for r in run_list]
     pairs = list(itertools.combinations_with_replacement(range(len(lists)), 2)) if include_self \
         else list(itertools.combinations(range(len(lists)), 2))  # fmt: skip

@@ -36,9 +36,10 @@ with c3:
                         help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
 
 n_runs = len(ctx.run_names)
-with st.spinner(f"Comparing the top-{k} lists of {n_runs} runs ({n_runs * (n_runs - 1) // 2} pairs) on "
-                f"{len(A.evaluated_queries(ctx)):,} queries…"):  # tens of seconds at 14 runs x 20,000 queries
-    out = A.agreement(ctx, p, int(k))
+what = MEASURES[measure].split(" (")[0]
+with st.spinner(f"{what}: comparing the top-{k} lists of {n_runs} runs ({n_runs * (n_runs - 1) // 2} pairs) on "
+                f"{len(A.evaluated_queries(ctx)):,} queries…"):  # seconds to tens of seconds at 14 x 20,000
+    out = A.agreement(ctx, p, int(k), measure)
 if not out.ok:
     ui.show_error(out.error, prefix="Agreement failed")
     st.stop()
@@ -60,7 +61,7 @@ ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", 
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
            "fewer than 2 shared items), left out of the mean.")
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),
-                   file_name="agreement_per_query.csv", mime="text/csv", key="ag_download")
+                   file_name=f"agreement_{measure}@{k}_per_query.csv", mime="text/csv", key="ag_download")
 
 # ---------------------------------------------------------------- seed 000: the reference model's similarities
 st.subheader("Similarity agreement with the reference model")

@@ -72,11 +72,13 @@ class RunAgreement:
 
 
 def run_agreement(runs: Mapping[str, Run], *, query_ids: Sequence[str], k: Sequence[int], p: float,
-                  ties: str) -> RunAgreement:
-    """Overlap@k, RBO(p) and Kendall's τ of every pair of ``runs`` (and each run with itself)."""
+                  ties: str, measures: Sequence[str] = ("overlap", "rbo", "kendall_tau")) -> RunAgreement:
+    """Overlap@k, RBO(p) and Kendall's τ (or the ``measures`` named) of every pair of ``runs`` (and each
+    run with itself)."""
     from ..agreement import agreement, summarize_agreement
 
-    table = agreement(runs, k=list(k), p=p, ties=ties, query_ids=list(query_ids), include_self=True)
+    table = agreement(runs, k=list(k), p=p, ties=ties, query_ids=list(query_ids), include_self=True,
+                      measures=list(measures))
     return RunAgreement(table, summarize_agreement(table))
 
 
