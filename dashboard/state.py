@@ -566,8 +566,8 @@ def diversity(ctx: Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diversi
             without.append(name)
             continue
         aspect = ctx.run_aspect[name]
-        key = "div:" + _key(ctx.run_keys[src.uid], ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k),
-                            float(alpha))
+        key = "div:" + _key(ctx.run_keys[src.uid], name, ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k),
+                            float(alpha))  # the name too: the table's run column (two runs may share their content)
         qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
             set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
         # judged against what nDCG@k was judged against (a reference model's top-k at this k)

@@ -336,6 +336,21 @@ def test_diversity_of_uploaded_embeddings_and_none_without():
     assert any("No embeddings, not shown: bm25" in t.value for t in at.text)
 
 
+def test_diversity_of_two_runs_with_the_same_embeddings():
+    """Two runs of the same file under two names: each has its row (the cached table was keyed by the content
+    only, so the second name showed the first one's table and vanished from the table)."""
+    items = QUERIES + DOCS
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    blob = npz(items, 8, 4)
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("emb.npz", blob), name="emb")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("emb.npz", blob), name="emb_copy")
+    at = start(ws)
+    assert not errors(at)
+    text = diversity_text(at)
+    assert list(text.index) == ["emb", "emb_copy"]
+    assert text.loc["emb"].tolist() == text.loc["emb_copy"].tolist()
+
+
 P_TEXT = re.compile(r"^(<0\.001|0\.0*[1-9]\d{0,3}|1|–)$")  # at most 4 significant digits
 
 
