@@ -25,6 +25,7 @@ from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
+from evalcore.workspace import derived
 
 # ------------------------------------------------------------------------------------------ outcomes
 
@@ -50,6 +51,16 @@ def _attempt(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Outcome:
     except MemoryError:
         return Outcome(error="out of memory while processing this file; try a query sample")
     return Outcome(value, None, tuple(warns))
+
+
+def kept_frame(kind: str, key: str, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+    """The DataFrame ``compute()`` gives, read from the disk cache of results when an earlier server kept it
+    (:mod:`evalcore.workspace.derived`: same key, same engine), kept there otherwise."""
+    frame = derived.load_frame(kind, key)
+    if frame is None:
+        frame = compute()
+        derived.store_frame(kind, key, frame)
+    return frame
 
 
 def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -118,14 +129,26 @@ def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Setti
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
-    return _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
+    hit = derived.load_evaluation(key)  # kept on disk by an earlier server (same inputs, same code)
+    if hit is not None:
+        return Outcome(hit[0], None, hit[1])
+    out = _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
+    if out.ok:
+        derived.store_evaluation(key, out.value, out.warnings)
+    return out
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
                  _query_ids: list | None, judged_only: bool = False, alpha: float = W.DIVERSITY_ALPHA) -> Outcome:
-    return _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, alpha=alpha, query_ids=_query_ids,
-                    judged_only=judged_only)
+    table = derived.load_frame("diversity", key)  # kept on disk by an earlier server (same inputs, same code)
+    if table is not None:
+        return Outcome(table)
+    out = _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, alpha=alpha, query_ids=_query_ids,
+                   judged_only=judged_only)
+    if out.ok and not out.warnings:  # (a warning is shown once computed; not kept, so it is never lost)
+        derived.store_frame("diversity", key, out.value)
+    return out
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -138,8 +161,8 @@ def _c_summary(key: str, _table: pd.DataFrame, by: tuple[str, ...], ci_method: s
                seed: int) -> pd.DataFrame:
     from evalcore.intervals import summarize_with_intervals
 
-    return summarize_with_intervals(_table, by=by, method=ci_method, n_resamples=n_resamples, seed=seed,
-                                    aggregates="metric" in by)
+    return kept_frame("summary", key, lambda: summarize_with_intervals(
+        _table, by=by, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates="metric" in by))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

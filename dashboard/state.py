@@ -46,6 +46,7 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     _c_run,
     _c_summary,
     _c_universe,
+    kept_frame,
     outside_cache,
 )
 from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
@@ -580,7 +581,8 @@ def diversity(ctx: Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diversi
             runs.append(name)
         else:
             errs[name] = out.error
-    summ = shared("divsum:" + _key([ctx.eval_key, int(k), float(alpha), runs]), lambda: W.diversity_summary(tables))
+    skey = "divsum:" + _key([ctx.eval_key, int(k), float(alpha), runs])
+    summ = shared(skey, lambda: kept_frame("diversity_summary", skey, lambda: W.diversity_summary(tables)))
     return Diversity(summ, tuple(runs), tuple(without), errs)
 
 

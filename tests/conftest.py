@@ -19,12 +19,16 @@ SHARED_DIR = ROOT.parent / "shared"
 def _own_workspace_folders(tmp_path_factory):
     """No test reads or writes the user's workspaces or the user's cache: the folder of named workspaces
     (EVALCORE_WORKSPACES) and the cache of the built-in demo (XDG_CACHE_HOME) are temporary folders of
-    this test session (inherited by the Streamlit servers of the browser tests)."""
+    this test session (inherited by the Streamlit servers of the browser tests); the disk cache of
+    results (EVALCORE_CACHE) is off."""
     base = tmp_path_factory.mktemp("evalcore-home")
     patch = pytest.MonkeyPatch()
     patch.setenv("EVALCORE_WORKSPACES", str(base / "workspaces"))
     patch.setenv("XDG_CACHE_HOME", str(base / "cache"))
     patch.delenv("EVALCORE_WORKSPACE", raising=False)
+    # no results kept on disk between tests (a test of a computation must compute); the tests of that
+    # cache (test_derived_cache.py) turn it on in a folder of their own
+    patch.setenv("EVALCORE_CACHE", "off")
     yield base
     patch.undo()
 

@@ -6,7 +6,7 @@
   ``evalcore/workspaces`` (``$XDG_DATA_HOME`` or ``~/.local/share`` on Linux and other
   POSIX systems, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
   Windows);
-* :func:`demo_cache_dir` — where the read-only demo workspace is built once
+* :func:`cache_home` — the per-user cache folder; :func:`demo_cache_dir` — where the read-only demo workspace is built once
   (``$XDG_CACHE_HOME`` or ``~/.cache``; ``~/Library/Caches``; ``%LOCALAPPDATA%\\evalcore\\cache``);
 * :func:`check_name` — a workspace name is one folder name: no path separator, no
   leading dot (hidden folders are never listed), no control character, at most 100
@@ -30,6 +30,7 @@ __all__ = [
     "default_path",
     "default_root",
     "data_home",
+    "cache_home",
     "demo_cache_dir",
     "check_name",
     "plain_text",
@@ -78,9 +79,14 @@ def default_path() -> Path:
     return Path(env).expanduser() if env else default_root() / "default"
 
 
+def cache_home() -> Path:
+    """The platform's per-user cache folder of evalcore (see the module docstring; not created)."""
+    return _platform_dir("cache")
+
+
 def demo_cache_dir() -> Path:
     """Where the demo workspaces are built (one sub-folder per demo version and seed)."""
-    return _platform_dir("cache") / "demo"
+    return cache_home() / "demo"
 
 
 def plain_text(value: object, *, what: str, limit: int, error: type[Exception]) -> str:

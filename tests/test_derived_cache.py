@@ -1,0 +1,195 @@
+"""The disk cache of derived results (evalcore.workspace.derived) and the dashboard reading it after a restart.
+
+Every test uses a cache folder of its own (the suite turns the cache off elsewhere, conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from evalcore import workspace as W
+from evalcore.evaluation import Evaluation
+from evalcore.intervals import summarize_with_intervals
+from evalcore.workspace import derived as D
+from evalcore.workspace.demo import make_demo
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    f = tmp_path / "results"
+    monkeypatch.setenv(D.ENV_CACHE, str(f))
+    return f
+
+
+def demo_evaluation():
+    demo = make_demo(0)
+    return W.evaluate_workspace({None: demo.qrels}, [(r, None) for r in demo.runs.values()], W.Settings().validated())
+
+
+def random_table(seed: int) -> pd.DataFrame:
+    """A per-query table with domains, an unused category of each kind and look-alike ids."""
+    rng = np.random.default_rng(seed)
+    n = 500
+    runs = ["b", "a", "unused run"]
+    qids = [f"q{i}" for i in range(40)] + ["1", "01", " q", "é"]
+    return pd.DataFrame({
+        "run": pd.Categorical(rng.choice(runs[:2], n), categories=runs),
+        "query_id": pd.Categorical(rng.choice(qids, n), categories=qids),
+        "domain": pd.Categorical(rng.choice(["x", "y", ""], n), categories=["y", "x", "", "z"]),
+        "metric": pd.Categorical(rng.choice(["ndcg", "recall"], n), categories=["recall", "ndcg", "map"]),
+        "k": rng.choice([0, 5, 10], n).astype(np.int32),
+        "value": np.where(rng.random(n) < 0.1, np.nan, rng.random(n)),
+    })
+
+
+# ------------------------------------------------------------------------------------------ the store
+
+
+def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(D.ENV_CACHE, str(tmp_path / "c"))
+    assert D.cache_dir() == tmp_path / "c"
+    for off in ("off", "0", "none", "OFF"):
+        monkeypatch.setenv(D.ENV_CACHE, off)
+        assert D.cache_dir() is None
+        assert not D.store_frame("summary", "k", pd.DataFrame({"a": [1]}))
+        assert D.load_frame("summary", "k") is None
+    monkeypatch.delenv(D.ENV_CACHE)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    if os.name == "posix" and not os.uname().sysname == "Darwin":
+        assert D.cache_dir() == tmp_path / "xdg" / "evalcore" / "results"
+
+
+def test_an_evaluation_reads_back_equal(folder):
+    ev = demo_evaluation()
+    assert D.store_evaluation("key", ev, ("a warning",))
+    got, warnings = D.load_evaluation("key")
+    pd.testing.assert_frame_equal(got.table, ev.table)
+    pd.testing.assert_frame_equal(got.coverage, ev.coverage)
+    assert got.settings == ev.settings and warnings == ("a warning",)
+    for name in ("run", "query", "domain", "metric", "k", "value"):
+        assert getattr(got.columns, name).dtype == getattr(ev.columns, name).dtype
+    assert D.load_evaluation("another key") is None
+
+
+def test_a_random_evaluation_with_unused_categories_reads_back_equal(folder):
+    for seed in range(3):
+        table = random_table(seed)
+        ev = Evaluation(table, pd.DataFrame({"run": ["a", "b"], "n": [1, 2]}), {"m": [1, 2]})
+        assert D.store_evaluation(f"k{seed}", ev)
+        got, _ = D.load_evaluation(f"k{seed}")
+        pd.testing.assert_frame_equal(got.table, ev.table)  # categories, their order and unused ones; NaN values
+        assert list(got.table["domain"].cat.categories) == ["y", "x", "", "z"]
+
+
+def test_what_cannot_be_kept_exactly_is_not_kept(folder):
+    ev = demo_evaluation()
+    assert not D.store_evaluation("tuple", ev.with_settings({"k": (1, 2)}))  # would read back as a list
+    assert D.load_evaluation("tuple") is None
+    for frame in (pd.DataFrame({"a": ["x", None]}),  # text with a missing value
+                  pd.DataFrame({"a": [1, 2]}, index=[3, 4]),  # an index of its own
+                  pd.DataFrame({"a": pd.to_datetime(["2026-01-01"])})):  # a type not handled
+        assert not D.store_frame("f", "k", frame)
+        assert D.load_frame("f", "k") is None
+
+
+def test_summaries_read_back_equal(folder):
+    table = demo_evaluation().table
+    for by, aggregates in ((("run", "metric", "k"), True), (("run", "domain", "metric", "k"), False)):
+        s = summarize_with_intervals(table, by=by, method="bootstrap", n_resamples=200, seed=0, aggregates=aggregates)
+        assert D.store_frame("summary", str(by), s)
+        pd.testing.assert_frame_equal(D.load_frame("summary", str(by)), s)
+
+
+def test_another_engine_never_reads_a_result(folder, monkeypatch):
+    ev = demo_evaluation()
+    assert D.store_evaluation("key", ev)
+    monkeypatch.setattr(D, "code_fingerprint", lambda: "another engine")
+    assert D.load_evaluation("key") is None
+
+
+def test_the_fingerprint_covers_every_source_file():
+    package = Path(D.__file__).resolve().parents[1]
+    assert D.code_fingerprint() == D.code_fingerprint()
+    assert len(list(package.rglob("*.py"))) > 50  # the whole package is read, not one module
+
+
+def test_a_damaged_file_is_a_miss_and_is_removed(folder):
+    frame = pd.DataFrame({"a": [1.5, 2.5]})
+    assert D.store_frame("f", "k", frame)
+    (path,) = folder.glob("f-*.parquet")
+    path.write_bytes(path.read_bytes()[:50])
+    assert D.load_frame("f", "k") is None
+    assert not path.exists()
+
+
+def test_a_failed_write_leaves_no_file(folder, monkeypatch):
+    import pyarrow.parquet as pq
+
+    def broken(table, where, **kw):
+        Path(where).write_bytes(b"PAR1 half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    assert not D.store_frame("f", "k", pd.DataFrame({"a": [1.0]}))
+    assert list(folder.iterdir()) == []
+
+
+def test_the_folder_is_kept_under_its_size_least_recently_used_first(folder):
+    frame = pd.DataFrame({"a": np.random.default_rng(0).random(20_000)})
+    for i in range(3):
+        assert D.store_frame("f", f"k{i}", frame)
+    paths = {i: D._path(folder, "f", f"k{i}") for i in range(3)}
+    for i, p in paths.items():  # k0 oldest, then k2, then k1 (read last: recently used)
+        os.utime(p, (1000 + i, 1000 + i))
+    os.utime(paths[1], (5000, 5000))
+    size = paths[0].stat().st_size
+    assert D.store_frame("f", "k3", frame, max_bytes=3 * size + size // 2)
+    assert not paths[0].exists() and paths[1].exists() and paths[2].exists()
+    assert D.load_frame("f", "k3") is not None
+
+
+# ------------------------------------------------------------------------------------------ the dashboard
+
+
+def leaderboard(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "run" in d.value.columns)
+
+
+def test_a_restarted_dashboard_reads_the_evaluation_instead_of_computing_it(folder, monkeypatch):
+    """First server: computes and keeps. A restart (the server's caches cleared): the same pages from the disk,
+    with the engine's evaluation, summaries and diversity made to fail if called."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    first = leaderboard(at)
+    kinds = sorted({p.name.rsplit("-", 1)[0] for p in folder.glob("*.parquet")})
+    assert kinds == ["diversity", "diversity_summary", "evaluation", "summary"]
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+    def refuse(*a, **kw):
+        raise AssertionError("computed again")
+
+    import evalcore.intervals as I
+
+    monkeypatch.setattr(W, "evaluate_workspace", refuse)
+    monkeypatch.setattr(W, "run_diversity", refuse)
+    monkeypatch.setattr(I, "summarize_with_intervals", refuse)
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.run()
+    assert not again.exception
+    pd.testing.assert_frame_equal(leaderboard(again), first)
+    st.cache_data.clear()
+    st.cache_resource.clear()
