@@ -201,16 +201,14 @@ def load_frame(kind: str, key: str, *, folder: Path | None = None) -> Any:
 def store_frame(kind: str, key: str, frame: Any, *, folder: Path | None = None,
                 max_bytes: int = DEFAULT_MAX_BYTES) -> bool:
     """Keep ``frame`` under (``kind``, ``key``); False when there is no cache or the frame cannot be kept
-    exactly. Never raises for a disk problem (a cache is optional): it returns False."""
+    exactly. Never raises (a cache is optional): a disk or encoding problem returns False."""
     folder = folder if folder is not None else cache_dir()
     if folder is None:
         return False
-    encoded = _encode(frame)
-    if encoded is None:
-        return False
     try:
-        return _write(folder, _path(folder, kind, key), *encoded, max_bytes)
-    except OSError:
+        encoded = _encode(frame)
+        return encoded is not None and _write(folder, _path(folder, kind, key), *encoded, max_bytes)
+    except Exception:  # noqa: BLE001 - a disk or encoding problem: not kept (a cache never breaks a page)
         return False
 
 
@@ -226,21 +224,18 @@ def store_evaluation(key: str, ev: Any, warnings: tuple[str, ...] = (), *, folde
     folder = folder if folder is not None else cache_dir()
     if folder is None:
         return False
-    c = ev.columns
     try:
+        c = ev.columns
+        names = ("run", "query", "domain", "metric", "k", "value")
         meta = {"runs": list(c.runs), "domains": list(c.domains), "metrics": list(c.metrics),
-                "dtypes": {n: getattr(c, n).dtype.str for n in ("run", "query", "domain", "metric", "k", "value")},
+                "dtypes": {n: getattr(c, n).dtype.str for n in names}, "query_ids": [str(q) for q in c.query_ids],
                 "coverage": json.loads(json.dumps(ev.coverage_rows, default=_plain)),
                 "settings": json.loads(json.dumps(ev.settings, default=_plain)), "warnings": list(warnings)}
-    except (TypeError, ValueError):
-        return False
-    table = pa.table({n: getattr(c, n) for n in ("run", "query", "domain", "metric", "k", "value")})
-    meta["query_ids"] = [str(q) for q in c.query_ids]
-    if meta["settings"] != ev.settings or meta["coverage"] != ev.coverage_rows:
-        return False  # a tuple, a non-text key, a NaN...: not kept exactly (a tuple would read back as a list)
-    try:
+        if meta["settings"] != ev.settings or meta["coverage"] != ev.coverage_rows:
+            return False  # a tuple, a non-text key, a NaN...: not kept exactly (a tuple would read back as a list)
+        table = pa.table({n: getattr(c, n) for n in names})
         return _write(folder, _path(folder, "evaluation", key), table, meta, max_bytes)
-    except OSError:
+    except Exception:  # noqa: BLE001 - a disk or encoding problem: not kept (a cache never breaks a page)
         return False
 
 
