@@ -17,7 +17,7 @@ import pytest
 from retrieval_support import assert_same, brute_topk, tie_heavy, write_shards
 
 from evalcore.cli import main as cli_main
-from evalcore.errors import EvalcoreWarning, NonFiniteValueError, OptionError
+from evalcore.errors import EvalcoreWarning, NonFiniteValueError, OptionError, ShapeMismatchError
 from evalcore.io import open_shards
 from evalcore.io.shards import single_shard
 from evalcore.retrieval import exact_topk
@@ -210,3 +210,87 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
     assert cli_main(["topk", "--docs", str(tmp_path / "s"), "--k", "2", "--out", str(tmp_path / "r.trec"),
                      "--dask", "local:two"]) == 2
     assert capsys.readouterr().err.startswith("error: --dask expects local:N")
+
+
+def test_workers_that_read_other_files_are_refused(client, tmp_path):
+    """The client read the shards; the workers then read a copy with another row order, or a stale one with
+    fewer rows (another machine's copy): an error naming the shard, never scores beside the wrong ids."""
+    rng = np.random.default_rng(21)
+    c = rng.normal(size=(300, 8)).astype(np.float32)
+    ids = np.array([f"d{i}" for i in range(300)])
+    q = rng.normal(size=(12, 8)).astype(np.float32)
+    for change, text in (("reorder", "where it was searched"), ("stale", "rows and")):
+        folder = tmp_path / change
+        write_shards(folder, c, ids, [0, 100, 300])
+        shards = open_shards(folder)  # the client reads ids and sizes now
+        keep = np.arange(100, 300)[::-1] if change == "reorder" else np.arange(100, 250)
+        np.save(folder / "part-1.npy", c[keep])
+        (folder / "part-1_ids.txt").write_text("".join(f"{x}\n" for x in ids[keep]))
+        with pytest.raises(ShapeMismatchError, match=text) as e:
+            quiet_topk(q, shards, 10, backend=client)
+        assert "same files as the client" in str(e.value) and "part-1.npy" in str(e.value)
+
+
+def test_relative_shard_paths_are_made_absolute(tmp_path, monkeypatch):
+    write_shards(tmp_path / "s", np.eye(3, dtype=np.float32), list("abc"), [0, 1, 3])
+    monkeypatch.chdir(tmp_path)
+    shards = open_shards("s")
+    assert all(os.path.isabs(s.path) and os.path.isabs(s.ids_path) for s in shards.shards)
+    monkeypatch.chdir("/")  # a worker elsewhere still finds them
+    assert list(shards.read_ids()) == list("abc") and shards[0:3].shape == (3, 3)
+
+
+def test_a_port_that_is_not_a_scheduler_is_one_error(capsys, tmp_path):
+    """An HTTP server (the scheduler's dashboard port, say) kept the client waiting forever."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        write_shards(tmp_path / "s", np.eye(3, dtype=np.float32), list("abc"), [0, 3])
+        address = f"tcp://127.0.0.1:{server.server_address[1]}"
+        rc = cli_main(["topk", "--docs", str(tmp_path / "s"), "--k", "2", "--out", str(tmp_path / "r.trec"),
+                       "--dask", address, "--dask-timeout", "1"])
+        err = capsys.readouterr().err.splitlines()
+        assert rc == 2 and len(err) == 1 and err[0].startswith(f"error: cannot reach the Dask scheduler at {address}")
+    finally:
+        server.shutdown()
+
+
+def test_queries_lost_with_the_only_worker_are_scattered_again(corpus):
+    """One worker, killed inside a piece: the queries scattered to it are gone with it (tasks that need them
+    cannot be rerun), so the search starts again on the restarted worker; the same result."""
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    tmp, c, ids = corpus
+    log = tmp / "opened1.log"
+    log.write_text("")
+    names = (f"gate-{uuid.uuid4().hex}", f"started-{uuid.uuid4().hex}")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=50) as cluster, distributed.Client(cluster) as one:
+        gated = GatedShards(open_shards(tmp / "s"), *names, str(log))
+        gate, started = distributed.Event(names[0], client=one), distributed.Queue(names[1], client=one)
+        gate.clear()
+        killed = []
+
+        def kill_the_worker(done, total):
+            if done != 1 or killed:
+                return
+            started.get(timeout=60)  # the worker is inside piece 1, at the gate
+            (address,) = one.scheduler_info()["workers"]
+            os.kill(one.run(os.getpid, workers=[address])[address], signal.SIGKILL)
+            killed.append(address)
+            gate.set()
+
+        q = c[:15]
+        got = quiet_topk(q, gated, 10, query_ids=ids[:15], exclude_self=True,
+                         backend=DaskBackend(one, tasks_per_thread=1), progress=kill_the_worker)
+    assert len(killed) == 1
+    assert log.read_text().split().count("0") == 2  # searched again from the start
+    assert_same(got, brute_topk(q, c, 10, ids, ids[:15], exclude_self=True))

@@ -294,7 +294,8 @@ def open_shards(spec: str | os.PathLike, *, strict_ids: bool = True, check_ids: 
     dimension), ValueTypeError (another dtype), UnsafeFileError,
     DuplicateIdError.
     """
-    files = list_shard_files(spec)
+    # absolute paths: Dask workers open the files themselves, each in a working directory of its own
+    files = [os.path.abspath(f) for f in list_shard_files(spec)]
     shards: list[Shard] = []
     first_shape, first_dtype, offset = None, None, 0
     for path in files:
@@ -333,7 +334,7 @@ def single_shard(path: str | os.PathLike, ids_path: str | os.PathLike, *, strict
 
     The Dask backend searches it in pieces (row ranges), each read by a worker.
     """
-    shard, shape, dtype = _shard_meta(os.fspath(path), 0, strict_ids, ids_file=os.fspath(ids_path))
+    shard, shape, dtype = _shard_meta(os.path.abspath(path), 0, strict_ids, ids_file=os.path.abspath(ids_path))
     if shape[0] == 0:
         raise EmptyInputError("the file has no rows", file=os.fspath(path))
     out = ShardSet((shard,), int(shape[1]), np.dtype(dtype), os.fspath(path), strict_ids)

@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import logging
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,7 +42,15 @@ import numpy as np
 
 from ..errors import EvalcoreError, OptionError
 from .backends import SearchResult, SearchTask
-from .sharded import is_sharded, merge_partials, params_of, plan_pieces, result_of, search_piece
+from .sharded import (
+    check_ids,
+    is_sharded,
+    merge_partials,
+    params_of,
+    plan_pieces,
+    result_of,
+    search_piece,
+)
 
 __all__ = ["DaskBackend", "ClusterError", "INSTALL_HINT", "dask_client", "import_distributed", "local_cluster"]
 
@@ -86,7 +95,7 @@ class DaskBackend:
             raise OptionError("the Dask backend searches shard files that its workers read: give the documents "
                               "as .npy / .npz files, a directory or a glob of them (evalcore.io.open_shards), "
                               "not an array")
-        from distributed import KilledWorker, as_completed
+        from distributed import KilledWorker
 
         client, corpus = self.client, task.corpus
         threads = max(1, sum(client.nthreads().values()))
@@ -94,9 +103,38 @@ class DaskBackend:
         pieces = plan_pieces(corpus.shard_rows, -(-n // (threads * max(1, self.tasks_per_thread))))
         nq = task.queries.shape[0]
         queries = np.ascontiguousarray(task.queries[0:nq], dtype=np.float32)  # what _QueryBlock takes
+        for attempt in range(_ATTEMPTS):
+            try:
+                final = self._attempt(client, corpus, pieces, queries, task)
+                check_ids(final, corpus)  # the workers read the files the client read (not another copy)
+                return result_of(final, task.kk)
+            except _QueriesLost:
+                if attempt + 1 == _ATTEMPTS:
+                    raise ClusterError(f"the Dask cluster lost the queries {_ATTEMPTS} times (every worker holding "
+                                       "them died or was restarted); the workers may lack memory: use a smaller "
+                                       "block size or more workers") from None
+            except KilledWorker as e:
+                raise ClusterError(f"a search task was running on every worker that died ({e}); the workers may "
+                                   "lack memory: use a smaller block size or more workers") from None
+            except EvalcoreError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the cluster's own failures, in one line (the cause is chained)
+                first = (str(e).strip().splitlines() or [""])[0]
+                raise ClusterError(f"the search failed on the Dask cluster ({type(e).__name__}: {first}); see the "
+                                   "workers' logs: every worker needs evalcore and its dependencies installed and "
+                                   "the shard files at the same absolute paths") from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _attempt(self, client: Any, corpus: Any, pieces: list, queries: np.ndarray, task: SearchTask) -> Any:
+        """One search: scatter the queries, a task per piece, the tree of merges; the final Partial.
+        Raises :class:`_QueriesLost` when the scattered queries were lost with the workers holding them
+        (tasks that need them cannot be run again: the search is started again)."""
+        from distributed import as_completed
+
         own = task.self_pos
         q_fut = client.scatter(queries, broadcast=True, hash=False)
         s_fut = None if own is None else client.scatter(own, broadcast=True, hash=False)
+        scattered = [q_fut, *([s_fut] if s_fut is not None else [])]
         params = params_of(task, threads=1)
         futures = [client.submit(search_piece, corpus, p, q_fut, s_fut, params, pure=False) for p in pieces]
         level, merges = list(futures), []
@@ -106,28 +144,70 @@ class DaskBackend:
             merges += nxt
             level = nxt + ([level[-1]] if len(level) % 2 else [])
         try:
-            for done, fut in enumerate(as_completed(futures), 1):
+            done = 0
+            for fut in as_completed(futures):
                 if fut.status == "error":
                     fut.result()  # raises the task's error here
+                if fut.status != "finished":  # cancelled: the queries lost with their workers, or another cause
+                    if any(f.status != "finished" for f in scattered):
+                        raise _QueriesLost
+                    fut.result()  # raises why
+                done += 1
                 if task.progress is not None:
                     task.progress(done, len(futures))
-            return result_of(level[0].result(), task.kk)
-        except KilledWorker as e:
-            raise ClusterError(f"a search task was running on every worker that died ({e}); the workers may "
-                               "lack memory: use a smaller block size or more workers") from None
-        except EvalcoreError:
+            return level[0].result()
+        except Exception as e:
+            if any(f.status != "finished" for f in scattered) and not isinstance(e, EvalcoreError):
+                raise _QueriesLost from None
             raise
-        except Exception as e:  # noqa: BLE001 - the cluster's own failures, in one line (the cause is chained)
-            first = (str(e).strip().splitlines() or [""])[0]
-            raise ClusterError(f"the search failed on the Dask cluster ({type(e).__name__}: {first}); the "
-                               "scheduler and every worker need evalcore and its dependencies installed") from e
         finally:
-            client.cancel([q_fut, *([s_fut] if s_fut is not None else []), *futures, *merges])
+            client.cancel([*scattered, *futures, *merges])
+
+
+class _QueriesLost(Exception):
+    """The scattered queries were lost with the workers that held them."""
+
+
+_ATTEMPTS = 3
 
 
 def _unreachable(address: str, error: BaseException) -> ClusterError:
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return ClusterError(f"cannot reach the Dask scheduler at {address} ({text})")
+
+
+def _connect(distributed: Any, address: str, timeout: float) -> Any:
+    """``distributed.Client(address)`` within ``timeout`` seconds (plus a margin), whatever answers there.
+
+    The client's own ``timeout`` does not bound its handshake: a port that speaks HTTP (the scheduler's
+    dashboard, a web server) kept it waiting forever, and one that answers garbage raised a MemoryError
+    (a bogus frame length). Both are the one-line "cannot reach" error here.
+    """
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = distributed.Client(address, timeout=timeout)
+        except BaseException as e:  # noqa: BLE001 - reported below, in the caller's thread
+            box["error"] = e
+
+    thread = threading.Thread(target=connect, name="evalcore-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 2.0)
+    if thread.is_alive():
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: nothing answered as a scheduler within "
+                           f"{timeout:g} s (a scheduler listens on tcp://HOST:8786 by default; its dashboard's "
+                           "HTTP port is not it)")
+    error = box.get("error")
+    if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        raise error
+    if error is not None:
+        if isinstance(error, (OSError, TimeoutError)):
+            raise _unreachable(address, error) from None
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: what answered is not a Dask scheduler "
+                           f"({type(error).__name__}: {first})") from None
+    return box["client"]
 
 
 def local_cluster(n_workers: int) -> Any:
@@ -171,10 +251,7 @@ def dask_client(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
         with local_cluster(n) as cluster, distributed.Client(cluster) as client:
             yield client
         return
-    try:
-        client = distributed.Client(address, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise _unreachable(address, e) from None
+    client = _connect(distributed, address, timeout)
     try:
         try:
             client.wait_for_workers(1, timeout=timeout)

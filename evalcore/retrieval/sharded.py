@@ -38,7 +38,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..errors import EvalcoreError
+from ..errors import EvalcoreError, ShapeMismatchError
 from .backends import SearchResult, SearchTask
 from .inputs import _id_ranks
 from .local import LocalBackend
@@ -121,6 +121,11 @@ def search_piece(corpus: ShardedCorpus, piece: Piece, queries: np.ndarray, self_
                  params: PieceParams, progress: Callable[[int, int], None] | None = None) -> Partial:
     """Exact top-k of ``queries`` (nq, d) in one piece of ``corpus``, opened here (see the module docstring)."""
     vectors, ids = corpus.open_shard(piece.shard)
+    expected = corpus.shard_rows[piece.shard]
+    if len(ids) != expected or vectors.shape[0] != expected:  # another file where this process opened it
+        raise ShapeMismatchError(f"the shard has {vectors.shape[0]} rows and {len(ids)} ids here, but "
+                                 f"{expected} where the search was planned: every Dask worker must see the same "
+                                 "files as the client", file=corpus.shard_label(piece.shard))
     vectors, ids = vectors[piece.start : piece.stop], np.asarray(ids[piece.start : piece.stop], dtype=str)
     m = piece.stop - piece.start
     id_rank, id_order = _id_ranks(ids, corpus.shard_label(piece.shard))
@@ -163,6 +168,24 @@ def merge_partials(a: Partial, b: Partial, kk: int) -> Partial:
     best = np.lexsort((ids, neg), axis=1)[:, :kk]
     take = np.take_along_axis
     return Partial(take(rows, best, axis=1), take(scores, best, axis=1), take(ids, best, axis=1), a.zeros + b.zeros)
+
+
+def check_ids(p: Partial, corpus: ShardedCorpus) -> None:
+    """Raise :class:`ShapeMismatchError` when an id read where a piece was searched is not the id of its row in
+    ``corpus`` as read here (a worker that sees other files at the same paths: another row order, a stale copy),
+    naming the shard file; the final lists are exact only when both read the same files."""
+    valid = p.rows >= 0
+    if not valid.any():
+        return
+    rows = p.rows[valid]
+    bad = np.flatnonzero(p.ids[valid] != corpus.read_ids()[rows])
+    if bad.size:
+        row = int(rows[bad[0]])
+        shard = int(np.searchsorted(np.cumsum(corpus.shard_rows), row, side="right"))
+        raise ShapeMismatchError(
+            f"corpus row {row} is id {str(corpus.read_ids()[row])!r} here but {str(p.ids[valid][bad[0]])!r} where it "
+            "was searched: every Dask worker must see the same files as the client (the same content, not only "
+            "the same paths)", file=corpus.shard_label(shard))
 
 
 def result_of(p: Partial, kk: int) -> SearchResult:
