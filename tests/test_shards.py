@@ -295,3 +295,30 @@ def test_dask_flag_without_dask_says_how_to_install(tmp_path, monkeypatch, capsy
     assert capsys.readouterr().err.splitlines() == [
         "error: Dask is not installed: pip install 'evalcore[dask]' (dask.distributed) to use --dask"]
     assert not (tmp_path / "r.trec").exists()
+
+
+def test_evaluate_shards_into_a_workspace_records_the_ranking(tmp_path, capsys):
+    """The corpus of shards is not copied into the workspace: its run is recorded as the ranking computed (was:
+    'Is a directory' after the results, exit 1, nothing recorded; every sharded run with EVALCORE_WORKSPACE set)."""
+    from evalcore.workspace import Workspace
+
+    rng = np.random.default_rng(5)
+    c = rng.normal(size=(60, 4)).astype(np.float32)
+    ids = np.array([f"d{i}" for i in range(60)])
+    write_shards(tmp_path / "s", c, ids, [0, 25, 60])
+    np.save(tmp_path / "q.npy", c[:10])
+    (tmp_path / "q_ids.txt").write_text("".join(f"q{i}\n" for i in range(10)))
+    (tmp_path / "qrels.txt").write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(10)))
+    args = ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--emb", f"dense={tmp_path / 's'},{tmp_path / 'q.npy'}",
+            "--k", "5", "--ties", "docid_asc", "--workspace", str(tmp_path / "ws"), "--out", str(tmp_path / "out")]
+    assert cli_main(args) == 0
+    assert "recorded the ground truth, 1 run" in capsys.readouterr().out
+    ws = Workspace.open(tmp_path / "ws")
+    (rec,) = ws.run_records()
+    assert rec.kind == "ranked" and "sharded corpus" in rec.source_name
+    top = exact_topk(c[:10], open_shards(tmp_path / "s"), 60, query_ids=[f"q{i}" for i in range(10)])
+    stored = ws.load_run("dense")
+    want = sorted((f"q{i}", str(d)) for i in range(10) for d in top.doc_ids()[i])
+    assert sorted(zip(stored.query_ids[stored.q].tolist(), stored.docs_at(np.arange(len(stored.q))).tolist())) == want
+    assert cli_main(args) == 0  # again: the same run, kept
+    assert "1 already there with the same content: kept" in capsys.readouterr().out

@@ -114,6 +114,7 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     anything is written — unless ``--replace`` is given; a replaced run keeps its model,
     version, step and tags.
     """
+    from ..io.shards import is_shard_spec
     from ..workspace import Workspace
     from .options import file_exists, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
@@ -126,6 +127,9 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
                                             for s in getattr(args, "run", None) or []], strict=True))
     ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
     embs = [parse_emb_spec(spec, ids_map) for spec in getattr(args, "emb", None) or []]
+    # a corpus of shards is not copied into the workspace: its run is recorded as the ranking computed here
+    sharded = {sp.name: sp for sp in embs if is_shard_spec(sp.docs)}
+    embs = [sp for sp in embs if sp.name not in sharded]
     vectors = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries else None)
                for sp in embs}
     fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
@@ -135,17 +139,18 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     with ws.exclusive():
         return _record(ws, args, ev, runs, details, ref=ref, per_run=per_run, default_aspect=default_aspect,
                        paths=paths, embs=embs, vectors=vectors, fusions=fusions, fusion_opts=fusion_opts,
-                       settings=settings)
+                       settings=settings, sharded=sharded)
 
 
 def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], *, ref: Any,
             per_run: dict, default_aspect: Any, paths: dict, embs: list, vectors: dict, fusions: list,
-            fusion_opts: dict, settings: dict[str, Any]) -> str:
+            fusion_opts: dict, settings: dict[str, Any], sharded: dict) -> str:
     from ..workspace.artifacts import sha256_file
     from ..workspace.resolve import ranking_key
 
     same_gt = _same_source_ground_truth(ws, args, ref)
-    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs={n: (runs[n], p) for n, p in paths.items()},
+    file_runs = {**{n: (runs[n], p) for n, p in paths.items()}, **{n: (runs[n], None) for n in sharded}}
+    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs=file_runs,
                                       vectors=vectors, fusions=fusion_opts, settings=settings, same_gt=same_gt)
     replacing = set(kept_info)  # recorded with other content, and --replace given
     given = run_info_options(args)
@@ -164,6 +169,11 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
         if name not in keep:
             ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,
                        source_name=os.path.basename(path), source_sha256=sha256_file(path), **kept_info.get(name, {}))
+    for name, sp in sharded.items():
+        if name not in keep:
+            ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,
+                       source_name=f"{os.path.basename(os.path.normpath(sp.docs))} (top-{details['depth']} of a "
+                                   "sharded corpus)", **kept_info.get(name, {}))
     for sp in embs:
         docs, queries = vectors[sp.name]
         if sp.name not in keep:
@@ -240,7 +250,8 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
     from ..workspace.artifacts import sha256_file
 
     # a file run: the very same file bytes, else the same parsed run
-    checks = [(n, lambda n=n, r=r, p=p: have[n].source_sha256 == sha256_file(p) or _same_run(ws.load_run(n), r))
+    checks = [(n, lambda n=n, r=r, p=p: (p is not None and have[n].source_sha256 == sha256_file(p))
+               or _same_run(ws.load_run(n), r))
               for n, (r, p) in file_runs.items()]
     checks += [(n, lambda n=n, v=v: _same_vectors_pair(ws.load_embeddings(n), v)) for n, v in vectors.items()]
     checks += [(n, lambda n=n, o=o: _same_fusion(have[n].options, o)) for n, o in fusions.items()]
