@@ -190,10 +190,13 @@ def _file(text: str | None, what: str, *, required: bool = True) -> Path | None:
             raise OptionError(f"give the path of the {what}")
         return None
     path = Path(text).expanduser()
+    shards = ("; a folder or a glob of embedding shards is for the command line: rank it with "
+              "`python -m evalcore topk --docs DIR ...` and add the TREC run it writes")
     if path.is_dir():
-        raise OptionError(f"{text!r} is a folder, not a file (the {what}; a path on the server's disk)")
+        raise OptionError(f"{text!r} is a folder, not a file (the {what}; a path on the server's disk){shards}")
     if not path.is_file():
-        raise OptionError(f"no file at {text!r} (the {what}; a path on the server's disk)")
+        raise OptionError(f"no file at {text!r} (the {what}; a path on the server's disk)"
+                          + (shards if any(ch in text for ch in "*?[") else ""))
     return path
 
 

@@ -71,7 +71,8 @@ def _validate_table(
     every mean).
     """
     if not isinstance(table, pd.DataFrame):
-        raise OptionError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+        hint = " (pass its .table: the per-query table)" if hasattr(table, "table") else ""
+        raise OptionError(f"table must be a pandas DataFrame, got {type(table).__name__}{hint}")
     missing = [c for c in required if c not in table.columns]
     if missing:
         raise OptionError(

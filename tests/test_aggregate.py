@@ -256,3 +256,12 @@ def test_mean_pm_std_text_blocks_order_and_title():
         mean_pm_std_text(t, runs=["nope"])
     with pytest.raises(OptionError):
         mean_pm_std_text(t, ddof=2)
+
+
+def test_an_evaluation_instead_of_its_table_says_what_to_pass():
+    from evalcore.errors import OptionError
+    from evalcore.evaluation import Evaluation
+
+    table = pd.DataFrame({"run": ["a"], "query_id": ["q"], "metric": ["ndcg"], "k": [1], "value": [1.0]})
+    with pytest.raises(OptionError, match=r"got Evaluation \(pass its \.table"):
+        summarize(Evaluation(table, pd.DataFrame({"run": ["a"]})))

@@ -314,6 +314,7 @@ def test_add_from_a_local_path_memory_maps_a_npy(tmp_path, monkeypatch):
     where = [i for i, (kind, text) in enumerate(shown) if kind == "error" and "is a folder, not a file" in text]
     heads = {text: i for i, (kind, text) in enumerate(shown) if kind in ("header", "subheader")}
     assert len(where) == 1 and heads["Embedding run"] < where[0] < heads["Loaded runs"], shown
+    assert "evalcore topk --docs DIR" in shown[where[0]][1]  # shards: where they go instead
     assert ws.run_names() == ["big"]
 
 

@@ -20,7 +20,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--weight", action="append", metavar="NAME=W", help="weight of a run (default 1; rrf and wsum)")
     p.add_argument("--c", type=float, default=60.0, help="RRF constant (default 60)")
     p.add_argument("--top-n", type=int, default=None, help="use only the top N of each input list")
-    p.add_argument("--ties", default="docid_asc", help="tie rule for input ranks and output order")
+    p.add_argument("--ties", default="docid_asc", help="tie rule for input ranks and output order (default docid_asc, unlike evaluate and compare: trec)")
     p.add_argument("--depth", type=int, default=None, help="write only the top DEPTH fused documents per query")
     p.add_argument("--name", default=None, help="run name and TREC tag (default: the method, e.g. rrf)")
     p.add_argument("--out", required=True)

@@ -37,7 +37,7 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
 ``--dask ADDRESS`` (+ ``--dask-timeout SECONDS``)
     The exact top-k of sharded embeddings runs on a Dask cluster: a scheduler
     address (``tcp://host:8786``) or ``local:N`` (N local worker processes,
-    started and stopped by the command); needs ``pip install 'evalcore[dask]'``.
+    started and stopped by the command); needs ``pip install -e '.[dask]' in evalcore's folder``.
     Same runs as without it.
 
 So seed 001 — three spaces, each against its aspect, plus their weighted RRF
@@ -187,7 +187,7 @@ def add_dask_options(p) -> None:
     """``--dask ADDRESS`` and ``--dask-timeout`` (shared with ``evaluate`` and ``compare``)."""
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="search on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
-                        "(N local worker processes); needs pip install 'evalcore[dask]'")
+                        "(N local worker processes); needs pip install -e '.[dask]' in evalcore's folder")
     p.add_argument("--dask-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="seconds to wait for the Dask scheduler and its first worker (default 10)")
 

@@ -18,7 +18,7 @@ not given.  The shards are searched one after the other, memory-mapped, and
 the run is the same, byte for byte, as the search of their concatenation.
 
 ``--dask ADDRESS`` runs the search on a Dask cluster
-(:mod:`evalcore.retrieval.dask_backend`; ``pip install 'evalcore[dask]'``):
+(:mod:`evalcore.retrieval.dask_backend`; ``pip install -e '.[dask]' in evalcore's folder``):
 ADDRESS is a scheduler (``tcp://host:8786``; the workers must see the shard
 files at the same paths) or ``local:N``, a local cluster of N worker
 processes started and stopped by the command.  Same run, byte for byte.

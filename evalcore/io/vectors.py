@@ -158,7 +158,8 @@ def _read_npy(data: bytes | None, path: Path | None, name: str, *, ids_src: Sour
         if ids_path is None:
             stem = path.name[:-4] if path.name.lower().endswith(".npy") else path.name
             raise InputFormatError(
-                f"no ids file beside it: expected {stem}_ids.txt or {stem}.ids.txt, or pass an ids file", file=name)
+                f"no ids file beside it: expected {stem}_ids.txt or {stem}.ids.txt, or pass an ids file (on the "
+                "command line: --emb-ids NAME=FILE, --reference-ids FILE, or topk's --doc-ids / --query-ids)", file=name)
         ids = read_ids(ids_path)
         ids_name = str(ids_path)
     else:

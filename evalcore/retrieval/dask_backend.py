@@ -22,7 +22,7 @@ completion.  When a worker is lost, the scheduler runs its tasks again on
 the others (up to ``distributed.scheduler.allowed-failures`` times); tasks are
 pure functions of their inputs, so the result does not change.
 
-``distributed`` is optional (``pip install 'evalcore[dask]'``) and imported
+``distributed`` is optional (``pip install -e '.[dask]' in evalcore's folder``) and imported
 only here, when a search uses it; :func:`dask_client` opens a client for an
 address (``tcp://host:8786``, or ``local:N`` for a ``LocalCluster`` of N
 worker processes started and stopped with it).
@@ -54,7 +54,7 @@ from .sharded import (
 
 __all__ = ["DaskBackend", "ClusterError", "INSTALL_HINT", "dask_client", "import_distributed", "local_cluster"]
 
-INSTALL_HINT = "Dask is not installed: pip install 'evalcore[dask]' (dask.distributed) to use --dask"
+INSTALL_HINT = ("Dask is not installed: in evalcore's folder, pip install -e '.[dask]' (or pip install 'dask[distributed]'; evalcore is not on PyPI: a project of that name there is another one) to use --dask")
 _LOCAL = re.compile(r"local:(\d+)")
 
 

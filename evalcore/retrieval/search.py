@@ -105,7 +105,7 @@ def exact_topk(
         ``distributed.Client``: the workers of a Dask cluster search a sharded
         corpus, each task reading its own shard
         (:class:`evalcore.retrieval.dask_backend.DaskBackend`; needs
-        ``pip install 'evalcore[dask]'``).  Any object with a
+        ``pip install -e '.[dask]' in evalcore's folder``).  Any object with a
         ``search(task)`` method is used as it is.  The inputs are checked
         here, once, whatever the backend; see
         :mod:`evalcore.retrieval.backends` for what a backend receives and
