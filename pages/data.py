@@ -310,12 +310,15 @@ with st.form("settings_form"):
         depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
                                 key="set_depth")
         modes = {"tied": "its top k at each k", "fixed": "fixed top N, graded by position"}
+        not_ref = ws.ground_truth is None or ws.ground_truth.kind != "reference"
+        only_ref = (" Applies only when the ground truth is a reference model's embeddings (not the loaded one)."
+                    if not_ref else "")
         gt_mode = st.selectbox("Reference model as ground truth", list(modes), format_func=modes.get,
-                               index=list(modes).index(cur.gt_mode), key="set_gtmode",
+                               index=list(modes).index(cur.gt_mode), key="set_gtmode", disabled=not_ref,
                                help="tied: at each cutoff k, relevant = the reference's top-k (at k = 1 every "
-                                    "metric is the same number); fixed: its top N, graded N..1, at every k.")
+                                    "metric is the same number); fixed: its top N, graded N..1, at every k." + only_ref)
         gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
-                                   key="set_gtdepth")
+                                   key="set_gtdepth", disabled=not_ref, help=only_ref.strip() or None)
         min_cov = st.number_input("Flag runs answering fewer than (% of the queries)", min_value=0, max_value=100,
                                   value=int(round(cur.min_coverage * 100)), step=5, key="set_mincov",
                                   help="A query a run does not answer counts as 0. Runs below this coverage are "

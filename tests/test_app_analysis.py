@@ -229,3 +229,15 @@ def test_agreement_page_says_which_runs_lack_queries():
     shown = [unescape(w.value) for w in at.warning]
     assert any("agreement: of the 40 queries, run 'half' lacks 20; there a run counts as an empty list" in w
                for w in shown), shown
+
+
+def test_reference_settings_are_disabled_unless_the_ground_truth_is_a_reference():
+    """The demo's Data page showed 'its top k at each k' beside a fixed graded top-10 ground truth."""
+    items = [f"i{j}" for j in range(30)]
+    ref = W.set_ground_truth(W.Snapshot(), W.Blob.of("ref.npz", npz(items, 6, 1)), kind="reference")
+    judged = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    for ws, disabled in ((ref, False), (judged, True)):
+        at = goto(start(ws), "data")
+        assert not errors(at)
+        assert at.selectbox(key="set_gtmode").disabled is disabled
+        assert at.number_input(key="set_gtdepth").disabled is disabled
