@@ -100,7 +100,9 @@ def run(args: argparse.Namespace) -> dict:
     def timed(name: str, seconds: float) -> None:
         times.setdefault(name, []).append(seconds)
 
-    server = B.start_streamlit(tmp, env={"EVALCORE_DASH_TIMING": "1"} if args.server_timing else None)
+    # a results cache of its own (empty): the first page computes, as on a server seeing these files first
+    env = {"EVALCORE_CACHE": str(tmp / "results-cache"), **({"EVALCORE_DASH_TIMING": "1"} if args.server_timing else {})}
+    server = B.start_streamlit(tmp, env=env)
     if args.server_timing:
         print(f"server log (each computed step's seconds): {tmp}/streamlit-0.log", flush=True)
     sync_playwright = B.import_playwright()
