@@ -325,3 +325,21 @@ def test_evaluate_shards_into_a_workspace_records_the_ranking(tmp_path, capsys):
     assert sorted(got) == want
     assert cli_main(args) == 0  # again: the same run, kept
     assert "1 already there with the same content: kept" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("decimals", [None, 1, 0])
+def test_the_merge_order_is_lexsort_by_score_then_id(decimals):
+    """merge_partials sorts by score alone where a row has no exact tie (stable float sort, near linear on two
+    sorted lists) and by the strings where it has one: always np.lexsort((ids, -score)), padding included."""
+    from evalcore.retrieval.sharded import _order
+
+    rng = np.random.default_rng(0 if decimals is None else 10 + decimals)
+    for _ in range(30):
+        nq, w = 25, int(rng.integers(1, 60))
+        scores = rng.normal(size=(nq, w))
+        if decimals is not None:
+            scores = np.round(scores, decimals)
+        pad = rng.random((nq, w)) < 0.15
+        neg = np.where(pad, np.inf, -scores)
+        ids = np.where(pad, "", np.array([f"d{x}" for x in rng.integers(0, 50, size=nq * w)]).reshape(nq, w))
+        assert (_order(neg, ids) == np.lexsort((ids, neg), axis=1)).all()

@@ -165,9 +165,24 @@ def merge_partials(a: Partial, b: Partial, kk: int) -> Partial:
     scores = np.hstack([a.scores, b.scores])
     ids = np.hstack([a.ids, b.ids])
     neg = np.where(rows >= 0, -scores.astype(np.float64), np.inf)  # padding sorts last
-    best = np.lexsort((ids, neg), axis=1)[:, :kk]
+    best = _order(neg, ids)[:, :kk]
     take = np.take_along_axis
     return Partial(take(rows, best, axis=1), take(scores, best, axis=1), take(ids, best, axis=1), a.zeros + b.zeros)
+
+
+def _order(neg: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Per row, ``np.lexsort((ids, neg))``: by ``neg`` ascending, then id ascending, then position.
+
+    A stable float sort (near linear on two sorted runs) gives that order in every row where no two
+    finite ``neg`` are equal (the padding, ``inf`` with id ``""``, keeps its positions either way); the rows
+    with an exact tie are sorted by the strings too.
+    """
+    order = np.argsort(neg, axis=1, kind="stable")
+    sneg = np.take_along_axis(neg, order, axis=1)
+    tied = np.flatnonzero(((sneg[:, 1:] == sneg[:, :-1]) & np.isfinite(sneg[:, 1:])).any(axis=1))
+    if tied.size:
+        order[tied] = np.lexsort((ids[tied], neg[tied]), axis=1)
+    return order
 
 
 def check_ids(p: Partial, corpus: ShardedCorpus) -> None:
