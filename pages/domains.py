@@ -84,3 +84,5 @@ if len(compared) >= 2 and baseline in compared:
             if len(flips):
                 st.caption("Domains that disagree with the overall result (significant, opposite sign)")
                 ui.dataframe(flips, hide_index=True, key="dom_flips")
+            else:
+                st.caption("No domain disagrees with the overall result (none is significant with the opposite sign).")

@@ -46,3 +46,18 @@ def test_domains_and_data_pages_say_the_loaded_mapping_matches_no_query():
     goto(at, "data")
     shown = [unescape(w.value) for w in at.warning]
     assert sum("names none of the ground truth's 40 queries" in w for w in shown) == 1  # once, by the mapping
+
+
+def test_domains_page_says_when_no_domain_disagrees():
+    """The 'disagree' table was left out without a word when empty: two runs with the same lists disagree nowhere."""
+    qrels, a, _ = many_queries(40)
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a_again")
+    doms = "query_id,domain\n" + "".join(f"q{i:05d},{'bio' if i % 2 else 'med'}\n" for i in range(40))
+    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))
+    at = start(ws, "domains")
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("No domain disagrees with the overall result") for c in captions), captions
+    assert not any(c.startswith("Domains that disagree") for c in captions)

@@ -285,3 +285,11 @@ def test_an_unknown_option_names_the_subcommand_and_the_closest_option(capsys):
     assert ei.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "evalcore evaluate: error: unrecognized arguments: --bogus (`evalcore evaluate --help` lists its options)")
+
+
+def test_one_query_evaluated_is_singular(tmp_path: Path, capsys) -> None:
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 d1 1 2.0 r\nq1 Q0 d2 2 1.0 r\n")
+    assert main(["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", str(tmp_path / "r.trec"), "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "r: 1 query evaluated" in out and "1 queries" not in out

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         if row.n_no_relevant:
             verb = "skipped" if args.no_relevant == "skip" else "scored by formula"
             notes.append(f"{row.n_no_relevant} queries with no relevant document ({verb})")
-        print(f"{row.run}: {row.n_evaluated} queries evaluated" + (f"; {'; '.join(notes)}" if notes else ""))
+        print(f"{row.run}: {row.n_evaluated} quer{'y' if row.n_evaluated == 1 else 'ies'} evaluated" + (f"; {'; '.join(notes)}" if notes else ""))
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)
