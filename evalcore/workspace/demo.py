@@ -94,16 +94,18 @@ class Demo:
     info: dict = field(default_factory=dict)
 
 
-def _unit(x: np.ndarray) -> np.ndarray:
-    return (x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-12)).astype(np.float32)
+def _unit(x: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return (x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-12)).astype(dtype)
 
 
 def _topk(queries: np.ndarray, items: np.ndarray, q_index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact cosine top-k of each query row among the items, the query's own item excluded.
 
-    Ties (never expected with continuous data) are broken by item index ascending.
+    Scores in float64, so that no two are equal (float32 cosines tie now and then, and the tie rule
+    ``trec`` would then re-order the run); were two equal, the lower item index ranks first.
     """
-    sims = _unit(queries) @ _unit(items).T
+    sims = _unit(queries, np.float64) @ _unit(items, np.float64).T
     sims[np.arange(len(q_index)), q_index] = -np.inf
     part = np.argpartition(-sims, k, axis=1)[:, :k]
     ps = np.take_along_axis(sims, part, axis=1)
@@ -116,7 +118,7 @@ def _run(name: str, qids: np.ndarray, item_ids: np.ndarray, idx: np.ndarray, sco
     nq, depth = idx.shape
     q = np.repeat(np.arange(nq, dtype=np.int64), depth)
     return Run.from_codes(qids, q, item_ids, idx.reshape(-1).astype(np.int64),
-                          np.round(scores.reshape(-1).astype(np.float64), 6), name=name, source=DEMO_LABEL)
+                          scores.reshape(-1).astype(np.float64), name=name, source=DEMO_LABEL)
 
 
 def make_demo(seed: int = 0, *, n_items: int = 2000, n_queries: int = 300) -> Demo:
@@ -180,8 +182,8 @@ def make_demo(seed: int = 0, *, n_items: int = 2000, n_queries: int = 300) -> De
         runs[name] = _run(name, qids, item_ids, idx, sc)
 
     # lexical baseline: reference similarity seen through heavy-tailed noise (a ranked run, not a model)
-    sims = _unit(ref[q_index]) @ _unit(ref).T
-    lex = sims + rng.standard_t(df=3, size=sims.shape).astype(np.float32) * LEX_NOISE
+    sims = _unit(ref[q_index], np.float64) @ _unit(ref, np.float64).T  # float64: no equal scores
+    lex = sims + rng.standard_t(df=3, size=sims.shape) * LEX_NOISE
     lex[np.arange(n_queries), q_index] = -np.inf
     part = np.argpartition(-lex, RUN_DEPTH, axis=1)[:, :RUN_DEPTH]
     ps = np.take_along_axis(lex, part, axis=1)
