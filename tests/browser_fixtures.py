@@ -17,10 +17,17 @@ SCREENSHOTS = os.environ.get("EVALCORE_SCREENSHOTS") == "1"
 SHOT_DIR = B.ROOT / "docs" / "screenshots"
 TIMINGS_FILE = B.ROOT / "out" / "browser_timings.json"
 VIEWPORT = {"width": 1400, "height": 900}
-PAGES = ["Overview", "Data", "Compare", "Queries", "Domains", "Fusion", "Agreement"]
 STEP = 90.0  # seconds allowed for one step (a cold first page load on a busy 2-core machine included)
 
 TIMINGS: dict[str, float] = {}
+
+
+def maybe_screenshot(page, name: str) -> None:
+    """With ``EVALCORE_SCREENSHOTS=1``: the tour's full-page screenshot ``docs/screenshots/<name>.png``."""
+    if SCREENSHOTS:
+        size = B.full_page_screenshot(page, SHOT_DIR / f"{name.lower()}.png", **{
+            "width": VIEWPORT["width"], "height": VIEWPORT["height"]})
+        assert size < 400_000, f"screenshot {name} is {size} bytes"
 
 
 # ------------------------------------------------------------------------------------------ fixtures

@@ -31,7 +31,7 @@ from evalcore.io import load_qrels, load_run
 from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGES = ["data", "overview", "compare", "queries", "domains", "fusion", "agreement"]
+PAGES = ["data", "overview", "compare", "versions", "queries", "domains", "fusion", "agreement"]
 TIMEOUT = 90
 
 QUERIES = [f"q{i}" for i in range(15)]

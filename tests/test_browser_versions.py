@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import browser_support as B
 import pytest
-from browser_fixtures import STEP, VIEWPORT
+from browser_fixtures import STEP, VIEWPORT, maybe_screenshot
 
 from evalcore.evaluate import evaluate
 from evalcore.workspace.demo import cached_demo
@@ -61,6 +61,7 @@ def test_versions_page_and_a_query_from_what_changed(server, page):
                timeout=STEP)
     lists = page.evaluate(LIST_ROWS_JS)
     assert [[row[0] for row in g[1:]] for g in lists] == [up, down]
+    maybe_screenshot(page, "Versions")
     for width in (1000, VIEWPORT["width"]):  # readable at both widths: the page fits, the chart is drawn
         page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
         B.wait_for(page, main=["Version A vs B: what changed"], js=FITS_JS, timeout=STEP)
