@@ -132,6 +132,17 @@ def test_queries_left_out_by_the_sample_are_not_called_missing_from_the_qrels(da
     assert "not in the qrels" not in out
 
 
+def test_a_sample_larger_than_the_queries_says_every_query_is_evaluated(data, capsys):
+    base = ["evaluate", "--qrels", str(data["qrels"]), "--run", f"bm25={data['bm25']}", "--n-samples"]
+    assert main([*base, "5000"]) == 0
+    captured = capsys.readouterr()
+    assert "warning: --n-samples 5,000 is more than the 200 queries of the ground truth: every one is evaluated" \
+        in captured.err
+    assert "bm25: 200 queries evaluated" in captured.out
+    assert main([*base, "200"]) == 0  # exactly all: nothing to say
+    assert "--n-samples" not in capsys.readouterr().err
+
+
 def test_agree_says_which_runs_lack_queries(data, capsys):
     assert main(["agree", "--run", f"bm25={data['bm25']}", "--run", f"dense={data['dense_half']}",
                  "--measures", "overlap", "--k", "10"]) == 0

@@ -144,7 +144,7 @@ def _table(per_query_csv: Path):
     return pd.read_csv(per_query_csv, dtype={"query_id": str, "run": str, "metric": str})
 
 
-def test_cli_reference_ground_truth_matches_seed_000(papers, tmp_path):
+def test_cli_reference_ground_truth_matches_seed_000(papers, tmp_path, capsys):
     out = tmp_path / "out"
     p = papers["paths"]
     code = main([
@@ -179,6 +179,10 @@ def test_cli_reference_ground_truth_matches_seed_000(papers, tmp_path):
     sa = meta["similarity_agreement"]
     assert set(sa) == {"base_st", "finetuned_st"}
     assert sa["base_st"]["spearman"] < sa["finetuned_st"]["spearman"]
+    printed = capsys.readouterr().out  # also printed (without --out it was computed and dropped)
+    for model in ("base_st", "finetuned_st"):
+        row = sa[model]
+        assert f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, 2,000 pairs" in printed, printed
     # seed 000's {model}_results.csv: one row per k
     res = _table(out / "finetuned_st_results.csv")
     assert res["k"].tolist() == K_VALUES

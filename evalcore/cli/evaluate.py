@@ -82,6 +82,11 @@ def run(args: argparse.Namespace) -> int:
             verb = "skipped" if args.no_relevant == "skip" else "scored by formula"
             notes.append(f"{row.n_no_relevant} queries with no relevant document ({verb})")
         print(f"{row.run}: {row.n_evaluated} quer{'y' if row.n_evaluated == 1 else 'ies'} evaluated" + (f"; {'; '.join(notes)}" if notes else ""))
+    agreement = ev.settings.get("similarity_agreement")
+    if agreement:  # seed 000's Spearman / MAE of pair similarities: printed, not only in report.json
+        print("similarity agreement with the reference (pairs of items; Spearman rho, mean absolute error):")
+        for model, row in agreement.items():
+            print(f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, {row['n_pairs']:,} pairs")
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)

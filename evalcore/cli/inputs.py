@@ -294,6 +294,7 @@ def evaluate_from_args(
                                     block_bytes=block, progress=progress, backend=backend)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
+        _warn_sample_above(n_samples, gt.deepest.n_queries, "items of the reference")
     else:
         gt = None
         cached: dict[str | None, Qrels] = {}
@@ -310,6 +311,7 @@ def evaluate_from_args(
         first = gt_of(aspects_needed[0])
         full: dict[str | None, set] = {}
         if n_samples:
+            _warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
             picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
             for a in aspects_needed:
                 q = gt_of(a)
@@ -407,6 +409,12 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
         evaluated = set(ev.table.loc[ev.table["run"] == name, "query_id"].astype(str).unique())
         tables.append(t[t["query_id"].astype(str).isin(evaluated)])
     return with_diversity(ev, tables)
+
+
+def _warn_sample_above(n_samples: int | None, total: int, what: str) -> None:
+    """A ``warning:`` line when ``--n-samples`` asks for more queries than there are (all are evaluated)."""
+    if n_samples and n_samples > total:
+        warn(f"--n-samples {n_samples:,} is more than the {total:,} {what}: every one is evaluated")
 
 
 def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapping[str, Any]) -> None:

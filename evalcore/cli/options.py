@@ -26,7 +26,7 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
 ``--reference-depth N``, ``--agreement-pairs N``)
     A reference model's neighbours as the ground truth instead of ``--qrels``
     (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
-    per item-to-item model to the report's metadata.
+    per item-to-item model, printed and in the report's metadata.
 ``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
     A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
     before it (files, embedding runs or earlier fusions).
@@ -145,7 +145,8 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--reference-depth", type=int, default=None, metavar="N",
                    help="depth of the fixed reference ground truth (default max k)")
     g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
-                   help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model")
+                   help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model "
+                        "(printed; with --out also in report.json)")
     g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
                    help="add a fusion of runs named before (repeatable; by default weighted RRF; weights only "
                         "for rrf and wsum)")
