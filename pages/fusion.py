@@ -159,7 +159,9 @@ with c2:
         n_trials = int(st.number_input("Trials", min_value=1, max_value=2000, value=50, step=10, key="fu_trials"))
         step = 0.1
 with c3:
-    seed = int(st.number_input("Seed", min_value=0, value=0, step=1, key="fu_seed"))
+    seed = int(st.number_input("Seed", min_value=0, value=42, step=1, key="fu_seed",
+                               help="Seed of the split and of the random trials; 42 as `evalcore fuse --seed`, "
+                                    "so the command line's defaults repeat this search"))
 with c4:
     split = st.toggle("Tune on a split of the queries", value=True, key="fu_split")
     fraction = st.slider("Share tuned on", 0.1, 0.9, 0.5, 0.05, key="fu_fraction", disabled=not split)

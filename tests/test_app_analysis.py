@@ -201,8 +201,13 @@ def test_weight_search_split_warning_and_use():
     assert not at.exception and not errors(at)
     metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
     demo = make_demo(0)
-    res = search_weights(demo.qrels, demo_runs(), metric=f"{metric}@{k}", method="rrf", strategy="grid", step=0.1,
-                         seed=0, tune_fraction=0.5, ties=SETTINGS.ties)  # fmt: skip
+    # the page's defaults are the command line's: `evalcore fuse --search grid --tune-fraction 0.5` repeats it
+    from evalcore.cli.main import build_parser
+
+    cli = build_parser().parse_args(["fuse", "--search", "grid", "--run", "x", "--out", "y"])
+    assert at.session_state["fu_seed"] == cli.seed and at.session_state["fu_step"] == cli.step
+    res = search_weights(demo.qrels, demo_runs(), metric=f"{metric}@{k}", method="rrf", strategy="grid",
+                         step=cli.step, seed=cli.seed, tune_fraction=0.5, ties=SETTINGS.ties)  # fmt: skip
     best = frame(at, "trial", "value")
     assert len(best) == 1 and abs(best["value"].iloc[0] - res.value_tune) < 1e-15
     assert [m.value for m in at.metric][:2] == [f"{res.value_tune:.4f}", f"{res.value_test:.4f}"]
