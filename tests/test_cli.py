@@ -293,3 +293,16 @@ def test_one_query_evaluated_is_singular(tmp_path: Path, capsys) -> None:
     assert main(["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", str(tmp_path / "r.trec"), "--k", "1"]) == 0
     out = capsys.readouterr().out
     assert "r: 1 query evaluated" in out and "1 queries" not in out
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """`--help` explains each option (compare's and fuse's once listed bare names)."""
+    import argparse
+
+    from evalcore.cli.main import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [f"{name} {'/'.join(a.option_strings)}" for name, p in sub.choices.items() for a in p._actions
+            if a.option_strings and not isinstance(a, argparse._HelpAction) and not (a.help or "").strip()]
+    assert len(sub.choices) >= 5 and bare == []

@@ -12,22 +12,29 @@ __all__ = ["register", "run"]
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="paired significance tests between runs")
-    p.add_argument("--qrels", default=None)
-    p.add_argument("--qrels-format", default="auto")
-    p.add_argument("--run", action="append", metavar="NAME=FILE")
+    p.add_argument("--qrels", default=None,
+                   help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --per-query or --reference-emb")
+    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable; two or more runs)")
     p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
-    p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed)")
+    p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")
     p.add_argument("--baseline", default=None, help="compare every run with this one (default: all pairs)")
-    p.add_argument("--test", default="t", choices=["t", "wilcoxon", "permutation"])
-    p.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"])
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--n-resamples", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--ties", default="trec")
-    p.add_argument("--rel-threshold", type=int, default=1)
-    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"])
+    p.add_argument("--test", default="t", choices=["t", "wilcoxon", "permutation"],
+                   help="paired test over the queries: t (paired t-test, default), wilcoxon (signed-rank), "
+                        "permutation (sign flips)")
+    p.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "none"],
+                   help="multiple-comparison correction over every pair and metric tested (default holm; "
+                        "bh controls the false discovery rate)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--n-resamples", type=int, default=10_000,
+                   help="sign flips of the permutation test and resamples of the bootstrap CI (default 10000)")
+    p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
+    p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
+    p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
+    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
+                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
     add_judged_only(p)
-    p.add_argument("--n-samples", type=int, default=None)
+    p.add_argument("--n-samples", type=int, default=None, help="compare on a random sample of N qrels queries")
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "

@@ -16,14 +16,15 @@ __all__ = ["register", "run"]
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
-    p.add_argument("--run", action="append", required=True, metavar="NAME=FILE")
+    p.add_argument("--run", action="append", required=True, metavar="NAME=FILE",
+                   help="a ranked run to fuse (repeatable; two or more)")
     p.add_argument("--weight", action="append", metavar="NAME=W", help="weight of a run (default 1; rrf and wsum)")
     p.add_argument("--c", type=float, default=60.0, help="RRF constant (default 60)")
     p.add_argument("--top-n", type=int, default=None, help="use only the top N of each input list")
     p.add_argument("--ties", default="docid_asc", help="tie rule for input ranks and output order (default docid_asc, unlike evaluate and compare: trec)")
     p.add_argument("--depth", type=int, default=None, help="write only the top DEPTH fused documents per query")
     p.add_argument("--name", default=None, help="run name and TREC tag (default: the method, e.g. rrf)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the fused TREC run file to write")
     p.add_argument("--method", default="rrf",
                    help="rrf (default), combsum, combmnz, wsum, isr, bordafuse (ranx's sum, mnz also accepted)")
     p.add_argument("--norm", default="none",
@@ -33,14 +34,14 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--search", choices=["grid", "random"], default=None,
                    help="search the weights on --metric against --qrels instead of giving them")
     g.add_argument("--qrels", default=None, help="ground truth of the weight search")
-    g.add_argument("--qrels-format", default="auto")
+    g.add_argument("--qrels-format", default="auto", help="override format detection")
     g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (default ndcg@10)")
     g.add_argument("--step", type=float, default=0.1, help="grid step; 1/step an integer (default 0.1)")
     g.add_argument("--trials", type=int, default=50, help="random weight vectors (default 50)")
     g.add_argument("--seed", type=int, default=42, help="seed of the split and the random trials (default 42)")
     g.add_argument("--tune-fraction", type=float, default=None, metavar="F",
                    help="tune on a seeded share F of the queries, report on the rest")
-    g.add_argument("--rel-threshold", type=int, default=1)
+    g.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     g.add_argument("--search-out", default=None, metavar="CSV", help="write every trial (weights, value) as CSV")
     p.set_defaults(func=run)
     return p

@@ -111,7 +111,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
                    help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
-                        "official all_trec (see `evalcore metrics`)")
+                        "official all_trec (see `evalcore metrics`; default ndcg recall mrr map)")
     p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K", help="cutoffs (default 10)")
     p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
