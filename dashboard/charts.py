@@ -168,26 +168,65 @@ def heat_classes(diff: pd.DataFrame, significant: pd.DataFrame, *, higher_is_bet
     return (sign * np.where(sig, 2, 1)).astype(int)
 
 
+#: Width (px) the Compare matrix's cells share on a 1,400 px window (the main area less the row labels and
+#: the colour bar); a cell is square up to :data:`CELL_PX_MAX`.
+COMPARE_PLOT_PX = 560
+CELL_PX_MAX = 110
+#: Beyond this many runs a cell shows the difference (and * when significant) without its p-value line;
+#: beyond :data:`TEXT_RUNS_MAX` no text at all (colour, hover and the table below say it).
+FULL_TEXT_RUNS_MAX = 6
+TEXT_RUNS_MAX = 12
+
+
+def heat_text(text: pd.DataFrame, significant: pd.DataFrame) -> np.ndarray:
+    """The cells' text for the number of runs: difference and p-value line (up to
+    :data:`FULL_TEXT_RUNS_MAX` runs), the difference with * when significant (up to :data:`TEXT_RUNS_MAX`),
+    else empty (the cells are too small to read; the hover keeps the full text)."""
+    n = len(text.index)
+    full = text.map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
+    if n <= FULL_TEXT_RUNS_MAX:
+        return full
+    if n > TEXT_RUNS_MAX:
+        return np.full(full.shape, "", dtype=object)
+    first = text.map(lambda s: ptext(s).split("\n", 1)[0]).to_numpy()
+    star = np.where(significant.to_numpy(dtype=bool) & (first != ""), "*", "")
+    return (first.astype(object) + star).astype(object)
+
+
 def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, higher_is_better: bool = True) -> go.Figure:
     """Runs × runs: colour = sign and significance of row − column (pale when not significant), text =
-    the difference and the corrected p-value (* significant)."""
+    the difference and the corrected p-value (* significant), shortened as the runs grow (:func:`heat_text`).
+
+    Cells are square (:data:`COMPARE_PLOT_PX` shared by the columns, at most :data:`CELL_PX_MAX`); the
+    column labels sit on top, tilted when they do not fit, below a title band of their own.
+    """
     diff = matrix["diff"]
     z = heat_classes(diff, matrix["significant"], higher_is_better=higher_is_better)
     labels = [ptext(r) for r in diff.index]
-    text = matrix["text"].map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
+    n = max(len(labels), 1)
+    hover = matrix["text"].map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
+    text = heat_text(matrix["text"], matrix["significant"])
     scale = []
     for i, v in enumerate(sorted(HEAT_CLASSES)):
         lo, hi = i / len(HEAT_CLASSES), (i + 1) / len(HEAT_CLASSES)
         scale += [[lo, HEAT_CLASSES[v][0]], [hi, HEAT_CLASSES[v][0]]]
+    cell = max(24, min(CELL_PX_MAX, COMPARE_PLOT_PX // n))
     fig = go.Figure(go.Heatmap(
-        z=z, x=labels, y=labels, text=text, texttemplate="%{text}", colorscale=scale, zmin=-2.5, zmax=2.5,
+        z=z, x=labels, y=labels, text=text, customdata=hover, texttemplate="%{text}", colorscale=scale,
+        zmin=-2.5, zmax=2.5,
         colorbar={"tickvals": sorted(HEAT_CLASSES), "ticktext": [HEAT_CLASSES[v][1] for v in sorted(HEAT_CLASSES)],
-                  "title": ""},
-        hovertemplate="row %{y} − column %{x}<br>%{text}<extra></extra>", xgap=2, ygap=2,
+                  "title": "", "lenmode": "pixels", "len": min(cell * n, 320), "yanchor": "top", "y": 1},
+        hovertemplate="row %{y} − column %{x}<br>%{customdata}<extra></extra>", xgap=2, ygap=2,
     ))
     fig.update_yaxes(autorange="reversed", title="run (row)")
-    fig.update_xaxes(title="run (column)", side="top")
-    return _layout(fig, title=f"{ptext(metric_label)}: row − column", height=max(300, 110 * len(labels) + 120))
+    angle, label_px = top_labels(diff.index, plot_px=cell * n)
+    fig.update_xaxes(side="top", tickangle=angle, tickfont={"size": TICK_FONT_PX})
+    fig = _layout(fig, title=f"{ptext(metric_label)}: row − column", height=cell * n + 60 + label_px + TITLE_BAND_PX)
+    # the x labels sit on top: the title keeps a band of its own above them (at the very top)
+    fig.update_layout(title={"yref": "container", "y": 1, "yanchor": "top", "pad": {"t": TITLE_PAD_PX},
+                             "font": {"size": TITLE_FONT_PX}},
+                      margin={"t": TITLE_PAD_PX + TITLE_BAND_PX + label_px})
+    return fig
 
 
 def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,

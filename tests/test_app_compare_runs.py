@@ -45,3 +45,16 @@ def test_the_query_box_starts_at_the_worst_query_of_a_newly_chosen_pair():
              if o != at.selectbox(key="w_compare_sel_run_b").value)).run()
     box = at.selectbox(key="w_compare_sel_query")
     assert box.value == box.options[0]  # "B − A, worst first": the worst one
+
+
+def test_the_caption_says_what_the_cells_of_a_large_matrix_leave_to_the_hover():
+    ws, _ = fixture()
+    names = [r.name for r in ws.runs]
+    assert len(names) > 12
+    at = goto(start(ws), "compare")
+    for chosen, says in ((names[:4], None), (names[:8], "With 8 runs the cells show the difference and *"),
+                         (names[:13], "With 13 runs the cells show colour only")):
+        at.multiselect(key="cmp_runs").set_value(chosen).run()
+        assert not at.exception
+        caption = next(c.value for c in at.caption if "Cell = row run − column run" in c.value)
+        assert (says is None and "With " not in caption) or (says is not None and says in caption), caption

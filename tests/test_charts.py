@@ -50,3 +50,35 @@ def test_versions_by_whole_steps_are_ticked_at_the_steps():
         fig = C.version_curve(frame, x=x, labels=[f"epoch {v}" for v in x], by_step=True, model="m",
                               metric_label="ndcg@10")
         assert (list(fig.layout.xaxis.tickvals) if fig.layout.xaxis.tickvals is not None else None) == ticked
+
+
+def _pairs_matrix(n: int) -> dict[str, pd.DataFrame]:
+    """A Compare matrix of ``n`` runs as ``dashboard.drilldown.compare_matrix`` builds it."""
+    from dashboard.drilldown import compare_matrix
+    from evalcore.stats import compare_many
+
+    rng = np.random.default_rng(n)
+    runs = [f"run-{i:02d} epoch {i}" for i in range(n)]
+    rows = [(r, f"q{q}", "ndcg", 10, float(rng.uniform()) * (1 + i / n)) for i, r in enumerate(runs) for q in range(30)]
+    table = pd.DataFrame(rows, columns=["run", "query_id", "metric", "k", "value"])
+    return compare_matrix(compare_many(table, metrics_k=[("ndcg", 10)]), runs)
+
+
+def test_the_pairs_matrix_shortens_its_cells_as_the_runs_grow_and_the_hover_keeps_everything():
+    for n, kind in ((3, "full"), (6, "full"), (7, "diff"), (12, "diff"), (13, "none"), (18, "none")):
+        m = _pairs_matrix(n)
+        fig = C.compare_heatmap(m, metric_label="ndcg@10")
+        text, hover = np.asarray(fig.data[0].text), np.asarray(fig.data[0].customdata)
+        full = m["text"].map(C.ptext).to_numpy()  # escaped for Plotly ('<0.001' would open a tag)
+        off = ~np.eye(n, dtype=bool)
+        assert (hover[off] == np.vectorize(lambda s: s.replace("\n", "<br>"))(full[off])).all()
+        first = np.vectorize(lambda s: s.split("\n")[0])(full)
+        star = np.where(m["significant"].to_numpy(), "*", "")
+        want = {"full": np.vectorize(lambda s: s.replace("\n", "<br>"))(full),
+                "diff": np.char.add(first.astype(str), star.astype(str)), "none": np.full((n, n), "")}[kind]
+        assert (text[off] == want[off]).all(), (n, text[off][:3], want[off][:3])
+        assert all(str(x) == "" for x in text[~off])
+        # square cells: the figure grows with the runs, at most CELL_PX_MAX per run
+        cell = min(C.CELL_PX_MAX, max(24, C.COMPARE_PLOT_PX // n))
+        assert fig.layout.height >= cell * n
+        assert fig.layout.height <= cell * n + 400
