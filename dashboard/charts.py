@@ -178,19 +178,27 @@ FULL_TEXT_RUNS_MAX = 6
 TEXT_RUNS_MAX = 12
 
 
-def heat_text(text: pd.DataFrame, significant: pd.DataFrame) -> np.ndarray:
-    """The cells' text for the number of runs: difference and p-value line (up to
-    :data:`FULL_TEXT_RUNS_MAX` runs), the difference with * when significant (up to :data:`TEXT_RUNS_MAX`),
-    else empty (the cells are too small to read; the hover keeps the full text)."""
-    n = len(text.index)
-    full = text.map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
+def heat_text(full: np.ndarray, significant: pd.DataFrame) -> np.ndarray:
+    """The cells' text for the number of runs, from their ``full`` text (difference ``<br>`` p-value line,
+    as in the hover): all of it up to :data:`FULL_TEXT_RUNS_MAX` runs, the difference with * when
+    significant up to :data:`TEXT_RUNS_MAX`, else empty (the cells are too small to read)."""
+    n = len(full)
     if n <= FULL_TEXT_RUNS_MAX:
         return full
     if n > TEXT_RUNS_MAX:
         return np.full(full.shape, "", dtype=object)
-    first = text.map(lambda s: ptext(s).split("\n", 1)[0]).to_numpy()
+    first = np.vectorize(lambda t: t.split("<br>", 1)[0], otypes=[object])(full)
     star = np.where(significant.to_numpy(dtype=bool) & (first != ""), "*", "")
-    return (first.astype(object) + star).astype(object)
+    return (first + star).astype(object)
+
+
+def heat_text_note(n_runs: int) -> str:
+    """What a Compare matrix of ``n_runs`` leaves out of its cells (see :func:`heat_text`), for its caption."""
+    if n_runs <= FULL_TEXT_RUNS_MAX:
+        return ""
+    if n_runs <= TEXT_RUNS_MAX:
+        return f" With {n_runs} runs the cells show the difference and *; the p-value is in the hover."
+    return f" With {n_runs} runs the cells show colour only; hover a cell for its numbers."
 
 
 def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, higher_is_better: bool = True) -> go.Figure:
@@ -205,7 +213,7 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, highe
     labels = [ptext(r) for r in diff.index]
     n = max(len(labels), 1)
     hover = matrix["text"].map(lambda s: ptext(s).replace("\n", "<br>")).to_numpy()
-    text = heat_text(matrix["text"], matrix["significant"])
+    text = heat_text(hover, matrix["significant"])
     scale = []
     for i, v in enumerate(sorted(HEAT_CLASSES)):
         lo, hi = i / len(HEAT_CLASSES), (i + 1) / len(HEAT_CLASSES)

@@ -229,10 +229,7 @@ st.caption("Cell = row run − column run (mean of the per-query differences). C
            "pale = not significant. "
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across the "
            f"{ui.plural(len(runs) * (len(runs) - 1) // 2, 'pair')} of the {len(runs)} runs compared; "
-           "* = significant at 0.05 after correction; p-values below 0.001 read <0.001."
-           + (f" With {len(runs)} runs the cells show " + ("the difference and *; the p-value is in the hover."
-              if len(runs) <= charts.TEXT_RUNS_MAX else "colour only; hover a cell for its numbers.")
-              if len(runs) > charts.FULL_TEXT_RUNS_MAX else ""))
+           "* = significant at 0.05 after correction; p-values below 0.001 read <0.001." + charts.heat_text_note(len(runs)))
 
 against_baseline(ctx, runs, metric, k, label, cmp, mkey)
 tukey_hsd(ctx, runs, metric, k)

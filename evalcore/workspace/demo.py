@@ -94,24 +94,28 @@ class Demo:
     info: dict = field(default_factory=dict)
 
 
-def _unit(x: np.ndarray, dtype: type = np.float32) -> np.ndarray:
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, in float64 (float32 cosines tie now and then, and the tie rule ``trec``
+    would then re-order a run)."""
     x = np.asarray(x, dtype=np.float64)
-    return (x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-12)).astype(dtype)
+    return x / (np.linalg.norm(x, axis=1, keepdims=True) + 1e-12)
 
 
-def _topk(queries: np.ndarray, items: np.ndarray, q_index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact cosine top-k of each query row among the items, the query's own item excluded.
-
-    Scores in float64, so that no two are equal (float32 cosines tie now and then, and the tie rule
-    ``trec`` would then re-order the run); were two equal, the lower item index ranks first.
-    """
-    sims = _unit(queries, np.float64) @ _unit(items, np.float64).T
+def _top(sims: np.ndarray, q_index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best items of each row of ``sims`` (modified: each query's own item set to −inf, so
+    excluded), ranked by score descending, the lower item index first were two equal: (indices, scores)."""
     sims[np.arange(len(q_index)), q_index] = -np.inf
     part = np.argpartition(-sims, k, axis=1)[:, :k]
     ps = np.take_along_axis(sims, part, axis=1)
     order = np.lexsort((part, -ps), axis=1)
     idx = np.take_along_axis(part, order, axis=1)
     return idx, np.take_along_axis(sims, idx, axis=1)
+
+
+def _topk(queries: np.ndarray, items: np.ndarray, q_index: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact cosine top-k of each query row among the items, the query's own item excluded; float64
+    scores, so that no two are equal (see :func:`_top`)."""
+    return _top(_unit(queries) @ _unit(items).T, q_index, k)
 
 
 def _run(name: str, qids: np.ndarray, item_ids: np.ndarray, idx: np.ndarray, scores: np.ndarray) -> Run:
@@ -182,16 +186,9 @@ def make_demo(seed: int = 0, *, n_items: int = 2000, n_queries: int = 300) -> De
         runs[name] = _run(name, qids, item_ids, idx, sc)
 
     # lexical baseline: reference similarity seen through heavy-tailed noise (a ranked run, not a model)
-    sims = _unit(ref[q_index], np.float64) @ _unit(ref, np.float64).T  # float64: no equal scores
-    lex = sims + rng.standard_t(df=3, size=sims.shape) * LEX_NOISE
-    lex[np.arange(n_queries), q_index] = -np.inf
-    part = np.argpartition(-lex, RUN_DEPTH, axis=1)[:, :RUN_DEPTH]
-    ps = np.take_along_axis(lex, part, axis=1)
-    order = np.lexsort((part, -ps), axis=1)
-    idx = np.take_along_axis(part, order, axis=1)
-    # BM25-like positive scores
-    lex_scores = 10.0 * np.take_along_axis(lex, idx, axis=1) + 5.0
-    runs["lexical"] = _run("lexical", qids, item_ids, idx, lex_scores)
+    sims = _unit(ref[q_index]) @ _unit(ref).T
+    idx, lex = _top(sims + rng.standard_t(df=3, size=sims.shape) * LEX_NOISE, q_index, RUN_DEPTH)
+    runs["lexical"] = _run("lexical", qids, item_ids, idx, 10.0 * lex + 5.0)  # BM25-like positive scores
 
     titles, texts = [], []
     for i in range(n_items):
