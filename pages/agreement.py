@@ -29,7 +29,9 @@ c1, c2, c3 = st.columns(3)
 with c1:
     measure = st.selectbox("Measure", list(MEASURES), format_func=MEASURES.get, key="ag_measure")
 with c2:
-    k = st.selectbox("Cutoff k", list(ctx.settings.k), index=len(ctx.settings.k) - 1, key="ag_k")
+    ks = list(ctx.settings.k)  # the k shared with the other pages (10 at first, as there)
+    k = ui.bound_selectbox("Cutoff k", ks, S.SEL_K, scope="agreement", default=10 if 10 in ks else ks[-1],
+                           format_func=lambda x: "no cutoff" if x == 0 else str(x))
 with c3:
     p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
                         key="ag_p", disabled=measure != "rbo",

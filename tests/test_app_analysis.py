@@ -72,7 +72,7 @@ def test_agreement_matrix_equals_the_engine():
     for measure, name in (("overlap", "overlap"), ("rbo", "rbo(p=0.9)"), ("kendall_tau", "kendall_tau")):
         at.selectbox(key="ag_measure").set_value(measure).run()
         for k in (SETTINGS.k[0], SETTINGS.k[-1]):
-            at.selectbox(key="ag_k").set_value(k).run()
+            at.selectbox(key="w_agreement_sel_k").set_value(k).run()
             assert not at.exception and not errors(at)
             summ = summarize_agreement(agreement(runs, k=[k], p=0.9, ties=SETTINGS.ties,
                                                  query_ids=demo.qrels.query_ids))  # fmt: skip
@@ -93,6 +93,23 @@ def test_agreement_matrix_equals_the_engine():
                     assert abs(float(row.mean) - mat.loc[row.run_a, row.run_b]) < 1e-12
                 else:  # tau@1: one item per list, never two shared: undefined everywhere, shown blank
                     assert measure == "kendall_tau" and k == 1 and row.mean == "–"
+
+
+def test_agreement_cutoff_is_the_k_shared_with_the_other_pages():
+    """Agreement opens at the k the other pages show (10 at first, not the largest), and a k chosen
+    there carries to the Compare page and back."""
+    assert 10 in SETTINGS.k and SETTINGS.k[-1] != 10
+    at = goto(start(), "agreement")
+    assert at.selectbox(key="w_agreement_sel_k").value == 10
+    other = SETTINGS.k[-1]
+    at = goto(at, "compare")
+    at.selectbox(key="w_compare_sel_k").set_value(other).run()
+    at = goto(at, "agreement")
+    assert not at.exception and not errors(at)
+    assert at.selectbox(key="w_agreement_sel_k").value == other
+    at.selectbox(key="w_agreement_sel_k").set_value(SETTINGS.k[0]).run()
+    at = goto(at, "compare")
+    assert at.selectbox(key="w_compare_sel_k").value == SETTINGS.k[0]
 
 
 @pytest.mark.parametrize("labels", [list(DEMO_RUN_NAMES), ["a-very-long-run-name-number-one-bm25", "e5", "third"],
