@@ -162,14 +162,21 @@ def test_run_from_chunked_ids_equals_eager_run():
                             pa.chunked_array([pa.array(["x", "y"]), pa.array(["x"])]), np.ones(3), name="r")
 
 
-def test_arrow_buffer_conversions_match_pyarrow():
+@pytest.mark.parametrize("pandas_ready", [False, True], ids=["sliced-text", "arrow-to_numpy"])
+def test_arrow_buffer_conversions_match_pyarrow(monkeypatch, pandas_ready):
+    from evalcore import _columns
     from evalcore._columns import numbers, strings
 
+    monkeypatch.setattr(_columns, "_pandas_ready", lambda: pandas_ready)  # both ways strings are built
     words = ["a", "", "é漢", "longer-id-123", "x" * 40]
     chunked = pa.chunked_array([pa.array(words), pa.array(words[::-1])])
-    assert strings(chunked).tolist() == words + words[::-1]
-    assert strings(pa.array(words).slice(1, 3)).tolist() == words[1:4]
-    assert strings(pa.array(words, type=pa.large_string())).tolist() == words
+    for got, want in ((strings(chunked), words + words[::-1]), (strings(pa.array(words).slice(1, 3)), words[1:4]),
+                      (strings(pa.array(words, type=pa.large_string())), words),
+                      (strings(pa.chunked_array([], type=pa.string())), []),
+                      (strings(pa.chunked_array([pa.array([], pa.string()), pa.array(["z"])])), ["z"])):
+        assert got.dtype == object and got.tolist() == want and all(type(x) is str for x in got)
+    with pytest.raises(ValueError, match="nulls"):
+        strings(pa.array(["a", None]))
     for typ, values in ((pa.int64(), [3, -1, 7]), (pa.int32(), [0, 2]), (pa.float64(), [0.5, -2.25, 1e300])):
         arr = pa.chunked_array([pa.array(values, type=typ), pa.array(values[:1], type=typ)])
         got = numbers(arr)

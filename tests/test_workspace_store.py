@@ -106,7 +106,7 @@ def test_codecs_round_trip_bit_for_bit(tmp_path: Path, seed: int) -> None:
     pd.testing.assert_frame_equal(codecs.read_results(tmp_path / "t.parquet"), ev.table)
 
 
-@pytest.mark.parametrize("layout", ["plain", "row_groups"])
+@pytest.mark.parametrize("layout", ["plain", "row_groups", "dictionary_overflow"])
 def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, layout: str) -> None:
     """Runs are read with their document ids dictionary-encoded: a file written without dictionary
     pages (as earlier versions could), or in several row groups (one dictionary each), reads back
@@ -118,10 +118,13 @@ def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, la
     run = runs["bm25"]
     codecs.write_run(run, tmp_path / "r.parquet")
     table = pq.read_table(tmp_path / "r.parquet")
-    options = {"use_dictionary": False} if layout == "plain" else {"row_group_size": 7}
+    # "dictionary_overflow": earlier versions' default, a dictionary page too small for the ids, so each row
+    # group falls back to plain strings part way (reading rebuilds a dictionary per row group)
+    options = {"plain": {"use_dictionary": False}, "row_groups": {"row_group_size": 7},
+               "dictionary_overflow": {"row_group_size": 40, "dictionary_pagesize_limit": 64}}[layout]
     pq.write_table(table, tmp_path / "other.parquet", **options)
-    assert pq.ParquetFile(tmp_path / "other.parquet").metadata.num_row_groups == (1 if layout == "plain" else
-                                                                                 -(-table.num_rows // 7))
+    assert pq.ParquetFile(tmp_path / "other.parquet").metadata.num_row_groups == (
+        1 if layout == "plain" else -(-table.num_rows // options["row_group_size"]))
     back = codecs.read_run(tmp_path / "other.parquet", name="bm25")
     assert_same_run(run, back)
     assert back.ranked_lists(ties="trec") == run.ranked_lists(ties="trec")
@@ -145,6 +148,26 @@ def test_stored_runs_of_any_parquet_layout_read_back_the_same(tmp_path: Path, la
         pq.write_table(broken, tmp_path / "broken.parquet", **options)
         with pytest.raises(ValueTypeError, match=message):
             codecs.read_run(tmp_path / "broken.parquet", name="bm25")
+
+
+def test_a_large_stored_run_read_in_batches_sharing_a_dictionary_reads_back_the_same(tmp_path: Path) -> None:
+    """A run of 150,000 rows (60,000 document ids, more than Parquet's default dictionary page holds)
+    is handed over by arrow in several batches that share their row group's dictionary: the codes of
+    every batch map to one vocabulary, and the run reads back the same."""
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(11)
+    nq, depth = 1500, 100
+    query_ids = np.array([f"q{i}" for i in range(nq)], dtype=object)
+    docs = rng.permuted(np.tile(np.arange(60_000), (nq, 1)), axis=1)[:, :depth]
+    vocab = np.array([f"document-{d:08d}-of-a-large-corpus" for d in range(60_000)], dtype=object)
+    run = Run.from_codes(query_ids, np.repeat(np.arange(nq), depth), vocab, docs.ravel(),
+                         rng.random(nq * depth).round(3), name="big")
+    codecs.write_run(run, tmp_path / "big.parquet")
+    assert pq.ParquetFile(tmp_path / "big.parquet").metadata.num_row_groups == 1
+    column = pq.read_table(tmp_path / "big.parquet", read_dictionary=["doc_id"]).column("doc_id")
+    assert column.num_chunks > 1
+    assert_same_run(run, codecs.read_run(tmp_path / "big.parquet", name="big"))
 
 
 def test_stored_qrels_with_a_query_without_header_row_is_a_clear_error(tmp_path: Path) -> None:
