@@ -210,6 +210,38 @@ def arrow_strings(items: list[str]) -> Any:
                                   pa.py_buffer(b"".join(encoded))])
 
 
+def distinct_dictionaries(chunks: Any) -> tuple[list, list[int]]:
+    """The distinct dictionaries of dictionary-encoded arrow ``chunks`` (by identity: same buffers, offset
+    and length, as the batches of one Parquet row group or of one ``dictionary_encode`` share theirs) and
+    the position of each chunk's dictionary among them."""
+    distinct: list = []
+    where: dict[tuple, int] = {}
+    of_chunk = []
+    for c in chunks:
+        d = c.dictionary
+        key = (*(b.address if b is not None else 0 for b in d.buffers()), d.offset, len(d))
+        if key not in where:
+            where[key] = len(distinct)
+            distinct.append(d)
+        of_chunk.append(where[key])
+    return distinct, of_chunk
+
+
+def encode_strings(col: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, uniques)`` of an arrow (chunked) string column without nulls, by arrow's dictionary encoding:
+    int64 code of each value and the distinct values (object array of ``str``) in order of first appearance."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    enc = pc.dictionary_encode(col)
+    if isinstance(enc, pa.ChunkedArray):
+        chunks = enc.chunks
+        if len(distinct_dictionaries(chunks)[0]) == 1:  # one shared dictionary (arrow's way)
+            return np.concatenate([numbers(c.indices) for c in chunks]).astype(np.int64), strings(chunks[0].dictionary)
+        enc = pc.dictionary_encode(col.combine_chunks())
+    return numbers(enc.indices).astype(np.int64), strings(enc.dictionary)
+
+
 def factorize_strings(values: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, uniques)``: int64 code of each value (order of first appearance) and the distinct values
     (object array) — ``pandas.factorize`` for hashable ids, without importing pandas."""

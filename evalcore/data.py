@@ -28,6 +28,7 @@ from ._checks import (  # noqa: F401 - _NO_KEY, _has_repeats and _pair_hashes: t
 )
 from ._columns import (
     arrow_indices,
+    encode_strings,
     factorize_strings,
     numbers,
     pair_keys,
@@ -269,13 +270,7 @@ class Run:
         """Dictionary-encode the per-row document ids (lazy runs only; idempotent, thread-safe)."""
         if self._d is not None:
             return
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        docs = self._docs.combine_chunks() if isinstance(self._docs, pa.ChunkedArray) else self._docs
-        enc = pc.dictionary_encode(docs)
-        vocab = strings(enc.dictionary)
-        codes = numbers(enc.indices).astype(np.int64)
+        codes, vocab = encode_strings(self._docs)
         object.__setattr__(self, "_doc_vocab", vocab)  # vocabulary first: readers test _d
         object.__setattr__(self, "_d", codes)
 

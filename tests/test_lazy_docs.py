@@ -128,7 +128,7 @@ def test_pandas_is_imported_lazily():
 
 
 def test_chunked_ids_hash_and_encode_like_one_array():
-    from evalcore.io.trec import _codes
+    from evalcore._columns import encode_strings as _codes
 
     rng = np.random.default_rng(5)
     ids = _ids(rng, 3000, lo=1, hi=30)

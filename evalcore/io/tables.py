@@ -46,6 +46,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .._columns import encode_strings
 from .._lazy import pd
 from ..data import Qrels, Run
 from ..errors import (
@@ -375,15 +376,6 @@ def _grade_column(tbl: _Table, j: int) -> np.ndarray:
     return g.astype(np.int64)
 
 
-def _codes(arr: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Dictionary-encode a pyarrow string array -> (int64 codes, unique values as object array)."""
-    import pyarrow.compute as pc
-
-    enc = pc.dictionary_encode(arr)
-    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
-            np.asarray(enc.dictionary.to_pylist(), dtype=object))
-
-
 def _domains_of(tbl: _Table, qs: np.ndarray, j: int | None) -> dict[str, str] | None:
     """query -> domain from an optional domain column; a query with two domains is an error."""
     if j is None:
@@ -450,8 +442,8 @@ def _build_run(tbl: _Table, name: str) -> Run:
         raise EmptyInputError("no ranked documents after the header", file=tbl.label, line=tbl.header_line)
     qa = _id_column(tbl, jq, "query id")
     da = _id_column(tbl, jd, "document id")
-    qc, qu = _codes(qa)
-    dc, du = _codes(da)
+    qc, qu = encode_strings(qa)
+    dc, du = encode_strings(da)
 
     def ids(i: int) -> tuple[str, str]:
         return str(qu[qc[i]]), str(du[dc[i]])

@@ -38,7 +38,7 @@ from .source import _TOKEN_WS, PathOrBytes, file_stem, read_bytes
 
 if TYPE_CHECKING:
     from ..retrieval import TopK
-from .._columns import has_empty, numbers, strings
+from .._columns import encode_strings, has_empty, numbers, strings
 from ._arrow import read_csv_bytes
 
 __all__ = ["read_trec_run", "read_trec_qrels", "read_beir_qrels", "write_trec_run", "write_trec_qrels", "write_beir_qrels", "format_trec_topk", "write_trec_topk"]
@@ -145,22 +145,6 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
         return None
 
 
-def _codes(col):
-    """Dictionary-encode an arrow (chunked) string column -> (codes int64, unique values object)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    enc = pc.dictionary_encode(col)
-    if isinstance(enc, pa.ChunkedArray):
-        chunks = enc.chunks
-        dicts = {c.dictionary.buffers()[2].address if c.dictionary.buffers()[2] else 0 for c in chunks}
-        if len(dicts) == 1 and len({len(c.dictionary) for c in chunks}) == 1:  # one shared dictionary (arrow's way)
-            codes = np.concatenate([numbers(c.indices) for c in chunks]).astype(np.int64)
-            return codes, strings(chunks[0].dictionary)
-        enc = pc.dictionary_encode(col.combine_chunks())
-    return numbers(enc.indices).astype(np.int64), strings(enc.dictionary)
-
-
 _WS = re.compile(rb"[ \t\r\f\v]+")
 _EDGE = re.compile(rb"(?m)^ +| +$")
 
@@ -227,7 +211,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     tbl = _fast_table(body, 6, [0, 2, 4], {0: "str", 2: "str", 4: "float", 5: "str"})
     try:
         if tbl is not None and tbl.num_rows > 0:
-            qc, qu = _codes(tbl.column("c0"))
+            qc, qu = encode_strings(tbl.column("c0"))
             docs = tbl.column("c2")  # kept chunked: no copy of the ids
             if tbl.column("c4").null_count:  # arrow reads 'nan', 'N/A' as null
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
@@ -274,7 +258,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         gs = numbers(tbl.column("c3"))
         if np.any(np.abs(gs) > _GRADE_LIMIT):
             _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
-        qc, qu = _codes(tbl.column("c0"))
+        qc, qu = encode_strings(tbl.column("c0"))
         docs = tbl.column("c2").combine_chunks()
         fast = Qrels.from_arrow_docs(qu, qc, docs, gs.astype(np.int64), source=label)
         if fast is not None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._columns import numbers, strings
+from .._columns import distinct_dictionaries, encode_strings, numbers, strings
 from ..data import Qrels, Run
 from ..errors import ValueTypeError
 from ..io.embeddings import Embeddings
@@ -68,22 +68,6 @@ def _read_table(path: Path, *, dictionary: tuple[str, ...] = ()) -> Any:
     return pq.read_table(str(path), read_dictionary=list(dictionary) or None)
 
 
-def _same_dictionary_groups(chunks: list) -> tuple[list, list[int]]:
-    """The distinct dictionaries of ``chunks`` (by identity: the batches of one Parquet row group share
-    theirs) and the position of each chunk's dictionary among them."""
-    distinct: list = []
-    where: dict[tuple, int] = {}
-    of_chunk = []
-    for c in chunks:
-        d = c.dictionary
-        key = (*(b.address if b is not None else 0 for b in d.buffers()), d.offset, len(d))
-        if key not in where:
-            where[key] = len(distinct)
-            distinct.append(d)
-        of_chunk.append(where[key])
-    return distinct, of_chunk
-
-
 def _dictionary_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
     """(vocabulary, int64 code per row) of a dictionary-encoded string column without nulls.
 
@@ -97,14 +81,12 @@ def _dictionary_codes(column: Any) -> tuple[np.ndarray, np.ndarray]:
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     if not chunks:
         return np.empty(0, dtype=object), np.zeros(0, dtype=np.int64)
-    dicts, of_chunk = _same_dictionary_groups(chunks)
+    dicts, of_chunk = distinct_dictionaries(chunks)
     if len(dicts) == 1:
         vocab, moves = strings(dicts[0]), None
     else:  # one vocabulary: each distinct dictionary's values hashed once, in order
-        merged = pa.chunked_array([pa.concat_arrays([d.cast(pa.string()) for d in dicts])]).dictionary_encode()
-        vocab = strings(merged.chunk(0).dictionary)
+        positions, vocab = encode_strings(pa.concat_arrays([d.cast(pa.string()) for d in dicts]))
         at = np.cumsum([0] + [len(d) for d in dicts])
-        positions = numbers(merged.chunk(0).indices).astype(np.int64)
         moves = [positions[at[i]: at[i + 1]] for i in range(len(dicts))]
     codes = []
     for c, g in zip(chunks, of_chunk, strict=True):
