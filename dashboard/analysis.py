@@ -1,4 +1,5 @@
-"""Cached analyses beyond the evaluation: agreement between runs, Tukey's HSD, fusion weight search.
+"""Cached analyses beyond the evaluation: agreement between runs, Tukey's HSD, fusion weight search,
+diversity.
 
 Same pattern as :mod:`dashboard.state`: one ``st.cache_data`` step per analysis,
 keyed by content keys (the evaluation's key plus the options), behind the
@@ -8,6 +9,7 @@ is one evalcore call each (:mod:`evalcore.workspace.analysis`, :mod:`evalcore.st
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -65,6 +67,25 @@ def agreement(ctx: S.Context, p: float, k: int, measure: str) -> S.Outcome:
     runs = {n: ctx.runs[n] for n in names}
     return S.memo(key, lambda: _c_agreement(key, runs, evaluated_queries(ctx), ks, float(p), ctx.settings.ties,
                                             measure))
+
+
+def comparison(ctx: S.Context, metric: str, k: int, test: str, correction: str,
+               runs: list[str] | None = None) -> S.Outcome:
+    """Every pair of ``runs`` (default all) on metric@k (``evalcore.stats.compare``, resamples shared by
+    every pair), cached: changing the baseline is a filter."""
+    runs_t = None if runs is None else tuple(runs)
+    key = S._key("compare", ctx.eval_key, metric, k, test, correction, S.N_RESAMPLES, S.CI_METHOD, runs_t)
+    return S.memo(key, lambda: S._c_compare(key, S.metric_slice(ctx, metric, k), metric, k, test, correction,
+                                        S.N_RESAMPLES, S.CI_METHOD, runs_t))
+
+
+def domain_comparison(ctx: S.Context, metric: str, k: int, baseline: str, test: str, correction: str,
+                      min_queries: int, runs: list[str] | None = None) -> S.Outcome:
+    runs_t = None if runs is None else tuple(runs)
+    key = S._key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, S.N_RESAMPLES, S.CI_METHOD,
+               runs_t)
+    return S.memo(key, lambda: S._c_compare_domains(key, S.metric_slice(ctx, metric, k), metric, k, baseline, test,
+                                                correction, min_queries, S.N_RESAMPLES, S.CI_METHOD, runs_t))
 
 
 def hsd(ctx: S.Context, metric: str, k: int, design: str, *, runs: list[str] | None = None) -> S.Outcome:
@@ -129,3 +150,47 @@ def cut_embedding_runs(ctx: S.Context, names: list[str]) -> dict[str, int]:
             out[src.name] = whole
     return out
 
+
+@dataclass(frozen=True)
+class Diversity:
+    """ILD@k and α-nDCG@k of the runs with embeddings (:func:`diversity`)."""
+
+    summary: pd.DataFrame  # evalcore.workspace.diversity_summary of the runs with embeddings
+    runs: tuple[str, ...]  # runs with embeddings, in display order
+    without: tuple[str, ...]  # runs without (ranked files, fusions)
+    errors: dict[str, str] = field(default_factory=dict)  # run -> message
+
+
+def diversity(ctx: S.Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diversity:
+    """Diversity at cutoff ``k`` (α-nDCG at ``alpha``) of every evaluated run whose items have embeddings.
+
+    One :func:`evalcore.workspace.run_diversity` per run, cached by the run's
+    and its ground truth's content keys and the settings, over the queries the
+    evaluation kept for that run.
+    """
+    m0, k0 = S.metric_k_pairs(ctx)[0]
+    first = S.metric_slice(ctx, m0, k0)
+    tables, runs, without, errs = [], [], [], {}
+    for name in ctx.run_names:
+        src = next(r for r in ctx.ws.runs if r.name == name)
+        if not S.memo(f"hasemb:{ctx.run_keys[src.uid]}", lambda src=src: W.has_embeddings(src)):
+            without.append(name)
+            continue
+        aspect = ctx.run_aspect[name]
+        key = "div:" + S._key(ctx.run_keys[src.uid], name, ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k),
+                            float(alpha))  # the name too: the table's run column (two runs may share their content)
+        qids = S.shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
+            set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
+        # judged against what nDCG@k was judged against (a reference model's top-k at this k)
+        gt = ctx.qrels_at(name, int(k))
+        out = S.memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: S._c_diversity(
+            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids, bool(ctx.settings.judged_only),
+            float(alpha)))
+        if out.ok:
+            tables.append(out.value)
+            runs.append(name)
+        else:
+            errs[name] = out.error
+    skey = "divsum:" + S._key([ctx.eval_key, int(k), float(alpha), runs])
+    summ = S.shared(skey, lambda: S.kept_frame("diversity_summary", skey, lambda: W.diversity_summary(tables)))
+    return Diversity(summ, tuple(runs), tuple(without), errs)

@@ -128,11 +128,13 @@ def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Setti
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _c_evaluate(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: Any = None) -> Outcome:
+def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
+                _reference: Any = None) -> Outcome:
+    """The evaluation of ``_runs()`` ((run, aspect) pairs, read only on a miss: a restart reads no run)."""
     hit = derived.load_evaluation(key)  # kept on disk by an earlier server (same inputs, same code)
     if hit is not None:
         return Outcome(hit[0], None, hit[1])
-    out = _attempt(W.evaluate_workspace, _qrels, _runs, _settings, reference=_reference)
+    out = _attempt(W.evaluate_workspace, _qrels, _runs(), _settings, reference=_reference)
     if out.ok:
         derived.store_evaluation(key, out.value, out.warnings)
     return out
@@ -157,12 +159,13 @@ def _c_queries(key: str, _blob: W.Blob) -> Outcome:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _c_summary(key: str, _table: pd.DataFrame, by: tuple[str, ...], ci_method: str, n_resamples: int,
+def _c_summary(key: str, _table: Callable[[], pd.DataFrame], by: tuple[str, ...], ci_method: str, n_resamples: int,
                seed: int) -> pd.DataFrame:
+    """The summary of the table ``_table()`` gives (built only when the summary is not on disk)."""
     from evalcore.intervals import summarize_with_intervals
 
     return kept_frame("summary", key, lambda: summarize_with_intervals(
-        _table, by=by, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates="metric" in by))
+        _table(), by=by, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates="metric" in by))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

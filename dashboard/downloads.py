@@ -13,7 +13,8 @@ from typing import Any
 
 def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_seed: int) -> Callable[[], bytes]:
     """Deferred ``report.json`` (:func:`evalcore.report.build_report`) with the intervals the pages show."""
-    ev, runs = ctx.evaluation, dict(ctx.runs)
+    ev = ctx.evaluation
+    runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)  # runs not read yet: at the click
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
     fusion = fusion_metadata(ctx)
@@ -25,7 +26,8 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
     def make() -> bytes:  # the per-query part written as text: 14 runs x 20,000 queries took 45 s and +4.7 GB
         from evalcore.report import report_json_text
 
-        return report_json_text(ev, runs, top_k=top_k, metadata=meta, indent=1, ci_method=ci_method,
+        read = {n: r() if callable(r) else r for n, r in runs.items()}
+        return report_json_text(ev, read, top_k=top_k, metadata=meta, indent=1, ci_method=ci_method,
                                 n_resamples=n_resamples, seed=ci_seed).encode("utf-8")
 
     return make
@@ -63,9 +65,9 @@ def results_csv(ctx: Any, run: str) -> Callable[[], bytes]:
 
 def per_query_csv(ctx: Any) -> Callable[[], bytes]:
     """Deferred per-query CSV (the long table ``run, query_id, domain, metric, k, value``)."""
-    table = ctx.evaluation.table
+    ev = ctx.evaluation  # its DataFrame form is built at the click (a restarted Overview never needs it)
 
     def make() -> bytes:
-        return table.to_csv(index=False).encode("utf-8")
+        return ev.table.to_csv(index=False).encode("utf-8")
 
     return make

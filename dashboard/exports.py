@@ -9,14 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state as S
+from dashboard import tables as T
 from dashboard import ui
 
 
-def _board_maker(table: pd.DataFrame, summ: pd.DataFrame, cols: list[tuple[str, int]], runs: list[str],
+def _board_maker(evaluation: Any, summ: pd.DataFrame, cols: list[tuple[str, int]], runs: list[str],
                  compared: list[str], baseline: str | None, test: str, correction: str,
                  n_queries: int) -> Callable[[], Any]:
     """A closure building the :class:`~evalcore.leaderboard.Leaderboard` from captured data only (it may run
-    in a download's thread, without session state)."""
+    in a download's thread, without session state).  ``evaluation``'s per-query table: the compared runs'
+    rows are taken, with plain-string domains, only when a download or the preview asks for the board."""
 
     def make():
         from evalcore.leaderboard import leaderboard
@@ -24,7 +26,8 @@ def _board_maker(table: pd.DataFrame, summ: pd.DataFrame, cols: list[tuple[str, 
 
         cmp = None
         if baseline is not None and len(compared) > 1:
-            sel = table[table["run"].astype(str).isin(compared)]
+            table = evaluation.table
+            sel = T.plain_table(table[table["run"].astype(str).isin(compared)])
             cmp = compare_many(sel, metrics_k=cols, runs=compared, baseline=baseline, test=test,
                                correction=correction, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
                                ci_method=S.CI_METHOD, resampling="shared")
@@ -60,9 +63,8 @@ def leaderboard_exports(ctx: S.Context, summ: pd.DataFrame, cols: Sequence[tuple
         with c3:
             correction = ui.correction_picker("overview")
         n_q = int(S.coverage(ctx)["n_ground_truth"].max()) if len(runs) else 0
-        table = S.plain_table(ctx) if len(compared) > 1 else ctx.evaluation.table
-        make = _board_maker(table, summ, list(cols), runs, compared, baseline if baseline in compared else None,
-                            test, correction, n_q)
+        make = _board_maker(ctx.evaluation, summ, list(cols), runs, compared,
+                            baseline if baseline in compared else None, test, correction, n_q)
         with st.container(horizontal=True):
             st.download_button("Markdown", data=_text_of(make, "md"), file_name="leaderboard.md",
                                mime="text/markdown", key="dl_lb_md", on_click="ignore", icon=":material/download:")

@@ -9,6 +9,7 @@ the same runs, ground truth and settings are evaluated for that measure alone, o
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
@@ -24,11 +25,12 @@ PR_METRIC = "iprec_at_recall"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _c_pr(key: str, _qrels: dict, _runs: list, _settings: W.Settings, _reference: object) -> pd.DataFrame | str:
+def _c_pr(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
+          _reference: object) -> pd.DataFrame | str:
     from evalcore.aggregate import summarize
 
     try:
-        ev = W.evaluate_workspace(_qrels, _runs, _settings, reference=_reference)
+        ev = W.evaluate_workspace(_qrels, _runs(), _settings, reference=_reference)
     except EvalcoreError as e:
         return str(e)
     return T.pr_frame(summarize(ev.table, aggregates=True))

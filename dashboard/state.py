@@ -17,11 +17,12 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,7 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     outside_cache,
 )
 from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
+from dashboard.lazyruns import LazyRuns
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -58,6 +60,9 @@ from evalcore.evaluate import Evaluation
 WS_KEY = "ws"
 MEMO_KEY = "_memo"
 FAILED_KEY = "_failed_runs"  # uids of the runs that failed to load in the last resolution (for the sidebar)
+LAZY_FAILED_KEY = "_failed_run_keys"  # content keys of the runs that failed to load in this session
+#: kinds of runs read only when a page asks for one (stored or uploaded ranked files, demo runs)
+LAZY_KINDS = ("ranked", "demo")
 MEMO_SIZE = 128
 _TIMING = bool(os.environ.get("EVALCORE_DASH_TIMING"))  # log each computed step to stderr
 DEMO_SEED = 0
@@ -163,7 +168,7 @@ class Context:
     metadata_error: str | None = None
     qrels: dict = field(default_factory=dict)  # aspect -> sampled Qrels
     n_universe: int = 0
-    runs: dict[str, Run] = field(default_factory=dict)  # name -> Run (loaded runs only)
+    runs: Mapping[str, Run] = field(default_factory=dict)  # name -> Run of the evaluated runs (LazyRuns: read on demand)
     run_keys: dict[str, str] = field(default_factory=dict)  # uid -> content key
     qrels_keys: dict = field(default_factory=dict)  # aspect -> content key of its evaluated qrels
     run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message
@@ -171,7 +176,7 @@ class Context:
     run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
     reference: Any = None  # ReferenceGroundTruth of a reference-model ground truth
     evaluation: Evaluation | None = None
-    eval_inputs: tuple | None = None  # (qrels by aspect, (run, aspect) pairs): what was evaluated
+    eval_inputs: tuple | None = None  # (qrels by aspect, () -> [(run, aspect)], read on call): what was evaluated
     eval_key: str | None = None
     eval_error: str | None = None
     metadata: pd.DataFrame | None = None
@@ -346,15 +351,16 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             progress_slot.empty()
         return ctx
 
-    # runs: plain ones first, fused ones after their inputs
-    by_uid: dict[str, Run] = {}
+    # runs: their content keys first (nothing is read), plain ones before the fusions of them
+    plan: dict[str, tuple[W.RunSource, Qrels, str]] = {}  # uid -> (source, its qrels, content key)
+    failed_before = st.session_state.setdefault(LAZY_FAILED_KEY, set())
     pending = list(ws.runs)
     for _ in range(len(pending) + 1):
         if not pending:
             break
         rest = []
         for src in pending:
-            if src.kind == "fused" and not all(u in by_uid or u in ctx.run_errors for u in src.fusion.inputs):
+            if src.kind == "fused" and not all(u in plan or u in ctx.run_errors for u in src.fusion.inputs):
                 if any(ws.run_by_uid(u) is None for u in src.fusion.inputs):
                     ctx.run_errors[src.uid] = "a run this fusion uses was removed"
                 else:
@@ -374,52 +380,104 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
                 rkey = "run:" + _key(src.content_key(), [ctx.run_keys[u] for u in src.fusion.inputs], settings.ties)
             else:
                 rkey = "run:" + _key(src.content_key())
-            inputs = {u: by_uid[u] for u in src.fusion.inputs} if src.kind == "fused" else None
-            cb, skip = _long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey) \
-                if src.kind == "embedding" else (None, False)
-            if skip:
-                ctx.run_errors[src.uid] = CANCELLED
-                continue
-            out = memo(rkey, lambda src=src, q=q, rkey=rkey, inputs=inputs, cb=cb:
-                       _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
             ctx.run_keys[src.uid] = rkey
-            if out.warnings:
-                ctx.run_warnings[src.uid] = out.warnings
-            if not out.ok:
-                ctx.run_errors[src.uid] = out.error
-                continue
-            run = out.value if out.value.name == src.name else out.value.renamed(src.name)
-            by_uid[src.uid] = run
-            ctx.runs[src.name] = run
+            plan[src.uid] = (src, q, rkey)
             ctx.run_aspect[src.name] = aspect
         pending = rest
     for src in pending:
         ctx.run_errors.setdefault(src.uid, "a run this fusion uses is not available")
+
+    by_uid: dict[str, Run] = {}
+
+    def load(uid: str) -> Run | None:
+        if uid not in by_uid and uid not in ctx.run_errors:
+            src, q, rkey = plan[uid]
+            inputs = {u: load(u) for u in src.fusion.inputs} if src.kind == "fused" else None
+            if inputs is not None and any(r is None for r in inputs.values()):
+                ctx.run_errors[uid] = "a run this fusion uses failed to load"
+            else:
+                run = _load_run(ctx, src, q, rkey, settings, inputs, progress_slot)
+                if run is not None:
+                    by_uid[uid] = run
+                else:
+                    failed_before.add(rkey)
+        return by_uid.get(uid)
+
+    # stored ranked runs are read when a page asks for one (a restart finds their evaluation on disk);
+    # embedding runs (ranked with a progress bar) and fusions are resolved now
+    for uid, (src, _, rkey) in plan.items():
+        if src.kind not in LAZY_KINDS or rkey in failed_before:  # (one that failed in this session: its message)
+            load(uid)
     if ws is get_ws():
         st.session_state[FAILED_KEY] = set(ctx.run_errors)
     if progress_slot is not None:
         progress_slot.empty()
-    if not ctx.runs:
-        return ctx
+    uid_of = {src.name: uid for uid, (src, _, _) in plan.items()}
 
-    # evaluation: every run, every metric, every k at once
-    names = [r.name for r in ws.runs if r.name in ctx.runs]
-    ekey = "eval:" + _key([(n, ctx.run_keys[ws_uid(ws, n)], ctx.run_aspect[n]) for n in names],
-                {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
-    pairs = [(ctx.runs[n], ctx.run_aspect[n]) for n in names]
-    qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
-    if progress_slot is not None and ekey not in _memo():  # seconds at scale (14 runs x 20,000 queries: ~20 s)
-        n_q = max(q.n_queries for q in qmap.values())
-        progress_slot.info(f"Evaluating {len(pairs)} run(s) on {n_q:,} queries (every metric at every k)…",
-                           icon=":material/hourglass_top:")
-    out = memo(ekey, lambda: _c_evaluate(ekey, qmap, pairs, settings, ctx.reference))
-    if progress_slot is not None:
-        progress_slot.empty()
+    def on_failure(name: str) -> None:  # a run of the evaluation failed when first read: resolve again without it
+        if ws is get_ws():
+            st.session_state[FAILED_KEY] = {*st.session_state.get(FAILED_KEY, set()), uid_of[name]}
+        st.rerun()
+
+    # evaluation: every run, every metric, every k at once; its key needs the runs' content keys only
+    for _ in range(len(plan) + 1):
+        names = [src.name for src in ws.runs if src.uid in plan and src.uid not in ctx.run_errors]
+        ctx.runs = LazyRuns(names, lambda n: load(uid_of[n]), ready={by_uid[u].name: by_uid[u] for u in by_uid},
+                            on_failure=on_failure, reader=lambda n: functools.partial(
+                                W.build_run, plan[uid_of[n]][0], settings=settings))
+        if not names:
+            return ctx
+        ekey = "eval:" + _key([(n, ctx.run_keys[uid_of[n]], ctx.run_aspect[n]) for n in names],
+                    {str(a): qkeys.get(a) for a in {ctx.run_aspect[n] for n in names}}, settings.eval_key())
+        qmap = {a: ctx.qrels[a] for a in {ctx.run_aspect[n] for n in names}}
+
+        def pairs(names: list[str] = names) -> list[tuple[Run, str | None]]:
+            """The evaluated runs, read now; one that fails changes the evaluation's key (:class:`_RunsChanged`)."""
+            got = [(load(uid_of[n]), ctx.run_aspect[n]) for n in names]
+            if any(r is None for r, _ in got):
+                raise _RunsChanged
+            return got
+
+        if progress_slot is not None and ekey not in _memo():  # seconds at scale (14 runs x 20,000 queries: ~20 s)
+            n_q = max(q.n_queries for q in qmap.values())
+            progress_slot.info(f"Evaluating {len(names)} run(s) on {n_q:,} queries (every metric at every k)…",
+                               icon=":material/hourglass_top:")
+        try:
+            out = memo(ekey, lambda e=ekey, q=qmap, p=pairs: _c_evaluate(e, q, p, settings, ctx.reference))
+        except _RunsChanged:  # a run failed when read for the evaluation: without it
+            if ws is get_ws():
+                st.session_state[FAILED_KEY] = set(ctx.run_errors)
+            continue
+        finally:
+            if progress_slot is not None:
+                progress_slot.empty()
+        break
     if not out.ok:
         ctx.eval_error = out.error
         return ctx
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     return ctx
+
+
+class _RunsChanged(Exception):
+    """A run of the evaluation failed when it was read: the evaluation's key changes."""
+
+
+def _load_run(ctx: Context, src: W.RunSource, q: Qrels, rkey: str, settings: W.Settings, inputs: dict | None,
+              progress_slot: Any | None) -> Run | None:
+    """Read (or rank, or fuse) one run, cached by its content key; its warnings and error go into ``ctx``."""
+    cb, skip = _long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey) \
+        if src.kind == "embedding" else (None, False)
+    if skip:
+        ctx.run_errors[src.uid] = CANCELLED
+        return None
+    out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
+    if out.warnings:
+        ctx.run_warnings[src.uid] = out.warnings
+    if not out.ok:
+        ctx.run_errors[src.uid] = out.error
+        return None
+    return out.value if out.value.name == src.name else out.value.renamed(src.name)
 
 
 def ws_uid(ws: W.Snapshot, name: str) -> str:
@@ -448,7 +506,7 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     with ``aggregates=True``: the CIs are percentile-bootstrap intervals on resamples shared by every run),
     cached per evaluation."""
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
-    table = ctx.evaluation.table if "domain" not in by else plain_table(ctx)
+    table = (lambda: ctx.evaluation.table) if "domain" not in by else (lambda: plain_table(ctx))
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
 
 
@@ -519,71 +577,9 @@ def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
-    return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs(ctx.evaluation.table))
-
-
-def comparison(ctx: Context, metric: str, k: int, test: str, correction: str,
-               runs: list[str] | None = None) -> Outcome:
-    """Every pair of ``runs`` (default all) on metric@k (``evalcore.stats.compare``, resamples shared by
-    every pair), cached: changing the baseline is a filter."""
-    runs_t = None if runs is None else tuple(runs)
-    key = _key("compare", ctx.eval_key, metric, k, test, correction, N_RESAMPLES, CI_METHOD, runs_t)
-    return memo(key, lambda: _c_compare(key, metric_slice(ctx, metric, k), metric, k, test, correction,
-                                        N_RESAMPLES, CI_METHOD, runs_t))
-
-
-def domain_comparison(ctx: Context, metric: str, k: int, baseline: str, test: str, correction: str,
-                      min_queries: int, runs: list[str] | None = None) -> Outcome:
-    runs_t = None if runs is None else tuple(runs)
-    key = _key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, N_RESAMPLES, CI_METHOD,
-               runs_t)
-    return memo(key, lambda: _c_compare_domains(key, metric_slice(ctx, metric, k), metric, k, baseline, test,
-                                                correction, min_queries, N_RESAMPLES, CI_METHOD, runs_t))
-
-
-@dataclass(frozen=True)
-class Diversity:
-    """ILD@k and α-nDCG@k of the runs with embeddings (:func:`diversity`)."""
-
-    summary: pd.DataFrame  # evalcore.workspace.diversity_summary of the runs with embeddings
-    runs: tuple[str, ...]  # runs with embeddings, in display order
-    without: tuple[str, ...]  # runs without (ranked files, fusions)
-    errors: dict[str, str] = field(default_factory=dict)  # run -> message
-
-
-def diversity(ctx: Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diversity:
-    """Diversity at cutoff ``k`` (α-nDCG at ``alpha``) of every evaluated run whose items have embeddings.
-
-    One :func:`evalcore.workspace.run_diversity` per run, cached by the run's
-    and its ground truth's content keys and the settings, over the queries the
-    evaluation kept for that run.
-    """
-    m0, k0 = metric_k_pairs(ctx)[0]
-    first = metric_slice(ctx, m0, k0)
-    tables, runs, without, errs = [], [], [], {}
-    for name in ctx.run_names:
-        src = next(r for r in ctx.ws.runs if r.name == name)
-        if not memo(f"hasemb:{ctx.run_keys[src.uid]}", lambda src=src: W.has_embeddings(src)):
-            without.append(name)
-            continue
-        aspect = ctx.run_aspect[name]
-        key = "div:" + _key(ctx.run_keys[src.uid], name, ctx.qrels_keys.get(aspect), ctx.settings.eval_key(), int(k),
-                            float(alpha))  # the name too: the table's run column (two runs may share their content)
-        qids = shared(f"evalq:{ctx.eval_key}:{name}", lambda name=name: sorted(
-            set(first.loc[first["run"].astype(str) == name, "query_id"].astype(str))))
-        # judged against what nDCG@k was judged against (a reference model's top-k at this k)
-        gt = ctx.qrels_at(name, int(k))
-        out = memo(key, lambda src=src, name=name, key=key, gt=gt, qids=qids: _c_diversity(
-            key, src, ctx.runs[name], gt, int(k), ctx.settings.ties, qids, bool(ctx.settings.judged_only),
-            float(alpha)))
-        if out.ok:
-            tables.append(out.value)
-            runs.append(name)
-        else:
-            errs[name] = out.error
-    skey = "divsum:" + _key([ctx.eval_key, int(k), float(alpha), runs])
-    summ = shared(skey, lambda: kept_frame("diversity_summary", skey, lambda: W.diversity_summary(tables)))
-    return Diversity(summ, tuple(runs), tuple(without), errs)
+    return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs_coded(ctx.evaluation.columns.metrics,
+                                                                     ctx.evaluation.columns.metric,
+                                                                     ctx.evaluation.columns.k))
 
 
 def clear_caches() -> None:

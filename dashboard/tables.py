@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 __all__ = [
     "plain_table",
     "metric_k_pairs",
+    "metric_k_pairs_coded",
     "metric_slice",
     "overview_table",
     "default_columns",
@@ -35,10 +36,16 @@ def plain_table(table: pd.DataFrame) -> pd.DataFrame:
 
     :func:`evalcore.stats.compare_by_domain` and ``summarize(by=domain)`` fill
     missing domains with ``""``, which a categorical column without that
-    category refuses; this copy avoids it.
+    category refuses; this copy avoids it.  The strings are gathered from the
+    categories by code (converting the column value by value took ~0.4 s at
+    8 million rows).
     """
-    if isinstance(table["domain"].dtype, pd.CategoricalDtype):
-        return table.assign(domain=table["domain"].astype(object).fillna("").astype(str))
+    domain = table["domain"]
+    if isinstance(domain.dtype, pd.CategoricalDtype):
+        names = np.empty(len(domain.cat.categories) + 1, dtype=object)
+        names[:-1] = [str(c) for c in domain.cat.categories]
+        names[-1] = ""  # code -1: no domain
+        return table.assign(domain=names[domain.cat.codes.to_numpy()])
     return table
 
 
@@ -47,16 +54,38 @@ def metric_k_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
     metric = table["metric"]
     if isinstance(metric.dtype, pd.CategoricalDtype):
         names = [str(c) for c in metric.cat.categories]
-        codes = metric.cat.codes.to_numpy().astype(np.int64)
+        codes = metric.cat.codes.to_numpy()
     else:
         codes, uniq = pd.factorize(metric, sort=False)
         names = [str(c) for c in uniq]
-    ks = table["k"].to_numpy().astype(np.int64)
-    span = int(ks.max(initial=0)) + 1
-    pairs = np.unique(codes * span + ks)
-    order = {int(c): i for i, c in enumerate(pd.unique(codes))}  # metrics in order of first appearance
+    return metric_k_pairs_coded(names, codes, table["k"].to_numpy())
+
+
+def metric_k_pairs_coded(names: Sequence[str], codes: np.ndarray, ks: np.ndarray, *,
+                         chunk: int = 1 << 20) -> list[tuple[str, int]]:
+    """:func:`metric_k_pairs` of a table held as codes: ``names[codes[i]]`` is row i's metric, ``ks[i]`` its k.
+
+    Rows are read a chunk at a time (no table-sized temporary: on a small VM a fresh 64 MB array costs
+    more than the counting), each (metric, k) counted with ``bincount`` when the keys are small.
+    """
+    codes, ks = np.asarray(codes), np.asarray(ks)
+    if codes.size == 0:
+        return []
+    span = int(ks.max()) + 1
+    small = int(ks.min()) >= 0 and int(codes.min()) >= 0 and (int(codes.max()) + 1) * span < 1 << 24
+    seen = np.zeros((int(codes.max()) + 1) * span if small else 0, dtype=bool)
+    found, order = [], {}  # order: metric code -> rank of its first appearance
+    for i in range(0, codes.size, chunk):
+        for c in pd.unique(codes[i : i + chunk]):
+            order.setdefault(int(c), len(order))
+        keys = codes[i : i + chunk].astype(np.int64) * span + ks[i : i + chunk]
+        if small:
+            seen |= np.bincount(keys, minlength=seen.size).astype(bool)
+        else:
+            found.append(np.unique(keys))
+    pairs = np.flatnonzero(seen) if small else np.unique(np.concatenate(found))
     out = sorted(((int(p // span), int(p % span)) for p in pairs), key=lambda x: (order[x[0]], x[1]))
-    return [(names[c], k) for c, k in out]
+    return [(str(names[c]), k) for c, k in out]
 
 
 def metric_slice(table: pd.DataFrame, metric: str, k: int) -> pd.DataFrame:

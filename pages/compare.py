@@ -211,7 +211,7 @@ with c4:
                                                       "compared.")
 label = ui.label_of(metric, k)
 
-out = S.comparison(ctx, metric, k, test, correction, runs=runs)
+out = A.comparison(ctx, metric, k, test, correction, runs=runs)
 if not out.ok:
     ui.show_error(out.error, prefix="Comparison failed")
     st.stop()

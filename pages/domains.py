@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import drilldown as D
 from dashboard import state as S
@@ -64,7 +65,7 @@ ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_tab
 
 if len(compared) >= 2 and baseline in compared:
     correction = ui.correction_picker("domains")
-    out = S.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q), runs=compared)
+    out = A.domain_comparison(ctx, metric, k, baseline, test, correction, int(min_q), runs=compared)
     st.subheader("Significance against the baseline, per domain")
     if not out.ok:
         ui.show_error(out.error, prefix="Comparison failed")
@@ -78,7 +79,7 @@ if len(compared) >= 2 and baseline in compared:
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns).")
-        overall = S.comparison(ctx, metric, k, test, correction, runs=compared)
+        overall = A.comparison(ctx, metric, k, test, correction, runs=compared)
         if overall.ok:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):

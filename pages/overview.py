@@ -6,6 +6,7 @@ import re
 
 import streamlit as st
 
+from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import exports as X
 from dashboard import persist as P
@@ -165,7 +166,7 @@ else:
                                     help="1: plain nDCG (no penalty for redundancy); 0: only novel items count; "
                                          f"{W.DIVERSITY_ALPHA:g}: the seed's balance (the CLI's --diversity-alpha).")
     with st.spinner("Computing the diversity of the embedding runs…"):
-        div = S.diversity(ctx, int(div_k), float(div_alpha))
+        div = A.diversity(ctx, int(div_k), float(div_alpha))
     for name, message in div.errors.items():
         ui.show_error(message, prefix="Diversity not computed for a run")
         st.text(f"(run: {name})")

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
+import test_app as T
 from streamlit.testing.v1 import AppTest
 
 from evalcore import workspace as W
@@ -193,3 +194,99 @@ def test_a_restarted_dashboard_reads_the_evaluation_instead_of_computing_it(fold
     pd.testing.assert_frame_equal(leaderboard(again), first)
     st.cache_data.clear()
     st.cache_resource.clear()
+
+
+def _restart() -> None:
+    """What a restarted server starts from: no Streamlit cache, no parsed or verified artifact."""
+    from evalcore.workspace import artifacts
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    with artifacts._lock:
+        artifacts._parsed.clear()
+        artifacts._verified.clear()
+
+
+@pytest.fixture
+def ranked_workspace(tmp_path, monkeypatch):
+    """A workspace of three stored ranked runs, opened by the dashboard (EVALCORE_WORKSPACE)."""
+    path = tmp_path / "ranked"
+    with W.Workspace.open(path) as ws:
+        ws.set_ground_truth(T.trec_qrels(), source_name="qrels.txt")
+        for seed, name in enumerate(["bm25", "dense", "hybrid"], start=1):
+            ws.add_run(name, T.trec_run(seed), source_name=f"{name}.trec")
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
+    return path
+
+
+def _reads(monkeypatch) -> list[str]:
+    """Names of the runs the dashboard builds from here on (W.build_run, which the run step calls)."""
+    reads: list[str] = []
+    real = W.build_run
+
+    def counted(src, **kw):
+        reads.append(src.name)
+        return real(src, **kw)
+
+    monkeypatch.setattr(W, "build_run", counted)
+    return reads
+
+
+def test_a_restarted_overview_reads_no_run_and_a_page_that_shows_runs_reads_those(folder, ranked_workspace,
+                                                                                  monkeypatch):
+    """The evaluation on disk holds every number of the Overview: after a restart its runs are not read
+    (14 stored runs of 2,000,000 rows took ~3 s of a ~7 s restart); the Queries page reads the runs it lists."""
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    first = leaderboard(at)
+    assert sorted(set(first["run"])) == ["bm25", "dense", "hybrid"]
+
+    _restart()
+    reads = _reads(monkeypatch)
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.run()
+    assert not again.exception
+    pd.testing.assert_frame_equal(leaderboard(again), first)
+    assert reads == []
+    again.switch_page("pages/queries.py").run()
+    assert not again.exception and not again.error
+    shown = [again.selectbox(key=k).value for k in ("w_queries_sel_run_a", "w_queries_sel_run_b")]
+    assert sorted(reads) == sorted(set(shown)) and len(set(shown)) == 2
+    again.switch_page("pages/data.py").run()  # lists every run with its size: reads the last one
+    assert not again.exception and sorted(reads) == ["bm25", "dense", "hybrid"]
+    _restart()
+
+
+def test_a_run_that_no_longer_reads_leaves_the_evaluation_and_is_reported(folder, ranked_workspace, monkeypatch):
+    """The evaluation on disk names a run whose stored file was damaged since: the first page that reads it
+    reruns without it (its message on the Data page and in the sidebar), the other runs evaluated again."""
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    src = next(r for r in at.session_state["ws"].runs if r.name == "dense")
+    sha = src.store.record.artifact
+    damaged = ranked_workspace / "objects" / sha[:2] / f"{sha}.parquet"
+    damaged.write_bytes(b"not a parquet file")
+
+    _restart()
+    again = AppTest.from_file(APP, default_timeout=120)
+    again.run()
+    assert not again.exception
+    assert sorted(set(leaderboard(again)["run"])) == ["bm25", "dense", "hybrid"]  # from the disk: nothing read yet
+    again.session_state["sel_run_a"] = "dense"
+    again.switch_page("pages/queries.py").run()  # reads "dense": fails, the page runs again without it
+    assert not again.exception
+    assert "dense" not in again.selectbox(key="w_queries_sel_run_a").options
+    assert again.selectbox(key="w_queries_sel_run_a").value in ("bm25", "hybrid")
+    assert again.session_state["_failed_runs"] == {src.uid}
+    again.switch_page("pages/overview.py").run()
+    assert not again.exception
+    assert sorted(set(leaderboard(again)["run"])) == ["bm25", "hybrid"]
+    again.switch_page("pages/data.py").run()
+    assert not again.exception
+    [message] = T.errors(again)
+    assert "run 'dense'" in message and "is damaged" in message
+    _restart()

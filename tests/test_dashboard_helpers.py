@@ -1,0 +1,125 @@
+"""Pure helpers of the dashboard: the runs read on demand (dashboard.lazyruns) and the display reshaping of
+the per-query table (dashboard.tables.plain_table, metric_k_pairs), against the obvious pandas forms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import tables as T
+from dashboard.lazyruns import LazyRuns
+
+# ------------------------------------------------------------------------------------------ LazyRuns
+
+
+def lazy(names, *, fail=(), ready=None, reader=None):
+    calls: list[str] = []
+    failures: list[str] = []
+
+    def load(name):
+        calls.append(name)
+        return None if name in fail else f"run {name}"
+
+    runs = LazyRuns(names, load, ready=ready, on_failure=failures.append, reader=reader)
+    return runs, calls, failures
+
+
+def test_names_order_and_membership_read_nothing():
+    runs, calls, _ = lazy(["b", "a", "c"])
+    assert list(runs) == ["b", "a", "c"] and len(runs) == 3
+    assert "a" in runs and "z" not in runs
+    assert [n for n in ["a", "z"] if n in runs] == ["a"]
+    assert calls == []
+
+
+def test_each_run_is_read_once_at_its_first_lookup():
+    runs, calls, _ = lazy(["a", "b"])
+    assert runs["b"] == "run b" and runs["b"] == "run b" and runs.get("b") == "run b"
+    assert calls == ["b"]
+    assert runs.loaded() == {"b": "run b"}
+    assert dict(runs) == {"a": "run a", "b": "run b"} and calls == ["b", "a"]
+
+
+def test_runs_in_memory_already_are_not_read():
+    runs, calls, _ = lazy(["a", "b"], ready={"a": "kept a", "other": "not listed"})
+    assert runs["a"] == "kept a" and calls == []
+    assert "other" not in runs and runs.loaded() == {"a": "kept a"}
+
+
+def test_a_run_that_fails_to_read_is_reported_then_missing():
+    runs, calls, failures = lazy(["a", "b"], fail={"a"})
+    with pytest.raises(KeyError):
+        runs["a"]
+    assert failures == ["a"] and runs.get("a") is None and failures == ["a", "a"]
+    assert runs["b"] == "run b"
+
+
+def test_an_unknown_name_is_a_key_error_without_reading():
+    runs, calls, failures = lazy(["a"])
+    with pytest.raises(KeyError):
+        runs["z"]
+    assert calls == [] and failures == []
+
+
+def test_deferred_gives_the_runs_read_and_calls_for_the_others():
+    runs, calls, _ = lazy(["a", "b"], reader=lambda name: (lambda: f"read {name} elsewhere"))
+    runs["a"]
+    out = runs.deferred()
+    assert out["a"] == "run a" and callable(out["b"]) and out["b"]() == "read b elsewhere"
+    assert calls == ["a"]
+    plain, calls2, _ = lazy(["a", "b"])  # without a reader: every run is read now
+    assert plain.deferred() == {"a": "run a", "b": "run b"} and calls2 == ["a", "b"]
+
+
+# ------------------------------------------------------------------------------------------ table reshaping
+
+
+def random_table(seed: int, n: int = 400) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    metrics = ["recall", "ndcg", "map", "unused"]
+    domains = ["x", "y", "", "z"]
+    dom = pd.Categorical(rng.choice(["x", "y", ""], n), categories=domains)
+    dom[rng.random(n) < 0.2] = np.nan  # no domain
+    return pd.DataFrame({
+        "run": pd.Categorical(rng.choice(["a", "b"], n)),
+        "query_id": pd.Categorical(rng.choice([f"q{i}" for i in range(30)], n)),
+        "domain": dom,
+        "metric": pd.Categorical(rng.choice(metrics[:3], n), categories=metrics),
+        "k": rng.choice([0, 1, 5, 10, 100], n).astype(np.int32),
+        "value": rng.random(n),
+    })
+
+
+def obvious_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
+    first = list(dict.fromkeys(table["metric"].astype(str)))  # metrics in order of first appearance
+    pairs = set(zip(table["metric"].astype(str), table["k"].astype(int), strict=True))
+    return sorted(pairs, key=lambda p: (first.index(p[0]), p[1]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_plain_table_gives_the_domains_as_strings(seed):
+    table = random_table(seed)
+    got = T.plain_table(table)
+    want = table.assign(domain=table["domain"].astype(object).fillna("").astype(str))
+    pd.testing.assert_frame_equal(got, want)
+    assert table["domain"].isna().any()  # the input is not changed
+    assert T.plain_table(want) is want  # plain strings already: the table itself
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_metric_k_pairs_match_the_obvious_form(seed):
+    table = random_table(seed)
+    assert T.metric_k_pairs(table) == obvious_pairs(table)
+    codes = table["metric"].cat.codes.to_numpy()
+    names = list(table["metric"].cat.categories)
+    for chunk in (1, 7, 1 << 20):  # read a chunk at a time: the same pairs however the rows are cut
+        assert T.metric_k_pairs_coded(names, codes, table["k"].to_numpy(), chunk=chunk) == obvious_pairs(table)
+    plain = table.assign(metric=table["metric"].astype(str))  # not categorical
+    assert T.metric_k_pairs(plain) == obvious_pairs(table)
+
+
+def test_metric_k_pairs_with_keys_too_large_to_count_and_an_empty_table():
+    table = random_table(0).assign(k=lambda t: t["k"].astype(np.int64) * 10**9)
+    assert T.metric_k_pairs(table) == obvious_pairs(table)
+    assert T.metric_k_pairs(table.iloc[:0]) == []
