@@ -289,4 +289,7 @@ def test_a_run_that_no_longer_reads_leaves_the_evaluation_and_is_reported(folder
     assert not again.exception
     [message] = T.errors(again)
     assert "run 'dense'" in message and "is damaged" in message
+    loaded = next(t.value for t in again.sidebar.text if t.value.startswith("ground truth:"))
+    assert "run: dense [ranked] (not loaded)" in loaded.splitlines()
+    assert "run: bm25 [ranked]" in loaded.splitlines()
     _restart()
