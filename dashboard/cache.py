@@ -13,6 +13,7 @@ workspace cost about one copy; the small summaries with ``st.cache_data``.
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -129,15 +130,44 @@ def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Setti
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
-                _reference: Any = None) -> Outcome:
-    """The evaluation of ``_runs()`` ((run, aspect) pairs, read only on a miss: a restart reads no run)."""
+                _reference: Any = None, _each: list | None = None) -> Outcome:
+    """The evaluation of ``_runs()`` ((run, aspect) pairs, read only on a miss: a restart reads no run).
+
+    ``_each`` (``(name, aspect, key of its evaluation, read the run)`` per run, in order): with the disk
+    cache on and judgments (no reference model), each run's evaluation is read from the disk when an
+    earlier evaluation kept it, else computed and kept (:func:`_evaluate_each`): adding a run to a
+    workspace evaluates that run, a fusion's preview the fused run.
+    """
     hit = derived.load_evaluation(key)  # kept on disk by an earlier server (same inputs, same code)
     if hit is not None:
         return Outcome(hit[0], None, hit[1])
-    out = _attempt(W.evaluate_workspace, _qrels, _runs(), _settings, reference=_reference)
+    if _each is not None and _reference is None and derived.cache_dir() is not None:
+        out = _attempt(_evaluate_each, _qrels, _each, _settings)
+    else:
+        out = _attempt(W.evaluate_workspace, _qrels, _runs(), _settings, reference=_reference)
     if out.ok:
         derived.store_evaluation(key, out.value, out.warnings)
     return out
+
+
+def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
+    """:func:`evalcore.workspace.evaluate_each` with each run's evaluation kept on disk under its own key."""
+    import warnings
+
+    from evalcore.errors import EvalcoreWarning
+
+    def one(aspect: Any, key: str, read: Callable[[], Any]) -> Any:
+        hit = derived.load_evaluation(key)
+        if hit is None:
+            ev, msgs = W.capture(W.evaluate_one, qmap[aspect], read(), settings)
+            derived.store_evaluation(key, ev, msgs)
+            hit = ev, msgs
+        for m in hit[1]:  # (the whole evaluation's warnings, as one call gives them)
+            warnings.warn(m, EvalcoreWarning, stacklevel=2)
+        return hit[0]
+
+    return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, aspect, key, read))
+                                  for name, aspect, key, read in each])
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -419,6 +419,12 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             st.session_state[FAILED_KEY] = {*st.session_state.get(FAILED_KEY, set()), uid_of[name]}
         st.rerun()
 
+    def _read(uid: str) -> Run:  # a run of the evaluation, read now; one that fails changes the evaluation's key
+        run = load(uid)
+        if run is None:
+            raise _RunsChanged
+        return run
+
     # evaluation: every run, every metric, every k at once; its key needs the runs' content keys only
     for _ in range(len(plan) + 1):
         names = [src.name for src in ws.runs if src.uid in plan and src.uid not in ctx.run_errors]
@@ -433,17 +439,18 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
 
         def pairs(names: list[str] = names) -> list[tuple[Run, str | None]]:
             """The evaluated runs, read now; one that fails changes the evaluation's key (:class:`_RunsChanged`)."""
-            got = [(load(uid_of[n]), ctx.run_aspect[n]) for n in names]
-            if any(r is None for r, _ in got):
-                raise _RunsChanged
-            return got
+            return [(_read(uid_of[n]), ctx.run_aspect[n]) for n in names]
 
         if progress_slot is not None and ekey not in _memo():  # seconds at scale (14 runs x 20,000 queries: ~20 s)
             n_q = max(q.n_queries for q in qmap.values())
             progress_slot.info(f"Evaluating {len(names)} run(s) on {n_q:,} queries (every metric at every k)…",
                                icon=":material/hourglass_top:")
+        each = [(n, ctx.run_aspect[n], "eval1:" + _key(ctx.run_keys[uid_of[n]], qkeys.get(ctx.run_aspect[n]),
+                                                         settings.eval_key()), functools.partial(_read, uid_of[n]))
+                for n in names]
         try:
-            out = memo(ekey, lambda e=ekey, q=qmap, p=pairs: _c_evaluate(e, q, p, settings, ctx.reference))
+            out = memo(ekey, lambda e=ekey, q=qmap, p=pairs, each=each: _c_evaluate(e, q, p, settings, ctx.reference,
+                                                                                   each))
         except _RunsChanged:  # a run failed when read for the evaluation: without it
             if ws is get_ws():
                 st.session_state[FAILED_KEY] = set(ctx.run_errors)

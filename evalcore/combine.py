@@ -3,6 +3,8 @@
 * :func:`concat_tables` / :func:`concat_evaluations` — stack long per-query tables
   (categories united), e.g. the aspects of seed 001 or the per-k ground truths of
   a reference model;
+* :func:`stack_run_evaluations` — evaluations of single runs against one ground truth
+  stacked into the evaluation of all of them (what one ``evaluate`` call gives);
 * :func:`evaluate_per_ground_truth` — each run against its own ground truth;
 * :func:`with_diversity` — an evaluation with diversity rows appended.
 """
@@ -19,7 +21,8 @@ from .data import Qrels, Run
 from .errors import OptionError
 from .evaluate import Evaluation, evaluate
 
-__all__ = ["concat_tables", "concat_evaluations", "evaluate_per_ground_truth", "with_diversity"]
+__all__ = ["concat_tables", "concat_evaluations", "stack_run_evaluations", "evaluate_per_ground_truth",
+           "with_diversity"]
 
 
 def _union_cat(parts: list[pd.Series]) -> pd.Categorical:
@@ -75,6 +78,51 @@ def concat_evaluations(evaluations: Sequence[Evaluation], *, settings: Mapping[s
     if settings:
         merged.update(dict(settings))
     return Evaluation(table, cov, merged)
+
+
+def stack_run_evaluations(evaluations: Sequence[Evaluation], *, names: Sequence[str] | None = None) -> Evaluation:
+    """The evaluation of several runs from evaluations of one run each (``evaluate`` of one run against
+    one ground truth, with the same options): exactly what ``evaluate`` of all the runs at once gives.
+
+    ``evaluate`` evaluates each run on its own and stacks the rows run after run, so the runs' codes
+    are stacked here (run codes shifted, nothing else changes; no table is built).  ``names``
+    renames the runs, in order (default: their own names; they must be distinct).
+
+    Raises
+    ------
+    OptionError
+        An evaluation holds several runs, or they differ in queries, domains, metrics or
+        options (``settings``, the ground truth's source among them), or two runs share a
+        name.  Two ground truths with the same queries, domains and source cannot be told
+        apart here: the caller passes evaluations against one ground truth.
+    """
+    from .results import ResultColumns
+
+    evs = list(evaluations)
+    if not evs:
+        raise OptionError("nothing to stack")
+    cols = [e.columns for e in evs]
+    first = cols[0]
+    for e, c in zip(evs, cols, strict=True):
+        if len(c.runs) != 1:
+            raise OptionError(f"stack_run_evaluations takes evaluations of one run each, not {list(c.runs)}")
+        if e.settings != evs[0].settings or c.domains != first.domains or c.metrics != first.metrics or not (
+                c.query_ids is first.query_ids or np.array_equal(c.query_ids, first.query_ids)):
+            raise OptionError("stack_run_evaluations: the evaluations differ in ground truth, queries, domains, "
+                              "metrics or options (concat_evaluations stacks such tables)")
+    runs = tuple(str(n) for n in names) if names is not None else tuple(c.runs[0] for c in cols)
+    if len(runs) != len(evs) or len(set(runs)) != len(runs):
+        raise OptionError(f"stack_run_evaluations: {len(evs)} runs need distinct names, got {list(runs)}")
+    dtype = np.result_type(first.run.dtype, np.min_scalar_type(len(runs)))
+    run = np.concatenate([np.full(len(c), i, dtype=dtype) for i, c in enumerate(cols)])
+
+    def stacked(field: str) -> np.ndarray:
+        return np.concatenate([getattr(c, field) for c in cols])
+
+    columns = ResultColumns(runs, first.query_ids, first.domains, first.metrics, run, stacked("query"),
+                            stacked("domain"), stacked("metric"), stacked("k"), stacked("value"))
+    coverage = [{**e.coverage_rows[0], "run": name} for e, name in zip(evs, runs, strict=True)]
+    return Evaluation(None, None, dict(evs[0].settings), columns, coverage)
 
 
 def evaluate_per_ground_truth(

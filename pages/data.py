@@ -217,11 +217,11 @@ for src in ws.runs:
         cols[2].number_input("Step (training step or epoch)", key=f"step_{src.uid}", value=None, step=1.0,
                              on_change=D.cb_run_info, args=(src.uid, "step"), placeholder="(none)",
                              help="Orders the versions of a model; empty: by version label.")
+        run = ctx.runs.get(src.name)  # read first (a stored run is read on demand): its warnings come with it
         if src.uid in ctx.run_errors:
             ui.show_error(ctx.run_errors[src.uid])
         for w in ctx.run_warnings.get(src.uid, ()):
             ui.show_warning(w)
-        run = ctx.runs.get(src.name)
         if run is not None and src.uid not in ctx.run_errors:
             st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
             with st.expander("Preview (first rows)"):

@@ -293,3 +293,50 @@ def test_a_run_that_no_longer_reads_leaves_the_evaluation_and_is_reported(folder
     assert "run: dense [ranked] (not loaded)" in loaded.splitlines()
     assert "run: bm25 [ranked]" in loaded.splitlines()
     _restart()
+
+
+def _evaluated(monkeypatch) -> list[str]:
+    """Names of the runs evaluated from here on (W.evaluate_one: the dashboard's per-run evaluation)."""
+    evaluated: list[str] = []
+    real = W.evaluate_one
+
+    def counted(qrels, run, settings):
+        evaluated.append(run.name)
+        return real(qrels, run, settings)
+
+    monkeypatch.setattr(W, "evaluate_one", counted)
+    return evaluated
+
+
+def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, monkeypatch):
+    """Each run's evaluation is kept on its own: a fourth run added by a script is the only one evaluated (and
+    read) when the page is refreshed, and the numbers are those of the workspace's evaluation of all four."""
+    _restart()
+    evaluated = _evaluated(monkeypatch)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception and sorted(evaluated) == ["bm25", "dense", "hybrid"]
+    with W.Workspace.open(ranked_workspace) as ws:
+        ws.add_run("late", T.trec_run(9), source_name="late.trec")
+    evaluated.clear()
+    reads = _reads(monkeypatch)
+    at.button(key="ws_refresh").click().run()
+    assert not at.exception
+    assert evaluated == ["late"] and reads == ["late"]
+    with W.Workspace.open(ranked_workspace) as ws:
+        want = summarize_with_intervals(ws.evaluate().table, n_resamples=1000, seed=0)
+    pd.testing.assert_frame_equal(T.numbers_table(at).reset_index(drop=True), want.reset_index(drop=True))
+    _restart()
+
+
+def test_the_fusion_preview_evaluates_the_fused_run_only(folder, ranked_workspace, monkeypatch):
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    evaluated = _evaluated(monkeypatch)
+    at.switch_page("pages/fusion.py").run()
+    assert not at.exception and not at.error
+    assert evaluated == ["rrf"]  # its inputs' evaluations come from the disk
+    table = next(d.value for d in at.dataframe if d.key == "fu_table" or "rrf" in getattr(d.value, "index", []))
+    assert {"bm25", "dense", "hybrid", "rrf"} <= set(table.index)
+    _restart()

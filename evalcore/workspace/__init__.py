@@ -38,9 +38,10 @@ Every number the dashboard shows is an aggregation of ``Evaluation.table``
 dashboard (``dashboard/tables.py``).
 """
 
-from . import analysis, model, pipeline, versions
+from . import analysis, incremental, model, pipeline, versions
 from .analysis import *  # noqa: F403  (the names of analysis.__all__)
 from .api import RUN_COLUMNS, Workspace
+from .incremental import *  # noqa: F403  (the names of incremental.__all__)
 from .locations import default_path, default_root
 from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
@@ -48,5 +49,5 @@ from .resolve import Resolved
 from .roots import WorkspaceRoot, order_versions
 from .versions import *  # noqa: F403  (the names of versions.__all__)
 
-__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, *versions.__all__, "Workspace", "WorkspaceRoot", "Resolved",
+__all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, *versions.__all__, *incremental.__all__, "Workspace", "WorkspaceRoot", "Resolved",
            "RUN_COLUMNS", "order_versions", "default_path", "default_root"]

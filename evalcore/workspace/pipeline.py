@@ -46,6 +46,8 @@ __all__ = [
     "sample_and_label",
     "build_run",
     "evaluate_workspace",
+    "evaluate_runs",
+    "join_aspects",
     "DIVERSITY_ALPHA",
     "DIVERSITY_METRICS",
     "diversity_metrics",
@@ -344,22 +346,30 @@ def evaluate_workspace(
     groups: dict[str | None, dict[str, Run]] = {}
     for run, aspect in runs:
         groups.setdefault(aspect, {})[run.name] = run
-    evs = []
-    for aspect, group in groups.items():
-        ev = evaluate(qrels_by_aspect[aspect], group, metrics=list(settings.metrics), k=list(settings.k),
-                      ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
-                      judged_only=settings.judged_only, progress=progress)
-        evs.append((aspect, ev))
+    evs = [(aspect, evaluate_runs(qrels_by_aspect[aspect], group, settings, progress=progress))
+           for aspect, group in groups.items()]
+    return join_aspects(evs, [run.name for run, _ in runs])
+
+
+def evaluate_runs(qrels: Qrels, runs: Mapping[str, Run], settings: Settings, *,
+                  progress: Callable[[int, int], None] | None = None) -> Evaluation:
+    """:func:`evalcore.evaluate` of ``runs`` against one ground truth with the options of ``settings``."""
+    return evaluate(qrels, runs, metrics=list(settings.metrics), k=list(settings.k), ties=settings.ties,
+                    rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
+                    judged_only=settings.judged_only, progress=progress)
+
+
+def join_aspects(evs: Sequence[tuple[str | None, Evaluation]], order: Sequence[str]) -> Evaluation:
+    """One evaluation from those of each aspect's runs (in order of first appearance), runs in ``order``;
+    ``settings["aspects"]`` names each run's aspect (and ``settings["qrels"]`` each aspect's source)."""
     aspects = {r: a for a, ev in evs for r in ev.runs}
     if len(evs) == 1:
-        ev = evs[0][1]
-        return ev.with_settings({"aspects": aspects})
+        return evs[0][1].with_settings({"aspects": aspects})
     from ..combine import concat_evaluations
 
-    order = [run.name for run, _ in runs]
     ev = concat_evaluations([e for _, e in evs], settings={
         "qrels": {str(a): e.settings.get("qrels") for a, e in evs}, "aspects": aspects})
-    table = ev.table.assign(run=ev.table["run"].cat.reorder_categories(order))
+    table = ev.table.assign(run=ev.table["run"].cat.reorder_categories(list(order)))
     return Evaluation(table, ev.coverage, ev.settings)
 
 

@@ -1,0 +1,44 @@
+"""The evaluation of a workspace's runs from evaluations of one run each (kept by content key).
+
+:func:`evaluate_workspace` evaluates every run at once.  A run's rows depend only on that run,
+its aspect's ground truth and the settings, so the dashboard keeps each run's evaluation on
+its own (:mod:`evalcore.workspace.derived`, by the run's content key) and joins them:
+adding a run to a workspace of 14 evaluates one run, not 15, and a fusion's preview evaluates
+the fused run only.  :func:`evaluate_each` gives exactly what :func:`evaluate_workspace` gives
+for the same runs (tested).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from ..combine import stack_run_evaluations
+from ..data import Qrels, Run
+from ..evaluate import Evaluation
+from .model import Settings
+from .pipeline import evaluate_runs, join_aspects
+
+__all__ = ["evaluate_one", "evaluate_each"]
+
+
+def evaluate_one(qrels: Qrels, run: Run, settings: Settings) -> Evaluation:
+    """The evaluation of one run against its aspect's ground truth (the unit :func:`evaluate_each` joins)."""
+    return evaluate_runs(qrels, {run.name: run}, settings)
+
+
+def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],
+                  items: Sequence[tuple[str, str | None, Callable[[], Evaluation]]]) -> Evaluation:
+    """:func:`evaluate_workspace` of the runs ``items`` lists as ``(name, aspect, evaluation of that run)``.
+
+    Each call gives :func:`evaluate_one`'s evaluation of the run (from a cache or computed; the name
+    inside may be an earlier one: ``name`` is the run's name here).  Runs sharing an aspect are stacked
+    (:func:`evalcore.combine.stack_run_evaluations`), the aspects joined as :func:`evaluate_workspace`
+    joins them; ``qrels_by_aspect`` only names the aspects.
+    """
+    groups: dict[str | None, list[tuple[str, Evaluation]]] = {a: [] for _, a, _ in items}
+    for name, aspect, evaluation in items:
+        if aspect not in qrels_by_aspect:
+            raise KeyError(f"no ground truth for the aspect {aspect!r} of run {name!r}")
+        groups[aspect].append((name, evaluation()))
+    evs = [(a, stack_run_evaluations([e for _, e in part], names=[n for n, _ in part])) for a, part in groups.items()]
+    return join_aspects(evs, [name for name, _, _ in items])

@@ -1,0 +1,103 @@
+"""evalcore.combine.stack_run_evaluations: evaluations of one run each, stacked, are exactly the evaluation of
+all the runs at once (what the dashboard uses to evaluate only the runs it has not evaluated before)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalcore import workspace as W
+from evalcore.combine import stack_run_evaluations
+from evalcore.data import Qrels, Run
+from evalcore.errors import OptionError
+from evalcore.evaluate import evaluate
+
+
+def case(seed: int) -> tuple[Qrels, dict[str, Run]]:
+    """Tie-heavy runs (scores on a coarse grid), queries missing from some runs, runs listing queries without
+    judgments, domains (one query without), grades 0-3."""
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(25)]
+    docs = [f"d{j}" for j in range(60)]
+    rows = [(q, d, int(rng.integers(0, 4))) for q in qids[:-2] for d in rng.choice(docs, 6, replace=False)]
+    domains = {q: ("news" if i % 3 else "web") for i, q in enumerate(qids[1:])}
+    qrels = Qrels.from_records(*zip(*rows, strict=True), domains=domains, extra_queries=qids[-2:])
+    runs = {}
+    for r in range(int(rng.integers(2, 6))):
+        listed = [q for q in qids + ["unjudged"] if rng.random() < 0.85]
+        recs = [(q, d, float(rng.integers(0, 4))) for q in listed for d in rng.choice(docs, 15, replace=False)]
+        runs[f"run{r}"] = Run.from_records(*zip(*recs, strict=True), name=f"run{r}")
+    return qrels, runs
+
+
+OPTIONS = [dict(), dict(judged_only=True), dict(ties="docid_asc", no_relevant="skip"),
+           dict(rel_threshold=2, ties="input")]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("options", OPTIONS)
+def test_stacked_runs_are_the_evaluation_of_all_at_once(seed, options):
+    qrels, runs = case(seed)
+    kw = dict(metrics=["ndcg", "recall", "map", "p", "mrr"], k=[1, 5, 10, 20], **options)
+    whole = evaluate(qrels, runs, **kw)
+    parts = [evaluate(qrels, {name: run}, **kw) for name, run in runs.items()]
+    got = stack_run_evaluations(parts)
+    pd.testing.assert_frame_equal(got.table, whole.table)
+    pd.testing.assert_frame_equal(got.coverage, whole.coverage)
+    assert got.settings == whole.settings
+    a, b = got.columns, whole.columns
+    assert (a.runs, a.domains, a.metrics) == (b.runs, b.domains, b.metrics)
+    for field in ("run", "query", "domain", "metric", "k", "value"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), field
+
+
+def test_names_rename_the_runs_in_order():
+    qrels, runs = case(0)
+    parts = [evaluate(qrels, {"same": run}, metrics=["ndcg"], k=[5]) for run in runs.values()]
+    got = stack_run_evaluations(parts, names=list(runs))
+    want = evaluate(qrels, runs, metrics=["ndcg"], k=[5])
+    pd.testing.assert_frame_equal(got.table, want.table)
+    assert list(got.coverage["run"]) == list(runs)
+
+
+def test_what_cannot_be_stacked_is_refused():
+    qrels, runs = case(1)
+    a, b = list(runs.values())[:2]
+    one = evaluate(qrels, {"a": a}, metrics=["ndcg"], k=[5])
+    with pytest.raises(OptionError, match="distinct names"):
+        stack_run_evaluations([one, evaluate(qrels, {"a": b}, metrics=["ndcg"], k=[5])])
+    with pytest.raises(OptionError, match="differ"):
+        stack_run_evaluations([one, evaluate(qrels, {"b": b}, metrics=["ndcg"], k=[10])])
+    with pytest.raises(OptionError, match="differ"):
+        stack_run_evaluations([one, evaluate(qrels, {"b": b}, metrics=["ndcg"], k=[5], judged_only=True)])
+    other = Qrels.from_records(["zz"], ["d0"], [1])  # other queries
+    with pytest.raises(OptionError, match="differ"):
+        stack_run_evaluations([one, evaluate(other, {"b": b}, metrics=["ndcg"], k=[5])])
+    named = Qrels.from_records(*zip(*qrels.to_frame()[["query_id", "doc_id", "relevance"]].itertuples(index=False),
+                                    strict=True), source="other.txt", extra_queries=list(qrels.query_ids))
+    with pytest.raises(OptionError, match="differ"):  # the same queries from another file: settings["qrels"]
+        stack_run_evaluations([one, evaluate(named, {"b": b}, metrics=["ndcg"], k=[5])])
+    with pytest.raises(OptionError, match="one run each"):
+        stack_run_evaluations([evaluate(qrels, {"a": a, "b": b}, metrics=["ndcg"], k=[5])])
+    with pytest.raises(OptionError, match="nothing"):
+        stack_run_evaluations([])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_workspace_evaluation_of_runs_one_by_one_is_that_of_all(seed):
+    """evalcore.workspace.evaluate_each (the dashboard's path) against evaluate_workspace, aspects included."""
+    qrels, runs = case(seed)
+    other, _ = case(seed + 10)
+    settings = W.Settings(metrics=("ndcg", "recall"), k=(1, 10)).validated()
+    for qmap, aspects in (({None: qrels}, [None] * len(runs)),
+                          ({"a": qrels, "b": other}, ["a" if i % 2 else "b" for i in range(len(runs))])):
+        pairs = list(zip(runs.values(), aspects, strict=True))
+        whole = W.evaluate_workspace(qmap, pairs, settings)
+        got = W.evaluate_each(qmap, [(run.name, aspect, lambda run=run, aspect=aspect, qmap=qmap:
+                                      W.evaluate_one(qmap[aspect], run.renamed("earlier name"), settings))
+                                     for run, aspect in pairs])
+        pd.testing.assert_frame_equal(got.table, whole.table)
+        pd.testing.assert_frame_equal(got.coverage, whole.coverage)
+        assert got.settings == whole.settings
