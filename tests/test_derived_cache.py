@@ -340,3 +340,24 @@ def test_the_fusion_preview_evaluates_the_fused_run_only(folder, ranked_workspac
     table = next(d.value for d in at.dataframe if d.key == "fu_table" or "rrf" in getattr(d.value, "index", []))
     assert {"bm25", "dense", "hybrid", "rrf"} <= set(table.index)
     _restart()
+
+
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_a_run_that_fails_when_first_evaluated_is_left_out(cache, folder, ranked_workspace, monkeypatch):
+    """No evaluation kept yet and a stored run damaged: the evaluation, which reads every run, meets the failure
+    and is made again without that run (with the disk cache, run by run; without, all at once)."""
+    monkeypatch.setenv(D.ENV_CACHE, "off")  # the stored file of "hybrid", found without keeping an evaluation
+    probe = AppTest.from_file(APP, default_timeout=120)
+    probe.run()
+    sha = next(r for r in probe.session_state["ws"].runs if r.name == "hybrid").store.record.artifact
+    if cache == "on":
+        monkeypatch.setenv(D.ENV_CACHE, str(folder))
+    _restart()
+    (ranked_workspace / "objects" / sha[:2] / f"{sha}.parquet").write_bytes(b"damaged")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert sorted(set(leaderboard(at)["run"])) == ["bm25", "dense"]
+    loaded = next(t.value for t in at.sidebar.text if t.value.startswith("ground truth:"))
+    assert "run: hybrid [ranked] (not loaded)" in loaded.splitlines()
+    _restart()
