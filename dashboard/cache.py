@@ -138,13 +138,19 @@ def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.
     earlier evaluation kept it, else computed and kept (:func:`_evaluate_each`): adding a run to a
     workspace evaluates that run, a fusion's preview the fused run.
     """
-    hit = derived.load_evaluation(key)  # kept on disk by an earlier server (same inputs, same code)
+    if _each is not None and _reference is None and derived.cache_dir() is not None:
+        return _kept_evaluation(key, lambda: _attempt(_evaluate_each, _qrels, _each, _settings))
+    return _kept_evaluation(key, lambda: _attempt(W.evaluate_workspace, _qrels, _runs(), _settings,
+                                                  reference=_reference))
+
+
+def _kept_evaluation(key: str, compute: Callable[[], Outcome]) -> Outcome:
+    """The evaluation kept on disk under ``key`` by an earlier server (same inputs, same code), else
+    ``compute()``'s, kept there when it succeeded."""
+    hit = derived.load_evaluation(key)
     if hit is not None:
         return Outcome(hit[0], None, hit[1])
-    if _each is not None and _reference is None and derived.cache_dir() is not None:
-        out = _attempt(_evaluate_each, _qrels, _each, _settings)
-    else:
-        out = _attempt(W.evaluate_workspace, _qrels, _runs(), _settings, reference=_reference)
+    out = compute()
     if out.ok:
         derived.store_evaluation(key, out.value, out.warnings)
     return out
@@ -157,14 +163,14 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
     from evalcore.errors import EvalcoreWarning
 
     def one(aspect: Any, key: str, read: Callable[[], Any]) -> Any:
-        hit = derived.load_evaluation(key)
-        if hit is None:
+        def compute() -> Outcome:  # (an error is raised, to the caller's _attempt)
             ev, msgs = W.capture(W.evaluate_one, qmap[aspect], read(), settings)
-            derived.store_evaluation(key, ev, msgs)
-            hit = ev, msgs
-        for m in hit[1]:  # (the whole evaluation's warnings, as one call gives them)
+            return Outcome(ev, None, tuple(msgs))
+
+        out = _kept_evaluation(key, compute)
+        for m in out.warnings:  # (the whole evaluation's warnings, as one call gives them)
             warnings.warn(m, EvalcoreWarning, stacklevel=2)
-        return hit[0]
+        return out.value
 
     return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, aspect, key, read))
                                   for name, aspect, key, read in each])

@@ -14,7 +14,8 @@ from typing import Any
 def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_seed: int) -> Callable[[], bytes]:
     """Deferred ``report.json`` (:func:`evalcore.report.build_report`) with the intervals the pages show."""
     ev = ctx.evaluation
-    runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)  # runs not read yet: at the click
+    # the dashboard's runs (LazyRuns): those not read yet are read at the click; any other mapping: as it is
+    runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
     fusion = fusion_metadata(ctx)

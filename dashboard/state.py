@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +168,7 @@ class Context:
     metadata_error: str | None = None
     qrels: dict = field(default_factory=dict)  # aspect -> sampled Qrels
     n_universe: int = 0
-    runs: Mapping[str, Run] = field(default_factory=dict)  # name -> Run of the evaluated runs (LazyRuns: read on demand)
+    runs: LazyRuns = field(default_factory=lambda: LazyRuns([], lambda name: None))  # evaluated runs, read on demand
     run_keys: dict[str, str] = field(default_factory=dict)  # uid -> content key
     qrels_keys: dict = field(default_factory=dict)  # aspect -> content key of its evaluated qrels
     run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message

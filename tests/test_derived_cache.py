@@ -219,17 +219,18 @@ def ranked_workspace(tmp_path, monkeypatch):
     return path
 
 
-def _reads(monkeypatch) -> list[str]:
-    """Names of the runs the dashboard builds from here on (W.build_run, which the run step calls)."""
-    reads: list[str] = []
-    real = W.build_run
+def _names_passed(monkeypatch, attr: str) -> list[str]:
+    """Names of the runs passed to ``W.<attr>`` from here on: ``build_run`` (the dashboard reads or builds a
+    run; its source is the first argument) or ``evaluate_one`` (it evaluates one run; the second)."""
+    names: list[str] = []
+    real = getattr(W, attr)
 
-    def counted(src, **kw):
-        reads.append(src.name)
-        return real(src, **kw)
+    def counted(*args, **kw):
+        names.append((args[0] if attr == "build_run" else args[1]).name)
+        return real(*args, **kw)
 
-    monkeypatch.setattr(W, "build_run", counted)
-    return reads
+    monkeypatch.setattr(W, attr, counted)
+    return names
 
 
 def test_a_restarted_overview_reads_no_run_and_a_page_that_shows_runs_reads_those(folder, ranked_workspace,
@@ -244,7 +245,7 @@ def test_a_restarted_overview_reads_no_run_and_a_page_that_shows_runs_reads_thos
     assert sorted(set(first["run"])) == ["bm25", "dense", "hybrid"]
 
     _restart()
-    reads = _reads(monkeypatch)
+    reads = _names_passed(monkeypatch, "build_run")
     again = AppTest.from_file(APP, default_timeout=120)
     again.run()
     assert not again.exception
@@ -295,31 +296,18 @@ def test_a_run_that_no_longer_reads_leaves_the_evaluation_and_is_reported(folder
     _restart()
 
 
-def _evaluated(monkeypatch) -> list[str]:
-    """Names of the runs evaluated from here on (W.evaluate_one: the dashboard's per-run evaluation)."""
-    evaluated: list[str] = []
-    real = W.evaluate_one
-
-    def counted(qrels, run, settings):
-        evaluated.append(run.name)
-        return real(qrels, run, settings)
-
-    monkeypatch.setattr(W, "evaluate_one", counted)
-    return evaluated
-
-
 def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, monkeypatch):
     """Each run's evaluation is kept on its own: a fourth run added by a script is the only one evaluated (and
     read) when the page is refreshed, and the numbers are those of the workspace's evaluation of all four."""
     _restart()
-    evaluated = _evaluated(monkeypatch)
+    evaluated = _names_passed(monkeypatch, "evaluate_one")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception and sorted(evaluated) == ["bm25", "dense", "hybrid"]
     with W.Workspace.open(ranked_workspace) as ws:
         ws.add_run("late", T.trec_run(9), source_name="late.trec")
     evaluated.clear()
-    reads = _reads(monkeypatch)
+    reads = _names_passed(monkeypatch, "build_run")
     at.button(key="ws_refresh").click().run()
     assert not at.exception
     assert evaluated == ["late"] and reads == ["late"]
@@ -333,7 +321,7 @@ def test_the_fusion_preview_evaluates_the_fused_run_only(folder, ranked_workspac
     _restart()
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    evaluated = _evaluated(monkeypatch)
+    evaluated = _names_passed(monkeypatch, "evaluate_one")
     at.switch_page("pages/fusion.py").run()
     assert not at.exception and not at.error
     assert evaluated == ["rrf"]  # its inputs' evaluations come from the disk
