@@ -147,16 +147,29 @@ def canonical_norm(norm: str | None) -> str:
 class _Lists:
     """One run's (cut) ranked lists as flat rows, grouped by query and ranked inside.
 
-    ``qid``/``doc`` are object arrays of ids, ``score`` float64, ``rank`` 1-based,
-    ``starts`` the first row of each query group, ``length`` each group's length.
+    ``rows`` are the run's rows in that order, ``q`` their query codes (into
+    ``run.query_ids``), ``score`` float64, ``rank`` 1-based, ``starts`` the
+    first row of each query group, ``length`` each group's length.  Ids stay
+    codes: :attr:`qid` and :attr:`doc` give the strings when they are needed.
     """
 
-    qid: np.ndarray
-    doc: np.ndarray
+    run: Run
+    rows: np.ndarray
+    q: np.ndarray
     score: np.ndarray
     rank: np.ndarray
     starts: np.ndarray
     length: np.ndarray
+
+    @property
+    def qid(self) -> np.ndarray:
+        """Query id (object array) of each row."""
+        return self.run.query_ids[self.q]
+
+    @property
+    def doc(self) -> np.ndarray:
+        """Document id (object array) of each row."""
+        return self.run.docs_at(self.rows)
 
     def per_row(self, values: np.ndarray) -> np.ndarray:
         """A per-group array repeated on each row of its group."""
@@ -171,8 +184,29 @@ def _ranked(run: Run, *, ties: str, top_n: int | None) -> _Lists:
     n = len(rows)
     starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if n else np.zeros(0, dtype=np.int64)
     length = np.diff(np.r_[starts, n]).astype(np.int64)
-    return _Lists(run.query_ids[q], run.docs_at(rows), run.scores[rows].astype(np.float64),
-                  (pos[keep] + 1).astype(np.int64), starts, length)  # fmt: skip
+    return _Lists(run, rows, q, run.scores[rows].astype(np.float64), (pos[keep] + 1).astype(np.int64), starts,
+                  length)
+
+
+def _union_codes(lists: list[_Lists]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Query and document codes of every row of ``lists`` (concatenated) in one shared vocabulary each.
+
+    Returns ``(qc, query_ids, dc, doc_ids)``: the codes number the ids in order of first
+    appearance along the concatenated rows (as ``pd.factorize`` of the id strings would), but
+    only the runs' vocabularies are compared as strings, never one string per row.
+    """
+    # a query's rows are one group per run: its first appearance is a group's first row
+    heads = np.concatenate([x.run.query_ids[x.q[x.starts]] for x in lists]) if lists else np.zeros(0, object)
+    head_codes, query_ids = pd.factorize(heads, sort=False)
+    qc = np.repeat(head_codes.astype(np.int64), np.concatenate([x.length for x in lists]) if lists else 0)
+    # documents: the runs' vocabularies merged, the rows mapped through them, renumbered by first appearance
+    vocabs = [x.run.doc_vocab for x in lists]
+    vocab_codes, merged = pd.factorize(np.concatenate(vocabs) if vocabs else np.zeros(0, object), sort=False)
+    offsets = np.cumsum([0] + [len(v) for v in vocabs])
+    merged_rows = np.concatenate([vocab_codes[off + x.run.d[x.rows]] for x, off in zip(lists, offsets[:-1], strict=True)]
+                                 or [np.zeros(0, np.int64)])
+    dc, first = pd.factorize(merged_rows, sort=False)
+    return qc, np.asarray(query_ids, dtype=object), dc.astype(np.int64), np.asarray(merged, dtype=object)[first]
 
 
 def _normalized_scores(lists: _Lists, norm: str) -> np.ndarray:
@@ -334,14 +368,10 @@ def prepare(
     lists = [_ranked(r, ties=ties, top_n=top_n) for r in run_list]
     names = tuple(r.name for r in run_list)
 
-    q_all = np.concatenate([x.qid for x in lists])
-    d_all = np.concatenate([x.doc for x in lists])
-    qc, qu = pd.factorize(q_all, sort=False)
-    dc, du = pd.factorize(d_all, sort=False)
-    key = qc.astype(np.int64) * max(len(du), 1) + dc
-    uniq, inv = np.unique(key, return_inverse=True)
+    qc, qu, dc, du = _union_codes(lists)
+    uniq, inv = _unique_inverse(qc * max(len(du), 1) + dc)
     m = len(uniq)
-    run_of_row = np.repeat(np.arange(len(lists)), [len(x.qid) for x in lists])
+    run_of_row = np.repeat(np.arange(len(lists)), [len(x.rows) for x in lists])
     _warn_missing_queries(lists, names, qu)
 
     present = np.bincount(inv, minlength=m).astype(np.float64)  # |{S ∋ d}|
@@ -362,6 +392,31 @@ def prepare(
     nd = max(len(du), 1)
     return Prepared(names, method, np.asarray(qu, dtype=object), (uniq // nd).astype(np.int64),
                     np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns)
+
+
+def _unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` of non-negative int64 keys, faster when the row numbers fit beside them.
+
+    The keys are sorted with their row numbers packed in the low bits (one plain sort
+    instead of an argsort); keys too large for that are left to ``np.unique``.
+
+    >>> [a.tolist() for a in _unique_inverse(np.array([5, 2, 5, 0]))]
+    [[0, 2, 5], [2, 1, 2, 0]]
+    """
+    n = len(key)
+    bits = max(1, int(n - 1).bit_length())
+    if n == 0 or int(key.max()) >= 2 ** (62 - bits):
+        uniq, inv = np.unique(key, return_inverse=True)
+        return uniq, inv.reshape(-1).astype(np.int64)
+    packed = (key.astype(np.int64) << bits) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    keys = packed >> bits
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    inv = np.empty(n, dtype=np.int64)
+    inv[packed & ((1 << bits) - 1)] = np.cumsum(new) - 1
+    return keys[new], inv
 
 
 def _sum_by_run(inv: np.ndarray, run_of_row: np.ndarray, values: np.ndarray, m: int) -> np.ndarray:
