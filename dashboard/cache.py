@@ -194,14 +194,32 @@ def _c_queries(key: str, _blob: W.Blob) -> Outcome:
     return _attempt(W.load_query_texts, _blob)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=256)
 def _c_summary(key: str, _table: Callable[[], pd.DataFrame], by: tuple[str, ...], ci_method: str, n_resamples: int,
-               seed: int) -> pd.DataFrame:
-    """The summary of the table ``_table()`` gives (built only when the summary is not on disk)."""
+               seed: int, _query_ids: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The summary of the table ``_table()`` gives (built only when the summary is not on disk); ``_query_ids``:
+    the queries its resamples are drawn over (``key`` must name them)."""
     from evalcore.intervals import summarize_with_intervals
 
     return kept_frame("summary", key, lambda: summarize_with_intervals(
-        _table(), by=by, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates="metric" in by))
+        _table(), by=by, method=ci_method, n_resamples=n_resamples, seed=seed, aggregates="metric" in by,
+        query_ids=_query_ids))
+
+
+def summary_run_by_run(parts: list[tuple[str, Callable[[], pd.DataFrame]]], query_ids: tuple[str, ...],
+                       by: tuple[str, ...], ci_method: str, n_resamples: int, seed: int,
+                       dtypes: dict[str, Any]) -> pd.DataFrame:
+    """The summary of a table made of parts (one run's rows each, in the table's run order), part by part.
+
+    ``parts``: (key of that part's summary, its rows) per run; ``query_ids``: the whole table's queries
+    with a finite value, sorted, over which every part draws its resamples, so the parts together are
+    the whole table's summary row for row (:func:`evalcore.intervals.summarize_with_intervals`). Each
+    part is kept on its own: adding a run summarizes that run, a fusion's preview the fused run.
+    ``dtypes``: the whole table's dtypes of the ``by`` columns (a part kept by an earlier evaluation has
+    that evaluation's categories).
+    """
+    frames = [_c_summary(key, rows, by, ci_method, n_resamples, seed, query_ids) for key, rows in parts]
+    return pd.concat(frames, ignore_index=True).astype(dtypes)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -49,9 +49,11 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     _c_universe,
     kept_frame,
     outside_cache,
+    summary_run_by_run,
 )
 from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
 from dashboard.lazyruns import LazyRuns
+from dashboard.longsteps import CANCEL_KEY, CANCELLED, cancel, cancelled, long_step, retry  # noqa: F401
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -178,6 +180,7 @@ class Context:
     evaluation: Evaluation | None = None
     eval_inputs: tuple | None = None  # (qrels by aspect, () -> [(run, aspect)], read on call): what was evaluated
     eval_key: str | None = None
+    eval_each: dict[str, str] = field(default_factory=dict)  # run name -> key of its own evaluation (judgments)
     eval_error: str | None = None
     metadata: pd.DataFrame | None = None
     query_texts: dict[str, str] | None = None  # query id -> text (a queries file, when loaded)
@@ -206,47 +209,6 @@ class Context:
     @property
     def run_names(self) -> list[str]:
         return list(self.evaluation.runs) if self.evaluation is not None else []
-
-
-CANCEL_KEY = "_cancelled"
-CANCELLED = "cancelled by the user (press Retry to compute it)"
-
-
-def cancel() -> None:
-    """Button callback: the long step under way stops at its next progress update (the click reruns the
-    script), and the next runs do not start it again until :func:`retry`."""
-    st.session_state[CANCEL_KEY] = True
-
-
-def retry() -> None:
-    st.session_state.pop(CANCEL_KEY, None)
-
-
-def cancelled() -> bool:
-    return bool(st.session_state.get(CANCEL_KEY))
-
-
-def _long_step(slot: Any, label: str, key: str) -> tuple[Callable[[int, int], None] | None, bool]:
-    """Before a step that may take long (a cache miss of ranking or of a reference ground truth):
-    ``(progress callback, skip)``. Draws a running state in ``slot`` — a progress bar and a Cancel button;
-    ``skip`` is True when the user cancelled (the step is then not started)."""
-    if key in _memo():
-        return None, False
-    if cancelled():
-        return None, True
-    if slot is None:
-        return None, False
-    with slot.container():
-        c1, c2 = st.columns([6, 1], vertical_alignment="center")
-        bar = c1.progress(0.0, text=f"Running: {label}…")
-        c2.button("Cancel", key="cancel_" + key[-16:], on_click=cancel, icon=":material/stop_circle:",
-                  help="Stop this computation (nothing already loaded is lost)")
-
-    def cb(done: int, total: int) -> None:
-        frac = min(1.0, done / total) if total else 1.0
-        outside_cache(bar.progress, frac, text=f"Running: {label}: {done:,}/{total:,}")
-
-    return cb, False
 
 
 def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
@@ -325,7 +287,7 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             return ctx.qrels[aspect]
         dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
         qk = "qrels:" + _key(gt.key(aspect, settings), skey if sample is not None else "all", dkey)
-        cb, skip = _long_step(progress_slot, "building the ground truth from the reference model", qk) \
+        cb, skip = long_step(progress_slot, "building the ground truth from the reference model", qk, known=qk in _memo()) \
             if gt.kind == "reference" else (None, False)
         if skip:
             out = Outcome(error=CANCELLED)
@@ -463,6 +425,7 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         ctx.eval_error = out.error
         return ctx
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
+    ctx.eval_each = {n: key for n, _, key, _ in each} if ctx.reference is None else {}
     return ctx
 
 
@@ -473,7 +436,7 @@ class _RunsChanged(Exception):
 def _load_run(ctx: Context, src: W.RunSource, q: Qrels, rkey: str, settings: W.Settings, inputs: dict | None,
               progress_slot: Any | None) -> Run | None:
     """Read (or rank, or fuse) one run, cached by its content key; its warnings and error go into ``ctx``."""
-    cb, skip = _long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey) \
+    cb, skip = long_step(progress_slot, f"ranking {src.name} by cosine similarity", rkey, known=rkey in _memo()) \
         if src.kind == "embedding" else (None, False)
     if skip:
         ctx.run_errors[src.uid] = CANCELLED
@@ -513,8 +476,33 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     with ``aggregates=True``: the CIs are percentile-bootstrap intervals on resamples shared by every run),
     cached per evaluation."""
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
+    if tuple(by) == ("run", "metric", "k") and ctx.eval_each:  # run by run: each run's part is kept on its own
+        return memo(key, lambda: summary_run_by_run(_summary_parts(ctx), evaluated_queries(ctx), tuple(by), MEAN_CI,
+                                                    N_RESAMPLES, CI_SEED, ctx.evaluation.table.dtypes[list(by)].to_dict()))
     table = (lambda: ctx.evaluation.table) if "domain" not in by else (lambda: plain_table(ctx))
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
+
+
+def evaluated_queries(ctx: Context) -> tuple[str, ...]:
+    """The queries with a finite value in the evaluation, sorted (what the summary's resamples are drawn over)."""
+    def compute() -> tuple[str, ...]:
+        cols = ctx.evaluation.columns
+        return T.queries_with_values(cols.query_ids, cols.query, cols.value)
+
+    return memo("queries:" + ctx.eval_key, compute)
+
+
+def _summary_parts(ctx: Context) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
+    """(key of the run's summary, its rows of the evaluation) per evaluated run, in the evaluation's order (the
+    key holds the run's name: two runs of one content have one evaluation key, not one summary)."""
+    qkey = _key(evaluated_queries(ctx))
+
+    def rows(name: str) -> pd.DataFrame:
+        table = ctx.evaluation.table
+        return table[(table["run"] == name).to_numpy()]
+
+    return [("summary1:" + _key(ctx.eval_each[name], name, qkey, MEAN_CI, N_RESAMPLES, CI_SEED),
+             functools.partial(rows, name)) for name in ctx.evaluation.columns.runs]
 
 
 def report_json(ctx: Context, top_k: int) -> Any:

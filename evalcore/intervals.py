@@ -175,6 +175,19 @@ def _sorted_string_codes(col: pd.Series) -> tuple[np.ndarray, int]:
     return codes, len(uniques)
 
 
+def _codes_among(col: pd.Series, query_ids: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Codes of ``col``'s query ids among ``query_ids`` sorted as strings, and their count; every id of
+    ``col`` must be there (:class:`OptionError` names the first that is not)."""
+    universe = pd.Index(sorted({str(x) for x in query_ids}), dtype=object)
+    if isinstance(col.dtype, pd.CategoricalDtype) and not col.isna().any():
+        codes = universe.get_indexer(col.cat.categories.astype(str))[col.cat.codes.to_numpy()]
+    else:
+        codes = universe.get_indexer(col.astype(str))
+    if (codes < 0).any():
+        raise OptionError(f"query {str(col.iloc[int(np.argmax(codes < 0))])!r} of the table is not among query_ids")
+    return codes, len(universe)
+
+
 def mean_intervals(
     table: pd.DataFrame,
     *,
@@ -183,6 +196,7 @@ def mean_intervals(
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    query_ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     r"""Mean and confidence interval of the per-query values of each group (see the module docstring).
 
@@ -199,6 +213,11 @@ def mean_intervals(
         Bootstrap resamples (shared by every group).
     seed : int, default 0
         Seed of the resampling counts (:func:`resample_counts`).
+    query_ids : sequence of str, optional
+        The queries the resamples are drawn over, in sorted order (default: the
+        table's queries with a finite value). Give a whole table's to summarize
+        its parts one at a time (e.g. run by run): each part then gets the rows
+        the whole table would.
 
     Returns
     -------
@@ -235,7 +254,8 @@ def mean_intervals(
     if method == "t":
         low, high, _ = t_interval(stats, confidence=c)
     elif g:
-        qcodes, nq = _sorted_string_codes(data["query_id"])
+        qcodes, nq = (_sorted_string_codes(data["query_id"]) if query_ids is None
+                      else _codes_among(data["query_id"], query_ids))
         step = max(1, _CELLS // max(nq, 1))
         for s in range(0, g, step):
             sel = (gid >= s) & (gid < s + step)
@@ -265,6 +285,7 @@ def summarize_with_intervals(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     aggregates: bool = False,
+    query_ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """:func:`evalcore.aggregate.summarize` with ``ci_low`` / ``ci_high`` from :func:`mean_intervals`.
 
@@ -273,10 +294,11 @@ def summarize_with_intervals(
     by default the shared-resample percentile bootstrap (inside the metric's range), NaN
     where ``n < 2``. The aggregate's interval follows it: the same interval for a mean,
     its ``exp`` for a geometric mean (``gm_map``, whose per-query values are logs), none
-    for a total.
+    for a total. ``query_ids``: see :func:`mean_intervals`.
     """
     base = summarize(table, by=by, confidence=confidence, aggregates=aggregates)
-    ci = mean_intervals(table, by=by, method=method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    ci = mean_intervals(table, by=by, method=method, confidence=confidence, n_resamples=n_resamples, seed=seed,
+                        query_ids=query_ids)
     by = [by] if isinstance(by, str) else list(by)
     keys = base[by].astype(object).astype(str)
     ci_keys = ci[by].astype(object).astype(str)

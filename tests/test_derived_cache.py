@@ -233,6 +233,21 @@ def _names_passed(monkeypatch, attr: str) -> list[str]:
     return names
 
 
+def _summarized(monkeypatch) -> list[list[str]]:
+    """The runs of each table summarized from here on (:func:`evalcore.intervals.summarize_with_intervals`)."""
+    import evalcore.intervals as I
+
+    seen: list[list[str]] = []
+    real = I.summarize_with_intervals
+
+    def counted(table, **kw):
+        seen.append(sorted(set(table["run"].astype(str))))
+        return real(table, **kw)
+
+    monkeypatch.setattr(I, "summarize_with_intervals", counted)
+    return seen
+
+
 def test_a_restarted_overview_reads_no_run_and_a_page_that_shows_runs_reads_those(folder, ranked_workspace,
                                                                                   monkeypatch):
     """The evaluation on disk holds every number of the Overview: after a restart its runs are not read
@@ -308,9 +323,10 @@ def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, m
         ws.add_run("late", T.trec_run(9), source_name="late.trec")
     evaluated.clear()
     reads = _names_passed(monkeypatch, "build_run")
+    summarized = _summarized(monkeypatch)
     at.button(key="ws_refresh").click().run()
     assert not at.exception
-    assert evaluated == ["late"] and reads == ["late"]
+    assert evaluated == ["late"] and reads == ["late"] and summarized == [["late"]]
     with W.Workspace.open(ranked_workspace) as ws:
         want = summarize_with_intervals(ws.evaluate().table, n_resamples=1000, seed=0)
     pd.testing.assert_frame_equal(T.numbers_table(at).reset_index(drop=True), want.reset_index(drop=True))
@@ -322,9 +338,11 @@ def test_the_fusion_preview_evaluates_the_fused_run_only(folder, ranked_workspac
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     evaluated = _names_passed(monkeypatch, "evaluate_one")
+    summarized = _summarized(monkeypatch)
     at.switch_page("pages/fusion.py").run()
     assert not at.exception and not at.error
     assert evaluated == ["rrf"]  # its inputs' evaluations come from the disk
+    assert summarized == [["rrf"]]  # and their summaries
     table = next(d.value for d in at.dataframe if d.key == "fu_table" or "rrf" in getattr(d.value, "index", []))
     assert {"bm25", "dense", "hybrid", "rrf"} <= set(table.index)
     _restart()

@@ -267,3 +267,55 @@ def test_declared_aggregates_follow_the_bootstrap_interval():
         assert gm.aggregate_ci_low <= gm["aggregate"] <= gm.aggregate_ci_high
         assert cnt["aggregate"] == table[(table.run == run) & (table.metric == "num_ret")]["value"].sum()
         assert np.isnan(cnt.aggregate_ci_low) and np.isnan(cnt.aggregate_ci_high)
+
+
+# ------------------------------------------------------------------------------------------ run by run
+
+
+def evaluation_table(seed: int) -> pd.DataFrame:
+    """evaluate's categorical table of three tie-heavy runs with NaN first_rel_rank; r2 lacks queries (its rows
+    of a quarter of the queries are left out, as a run evaluated on part of the queries would be)."""
+    from evalcore.data import Qrels, Run
+    from evalcore.evaluate import evaluate
+
+    rng = np.random.default_rng(seed)
+    qrels = Qrels.from_records([f"q{q}" for q in range(30) for _ in range(3)],
+                               [f"d{d}" for _ in range(30) for d in rng.choice(40, 3, replace=False)],
+                               rng.integers(0, 3, 90).tolist())
+    runs = []
+    for j in range(3):
+        qs, ds, ss = [], [], []
+        for q in range(30):
+            docs = rng.choice(40, int(rng.integers(1, 12)), replace=False)
+            qs += [f"q{q}"] * len(docs)
+            ds += [f"d{x}" for x in docs]
+            ss += rng.integers(0, 3, len(docs)).tolist()
+        runs.append(Run.from_records(qs, ds, ss, name=f"r{j}"))
+    table = evaluate(qrels, runs, metrics=["ndcg", "recall", "first_rel_rank", "num_rel_ret"], k=[3, 10]).table
+    lacking = (table["run"] == "r2") & table["query_id"].isin([f"q{q}" for q in range(0, 30, 4)])
+    return table[~lacking].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_run_by_run_with_the_whole_tables_queries_equals_the_whole_summary(seed):
+    table = evaluation_table(seed)
+    whole = summarize_with_intervals(table, n_resamples=200, seed=seed, aggregates=True)
+    universe = sorted(set(table.loc[np.isfinite(table["value"]), "query_id"].astype(str)))
+    parts = [summarize_with_intervals(table[table["run"] == r], n_resamples=200, seed=seed, aggregates=True,
+                                      query_ids=universe) for r in table["run"].cat.categories]
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True), whole)
+    # a part alone (its own queries) draws over fewer queries: other intervals for the run lacking queries
+    alone = summarize_with_intervals(table[table["run"] == "r2"], n_resamples=200, seed=seed)
+    assert not np.allclose(alone["ci_low"], parts[2]["ci_low"], equal_nan=True)
+    # plain string columns: the same numbers
+    plain = table.astype({"run": str, "query_id": str, "metric": str, "domain": str})
+    got = summarize_with_intervals(plain[plain["run"] == "r2"], n_resamples=200, seed=seed, query_ids=universe)
+    want = parts[2].astype({"metric": str}).set_index(["metric", "k"])
+    got = got.set_index(["metric", "k"]).loc[want.index]
+    assert np.array_equal(got["ci_low"].to_numpy(), want["ci_low"].to_numpy(), equal_nan=True)
+
+
+def test_query_ids_must_hold_every_query_of_the_table():
+    t = long_table({"A": [0.1, 0.5, 0.9]})
+    with pytest.raises(OptionError, match="'q002' of the table is not among query_ids"):
+        mean_intervals(t, query_ids=["q000", "q001"])
