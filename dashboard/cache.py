@@ -13,6 +13,7 @@ workspace cost about one copy; the small summaries with ``st.cache_data``.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,8 +125,22 @@ def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None,
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
-           _inputs: dict | None, _progress: Callable | None) -> Outcome:
+           _inputs: dict | None, _progress: Callable | None, _prepared_key: str | None = None) -> Outcome:
+    """The run of ``_src``; a fused run from its inputs' prepared fusion, kept under ``_prepared_key`` (moving
+    the weights or RRF's c on the Fusion page fuses again without preparing again)."""
+    if _src.kind == "fused" and _prepared_key is not None:
+        prepared = _c_prepared(_prepared_key, _src, _inputs, _settings)
+        if not prepared.ok:
+            return prepared
+        out = _attempt(W.build_run, _src, settings=_settings, prepared=prepared.value)
+        return dataclasses.replace(out, warnings=tuple(dict.fromkeys(prepared.warnings + out.warnings)))
     return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
+
+
+@st.cache_resource(show_spinner=False, max_entries=1)
+def _c_prepared(key: str, _src: W.RunSource, _inputs: dict, _settings: W.Settings) -> Outcome:
+    """The latest prepared fusion (one: at 3 runs x 20,000 queries x 100 it holds ~300 MB)."""
+    return _attempt(W.prepare_fusion, _src, _inputs, _settings)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -441,7 +441,10 @@ def _load_run(ctx: Context, src: W.RunSource, q: Qrels, rkey: str, settings: W.S
     if skip:
         ctx.run_errors[src.uid] = CANCELLED
         return None
-    out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
+    pkey = None if src.kind != "fused" else "prep:" + _key(
+        [ctx.run_keys[u] for u in src.fusion.inputs], src.fusion.method, src.fusion.norm, src.fusion.top_n,
+        src.fusion.ties or settings.ties)
+    out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb, pkey))
     if out.warnings:
         ctx.run_warnings[src.uid] = out.warnings
     if not out.ok:

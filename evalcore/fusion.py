@@ -68,8 +68,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from ._fusion_union import _union_codes, _unique_inverse
 from .data import Run
 from .errors import OptionError, warn
 from .ranking import rank_order
@@ -188,27 +188,6 @@ def _ranked(run: Run, *, ties: str, top_n: int | None) -> _Lists:
                   length)
 
 
-def _union_codes(lists: list[_Lists]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Query and document codes of every row of ``lists`` (concatenated) in one shared vocabulary each.
-
-    Returns ``(qc, query_ids, dc, doc_ids)``: the codes number the ids in order of first
-    appearance along the concatenated rows (as ``pd.factorize`` of the id strings would), but
-    only the runs' vocabularies are compared as strings, never one string per row.
-    """
-    # a query's rows are one group per run: its first appearance is a group's first row
-    heads = np.concatenate([x.run.query_ids[x.q[x.starts]] for x in lists]) if lists else np.zeros(0, object)
-    head_codes, query_ids = pd.factorize(heads, sort=False)
-    qc = np.repeat(head_codes.astype(np.int64), np.concatenate([x.length for x in lists]) if lists else 0)
-    # documents: the runs' vocabularies merged, the rows mapped through them, renumbered by first appearance
-    vocabs = [x.run.doc_vocab for x in lists]
-    vocab_codes, merged = pd.factorize(np.concatenate(vocabs) if vocabs else np.zeros(0, object), sort=False)
-    offsets = np.cumsum([0] + [len(v) for v in vocabs])
-    merged_rows = np.concatenate([vocab_codes[off + x.run.d[x.rows]] for x, off in zip(lists, offsets[:-1], strict=True)]
-                                 or [np.zeros(0, np.int64)])
-    dc, first = pd.factorize(merged_rows, sort=False)
-    return qc, np.asarray(query_ids, dtype=object), dc.astype(np.int64), np.asarray(merged, dtype=object)[first]
-
-
 def _normalized_scores(lists: _Lists, norm: str) -> np.ndarray:
     """The scores of ``lists`` under ``norm`` (see :data:`NORMS`), group by group."""
     s = lists.score
@@ -310,12 +289,13 @@ class Prepared:
     """Inputs of one fusion, reduced to what the weights act on.
 
     For every (query, document) of the union (``qid``/``doc``, object arrays of
-    length m) the fused value is, for the weighted methods, ``Σ_S w_S / columns[:, S]``
-    (``rrf``: ``columns`` holds ``c + rank``, ``inf`` where S does not list the
+    length m) the fused value is, for the weighted methods, ``Σ_S w_S / (c + columns[:, S])``
+    (``rrf``: ``columns`` holds the ranks, ``inf`` where S does not list the
     document) or ``Σ_S w_S · columns[:, S]`` (``wsum``: the normalised score, 0
     where absent), summed run after run as ranx does; for the other methods it is
     ``base`` (``columns`` None). Built once, fused under many weights
-    (:mod:`evalcore.fusion_search`).
+    (:mod:`evalcore.fusion_search`) and, for ``rrf``, any ``c`` (the dashboard's
+    preview as the user moves them).
     """
 
     names: tuple[str, ...]
@@ -326,6 +306,7 @@ class Prepared:
     d: np.ndarray
     base: np.ndarray
     columns: np.ndarray | None
+    c: float = 60.0
 
     @property
     def qid(self) -> np.ndarray:
@@ -337,20 +318,28 @@ class Prepared:
         """Document id of each union row."""
         return self.doc_vocab[self.d]
 
-    def values(self, weights: np.ndarray | None = None) -> np.ndarray:
-        """Fused value of every union row (shape (m,)) under ``weights`` (run order)."""
+    def values(self, weights: np.ndarray | None = None, *, c: float | None = None) -> np.ndarray:
+        """Fused value of every union row (shape (m,)) under ``weights`` (run order) and, for ``rrf``, ``c``
+        (default: the one given to :func:`prepare`)."""
         if self.columns is None:
             return self.base
+        c = self.c if c is None else _check_c(c)
         w = np.ones(len(self.names)) if weights is None else np.asarray(weights, dtype=np.float64)
         out = self.base.copy()
         for j in range(self.columns.shape[1]):  # run by run, in run order (as ranx sums its runs)
-            out += w[j] / self.columns[:, j] if self.method == "rrf" else w[j] * self.columns[:, j]
+            out += w[j] / (c + self.columns[:, j]) if self.method == "rrf" else w[j] * self.columns[:, j]
         return out
 
-    def run(self, weights: np.ndarray | None = None, *, name: str = "fused") -> Run:
-        """The fused run under ``weights``."""
-        return Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights), name=name,
+    def run(self, weights: np.ndarray | None = None, *, name: str = "fused", c: float | None = None) -> Run:
+        """The fused run under ``weights`` (and ``c``, see :meth:`values`)."""
+        return Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights, c=c), name=name,
                               check_duplicates=False)
+
+
+def _check_c(c: float) -> float:
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not np.isfinite(c) or c <= -1:
+        raise OptionError(f"c must be a finite number > -1, got {c}")
+    return float(c)
 
 
 def prepare(
@@ -362,8 +351,7 @@ def prepare(
     run_list = _run_list(runs)
     if method in RANK_METHODS and norm != "none":
         raise OptionError(f"{method} fuses ranks: a score normalisation ({norm}) does not apply; use norm 'none'")
-    if not np.isfinite(c) or c <= -1:
-        raise OptionError(f"c must be a finite number > -1, got {c}")
+    c = _check_c(c)
     _check_top_n(top_n)
     lists = [_ranked(r, ties=ties, top_n=top_n) for r in run_list]
     names = tuple(r.name for r in run_list)
@@ -380,7 +368,7 @@ def prepare(
     columns, base = None, np.zeros(m, dtype=np.float64)
     if method in WEIGHTED_METHODS:
         columns = np.full((m, len(lists)), np.inf if method == "rrf" else 0.0)
-        columns[inv, run_of_row] = c + rank if method == "rrf" else score
+        columns[inv, run_of_row] = rank if method == "rrf" else score
     elif method == "combsum":
         base = _sum_by_run(inv, run_of_row, score, m)
     elif method == "combmnz":
@@ -391,32 +379,7 @@ def prepare(
         base = _borda(lists, qc, inv, m, len(qu))
     nd = max(len(du), 1)
     return Prepared(names, method, np.asarray(qu, dtype=object), (uniq // nd).astype(np.int64),
-                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns)
-
-
-def _unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(key, return_inverse=True)`` of non-negative int64 keys, faster when the row numbers fit beside them.
-
-    The keys are sorted with their row numbers packed in the low bits (one plain sort
-    instead of an argsort); keys too large for that are left to ``np.unique``.
-
-    >>> [a.tolist() for a in _unique_inverse(np.array([5, 2, 5, 0]))]
-    [[0, 2, 5], [2, 1, 2, 0]]
-    """
-    n = len(key)
-    bits = max(1, int(n - 1).bit_length())
-    if n == 0 or int(key.max()) >= 2 ** (62 - bits):
-        uniq, inv = np.unique(key, return_inverse=True)
-        return uniq, inv.reshape(-1).astype(np.int64)
-    packed = (key.astype(np.int64) << bits) | np.arange(n, dtype=np.int64)
-    packed.sort()
-    keys = packed >> bits
-    new = np.empty(n, dtype=bool)
-    new[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    inv = np.empty(n, dtype=np.int64)
-    inv[packed & ((1 << bits) - 1)] = np.cumsum(new) - 1
-    return keys[new], inv
+                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns, c)
 
 
 def _sum_by_run(inv: np.ndarray, run_of_row: np.ndarray, values: np.ndarray, m: int) -> np.ndarray:

@@ -348,6 +348,50 @@ def test_the_fusion_preview_evaluates_the_fused_run_only(folder, ranked_workspac
     _restart()
 
 
+def test_moving_rrf_c_or_a_weight_fuses_again_without_preparing_again(folder, ranked_workspace, monkeypatch):
+    """The Fusion page keeps its inputs' prepared fusion: c and the weights only change the values (the union of
+    the runs' lists, ~2 s of the preview at 3 runs x 20,000 queries, is made once); another method prepares again.
+    The fused run's numbers are those of evalcore.fusion.fuse with the page's c and weights."""
+    from evalcore.fusion import fuse
+    from evalcore.workspace.pipeline import evaluate_runs
+
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    prepared = _names_passed_to_prepare(monkeypatch)
+    at.switch_page("pages/fusion.py").run()
+    assert not at.exception and not at.error and prepared == [("bm25", "dense", "hybrid")]
+    at.number_input(key="fu_c").set_value(5.0).run()
+    uids = {r.name: r.uid for r in at.session_state["ws"].runs}
+    at.number_input(key=f"fu_w_{uids['dense']}").set_value(2.5).run()
+    assert not at.exception and prepared == [("bm25", "dense", "hybrid")]
+    with W.Workspace.open(ranked_workspace) as ws:
+        runs = [ws.load_run(n) for n in ("bm25", "dense", "hybrid")]
+        means = []
+        for c, w in ((5.0, [1.0, 2.5, 1.0]), (60.0, [1.0, 1.0, 1.0])):
+            fused = fuse(runs, method="rrf", c=c, weights=w, ties="trec", name="rrf")
+            table = evaluate_runs(ws.load_qrels(), {"rrf": fused}, W.Settings()).table
+            means.append(table[(table["metric"] == "ndcg") & (table["k"] == 10)]["value"].mean())
+    shown = next(d.value for d in at.dataframe if "rrf" in getattr(d.value, "index", [])).loc["rrf", "ndcg@10"]
+    assert f"{means[0]:.3f}" != f"{means[1]:.3f}" and shown.startswith(f"{means[0]:.3f} [")  # c = 5, not 60
+    at.selectbox(key="fu_method").set_value("isr").run()
+    assert not at.exception and prepared == [("bm25", "dense", "hybrid")] * 2
+    _restart()
+
+
+def _names_passed_to_prepare(monkeypatch) -> list[tuple[str, ...]]:
+    """The input names of each fusion prepared (:func:`evalcore.workspace.prepare_fusion`) from here on."""
+    seen: list[tuple[str, ...]] = []
+    real = W.prepare_fusion
+
+    def counted(src, inputs, settings=None):
+        seen.append(tuple(inputs[u].name for u in src.fusion.inputs))
+        return real(src, inputs, settings)
+
+    monkeypatch.setattr(W, "prepare_fusion", counted)
+    return seen
+
+
 @pytest.mark.parametrize("cache", ["on", "off"])
 def test_a_run_that_fails_when_first_evaluated_is_left_out(cache, folder, ranked_workspace, monkeypatch):
     """No evaluation kept yet and a stored run damaged: the evaluation, which reads every run, meets the failure

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 from evalcore.data import Run
+from evalcore.errors import OptionError
 from evalcore.fusion import (
     METHODS,
     RANK_METHODS,
@@ -98,3 +99,18 @@ def test_unique_inverse_equals_numpy(seed):
         uniq, inv = _unique_inverse(key.astype(np.int64))
         ref_u, ref_i = np.unique(key, return_inverse=True)
         assert np.array_equal(uniq, ref_u) and np.array_equal(inv, ref_i.reshape(-1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_prepared_rrf_gives_every_c_and_weights_exactly(seed):
+    """RRF keeps the ranks, not c + rank: a preparation made with one c fuses under another c bit for bit."""
+    runs = random_runs(seed)
+    prepared = prepare(runs, method="rrf", c=60.0)
+    for c, w in ((60.0, None), (0.5, [1.0, 2.0, 0.0]), (10.0, [0.2, 0.3, 0.5]), (-0.5, [1.0, 1.0, 1.0])):
+        want = prepare(runs, method="rrf", c=c).run(w, name="x")
+        got = prepared.run(w, name="x", c=c)
+        assert np.array_equal(got.scores, want.scores) and np.array_equal(got.q, want.q) and np.array_equal(got.d, want.d)
+        assert got.to_dict() == fuse(runs, method="rrf", c=c, weights=w, name="x").to_dict()
+    for bad in (-1.0, float("nan"), float("inf"), "60"):
+        with pytest.raises(OptionError, match="c must be a finite number > -1"):
+            prepared.values(c=bad)

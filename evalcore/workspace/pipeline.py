@@ -45,6 +45,7 @@ __all__ = [
     "prepare_qrels",
     "sample_and_label",
     "build_run",
+    "prepare_fusion",
     "evaluate_workspace",
     "evaluate_runs",
     "join_aspects",
@@ -243,11 +244,14 @@ def build_run(
     settings: Settings | None = None,
     inputs: Mapping[str, Run] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    prepared: Any = None,
 ) -> Run:
     """The :class:`Run` of a source, named ``src.name``.
 
     ``qrels`` (the evaluated, sampled ground truth) is needed by embedding runs
-    (their queries); ``inputs`` (uid -> Run) by fused runs.
+    (their queries); ``inputs`` (uid -> Run) by fused runs, or ``prepared``: their
+    :func:`prepare_fusion` (which the weights and RRF's ``c`` do not change: a caller
+    that keeps it fuses again under other weights or ``c`` without preparing again).
     """
     settings = settings or Settings()
     if src.store is not None and src.kind != "fused":
@@ -261,17 +265,12 @@ def build_run(
             raise OptionError("an embedding run needs the ground truth (its queries)")
         run = _embedding_run(src, qrels, settings.depth, progress)
     elif src.kind == "fused":
-        from ..fusion import WEIGHTED_METHODS, fuse
+        from ..fusion import WEIGHTED_METHODS, check_weights
 
         f = src.fusion
-        missing = [u for u in f.inputs if inputs is None or u not in inputs]
-        if missing:
-            raise OptionError("a run this fusion uses is not available (removed or failed to load)")
-        names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
-        runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
-                for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
-        run = fuse(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=f.ties or settings.ties, name=src.name,
-                   weights=list(f.weights) if f.method in WEIGHTED_METHODS else None)
+        prepared = prepared if prepared is not None else prepare_fusion(src, inputs, settings)
+        weights = check_weights(list(f.weights), prepared.names) if f.method in WEIGHTED_METHODS else None
+        run = prepared.run(weights, name=src.name, c=f.c)
     elif src.kind == "demo":
         from .demo_series import demo_run
 
@@ -279,6 +278,21 @@ def build_run(
     else:
         raise OptionError(f"unknown run kind {src.kind!r}")
     return run if run.name == src.name else run.renamed(src.name)
+
+
+def prepare_fusion(src: RunSource, inputs: Mapping[str, Run] | None, settings: Settings | None = None) -> Any:
+    """The :class:`evalcore.fusion.Prepared` fusion of a fused run's inputs (uid -> Run): all of the fusion but its
+    weights and RRF's ``c`` (its inputs, method, normalisation, ``top_n`` and tie rule decide it)."""
+    from ..fusion import prepare
+
+    settings, f = settings or Settings(), src.fusion
+    missing = [u for u in f.inputs if inputs is None or u not in inputs]
+    if missing:
+        raise OptionError("a run this fusion uses is not available (removed or failed to load)")
+    names = [inputs[u].name for u in f.inputs]  # warnings name the inputs; a run listed twice gets its position
+    runs = [inputs[u] if names.count(n) == 1 else inputs[u].renamed(f"{n} ({i + 1})")
+            for i, (u, n) in enumerate(zip(f.inputs, names, strict=True))]
+    return prepare(runs, method=f.method, norm=f.norm, c=f.c, top_n=f.top_n, ties=f.ties or settings.ties)
 
 
 def _evaluate_reference(reference: Any, runs: Mapping[str, Run], settings: Settings) -> Evaluation:
