@@ -30,6 +30,7 @@ spread.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -92,13 +93,23 @@ def resample_counts(n: int, n_resamples: int, *, seed: int = 0) -> np.ndarray:
     return np.concatenate(list(_count_blocks(int(n), n_resamples, seed)), axis=0)
 
 
-def _count_blocks(n: int, n_resamples: int, seed: int):
+@functools.lru_cache(maxsize=1)
+def _count_blocks(n: int, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    """The counts of :func:`resample_counts` in blocks of ``_BATCH`` resamples (read-only arrays).
+
+    The latest counts are kept: a dashboard summarizes run after run over the same queries
+    (drawing 1,000 resamples of 20,000 queries takes ~0.12 s; they hold 80 MB).
+    """
     rng = np.random.default_rng(seed)
+    blocks = []
     for start in range(0, n_resamples, _BATCH):
         b = min(_BATCH, n_resamples - start)
         idx = rng.integers(0, n, size=(b, n))
         flat = (idx + (np.arange(b) * n)[:, None]).ravel()
-        yield np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.int32)
+        block = np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.int32)
+        block.setflags(write=False)
+        blocks.append(block)
+    return tuple(blocks)
 
 
 def bootstrap_means(values: np.ndarray, present: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
