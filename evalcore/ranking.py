@@ -163,6 +163,16 @@ def dense_ranks(values: Any) -> np.ndarray:
     return numbers(pc.rank(values, sort_keys="ascending", tiebreaker="dense")).astype(np.int64) - 1
 
 
+def _sortable_ints(x: np.ndarray) -> np.ndarray:
+    """int64 keys in the order of the finite float64 values ``x`` (equal values, equal keys; -0.0 = 0.0).
+
+    >>> _sortable_ints(np.array([1.5, -2.0, -0.0, 0.0, -1.0])).argsort(kind="stable").tolist()
+    [1, 4, 2, 3, 0]
+    """
+    i = (np.asarray(x, dtype=np.float64) + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
+    return i ^ ((i >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
+
+
 def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.ndarray], np.ndarray], *,
                 ties: str) -> np.ndarray:
     """:func:`order_rows` with ``doc_order_at(rows)`` giving integers in the code-point order of
@@ -178,9 +188,13 @@ def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.nd
         # fast path: the input is already grouped by query and ranked (the common case of run files)
         order = np.arange(len(q), dtype=np.int64)
     else:
-        # two stable passes (score, then query) = lexsort((neg, q)), much faster on large arrays
-        by_score = np.argsort(neg, kind="stable")
-        order = by_score[np.argsort(q[by_score], kind="stable")]
+        # two stable passes (score, then query) = lexsort((neg, q)), much faster on large arrays; the scores
+        # sorted as order-preserving integers and the queries, when they fit, as 16-bit integers (radix sort)
+        by_score = np.argsort(_sortable_ints(neg), kind="stable")
+        qs = q[by_score]
+        if len(qs) and int(qs.min()) >= 0 and int(qs.max()) < 1 << 16:
+            qs = qs.astype(np.uint16)
+        order = by_score[np.argsort(qs, kind="stable")]
     if ties == "input" or len(order) < 2:
         return order
     qs = q[order]

@@ -137,3 +137,23 @@ def test_with_rows_keeps_the_rows_asked_for_in_their_rank_order():
                                              for q, lst in run.ranked_lists(ties="trec").items() if q != "c"}
     with pytest.raises(ValueTypeError, match="one bool per row"):
         run.with_rows(np.ones(3, dtype=bool))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("ties", ["trec", "docid_asc", "input"])
+@pytest.mark.parametrize("many_queries", [False, True])
+def test_rank_order_with_signed_zeros_extreme_scores_and_many_queries(seed, ties, many_queries):
+    """Scores are sorted as order-preserving integers and query codes as 16-bit integers when they fit:
+    -0.0 and 0.0 stay equal (the input order or the tie rule decides), negative, tiny and huge scores keep
+    their order, and query codes past 65,535 take the general path."""
+    rng = np.random.default_rng(seed)
+    levels = np.array([0.0, -0.0, -1.0, 1.0, 5e-324, -5e-324, 1e300, -1e300, 2.5])
+    n_ids = 70_000 if many_queries else 30
+    qnames = np.asarray([f"q{i}" for i in range(n_ids)], dtype=object)
+    q = rng.choice(n_ids, size=400)  # codes spread over the whole vocabulary, rows not grouped
+    docs = np.asarray([f"d{i}" for i in range(400)], dtype=object)  # one document per row: no duplicates
+    scores = levels[rng.integers(0, len(levels), 400)]
+    run = Run.from_codes(qnames, q, docs, np.arange(400), scores, name="z")
+    order, _ = rank_order(run, ties=ties)
+    want = _oracle(q.tolist(), docs.tolist(), scores.tolist(), ties)
+    assert order.tolist() == want
