@@ -125,25 +125,36 @@ def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None,
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
-           _inputs: dict | None, _progress: Callable | None, _prepared_key: str | None = None) -> Outcome:
-    """The run of ``_src``; a fused run from its inputs' prepared fusion, kept under ``_prepared_key`` (moving
-    the weights or RRF's c on the Fusion page fuses again without preparing again)."""
-    if _src.kind == "fused" and _prepared_key is not None:
-        prepared = _c_prepared(_prepared_key, _src, _inputs, _settings)
-        if not prepared.ok:
-            return prepared
-        out = _attempt(W.build_run, _src, settings=_settings, prepared=prepared.value)
-        return dataclasses.replace(out, warnings=tuple(dict.fromkeys(prepared.warnings + out.warnings)))
+           _inputs: dict | None, _progress: Callable | None) -> Outcome:
+    """A read, ranked or demo run (a fused one: :func:`_c_fused_run`)."""
     return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
 
 
-@st.cache_resource(show_spinner=False, max_entries=1)
+#: Fused runs kept in memory (each fusion the Fusion page previews is one: at 3 runs x 20,000 queries x 100
+#: with its rank order and evaluation alignment, ~250 MB; kept without bound, moving c twelve times took
+#: the server from 3.2 to 6.9 GB).
+FUSED_RUNS_KEPT = 3
+
+
+@st.cache_resource(show_spinner=False, max_entries=FUSED_RUNS_KEPT)
+def _c_fused_run(key: str, _src: W.RunSource, _settings: W.Settings, _inputs: dict | None,
+                 _prepared_key: str) -> Outcome:
+    """A fused run, from its inputs' prepared fusion kept under ``_prepared_key`` (moving the weights or RRF's
+    c on the Fusion page fuses again without preparing again)."""
+    prepared = _c_prepared(_prepared_key, _src, _inputs, _settings)
+    if not prepared.ok:
+        return prepared
+    out = _attempt(W.build_run, _src, settings=_settings, prepared=prepared.value)
+    return dataclasses.replace(out, warnings=tuple(dict.fromkeys(prepared.warnings + out.warnings)))
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
 def _c_prepared(key: str, _src: W.RunSource, _inputs: dict, _settings: W.Settings) -> Outcome:
-    """The latest prepared fusion (one: at 3 runs x 20,000 queries x 100 it holds ~300 MB)."""
+    """The latest prepared fusions (at 3 runs x 20,000 queries x 100 one holds ~300 MB)."""
     return _attempt(W.prepare_fusion, _src, _inputs, _settings)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
                 _reference: Any = None, _each: list | None = None) -> Outcome:
     """The evaluation of ``_runs()`` ((run, aspect) pairs, read only on a miss: a restart reads no run).

@@ -40,6 +40,7 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     _c_diversity,
     _c_domains,
     _c_evaluate,
+    _c_fused_run,
     _c_metadata,
     _c_qrels,
     _c_queries,
@@ -66,6 +67,7 @@ LAZY_FAILED_KEY = "_failed_run_keys"  # content keys of the runs that failed to 
 #: kinds of runs read only when a page asks for one (stored or uploaded ranked files, demo runs)
 LAZY_KINDS = ("ranked", "demo")
 MEMO_SIZE = 128
+EVALUATIONS_KEPT = 6  # evaluations a session's memo keeps (the least recently used go first)
 _TIMING = bool(os.environ.get("EVALCORE_DASH_TIMING"))  # log each computed step to stderr
 DEMO_SEED = 0
 
@@ -139,6 +141,10 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     m[key] = value
     while len(m) > MEMO_SIZE:
         m.popitem(last=False)
+    if key.startswith("eval:"):  # evaluations are big (a fusion preview makes one per c or weight tried)
+        evals = [k for k in m if k.startswith("eval:")]
+        for k in evals[: max(0, len(evals) - EVALUATIONS_KEPT)]:
+            del m[k]
     return value
 
 
@@ -441,10 +447,12 @@ def _load_run(ctx: Context, src: W.RunSource, q: Qrels, rkey: str, settings: W.S
     if skip:
         ctx.run_errors[src.uid] = CANCELLED
         return None
-    pkey = None if src.kind != "fused" else "prep:" + _key(
-        [ctx.run_keys[u] for u in src.fusion.inputs], src.fusion.method, src.fusion.norm, src.fusion.top_n,
-        src.fusion.ties or settings.ties)
-    out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb, pkey))
+    if src.kind == "fused":  # bounded on its own, not in the session's memo (see FUSED_RUNS_KEPT)
+        f = src.fusion
+        pkey = "prep:" + _key([ctx.run_keys[u] for u in f.inputs], f.method, f.norm, f.top_n, f.ties or settings.ties)
+        out = _c_fused_run(rkey, src, settings, inputs, pkey)
+    else:
+        out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
     if out.warnings:
         ctx.run_warnings[src.uid] = out.warnings
     if not out.ok:

@@ -379,6 +379,41 @@ def test_moving_rrf_c_or_a_weight_fuses_again_without_preparing_again(folder, ra
     _restart()
 
 
+def test_fusions_tried_on_the_fusion_page_are_not_all_kept(folder, ranked_workspace, monkeypatch):
+    """Each c or weight tried is a fused run with its rank order and evaluation alignment (~250 MB at 3 runs x
+    20,000 queries x 100) and an evaluation: only the latest few stay in memory, the others are freed."""
+    import gc
+    import weakref
+
+    from dashboard import cache as C
+    from dashboard import state as S
+
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    built: list[weakref.ref] = []
+    real = W.build_run
+
+    def tracked(src, **kw):
+        run = real(src, **kw)
+        if src.kind == "fused":
+            built.append(weakref.ref(run))
+        return run
+
+    monkeypatch.setattr(W, "build_run", tracked)
+    at.switch_page("pages/fusion.py").run()
+    for c in range(10, 20):
+        at.number_input(key="fu_c").set_value(float(c)).run()
+        assert not at.exception and not at.error
+    gc.collect()
+    alive = sum(r() is not None for r in built)
+    assert len(built) == 11 and alive <= C.FUSED_RUNS_KEPT <= 3
+    assert built[-1]() is not None  # the one shown is kept
+    evaluations = [k for k in at.session_state[S.MEMO_KEY] if k.startswith("eval:")]
+    assert len(evaluations) == S.EVALUATIONS_KEPT <= 6
+    _restart()
+
+
 def _names_passed_to_prepare(monkeypatch) -> list[tuple[str, ...]]:
     """The input names of each fusion prepared (:func:`evalcore.workspace.prepare_fusion`) from here on."""
     seen: list[tuple[str, ...]] = []
