@@ -13,7 +13,9 @@ empty results cache, and chromium (Debian's, through Playwright):
    the user presses Refresh: the Overview is settled when the new run is in the leaderboard.
 
 Each figure is from the user's input (page clock) to the settled page (tests/browser_support.py's
-state-based waits).  ``--server-timing`` prints the server's step log (``EVALCORE_DASH_TIMING``).
+state-based waits); the server's resident memory (``VmRSS``) is printed after the Overview, after the
+Fusion page and after ``--moves`` more moves of ``c`` (each a fused run and an evaluation: the caches
+keep a bounded number of them).  ``--server-timing`` prints the server's step log (``EVALCORE_DASH_TIMING``).
 
     python benchmarks/bench_workspace_ops.py                    # 14 runs x 20,000 queries x 100, 2 repeats
     python benchmarks/bench_workspace_ops.py --runs 4 --queries 5000 --repeats 3
@@ -53,7 +55,14 @@ def extra_run(nq: int, depth: int, name: str, *, seed: int, n_docs: int = 200_00
     return Run.from_codes(qids, np.repeat(np.arange(nq), depth), dids, docs.ravel(), scores.ravel(), name=name)
 
 
-def one_repeat(source: Path, nq: int, depth: int, n_runs: int, *, seed: int, timing: bool) -> dict[str, float]:
+def rss_gb(pid: int) -> float:
+    """Resident memory of a process in GB (``/proc``)."""
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS")) / 1e6
+
+
+def one_repeat(source: Path, nq: int, depth: int, n_runs: int, *, seed: int, timing: bool,
+               moves: int) -> dict[str, float]:
     import browser_support as B
 
     work = Path(tempfile.mkdtemp(prefix="evalcore-ops-", dir=source.parent))
@@ -74,6 +83,7 @@ def one_repeat(source: Path, nq: int, depth: int, n_runs: int, *, seed: int, tim
                 page.goto(server.url + "/", wait_until="commit")
                 B.wait_for(page, main=["Metrics vs k", "Leaderboard"], grid=["model-0"], timeout=900)
                 out["first Overview (URL to settled)"] = time.perf_counter() - t0
+                out["server RSS after the Overview (GB)"] = rss_gb(server.proc.pid)
                 out["Fusion page opened (preview)"] = B.go_to(page, "Fusion", timeout=600,
                                                               expect=["The fused run next to its inputs"])
                 c_box = B.widget(page, "fu_c", "stNumberInput", "c (RRF)").locator("input").first
@@ -91,6 +101,10 @@ def one_repeat(source: Path, nq: int, depth: int, n_runs: int, *, seed: int, tim
                     has=page.locator('[data-testid="stWidgetLabel"]', has_text="Weight")).first.locator("input")
                 out["a weight moved (new preview)"] = B.act(page, lambda: set_and_rename(weight, "1.5", "w15"),
                                                             grid=["w15"], timeout=600)
+                out["server RSS after the Fusion page (GB)"] = rss_gb(server.proc.pid)
+                for i in range(moves):
+                    B.act(page, lambda i=i: set_and_rename(c_box, str(62 + i), f"m{i}"), grid=[f"m{i}"], timeout=600)
+                out[f"server RSS after {moves} more moves (GB)"] = rss_gb(server.proc.pid)
                 B.go_to(page, "Overview", timeout=600, expect=["Leaderboard"])
                 name = f"model-{n_runs}"
                 with W.Workspace.open(ws_path) as ws:
@@ -117,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scratch", default="/tmp/evalcore_bench")
+    ap.add_argument("--moves", type=int, default=10, help="more moves of c before the memory is read again")
     ap.add_argument("--server-timing", action="store_true", help="print the server's step log")
     args = ap.parse_args(argv)
     scratch = Path(args.scratch)
@@ -125,13 +140,14 @@ def main(argv: list[str] | None = None) -> int:
     rounds = []
     for i in range(args.repeats):
         rounds.append(one_repeat(source, args.queries, args.depth, args.runs, seed=args.seed,
-                                 timing=args.server_timing))
-        print(f"  repeat {i + 1}/{args.repeats}: " + ", ".join(f"{k}: {v:.2f} s" for k, v in rounds[-1].items()),
+                                 timing=args.server_timing, moves=args.moves))
+        print(f"  repeat {i + 1}/{args.repeats}: " + ", ".join(f"{k}: {v:.2f}" for k, v in rounds[-1].items()),
               flush=True)
     print(f"\n{args.runs} stored runs x {args.queries:,} queries x {args.depth}, chromium, input to settled page "
-          f"(median of {args.repeats})")
+          f"(median of {args.repeats}; memory: the server's resident set)")
     for key in rounds[0]:
-        print(f"  {key:<36} {statistics.median(r[key] for r in rounds):6.2f} s")
+        unit = "" if "GB" in key else " s"
+        print(f"  {key:<40} {statistics.median(r[key] for r in rounds):6.2f}{unit}")
     return 0
 
 
