@@ -126,7 +126,7 @@ def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None,
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_run(key: str, _src: W.RunSource, _qrels: Qrels | None, _settings: W.Settings,
            _inputs: dict | None, _progress: Callable | None) -> Outcome:
-    """A read, ranked or demo run (a fused one: :func:`_c_fused_run`)."""
+    """A stored or uploaded ranked run, an embedding run (ranked here) or a demo run (a fused one: :func:`_c_fused_run`)."""
     return _attempt(W.build_run, _src, qrels=_qrels, settings=_settings, inputs=_inputs, progress=_progress)
 
 

@@ -6,6 +6,7 @@ fused run's row order (what the ``input`` tie rule sees). It used to factorize o
 row; now only the runs' vocabularies are compared as strings. The reference here is the string
 version, on tie-heavy random runs whose vocabularies list the same ids in different orders,
 with queries missing from some runs, ``top_n`` cuts and runs that keep their ids as arrow strings.
+A preparation keeps RRF's ranks, so one preparation fuses under any c and weights, bit for bit.
 """
 
 from __future__ import annotations
