@@ -379,6 +379,25 @@ def test_moving_rrf_c_or_a_weight_fuses_again_without_preparing_again(folder, ra
     _restart()
 
 
+def test_naming_the_fused_run_evaluates_nothing_again(folder, ranked_workspace, monkeypatch):
+    """A run's evaluation is kept by its content, not its name: typing a name for the fused run shows it under
+    that name without fusing, evaluating or summarizing anything again."""
+    _restart()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/fusion.py").run()
+    assert not at.exception and not at.error
+    evaluated = _names_passed(monkeypatch, "evaluate_one")
+    prepared = _names_passed_to_prepare(monkeypatch)
+    summarized = _summarized(monkeypatch)
+    at.text_input(key="fu_name").set_value("my fusion").run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "my fusion" in getattr(d.value, "index", []))
+    assert {"bm25", "dense", "hybrid", "my fusion"} == set(table.index)
+    assert evaluated == [] and prepared == [] and summarized == [["my fusion"]]
+    _restart()
+
+
 def test_fusions_tried_on_the_fusion_page_are_not_all_kept(folder, ranked_workspace, monkeypatch):
     """Each c or weight tried is a fused run with its rank order and evaluation alignment (~250 MB at 3 runs x
     20,000 queries x 100) and an evaluation: only the latest few stay in memory, the others are freed."""
