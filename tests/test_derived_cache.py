@@ -319,6 +319,7 @@ def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, m
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception and sorted(evaluated) == ["bm25", "dense", "hybrid"]
+    assert len(list(folder.glob("evaluation-*.parquet"))) == 3  # each run's; the whole is their stack, not kept
     with W.Workspace.open(ranked_workspace) as ws:
         ws.add_run("late", T.trec_run(9), source_name="late.trec")
     evaluated.clear()
@@ -327,6 +328,7 @@ def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, m
     at.button(key="ws_refresh").click().run()
     assert not at.exception
     assert evaluated == ["late"] and reads == ["late"] and summarized == [["late"]]
+    assert len(list(folder.glob("evaluation-*.parquet"))) == 4
     with W.Workspace.open(ranked_workspace) as ws:
         want = summarize_with_intervals(ws.evaluate().table, n_resamples=1000, seed=0)
     pd.testing.assert_frame_equal(T.numbers_table(at).reset_index(drop=True), want.reset_index(drop=True))
