@@ -44,9 +44,9 @@ def _c_similarity(key: str, _gt: W.GroundTruthSource, _sources: list) -> S.Outco
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _c_weights(key: str, _qrels: Any, _reference: Any, _runs: dict, _settings: W.Settings, metric: str, k: int,
-               options: dict) -> S.Outcome:
+               options: dict, _progress: Any = None) -> S.Outcome:
     return S._attempt(W.search_fusion_weights, _qrels, _reference, _runs, metric=metric, k=k, settings=_settings,
-                      **options)
+                      progress=_progress, **options)
 
 
 def evaluated_queries(ctx: S.Context) -> list[str]:
@@ -109,14 +109,23 @@ def similarity(ctx: S.Context) -> S.Outcome:
     return S.memo(key, lambda: _c_similarity(key, gt, sources))
 
 
-def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, **options: Any) -> S.Outcome:
-    """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`)."""
+def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, progress_slot: Any = None,
+                  **options: Any) -> S.Outcome:
+    """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`); a
+    search not yet made shows its trials in ``progress_slot`` with a Cancel button (a minute at 20,000 queries)."""
     aspect = ctx.run_aspect[names[0]]
     key = S._key("weights", ctx.eval_key, [ctx.run_keys[S.ws_uid(ctx.ws, n)] for n in names], metric, int(k),
                  sorted(options.items()))
+    cb, skip = S.long_step(progress_slot, "searching the fusion weights (trials)", key, known=key in S._memo())
+    if skip:
+        return S.Outcome(error=S.CANCELLED)
     runs = {n: ctx.runs[n] for n in names}
-    return S.memo(key, lambda: _c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings, metric, int(k),
-                                          dict(options)))
+    try:
+        return S.memo(key, lambda: _c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings, metric,
+                                              int(k), dict(options), cb))
+    finally:
+        if progress_slot is not None:
+            progress_slot.empty()
 
 
 def tie_reordered(ctx: S.Context) -> list[str]:

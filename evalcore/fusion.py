@@ -65,7 +65,7 @@ Conventions, explicit:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -329,6 +329,17 @@ class Prepared:
         for j in range(self.columns.shape[1]):  # run by run, in run order (as ranx sums its runs)
             out += w[j] / (c + self.columns[:, j]) if self.method == "rrf" else w[j] * self.columns[:, j]
         return out
+
+    def subset(self, query_ids: Sequence[str]) -> Prepared:
+        """The rows of the given queries only, in their order (ids not in the union are left out): each
+        query's fused values are those of the whole (a weight search fuses its tuning queries only)."""
+        wanted = {str(x) for x in query_ids}
+        kept = np.flatnonzero(np.fromiter((str(x) in wanted for x in self.query_ids), bool, len(self.query_ids)))
+        code = np.full(len(self.query_ids), -1, dtype=np.int64)
+        code[kept] = np.arange(len(kept))
+        rows = code[self.q] >= 0
+        return replace(self, query_ids=self.query_ids[kept], q=code[self.q[rows]], d=self.d[rows],
+                       base=self.base[rows], columns=None if self.columns is None else self.columns[rows])
 
     def run(self, weights: np.ndarray | None = None, *, name: str = "fused", c: float | None = None) -> Run:
         """The fused run under ``weights`` (and ``c``, see :meth:`values`)."""

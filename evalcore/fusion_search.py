@@ -32,7 +32,7 @@ equal results, and the split does not depend on the strategy.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -186,6 +186,7 @@ def search_weights(
     eval_ties: str | None = None,
     rel_threshold: int = 1,
     no_relevant: str = "zero",
+    progress: Callable[[int, int], None] | None = None,
 ) -> WeightSearch:
     """Search fusion weights maximising the mean of ``metric`` (see the module docstring).
 
@@ -214,6 +215,8 @@ def search_weights(
         Tie rule for evaluating the fused runs (default: ``ties``).
     rel_threshold, no_relevant
         As in :func:`evalcore.evaluate.evaluate`.
+    progress : callable (done, total), optional
+        Called after each trial.
 
     Returns
     -------
@@ -247,7 +250,12 @@ def search_weights(
         note = ""
     tune_qrels = qrels.subset(list(tune))
     opts = dict(ties=ties if eval_ties is None else eval_ties, rel_threshold=rel_threshold, no_relevant=no_relevant)
-    values = np.array([_mean_value(tune_qrels, prepared.run(w), measure, **opts) for w in trials])
+    tuned = prepared.subset(tune) if test else prepared  # each trial fuses the tuning queries only
+    values = np.empty(len(trials))
+    for i, w in enumerate(trials):
+        values[i] = _mean_value(tune_qrels, tuned.run(w), measure, **opts)
+        if progress is not None:
+            progress(i + 1, len(trials))
     if np.all(np.isnan(values)):
         raise OptionError(f"no tuning query has a {measure} value (all skipped?)")
     best = int(np.nanargmax(values))  # the first of equal bests

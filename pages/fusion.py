@@ -168,9 +168,11 @@ with c4:
 if not st.toggle("Run the search", value=False, key="fu_search"):
     st.stop()
 found = A.weight_search(ctx, names, metric=metric, k=k, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
-                        tune_fraction=fraction if split else None, **spec)
+                        tune_fraction=fraction if split else None, progress_slot=st.empty(), **spec)
 if not found.ok:
     ui.show_error(found.error, prefix="Weight search failed")
+    if found.error == S.CANCELLED:
+        st.button("Retry", on_click=S.retry, key="fu_retry", icon=":material/refresh:")
     st.stop()
 for w in found.warnings:
     ui.show_warning(w)

@@ -236,6 +236,34 @@ def test_weight_search_split_warning_and_use():
     assert any("overfit" in unescape(w.value) for w in at.warning)
 
 
+def test_weight_search_shows_its_trials_can_be_cancelled_and_retried(monkeypatch):
+    """The search (a minute at 20,000 queries) reports each trial to the page; cancelled, it says so with a
+    Retry button, and Retry runs it."""
+    from dashboard import analysis as A
+    from dashboard import state as S
+    from evalcore import workspace as W
+
+    told = []
+    real = W.search_fusion_weights
+
+    def watched(*args, progress=None, **kw):
+        def tell(done, total):
+            told.append((done, total))
+            progress(done, total)
+
+        return real(*args, progress=tell, **kw)
+
+    monkeypatch.setattr(W, "search_fusion_weights", watched)
+    A._c_weights.clear()  # (an earlier test may have made the same search)
+    at = goto(start(), "fusion")
+    at.session_state[S.CANCEL_KEY] = True  # what the Cancel button's click leaves behind
+    at.toggle(key="fu_search").set_value(True).run()
+    assert not at.exception and any("cancelled" in unescape(e.value) for e in at.error) and told == []
+    at.button(key="fu_retry").click().run()
+    assert not at.exception and not errors(at)
+    assert told and told[-1][0] == told[-1][1] == len(told) and len(frame(at, "trial", "value")) == 1
+
+
 def test_agreement_page_says_which_runs_lack_queries():
     """A run that lists none of some evaluated queries counts there as an empty list: the page says so,
     as the command line does."""

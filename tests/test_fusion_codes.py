@@ -115,3 +115,18 @@ def test_one_prepared_rrf_gives_every_c_and_weights_exactly(seed):
     for bad in (-1.0, float("nan"), float("inf"), "60"):
         with pytest.raises(OptionError, match="c must be a finite number > -1"):
             prepared.values(c=bad)
+
+
+def test_a_subset_of_the_queries_fuses_as_the_whole_does_on_them():
+    runs = random_runs(7)
+    whole = prepare(runs, method="combmnz", norm="z-score")
+    keep = ["q3", "q11", "q0", "absent"]
+    part = whole.subset(keep).run(name="x")
+    full = whole.run(name="x")
+    want = {q: ds for q, ds in full.to_dict().items() if q in keep}
+    assert part.to_dict() == want and sorted(part.query_ids.tolist()) == sorted(want)
+    rows = np.isin(full.query_ids[full.q], keep)  # the same rows in the same order (the input tie rule)
+    assert full.docs_at(np.flatnonzero(rows)).tolist() == part.docs_at(np.arange(len(part))).tolist()
+    rrf = prepare(runs, method="rrf").subset(keep)
+    assert rrf.run([1.0, 2.0, 0.5], c=3.0).to_dict() == {
+        q: ds for q, ds in prepare(runs, method="rrf").run([1.0, 2.0, 0.5], c=3.0).to_dict().items() if q in keep}

@@ -107,3 +107,19 @@ def test_search_options_are_checked(data):
         search_weights(qrels, runs, strategy="bayes")
     with pytest.raises(OptionError, match="two runs"):
         search_weights(qrels, runs[:1])
+
+
+def test_with_a_split_every_trial_is_the_whole_fusion_read_on_the_tuning_queries(data):
+    """Trials fuse the tuning queries only (Prepared.subset): each value is still the mean over the tuning
+    queries of the whole fused run's values; progress is told after each trial."""
+    qrels, runs = data
+    seen = []
+    res = search_weights(qrels, runs, metric="ndcg@10", method="wsum", norm="min-max", strategy="random", n_trials=6,
+                         tune_fraction=0.5, seed=2, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 6) for i in range(1, 7)]
+    tune = list(res.tune_queries)
+    for _, trial in res.trials.iterrows():
+        w = [trial[f"weight:r{j}"] for j in range(3)]
+        fused = fuse(runs, method="wsum", norm="min-max", weights=w)
+        per_q = evaluate(qrels, {"f": fused}, metrics=["ndcg@10"], ties="docid_asc").table.set_index("query_id")
+        assert math.isclose(trial["value"], per_q.loc[tune, "value"].mean(), abs_tol=1e-15)

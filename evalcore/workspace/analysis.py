@@ -15,7 +15,7 @@ dashboard caches them by content key):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +51,10 @@ def search_fusion_weights(
     qrels: Qrels, reference: Any, runs: Mapping[str, Run], *, metric: str, k: int, settings: Settings,
     method: str = "rrf", norm: str = "none", strategy: str = "grid", step: float = 0.1, n_trials: int = 50,
     seed: int = 0, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ):
-    """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules."""
+    """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules
+    (``progress(done, total)`` after each trial)."""
     from ..fusion_search import search_weights
 
     gt = fusion_ground_truth(qrels, reference, k)
@@ -60,6 +62,7 @@ def search_fusion_weights(
         gt, runs, metric=f"{metric}@{int(k)}" if int(k) else metric, method=method, norm=norm,
         strategy=strategy, step=step, n_trials=n_trials, seed=seed, tune_fraction=tune_fraction, c=c,
         top_n=top_n, ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
+        progress=progress,
     )  # fmt: skip
 
 
