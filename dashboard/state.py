@@ -488,17 +488,19 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     cached per evaluation."""
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
     if tuple(by) == ("run", "metric", "k") and ctx.eval_each:  # run by run: each run's part is kept on its own
-        return memo(key, lambda: summary_run_by_run(_summary_parts(ctx), evaluated_queries(ctx), tuple(by), MEAN_CI,
+        return memo(key, lambda: summary_run_by_run(_summary_parts(ctx), summary_queries(ctx), tuple(by), MEAN_CI,
                                                     N_RESAMPLES, CI_SEED, ctx.evaluation.table.dtypes[list(by)].to_dict()))
     table = (lambda: ctx.evaluation.table) if "domain" not in by else (lambda: plain_table(ctx))
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
 
 
-def evaluated_queries(ctx: Context) -> tuple[str, ...]:
-    """The queries with a finite value in the evaluation, sorted (what the summary's resamples are drawn over)."""
+def summary_queries(ctx: Context) -> tuple[str, ...]:
+    """The queries the summary's resamples are drawn over (:func:`evalcore.intervals.queries_drawn`)."""
     def compute() -> tuple[str, ...]:
+        from evalcore.intervals import queries_drawn
+
         cols = ctx.evaluation.columns
-        return T.queries_with_values(cols.query_ids, cols.query, cols.value)
+        return queries_drawn(cols.query_ids, cols.query, cols.value)
 
     return memo("queries:" + ctx.eval_key, compute)
 
@@ -506,7 +508,7 @@ def evaluated_queries(ctx: Context) -> tuple[str, ...]:
 def _summary_parts(ctx: Context) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
     """(key of the run's summary, its rows of the evaluation) per evaluated run, in the evaluation's order (the
     key holds the run's name: two runs of one content have one evaluation key, not one summary)."""
-    qkey = _key(evaluated_queries(ctx))
+    qkey = _key(summary_queries(ctx))
 
     def rows(name: str) -> pd.DataFrame:
         table = ctx.evaluation.table

@@ -61,22 +61,6 @@ def metric_k_pairs(table: pd.DataFrame) -> list[tuple[str, int]]:
     return metric_k_pairs_coded(names, codes, table["k"].to_numpy())
 
 
-def queries_with_values(query_ids: np.ndarray, codes: np.ndarray, values: np.ndarray, *,
-                        chunk: int = 1 << 20) -> tuple[str, ...]:
-    """The ids (sorted as strings) of the queries with a finite value: ``query_ids[codes[i]]`` is row i's query.
-
-    Counted a chunk at a time (no table-sized temporary).
-
-    >>> queries_with_values(np.array(["b", "a", "c"], dtype=object), np.array([0, 2, 0]), np.array([1.0, np.nan, 0.0]))
-    ('b',)
-    """
-    seen = np.zeros(len(query_ids), dtype=bool)
-    for i in range(0, len(codes), chunk):
-        finite = np.isfinite(values[i : i + chunk])
-        seen |= np.bincount(codes[i : i + chunk][finite], minlength=len(query_ids)).astype(bool)
-    return tuple(sorted(str(q) for q in np.asarray(query_ids, dtype=object)[seen]))
-
-
 def metric_k_pairs_coded(names: Sequence[str], codes: np.ndarray, ks: np.ndarray, *,
                          chunk: int = 1 << 20) -> list[tuple[str, int]]:
     """:func:`metric_k_pairs` of a table held as codes: ``names[codes[i]]`` is row i's metric, ``ks[i]`` its k.

@@ -42,7 +42,7 @@ from .results import group_stats
 from .summaries import check_confidence as _check_confidence
 from .summaries import t_interval
 
-__all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals",
+__all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_counts", "mean_intervals", "queries_drawn",
            "bootstrap_means", "percentile_interval", "summarize_with_intervals"]
 
 #: Interval methods of :func:`mean_intervals`.
@@ -199,6 +199,23 @@ def _codes_among(col: pd.Series, query_ids: Sequence[str]) -> tuple[np.ndarray, 
     return codes, len(universe)
 
 
+def queries_drawn(query_ids: np.ndarray, codes: np.ndarray, values: np.ndarray, *,
+                  chunk: int = 1 << 20) -> tuple[str, ...]:
+    """The queries :func:`mean_intervals` draws a whole table's resamples over: those with a finite value,
+    sorted as strings (``query_ids[codes[i]]`` is row i's query, as in :class:`evalcore.results.ResultColumns`).
+
+    Given as ``query_ids`` to summarize a table's parts one at a time; counted a chunk at a time.
+
+    >>> queries_drawn(np.array(["b", "a", "c"], dtype=object), np.array([0, 2, 0]), np.array([1.0, np.nan, 0.0]))
+    ('b',)
+    """
+    seen = np.zeros(len(query_ids), dtype=bool)
+    for i in range(0, len(codes), chunk):
+        finite = np.isfinite(values[i : i + chunk])
+        seen |= np.bincount(codes[i : i + chunk][finite], minlength=len(query_ids)).astype(bool)
+    return tuple(sorted(str(q) for q in np.asarray(query_ids, dtype=object)[seen]))
+
+
 def mean_intervals(
     table: pd.DataFrame,
     *,
@@ -226,9 +243,9 @@ def mean_intervals(
         Seed of the resampling counts (:func:`resample_counts`).
     query_ids : sequence of str, optional
         The queries the resamples are drawn over, in sorted order (default: the
-        table's queries with a finite value). Give a whole table's to summarize
-        its parts one at a time (e.g. run by run): each part then gets the rows
-        the whole table would.
+        table's queries with a finite value, :func:`queries_drawn`). Give a whole
+        table's to summarize its parts one at a time (e.g. run by run): each part
+        then gets the rows the whole table would.
 
     Returns
     -------

@@ -123,16 +123,3 @@ def test_metric_k_pairs_with_keys_too_large_to_count_and_an_empty_table():
     table = random_table(0).assign(k=lambda t: t["k"].astype(np.int64) * 10**9)
     assert T.metric_k_pairs(table) == obvious_pairs(table)
     assert T.metric_k_pairs(table.iloc[:0]) == []
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_queries_with_values_match_the_obvious_form(seed):
-    rng = np.random.default_rng(seed)
-    ids = np.array([f"q{i}" for i in rng.permutation(50)], dtype=object)  # a vocabulary out of order
-    codes = rng.integers(0, 40, 500)  # ten ids never used
-    values = np.where(rng.random(500) < 0.3, np.nan, rng.random(500))
-    values[codes == codes[0]] = np.nan  # one used id has no finite value
-    want = tuple(sorted(set(ids[codes[np.isfinite(values)]].tolist())))
-    for chunk in (1, 7, 1 << 20):
-        assert T.queries_with_values(ids, codes, values, chunk=chunk) == want
-    assert ids[codes[0]] not in want and T.queries_with_values(ids, codes[:0], values[:0]) == ()

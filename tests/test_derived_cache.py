@@ -219,33 +219,36 @@ def ranked_workspace(tmp_path, monkeypatch):
     return path
 
 
+def _calls(monkeypatch, module, attr: str, record) -> list:
+    """``record(*args, **kw)`` of each call of ``module.<attr>`` from here on (the call itself goes through)."""
+    seen: list = []
+    real = getattr(module, attr)
+
+    def counted(*args, **kw):
+        seen.append(record(*args, **kw))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(module, attr, counted)
+    return seen
+
+
 def _names_passed(monkeypatch, attr: str) -> list[str]:
     """Names of the runs passed to ``W.<attr>`` from here on: ``build_run`` (the dashboard reads or builds a
     run; its source is the first argument) or ``evaluate_one`` (it evaluates one run; the second)."""
-    names: list[str] = []
-    real = getattr(W, attr)
-
-    def counted(*args, **kw):
-        names.append((args[0] if attr == "build_run" else args[1]).name)
-        return real(*args, **kw)
-
-    monkeypatch.setattr(W, attr, counted)
-    return names
+    return _calls(monkeypatch, W, attr, lambda *a, **kw: (a[0] if attr == "build_run" else a[1]).name)
 
 
 def _summarized(monkeypatch) -> list[list[str]]:
     """The runs of each table summarized from here on (:func:`evalcore.intervals.summarize_with_intervals`)."""
     import evalcore.intervals as I
 
-    seen: list[list[str]] = []
-    real = I.summarize_with_intervals
+    return _calls(monkeypatch, I, "summarize_with_intervals", lambda table, **kw: sorted(set(table["run"].astype(str))))
 
-    def counted(table, **kw):
-        seen.append(sorted(set(table["run"].astype(str))))
-        return real(table, **kw)
 
-    monkeypatch.setattr(I, "summarize_with_intervals", counted)
-    return seen
+def _names_passed_to_prepare(monkeypatch) -> list[tuple[str, ...]]:
+    """The input names of each fusion prepared (:func:`evalcore.workspace.prepare_fusion`) from here on."""
+    return _calls(monkeypatch, W, "prepare_fusion",
+                  lambda src, inputs, settings=None: tuple(inputs[u].name for u in src.fusion.inputs))
 
 
 def test_a_restarted_overview_reads_no_run_and_a_page_that_shows_runs_reads_those(folder, ranked_workspace,
@@ -433,19 +436,6 @@ def test_fusions_tried_on_the_fusion_page_are_not_all_kept(folder, ranked_worksp
     evaluations = [k for k in at.session_state[S.MEMO_KEY] if k.startswith("eval:")]
     assert len(evaluations) == S.EVALUATIONS_KEPT <= 6
     _restart()
-
-
-def _names_passed_to_prepare(monkeypatch) -> list[tuple[str, ...]]:
-    """The input names of each fusion prepared (:func:`evalcore.workspace.prepare_fusion`) from here on."""
-    seen: list[tuple[str, ...]] = []
-    real = W.prepare_fusion
-
-    def counted(src, inputs, settings=None):
-        seen.append(tuple(inputs[u].name for u in src.fusion.inputs))
-        return real(src, inputs, settings)
-
-    monkeypatch.setattr(W, "prepare_fusion", counted)
-    return seen
 
 
 @pytest.mark.parametrize("cache", ["on", "off"])

@@ -13,6 +13,7 @@ from evalcore.intervals import (
     bootstrap_means,
     mean_intervals,
     percentile_interval,
+    queries_drawn,
     resample_counts,
     summarize_with_intervals,
 )
@@ -319,3 +320,28 @@ def test_query_ids_must_hold_every_query_of_the_table():
     t = long_table({"A": [0.1, 0.5, 0.9]})
     with pytest.raises(OptionError, match="'q002' of the table is not among query_ids"):
         mean_intervals(t, query_ids=["q000", "q001"])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_queries_drawn_match_the_obvious_form(seed):
+    rng = np.random.default_rng(seed)
+    ids = np.array([f"q{i}" for i in rng.permutation(50)], dtype=object)  # a vocabulary out of order
+    codes = rng.integers(0, 40, 500)  # ten ids never used
+    values = np.where(rng.random(500) < 0.3, np.nan, rng.random(500))
+    values[codes == codes[0]] = np.nan  # one used id has no finite value
+    want = tuple(sorted(set(ids[codes[np.isfinite(values)]].tolist())))
+    for chunk in (1, 7, 1 << 20):
+        assert queries_drawn(ids, codes, values, chunk=chunk) == want
+    assert ids[codes[0]] not in want and queries_drawn(ids, codes[:0], values[:0]) == ()
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_queries_drawn_are_the_default_draw(seed):
+    """Given as query_ids, the queries of a whole evaluation table change nothing: they are its default draw."""
+    from evalcore.results import ResultColumns
+
+    table = evaluation_table(seed)
+    cols = ResultColumns.from_table(table)
+    drawn = queries_drawn(cols.query_ids, cols.query, cols.value)
+    pd.testing.assert_frame_equal(mean_intervals(table, n_resamples=200, seed=seed),
+                                  mean_intervals(table, n_resamples=200, seed=seed, query_ids=drawn))
