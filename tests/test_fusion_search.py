@@ -123,3 +123,16 @@ def test_with_a_split_every_trial_is_the_whole_fusion_read_on_the_tuning_queries
         fused = fuse(runs, method="wsum", norm="min-max", weights=w)
         per_q = evaluate(qrels, {"f": fused}, metrics=["ndcg@10"], ties="docid_asc").table.set_index("query_id")
         assert math.isclose(trial["value"], per_q.loc[tune, "value"].mean(), abs_tol=1e-15)
+
+
+def test_seed_defaults_agree_across_library_cli_and_workspace():
+    """The same search repeats everywhere: library, `evalcore fuse` and the workspace default to one seed."""
+    import inspect
+
+    from evalcore.cli import build_parser
+    from evalcore.workspace.analysis import search_fusion_weights
+
+    cli = build_parser().parse_args(["fuse", "--run", "a=x", "--out", "o"]).seed
+    lib = inspect.signature(search_weights).parameters["seed"].default
+    ws = inspect.signature(search_fusion_weights).parameters["seed"].default
+    assert lib == ws == cli

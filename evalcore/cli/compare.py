@@ -29,7 +29,8 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--n-resamples", type=int, default=10_000,
                    help="sign flips of the permutation test and resamples of the bootstrap CI (default 10000)")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
-    p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
+    p.add_argument("--ties", default="trec", help="order of equal scores: trec (default; trec_eval's, by descending doc id), "
+                        "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")

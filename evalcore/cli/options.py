@@ -113,7 +113,8 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
                    help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
                         "official all_trec (see `evalcore metrics`; default ndcg recall mrr map)")
     p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K", help="cutoffs (default 10)")
-    p.add_argument("--ties", default="trec", help="tie rule: trec (default), docid_asc (seed), input")
+    p.add_argument("--ties", default="trec", help="order of equal scores: trec (default; trec_eval's, by descending doc id), "
+                        "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")
@@ -134,13 +135,14 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--emb-depth", type=int, default=None, metavar="N",
                    help="ranked depth of embedding runs (default max(max k, 100))")
     g.add_argument("--aspect", action="append", metavar="[NAME=]ASPECT",
-                   help="ordered-list ground truth (seed 001): aspect a run is evaluated against; "
+                   help="ground truth with several aspects (ordered lists): aspect a run is evaluated against; "
                         "a bare ASPECT applies to all other runs")
     g.add_argument("--reference-emb", default=None, metavar="FILE",
-                   help="reference embeddings whose neighbours are the ground truth (seed 000), instead of --qrels")
+                   help="reference embeddings whose nearest neighbours are the ground truth (distillation), "
+                        "instead of --qrels")
     g.add_argument("--reference-ids", default=None, metavar="IDS", help="ids file of a .npy --reference-emb")
     g.add_argument("--reference-mode", default="tied", choices=list(REFERENCE_MODES),
-                   help="tied: at each k relevant = reference top-k (seed 000, default); "
+                   help="tied: at each k relevant = the reference's top-k (default); "
                         "fixed: one top-DEPTH graded by position")
     g.add_argument("--reference-depth", type=int, default=None, metavar="N",
                    help="depth of the fixed reference ground truth (default max k)")

@@ -50,7 +50,7 @@ def fusion_ground_truth(qrels: Qrels, reference: Any, k: int) -> Qrels:
 def search_fusion_weights(
     qrels: Qrels, reference: Any, runs: Mapping[str, Run], *, metric: str, k: int, settings: Settings,
     method: str = "rrf", norm: str = "none", strategy: str = "grid", step: float = 0.1, n_trials: int = 50,
-    seed: int = 0, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
+    seed: int = 42, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ):
     """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules

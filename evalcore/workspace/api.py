@@ -173,7 +173,7 @@ class Workspace(SettingsAndSideFiles):
 
     def set_reference(self, embeddings: Any, ids: Any = None, *, name: str | None = None,
                       source_name: str | None = None, source_sha256: str | None = None) -> None:
-        """Use a reference model's embeddings as the ground truth (seed 000: relevant = its neighbours).
+        """Use a reference model's embeddings as the ground truth (relevant = its nearest neighbours, as in distillation).
 
         Parameters
         ----------
@@ -281,7 +281,7 @@ class Workspace(SettingsAndSideFiles):
         format : str
             ``"auto"`` or one of :data:`evalcore.io.RUN_FORMATS`.
         aspect : str, optional
-            The ground-truth aspect to evaluate it against (seed 001): its name or a unique
+            The ground-truth aspect to evaluate it against (ordered lists with several aspects): its name or a unique
             part of it (``"content"``), stored as the ground truth's full name when there is
             one; default the first aspect.
         replace : bool
