@@ -173,6 +173,45 @@ def _sortable_ints(x: np.ndarray) -> np.ndarray:
     return i ^ ((i >> 63) & np.int64(0x7FFFFFFFFFFFFFFF))
 
 
+def _radix_ready(q: np.ndarray) -> np.ndarray:
+    """``q`` as 16-bit integers when its values fit (numpy then sorts it by radix), else as it is."""
+    if len(q) and int(q.min()) >= 0 and int(q.max()) < 1 << 16:
+        return q.astype(np.uint16)
+    return q
+
+
+def _lexsort_by_query(q: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``np.lexsort((keys, q))`` (stable: rows of equal (q, key) keep their order), for int64 ``keys``.
+
+    The rows are grouped by query with one stable radix pass when not grouped already; then each
+    query's keys are sorted on their own, as the rows of a matrix padded with the largest int64
+    (a query's sort costs ``log`` of its own size, not of the whole run's: ~5x faster than two global
+    passes at 6 M rows of 300 per query). Where padding would more than double the work (a few
+    queries far longer than the rest), two global stable passes (keys, then query).
+
+    >>> _lexsort_by_query(np.array([1, 0, 1, 0]), np.array([5, 7, 2, 7])).tolist()
+    [1, 3, 2, 0]
+    """
+    n = len(q)
+    first = None
+    if n > 1 and not bool(np.all(q[1:] >= q[:-1])):
+        first = np.argsort(_radix_ready(q), kind="stable")
+        q, keys = q[first], keys[first]
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    sizes = np.diff(np.r_[starts, n])
+    width = int(sizes.max()) if n else 0
+    if len(starts) * width > 2 * n + 4096:  # padding would cost more than the per-query sorts save
+        by_key = np.argsort(keys, kind="stable")
+        order = by_key[np.argsort(_radix_ready(q[by_key]), kind="stable")]
+    else:
+        padded = np.full(len(starts) * width, np.iinfo(np.int64).max, dtype=np.int64)
+        padded[np.arange(n) + np.repeat(np.arange(len(starts)) * width - starts, sizes)] = keys
+        local = np.argsort(padded.reshape(len(starts), width), axis=1, kind="stable")
+        real = local < sizes[:, None]  # stable: the padding (largest keys, placed last) stays last
+        order = (local + starts[:, None])[real]
+    return order if first is None else first[order]
+
+
 def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.ndarray], np.ndarray], *,
                 ties: str) -> np.ndarray:
     """:func:`order_rows` with ``doc_order_at(rows)`` giving integers in the code-point order of
@@ -188,13 +227,7 @@ def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.nd
         # fast path: the input is already grouped by query and ranked (the common case of run files)
         order = np.arange(len(q), dtype=np.int64)
     else:
-        # two stable passes (score, then query) = lexsort((neg, q)), much faster on large arrays; the scores
-        # sorted as order-preserving integers and the queries, when they fit, as 16-bit integers (radix sort)
-        by_score = np.argsort(_sortable_ints(neg), kind="stable")
-        qs = q[by_score]
-        if len(qs) and int(qs.min()) >= 0 and int(qs.max()) < 1 << 16:
-            qs = qs.astype(np.uint16)
-        order = by_score[np.argsort(qs, kind="stable")]
+        order = _lexsort_by_query(q, _sortable_ints(neg))
     if ties == "input" or len(order) < 2:
         return order
     qs = q[order]
