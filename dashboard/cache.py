@@ -12,9 +12,11 @@ workspace cost about one copy; the small summaries with ``st.cache_data``.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -172,16 +174,44 @@ def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.
                                                   reference=_reference))
 
 
+#: key -> [lock, threads holding or waiting for it] of the evaluations being computed (see :func:`_one_at_a_time`)
+_FLIGHTS: dict[str, list] = {}
+_FLIGHTS_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _one_at_a_time(key: str):
+    """Threads computing the same ``key`` take turns, so that the later ones find the first one's result kept.
+
+    Two reruns overlap when a user changes a second widget while the first change's rerun still computes
+    (Streamlit starts the new run at once; the old one stops at its next element): both evaluated the same
+    fused run, twice the work on the server's cores. Streamlit's caches lock their keys the same way; the
+    evaluations kept on disk need their own lock. The entry is dropped when no thread holds or waits for it.
+    """
+    with _FLIGHTS_LOCK:
+        entry = _FLIGHTS.setdefault(key, [threading.Lock(), 0])
+        entry[1] += 1
+    try:
+        with entry[0]:
+            yield
+    finally:
+        with _FLIGHTS_LOCK:
+            entry[1] -= 1
+            if entry[1] == 0:
+                del _FLIGHTS[key]
+
+
 def _kept_evaluation(key: str, compute: Callable[[], Outcome]) -> Outcome:
     """The evaluation kept on disk under ``key`` by an earlier server (same inputs, same code), else
-    ``compute()``'s, kept there when it succeeded."""
-    hit = derived.load_evaluation(key)
-    if hit is not None:
-        return Outcome(hit[0], None, hit[1])
-    out = compute()
-    if out.ok:
-        derived.store_evaluation(key, out.value, out.warnings)
-    return out
+    ``compute()``'s, kept there when it succeeded; one thread at a time per key (a second waits and reads it)."""
+    with _one_at_a_time(key):
+        hit = derived.load_evaluation(key)
+        if hit is not None:
+            return Outcome(hit[0], None, hit[1])
+        out = compute()
+        if out.ok:
+            derived.store_evaluation(key, out.value, out.warnings)
+        return out
 
 
 def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:

@@ -304,7 +304,7 @@ def act(page: Any, action: Callable[[], Any], *, timeout: float = 60.0, **expect
     action()
     wait_for(page, timeout=timeout, **expect)
     took = page.evaluate("[window.__ecInputAt, window.__ecSettledAt]")
-    if took[0] >= since and took[1] >= took[0]:
+    if None not in took and took[0] >= since and took[1] >= took[0]:  # None: a page without RUN_TRACKER
         return (took[1] - took[0]) / 1000.0
     return time.perf_counter() - t0
 

@@ -457,3 +457,55 @@ def test_a_run_that_fails_when_first_evaluated_is_left_out(cache, folder, ranked
     loaded = next(t.value for t in at.sidebar.text if t.value.startswith("ground truth:"))
     assert "run: hybrid [ranked] (not loaded)" in loaded.splitlines()
     _restart()
+
+
+def test_two_threads_evaluating_the_same_run_compute_it_once(folder, monkeypatch):
+    """Two overlapping reruns (a second widget changed while the first change's rerun still computes) that
+    need the same run's evaluation: the second waits for the first and reads what it kept, instead of
+    computing it again beside it. Whatever the interleaving, the evaluation is computed once."""
+    import threading
+    import time
+
+    from dashboard import cache as C
+
+    ev = demo_evaluation()
+    started, release, second_read = threading.Event(), threading.Event(), threading.Event()
+    computed: list[str] = []
+    load = D.load_evaluation
+
+    def counting_load(key, **kw):
+        if threading.current_thread().name == "second":
+            second_read.set()
+        return load(key, **kw)
+
+    monkeypatch.setattr(D, "load_evaluation", counting_load)
+
+    def first_compute():
+        computed.append("first")
+        started.set()
+        release.wait(60)
+        return C.Outcome(ev)
+
+    def second_compute():
+        computed.append("second")
+        return C.Outcome(ev)
+
+    got = {}
+    a = threading.Thread(target=lambda: got.update(a=C._kept_evaluation("eval1:x", first_compute)), name="first")
+    a.start()
+    assert started.wait(60)
+    b = threading.Thread(target=lambda: got.update(b=C._kept_evaluation("eval1:x", second_compute)), name="second")
+    b.start()
+    # the second thread is either waiting for the key (counted in its entry) or has already looked on disk
+    deadline = time.monotonic() + 60
+    while not (second_read.is_set() or C._FLIGHTS.get("eval1:x", [None, 0])[1] == 2):
+        if time.monotonic() > deadline:
+            raise AssertionError("the second thread neither waited for the key nor read the disk")
+        time.sleep(0.01)
+    release.set()
+    a.join(60)
+    b.join(60)
+    assert computed == ["first"]
+    assert got["a"].ok and got["b"].ok
+    pd.testing.assert_frame_equal(got["b"].value.table, ev.table)
+    assert C._FLIGHTS == {}  # nothing left behind
