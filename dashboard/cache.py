@@ -215,23 +215,47 @@ def _kept_evaluation(key: str, compute: Callable[[], Outcome]) -> Outcome:
 
 
 def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
-    """:func:`evalcore.workspace.evaluate_each` with each run's evaluation kept on disk under its own key."""
+    """:func:`evalcore.workspace.evaluate_each` with each run's evaluation kept on disk under its own key.
+
+    The runs not kept yet are read here (the script's thread: the runs' caches are Streamlit's) and
+    evaluated together by :func:`evalcore.workspace.evaluate_several` (one thread per core: a first
+    open or a settings change on 14 runs x 20,000 queries, 4.3 -> 2.2 s of evaluation on 2 cores). Their
+    keys are held meanwhile (:func:`_one_at_a_time`, taken in sorted order by every thread, so that two
+    overlapping reruns never wait for each other in a circle), and looked up again once held: another
+    rerun may have kept them meanwhile.
+    """
     import warnings
 
     from evalcore.errors import EvalcoreWarning
 
-    def one(aspect: Any, key: str, read: Callable[[], Any]) -> Any:
-        def compute() -> Outcome:  # (an error is raised, to the caller's _attempt)
-            ev, msgs = W.capture(W.evaluate_one, qmap[aspect], read(), settings)
-            return Outcome(ev, None, tuple(msgs))
+    outcomes: dict[str, Outcome] = {}
 
-        out = _kept_evaluation(key, compute)
-        for m in out.warnings:  # (the whole evaluation's warnings, as one call gives them)
+    def kept(key: str) -> bool:
+        hit = derived.load_evaluation(key)
+        if hit is not None:
+            outcomes[key] = Outcome(hit[0], None, hit[1])
+        return hit is not None
+
+    missing = sorted({key for _, _, key, _ in each if key not in outcomes and not kept(key)})
+    with contextlib.ExitStack() as held:
+        for key in missing:
+            held.enter_context(_one_at_a_time(key))
+        jobs: dict[str, tuple[Qrels, Run]] = {}
+        for _, aspect, key, read in each:
+            if key in missing and key not in jobs and not kept(key):
+                jobs[key] = (qmap[aspect], read())
+        if jobs:  # (an error is raised, to the caller's _attempt)
+            evs, msgs = W.capture(W.evaluate_several, list(jobs.values()), settings)
+            for key, ev in zip(jobs, evs, strict=True):  # the messages are the settings' (measures), not a run's
+                outcomes[key] = Outcome(ev, None, tuple(msgs))
+                derived.store_evaluation(key, ev, tuple(msgs))
+
+    def one(key: str) -> Any:
+        for m in outcomes[key].warnings:  # (the whole evaluation's warnings, as one call gives them)
             warnings.warn(m, EvalcoreWarning, stacklevel=2)
-        return out.value
+        return outcomes[key].value
 
-    return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, aspect, key, read))
-                                  for name, aspect, key, read in each])
+    return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, key)) for name, aspect, key, _ in each])
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

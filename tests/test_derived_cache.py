@@ -234,8 +234,12 @@ def _calls(monkeypatch, module, attr: str, record) -> list:
 
 def _names_passed(monkeypatch, attr: str) -> list[str]:
     """Names of the runs passed to ``W.<attr>`` from here on: ``build_run`` (the dashboard reads or builds a
-    run; its source is the first argument) or ``evaluate_one`` (it evaluates one run; the second)."""
-    return _calls(monkeypatch, W, attr, lambda *a, **kw: (a[0] if attr == "build_run" else a[1]).name)
+    run; its source is the first argument) or ``evaluate_one`` (it evaluates one run; the second; called by
+    ``W.evaluate_several`` from its module)."""
+    from evalcore.workspace import incremental
+
+    module = incremental if attr == "evaluate_one" else W
+    return _calls(monkeypatch, module, attr, lambda *a, **kw: (a[0] if attr == "build_run" else a[1]).name)
 
 
 def _summarized(monkeypatch) -> list[list[str]]:
@@ -459,53 +463,58 @@ def test_a_run_that_fails_when_first_evaluated_is_left_out(cache, folder, ranked
     _restart()
 
 
-def test_two_threads_evaluating_the_same_run_compute_it_once(folder, monkeypatch):
+@pytest.mark.parametrize("entry", ["per_run", "whole"])
+def test_two_threads_evaluating_the_same_run_compute_it_once(folder, monkeypatch, entry):
     """Two overlapping reruns (a second widget changed while the first change's rerun still computes) that
     need the same run's evaluation: the second waits for the first and reads what it kept, instead of
-    computing it again beside it. Whatever the interleaving, the evaluation is computed once."""
+    computing it again beside it. Whatever the interleaving, the evaluation is computed once: through the
+    runs' evaluations kept one by one (``per_run``, the dashboard's path with the disk cache) and through a
+    whole evaluation kept under one key (``whole``: a reference model as ground truth)."""
     import threading
     import time
 
     from dashboard import cache as C
+    from evalcore.workspace import incremental
 
-    ev = demo_evaluation()
-    started, release, second_read = threading.Event(), threading.Event(), threading.Event()
+    demo = make_demo(0)
+    run = next(iter(demo.runs.values()))
+    settings = W.Settings().validated()
+    started, release = threading.Event(), threading.Event()
     computed: list[str] = []
-    load = D.load_evaluation
+    real = incremental.evaluate_one
 
-    def counting_load(key, **kw):
-        if threading.current_thread().name == "second":
-            second_read.set()
-        return load(key, **kw)
+    def evaluate_one(qrels, r, s):
+        me = threading.current_thread().name
+        computed.append(me)
+        if me == "first":
+            started.set()
+            release.wait(60)
+        return real(qrels, r, s)
 
-    monkeypatch.setattr(D, "load_evaluation", counting_load)
-
-    def first_compute():
-        computed.append("first")
-        started.set()
-        release.wait(60)
-        return C.Outcome(ev)
-
-    def second_compute():
-        computed.append("second")
-        return C.Outcome(ev)
+    monkeypatch.setattr(incremental, "evaluate_one", evaluate_one)
+    if entry == "per_run":
+        def call() -> C.Outcome:
+            each = [(run.name, None, "eval1:x", lambda: run)]
+            return C.Outcome(C._evaluate_each({None: demo.qrels}, each, settings))
+    else:
+        def call() -> C.Outcome:
+            return C._kept_evaluation("eval1:x", lambda: C.Outcome(incremental.evaluate_one(demo.qrels, run, settings)))
 
     got = {}
-    a = threading.Thread(target=lambda: got.update(a=C._kept_evaluation("eval1:x", first_compute)), name="first")
+    a = threading.Thread(target=lambda: got.update(a=call()), name="first")
     a.start()
     assert started.wait(60)
-    b = threading.Thread(target=lambda: got.update(b=C._kept_evaluation("eval1:x", second_compute)), name="second")
+    b = threading.Thread(target=lambda: got.update(b=call()), name="second")
     b.start()
-    # the second thread is either waiting for the key (counted in its entry) or has already looked on disk
+    # the second thread is either waiting for the key (counted in its entry) or has computed beside the first
     deadline = time.monotonic() + 60
-    while not (second_read.is_set() or C._FLIGHTS.get("eval1:x", [None, 0])[1] == 2):
+    while not ("second" in computed or C._FLIGHTS.get("eval1:x", [None, 0])[1] == 2):
         if time.monotonic() > deadline:
-            raise AssertionError("the second thread neither waited for the key nor read the disk")
+            raise AssertionError("the second thread neither waited for the key nor computed")
         time.sleep(0.01)
     release.set()
     a.join(60)
     b.join(60)
     assert computed == ["first"]
-    assert got["a"].ok and got["b"].ok
-    pd.testing.assert_frame_equal(got["b"].value.table, ev.table)
+    pd.testing.assert_frame_equal(got["b"].value.table, got["a"].value.table)
     assert C._FLIGHTS == {}  # nothing left behind

@@ -101,3 +101,37 @@ def test_the_workspace_evaluation_of_runs_one_by_one_is_that_of_all(seed):
         pd.testing.assert_frame_equal(got.table, whole.table)
         pd.testing.assert_frame_equal(got.coverage, whole.coverage)
         assert got.settings == whole.settings
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("workers", [None, 1, 2, 3])
+def test_runs_evaluated_by_several_threads_are_those_evaluated_one_after_the_other(seed, workers):
+    """evalcore.workspace.evaluate_several (threads) gives evaluate_one's evaluation of each job, in order: fresh
+    runs (their caches filled by the threads), one run listed twice (two threads may prepare it at once), two
+    ground truths."""
+    qrels, runs = case(seed)
+    other, _ = case(seed + 10)
+    settings = W.Settings(metrics=("ndcg", "recall", "map"), k=(1, 5, 10)).validated()
+    _, fresh = case(seed)  # the same runs, never evaluated: their rank orders are computed in the threads
+    first = next(iter(fresh.values()))
+    jobs = [(qrels if i % 2 else other, r) for i, r in enumerate(fresh.values())] + [(qrels, first), (other, first)]
+    want = [W.evaluate_one(q, r, settings) for q, r in
+            [(qrels if i % 2 else other, r) for i, r in enumerate(runs.values())] + [(qrels, runs[first.name]),
+                                                                                   (other, runs[first.name])]]
+    got = W.evaluate_several(jobs, settings, workers=workers)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(g.table, w.table)
+        pd.testing.assert_frame_equal(g.coverage, w.coverage)
+        assert g.settings == w.settings
+
+
+def test_an_error_in_a_thread_reaches_the_caller_and_bad_worker_counts_are_refused():
+    qrels, runs = case(0)
+    bad = Run.from_records(["q0"], ["d0"], [1.0], name="bad")
+    settings = W.Settings(metrics=("ndcg", "no_such_metric"), k=(10,))
+    with pytest.raises(Exception, match="no_such_metric"):
+        W.evaluate_several([(qrels, r) for r in [*runs.values(), bad]], settings, workers=2)
+    for workers in (0, -1, 1.5, True):
+        with pytest.raises(OptionError, match="workers"):
+            W.evaluate_several([(qrels, bad)], W.Settings(), workers=workers)

@@ -10,20 +10,48 @@ for the same runs (tested).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from ..combine import stack_run_evaluations
 from ..data import Qrels, Run
+from ..errors import OptionError
 from ..evaluate import Evaluation
 from .model import Settings
 from .pipeline import evaluate_runs, join_aspects
 
-__all__ = ["evaluate_one", "evaluate_each"]
+__all__ = ["evaluate_one", "evaluate_several", "evaluate_each"]
 
 
 def evaluate_one(qrels: Qrels, run: Run, settings: Settings) -> Evaluation:
     """The evaluation of one run against its aspect's ground truth (the unit :func:`evaluate_each` joins)."""
     return evaluate_runs(qrels, {run.name: run}, settings)
+
+
+def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
+                     workers: int | None = None) -> list[Evaluation]:
+    """``[evaluate_one(qrels, run, settings) for qrels, run in jobs]``, the runs evaluated by up to
+    ``workers`` threads at once (default: the cores this process may use).
+
+    A run's evaluation is mostly numpy work that releases the GIL: at 14 runs x 20,000 queries x 100,
+    two threads on two cores take ~0.55x the time of one run after the other. The runs' own caches
+    (rank order, document codes) are filled by the thread evaluating them; a run listed twice may be
+    prepared twice, never wrongly. Warnings are emitted from the worker threads (a caller's
+    ``warnings.catch_warnings`` in its own thread records them, as the module's hooks are global).
+
+    >>> evaluate_several([], Settings())
+    []
+    """
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        return [evaluate_one(q, r, settings) for q, r in jobs]
+    with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-evaluate") as pool:
+        return list(pool.map(lambda job: evaluate_one(job[0], job[1], settings), jobs))
 
 
 def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],
