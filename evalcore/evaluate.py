@@ -21,11 +21,18 @@ retrieved document without a judgment of grade >= 0 is removed from the run
 (documents absent from the qrels, and negative grades, which trec_eval reads as
 "in the pool but not judged"); the others move up, keeping their order. Every
 metric then sees the shorter list (``num_ret`` counts it, ``judged@k`` is 1).
+
+Several runs are evaluated by up to ``workers`` threads at once (each run's
+evaluation depends on that run and the qrels only; mostly numpy work, which
+releases the GIL): the table is the same, row for row, whatever ``workers``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +116,15 @@ class _Prepared:
     n_ret: np.ndarray  # (nQ,)
     n_ignored: int
     n_missing: int  # qrels queries the run does not list (before judged-only removals)
+
+
+def worker_count(workers: int | None, n_runs: int) -> int:
+    """Threads for ``n_runs`` runs: ``workers`` (default: the cores this process may use), at most one a run."""
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
+    return max(1, min(int(workers), n_runs))
 
 
 def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) -> _Prepared:
@@ -389,6 +405,7 @@ def evaluate(
     no_relevant: str = "zero",
     judged_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
 ) -> Evaluation:
     """Evaluate one or many runs against graded judgments.
 
@@ -413,7 +430,10 @@ def evaluate(
         trec_eval's ``-J``: remove the retrieved documents without a judgment
         (grade >= 0) before scoring (see module docstring). Default False.
     progress : callable(done, total), optional
-        Called after each run.
+        Called after each run, in the runs' order, in the calling thread.
+    workers : int, optional
+        Threads evaluating runs at once (default: the cores this process may use;
+        1: one run after the other). The result does not depend on it.
 
     Returns
     -------
@@ -470,36 +490,45 @@ def evaluate(
     q_codes: list[np.ndarray] = []
     metric_names: list[str] = []
     cov_rows = []
-    for ri, (name, run) in enumerate(run_map.items()):
+    n_workers = worker_count(workers, len(run_map))
+
+    def one(run: Run) -> tuple[_Prepared, int, dict[_Key, np.ndarray]]:
         prep = _prepare(qrels, run, ties=ties, judged_only=bool(judged_only))
         depth = int(prep.n_ret.max(initial=0))
-        results = _compute(qrels, prep, groups, theta=theta, base_rel=base_rel, depth=depth,
-                           max_positives=max_positives)
-        for key, ms in groups.items():
-            mks = sorted({0 if m.k is None else m.k for m in ms})
-            base = ms[0].base
-            if base not in metric_names:
-                metric_names.append(base)
-            mcode = metric_names.index(base)
-            sel = results[key][keep_idx]
-            for ci, kk in enumerate(mks):
-                values.append(sel[:, ci])
-                metric_codes.append(np.full(len(keep_idx), mcode, dtype=np.int16))
-                k_vals.append(np.full(len(keep_idx), kk, dtype=np.int32))
-                run_codes.append(np.full(len(keep_idx), ri, dtype=np.int16))
-                q_codes.append(keep_idx)
-        cov_rows.append({
-            "run": name,
-            "n_qrels_queries": nq,
-            "n_evaluated": int(len(keep_idx)),
-            "n_missing": prep.n_missing,
-            "n_ignored": prep.n_ignored,
-            "n_no_relevant": int(no_rel_mask.sum()),
-            "n_skipped": int(nq - len(keep_idx)),
-            "depth": depth,
-        })
-        if progress is not None:
-            progress(ri + 1, len(run_map))
+        return prep, depth, _compute(qrels, prep, groups, theta=theta, base_rel=base_rel, depth=depth,
+                                     max_positives=max_positives)
+
+    with contextlib.ExitStack() as stack:
+        pool = ThreadPoolExecutor(n_workers, thread_name_prefix="evalcore-evaluate") if n_workers > 1 else None
+        if pool is not None:  # (on an error, the runs not started yet are not evaluated)
+            stack.callback(pool.shutdown, cancel_futures=True)
+        done = pool.map(one, run_map.values()) if pool is not None else map(one, run_map.values())
+        for ri, (name, (prep, depth, results)) in enumerate(zip(run_map, done, strict=True)):
+            for key, ms in groups.items():
+                mks = sorted({0 if m.k is None else m.k for m in ms})
+                base = ms[0].base
+                if base not in metric_names:
+                    metric_names.append(base)
+                mcode = metric_names.index(base)
+                sel = results[key][keep_idx]
+                for ci, kk in enumerate(mks):
+                    values.append(sel[:, ci])
+                    metric_codes.append(np.full(len(keep_idx), mcode, dtype=np.int16))
+                    k_vals.append(np.full(len(keep_idx), kk, dtype=np.int32))
+                    run_codes.append(np.full(len(keep_idx), ri, dtype=np.int16))
+                    q_codes.append(keep_idx)
+            cov_rows.append({
+                "run": name,
+                "n_qrels_queries": nq,
+                "n_evaluated": int(len(keep_idx)),
+                "n_missing": prep.n_missing,
+                "n_ignored": prep.n_ignored,
+                "n_no_relevant": int(no_rel_mask.sum()),
+                "n_skipped": int(nq - len(keep_idx)),
+                "depth": depth,
+            })
+            if progress is not None:
+                progress(ri + 1, len(run_map))
 
     small = np.int32 if nq < 2**31 else np.int64  # (4 bytes a row, not 8, for the table's two biggest codes)
     qcodes = np.concatenate(q_codes).astype(small, copy=False)

@@ -135,3 +135,47 @@ def test_an_error_in_a_thread_reaches_the_caller_and_bad_worker_counts_are_refus
     for workers in (0, -1, 1.5, True):
         with pytest.raises(OptionError, match="workers"):
             W.evaluate_several([(qrels, bad)], W.Settings(), workers=workers)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("options", OPTIONS)
+def test_evaluate_gives_the_same_table_whatever_its_threads(seed, options):
+    """evalcore.evaluate(workers=...): runs evaluated by several threads give the table of one run after the
+    other, row for row; progress is told in the runs' order, from the calling thread."""
+    import threading
+
+    qrels, runs = case(seed)
+    kw = dict(metrics=["ndcg", "recall", "map", "P", "bpref", "rprec"], k=[1, 5, 10], **options)
+    want = evaluate(qrels, runs, workers=1, **kw)
+    for workers in (2, 3, None):
+        _, fresh = case(seed)  # never evaluated: each thread fills its run's caches
+        told = []
+        got = evaluate(qrels, fresh, workers=workers,
+                       progress=lambda done, total, told=told: told.append((done, total, threading.current_thread())),
+                       **kw)
+        pd.testing.assert_frame_equal(got.table, want.table)
+        pd.testing.assert_frame_equal(got.coverage, want.coverage)
+        assert [(d, t) for d, t, _ in told] == [(i + 1, len(runs)) for i in range(len(runs))]
+        assert {th for _, _, th in told} == {threading.current_thread()}
+
+
+def test_evaluate_raises_a_thread_s_error_and_refuses_bad_worker_counts(monkeypatch):
+    import importlib
+
+    E = importlib.import_module("evalcore.evaluate")  # (the package's name `evaluate` is the function)
+    qrels, runs = case(1)
+    real = E._compute
+    calls = []
+
+    def failing(q, prep, *a, **kw):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("boom in a worker")
+        return real(q, prep, *a, **kw)
+
+    monkeypatch.setattr(E, "_compute", failing)
+    with pytest.raises(RuntimeError, match="boom in a worker"):
+        evaluate(qrels, runs, workers=2)
+    for workers in (0, -2, 2.5, True, "2"):
+        with pytest.raises(OptionError, match="workers"):
+            evaluate(qrels, runs, workers=workers)

@@ -10,14 +10,12 @@ for the same runs (tested).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..combine import stack_run_evaluations
 from ..data import Qrels, Run
-from ..errors import OptionError
-from ..evaluate import Evaluation
+from ..evaluate import Evaluation, worker_count
 from .model import Settings
 from .pipeline import evaluate_runs, join_aspects
 
@@ -43,11 +41,7 @@ def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
     >>> evaluate_several([], Settings())
     []
     """
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
-    workers = min(workers, len(jobs))
+    workers = worker_count(workers, len(jobs))
     if workers <= 1:
         return [evaluate_one(q, r, settings) for q, r in jobs]
     with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-evaluate") as pool:
