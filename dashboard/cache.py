@@ -236,7 +236,9 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
             outcomes[key] = Outcome(hit[0], None, hit[1])
         return hit is not None
 
-    missing = sorted({key for _, _, key, _ in each if key not in outcomes and not kept(key)})
+    for key in dict.fromkeys(key for _, _, key, _ in each):
+        kept(key)
+    missing = sorted({key for _, _, key, _ in each} - outcomes.keys())
     with contextlib.ExitStack() as held:
         for key in missing:
             held.enter_context(_one_at_a_time(key))

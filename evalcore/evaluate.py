@@ -30,7 +30,6 @@ releases the GIL): the table is the same, row for row, whatever ``workers``.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._columns import factorize_strings, positions_in
+from ._threads import thread_count
 from .data import Qrels, Run
 from .errors import OptionError
 from .evaluation import Evaluation
@@ -120,11 +120,7 @@ class _Prepared:
 
 def worker_count(workers: int | None, n_runs: int) -> int:
     """Threads for ``n_runs`` runs: ``workers`` (default: the cores this process may use), at most one a run."""
-    if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise OptionError(f"workers must be an integer >= 1, got {workers!r}")
-    return max(1, min(int(workers), n_runs))
+    return max(1, min(thread_count(workers, name="workers"), n_runs))
 
 
 def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) -> _Prepared:

@@ -6,11 +6,11 @@ receives and returns in :mod:`evalcore.retrieval.backends`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .._threads import thread_count
 from ..errors import EmptyInputError, OptionError, ShapeMismatchError, warn
 from .backends import Backend, SearchTask
 from .inputs import _as_ids, _as_matrix, _check_k, _id_ranks, _scan_rows
@@ -128,13 +128,7 @@ def exact_topk(
     k = _check_k(k)
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) or block_bytes <= 0:
         raise OptionError(f"block_bytes must be a positive integer, got {block_bytes!r}")
-    if threads is None:
-        n_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    elif isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise OptionError(f"threads must be a positive integer, got {threads!r}")
-    else:
-        n_threads = int(threads)
-    n_threads = max(1, min(n_threads, 16))
+    n_threads = max(1, min(thread_count(threads, name="threads"), 16))
     runner = _resolve_backend(backend, n_threads, is_sharded(c_arr))
     if progress is not None and not callable(progress):
         raise OptionError("progress must be a callable progress(done, total)")
