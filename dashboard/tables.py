@@ -108,8 +108,8 @@ def overview_table(
     """Runs × metric@k display table from a summary (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Returns ``(text, best)``: ``text`` cells read ``"0.412 [0.391, 0.433]"``
-    (mean and 95% CI; ``"0.412 [n < 2]"`` where no interval exists; the mean alone
-    with ``with_ci=False``), ``"★ "`` prefixed on the best run of each column
+    (mean and 95% CI; ``"0.412 [n < 2]"`` where no interval exists, ``"– [n = 0]"`` where no query
+    has a value; the mean alone with ``with_ci=False``), ``"★ "`` prefixed on the best run of each column
     (:func:`evalcore.aggregate.best_per_column`, ties all marked; lower is
     better for ``first_rel_rank``); ``best`` is the boolean mask of the same shape.
     ``mark_best=False`` leaves the cells unmarked (for measures without a
@@ -159,6 +159,8 @@ def overview_table(
             if row["aggregation"] == "sum":
                 total = float(row["aggregate"])
                 cell = f"{total:.0f}" if total.is_integer() else fmt.format(total)
+            elif not np.isfinite(float(row["aggregate"])):  # no value on any query (first_rel_rank: none found)
+                cell = "– [n = 0]" if with_ci else "–"
             else:
                 cell = fmt.format(row["aggregate"])
                 if with_ci:

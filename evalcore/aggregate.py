@@ -295,9 +295,17 @@ def summarize(
         Missing columns, non-finite values, duplicated rows, bad ``by`` or
         ``confidence``.
     """
-    if isinstance(by, str):
-        by = (by,)
-    by = list(by)
+    by = _summary_by(by, aggregates=aggregates)
+    c = check_confidence(confidence)
+    _validate_table(table, required=[*by, "value"])
+    data, keys, gid = _group_rows(table, by)
+    stats = group_stats(data["value"].to_numpy(dtype=float), gid, len(keys))
+    return _summary_frame(keys, stats, confidence=c, aggregates=aggregates)
+
+
+def _summary_by(by: Sequence[str] | str, *, aggregates: bool) -> list[str]:
+    """:func:`summarize`'s ``by`` as a list, checked (:class:`OptionError` names the fault)."""
+    by = [by] if isinstance(by, str) else list(by)
     if not by:
         raise OptionError("by must name at least one column")
     if len(set(by)) != len(by):
@@ -306,16 +314,20 @@ def summarize(
         raise OptionError("by cannot contain 'value'")
     if aggregates and "metric" not in by:
         raise OptionError("aggregates=True needs 'metric' among the by columns (each metric declares its own)")
-    c = check_confidence(confidence)
-    _validate_table(table, required=[*by, "value"])
+    return by
 
-    data = table[[*by, "value"]].copy()
+
+def _group_rows(table: pd.DataFrame, by: Sequence[str], *,
+                extra: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """``(data, keys, gid)``: ``table``'s ``by``, ``extra`` and ``value`` columns (a copy; a ``domain`` among
+    ``by`` as plain strings, missing = ``""``), one row of ``by`` values per group sorted by them
+    (:func:`summarize`'s rows), and each row's group number in ``keys``."""
+    data = table[[*by, *extra, "value"]].copy()
     if "domain" in by:
         data["domain"] = data["domain"].astype(object).fillna("").astype(str)
-    grouped = data.groupby(by, sort=True, dropna=False, observed=True)
-    out = grouped.size().reset_index()[by]
-    stats = group_stats(data["value"].to_numpy(dtype=float), grouped.ngroup().to_numpy(), len(out))
-    return _summary_frame(out, stats, confidence=c, aggregates=aggregates)
+    grouped = data.groupby(list(by), sort=True, dropna=False, observed=True)
+    keys = grouped.size().reset_index()[list(by)]
+    return data, keys, grouped.ngroup().to_numpy()
 
 
 def _summary_frame(keys: pd.DataFrame, stats: GroupStats, *, confidence: float, aggregates: bool) -> pd.DataFrame:

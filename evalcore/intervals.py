@@ -36,9 +36,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._lazy import pd
-from .aggregate import _validate_table, summarize
+from .aggregate import _group_rows, _summary_by, _summary_frame, _validate_table
 from .errors import OptionError
-from .results import group_stats
+from .results import GroupStats, group_stats
 from .summaries import check_confidence as _check_confidence
 from .summaries import t_interval
 
@@ -258,50 +258,71 @@ def mean_intervals(
     OptionError
         Bad table, columns or options.
     """
+    by = _interval_by(by, method)
+    c = _check_confidence(confidence)
+    n_resamples, seed = _check_resamples(n_resamples, seed)
+    _validate_table(table, required=[*by, "query_id", "value"])
+    data, keys, gid = _group_rows(table, by, extra=("query_id",))
+    vals = data["value"].to_numpy(dtype=np.float64)
+    stats = group_stats(vals, gid, len(keys))  # the mean every summary shows (evalcore.results), to the bit
+    low, high = _interval_bounds(method, stats, data["query_id"], vals, gid, confidence=c, n_resamples=n_resamples,
+                                 seed=seed, query_ids=query_ids)
+    found = stats.n > 0  # groups with a finite value (a group whose values are all NaN has no row here)
+    out = keys[found].reset_index(drop=True)
+    out["n"] = stats.n[found].astype(np.int64)
+    out["mean"] = stats.mean[found]
+    out["ci_low"] = low[found]
+    out["ci_high"] = high[found]
+    return out
+
+
+def _interval_by(by: Sequence[str] | str, method: str) -> list[str]:
+    """:func:`mean_intervals`' ``by`` as a list, and ``method``, checked."""
     by = [by] if isinstance(by, str) else list(by)
     if not by or "value" in by or "query_id" in by or len(set(by)) != len(by):
         raise OptionError(f"by must name distinct grouping columns other than value and query_id, got {by}")
     if method not in CI_METHODS:
         raise OptionError(f"method must be one of {list(CI_METHODS)}, got {method!r}")
-    c = _check_confidence(confidence)
-    n_resamples, seed = _check_resamples(n_resamples, seed)
-    _validate_table(table, required=[*by, "query_id", "value"])
-    data = table[[*by, "query_id", "value"]].copy()
-    if "domain" in by:
-        data["domain"] = data["domain"].astype(object).fillna("").astype(str)
-    data = data[np.isfinite(data["value"].to_numpy(dtype=float))]
-    groups = data.groupby(by, sort=True, observed=True, dropna=False)
-    gid = groups.ngroup().to_numpy()
-    keys = groups.size().reset_index()[by]
-    g = len(keys)
-    vals = data["value"].to_numpy(dtype=np.float64)
-    stats = group_stats(vals, gid, g)  # the mean every summary shows (evalcore.results), to the bit
-    n, mean = stats.n, stats.mean
+    return by
+
+
+def _interval_bounds(method: str, stats: GroupStats, query_col: pd.Series, vals: np.ndarray, gid: np.ndarray, *,
+                     confidence: float, n_resamples: int, seed: int,
+                     query_ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(ci_low, ci_high)`` of each group's mean by ``method`` (rows: query, value, group number; ``stats``
+    of those groups), NaN where a group has fewer than 2 finite values."""
+    g = len(stats.n)
+    if method == "t":
+        low, high, _ = t_interval(stats, confidence=confidence)
+    else:
+        low, high = _bootstrap_bounds(query_col, vals, gid, g, confidence=confidence, n_resamples=n_resamples,
+                                      seed=seed, query_ids=query_ids)
+    small = stats.n < 2
+    return np.where(small, np.nan, low), np.where(small, np.nan, high)
+
+
+def _bootstrap_bounds(query_col: pd.Series, vals: np.ndarray, gid: np.ndarray, g: int, *, confidence: float,
+                      n_resamples: int, seed: int, query_ids: Sequence[str] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-bootstrap interval of the mean of each of ``g`` groups over the rows with a finite value,
+    resampling ``query_ids`` (default: the queries of those rows, sorted as strings)."""
     low = np.full(g, np.nan)
     high = np.full(g, np.nan)
-    if method == "t":
-        low, high, _ = t_interval(stats, confidence=c)
-    elif g:
-        qcodes, nq = (_sorted_string_codes(data["query_id"]) if query_ids is None
-                      else _codes_among(data["query_id"], query_ids))
-        step = max(1, _CELLS // max(nq, 1))
-        for s in range(0, g, step):
-            sel = (gid >= s) & (gid < s + step)
-            x = np.zeros((nq, min(step, g - s)))
-            present = np.zeros(x.shape, dtype=bool)
-            x[qcodes[sel], gid[sel] - s] = vals[sel]
-            present[qcodes[sel], gid[sel] - s] = True
-            means = bootstrap_means(x, present, n_resamples=n_resamples, seed=seed)
-            low[s:s + x.shape[1]], high[s:s + x.shape[1]] = percentile_interval(means, c)
-    small = n < 2
-    low[small] = np.nan
-    high[small] = np.nan
-    out = keys.reset_index(drop=True).copy()
-    out["n"] = n.astype(np.int64)
-    out["mean"] = mean
-    out["ci_low"] = low
-    out["ci_high"] = high
-    return out
+    finite = np.isfinite(vals)
+    if not finite.all():
+        query_col, vals, gid = query_col[finite], vals[finite], gid[finite]
+    if not g or not len(vals):
+        return low, high
+    qcodes, nq = _sorted_string_codes(query_col) if query_ids is None else _codes_among(query_col, query_ids)
+    step = max(1, _CELLS // max(nq, 1))
+    for s in range(0, g, step):
+        sel = (gid >= s) & (gid < s + step)
+        x = np.zeros((nq, min(step, g - s)))
+        present = np.zeros(x.shape, dtype=bool)
+        x[qcodes[sel], gid[sel] - s] = vals[sel]
+        present[qcodes[sel], gid[sel] - s] = True
+        means = bootstrap_means(x, present, n_resamples=n_resamples, seed=seed)
+        low[s:s + x.shape[1]], high[s:s + x.shape[1]] = percentile_interval(means, confidence)
+    return low, high
 
 
 def summarize_with_intervals(
@@ -324,18 +345,17 @@ def summarize_with_intervals(
     its ``exp`` for a geometric mean (``gm_map``, whose per-query values are logs), none
     for a total. ``query_ids``: see :func:`mean_intervals`.
     """
-    base = summarize(table, by=by, confidence=confidence, aggregates=aggregates)
-    ci = mean_intervals(table, by=by, method=method, confidence=confidence, n_resamples=n_resamples, seed=seed,
-                        query_ids=query_ids)
-    by = [by] if isinstance(by, str) else list(by)
-    keys = base[by].astype(object).astype(str)
-    ci_keys = ci[by].astype(object).astype(str)
-    pos = pd.MultiIndex.from_frame(ci_keys).get_indexer(pd.MultiIndex.from_frame(keys))
-    if (pos < 0).any():  # pragma: no cover - both group the same rows
-        raise OptionError("internal: interval groups do not match the summary's")
-    out = base.copy()
-    out["ci_low"] = ci["ci_low"].to_numpy()[pos]
-    out["ci_high"] = ci["ci_high"].to_numpy()[pos]
+    by = _summary_by(by, aggregates=aggregates)
+    _interval_by(by, method)
+    c = _check_confidence(confidence)
+    n_resamples, seed = _check_resamples(n_resamples, seed)
+    _validate_table(table, required=[*by, "query_id", "value"])
+    data, keys, gid = _group_rows(table, by, extra=("query_id",))  # one check, one grouping for both
+    vals = data["value"].to_numpy(dtype=np.float64)
+    stats = group_stats(vals, gid, len(keys))
+    out = _summary_frame(keys, stats, confidence=c, aggregates=aggregates)
+    out["ci_low"], out["ci_high"] = _interval_bounds(method, stats, data["query_id"], vals, gid, confidence=c,
+                                                     n_resamples=n_resamples, seed=seed, query_ids=query_ids)
     if aggregates:
         kind = out["aggregation"].to_numpy(dtype=object)
         for side in ("low", "high"):

@@ -17,7 +17,18 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from test_app import QUERIES, errors, goto, npz, start, trec_qrels, trec_run, unescape
+from test_app import (
+    QUERIES,
+    errors,
+    goto,
+    npz,
+    numbers_table,
+    overview_text,
+    start,
+    trec_qrels,
+    trec_run,
+    unescape,
+)
 
 from dashboard import charts
 from evalcore import evaluate
@@ -291,3 +302,25 @@ def test_reference_settings_are_disabled_unless_the_ground_truth_is_a_reference(
         assert not errors(at)
         assert at.selectbox(key="set_gtmode").disabled is disabled
         assert at.number_input(key="set_gtdepth").disabled is disabled
+
+
+def test_overview_of_a_run_that_never_finds_a_relevant_document():
+    """first_rel_rank of a run that retrieves nothing relevant is NaN on every query (an untrained checkpoint):
+    the Overview shows its row (n = 0, no mean, no interval) instead of failing on the summary."""
+    qrels = b"q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d4 1\n"
+    good = b"q1 Q0 x 1 3 g\nq1 Q0 d2 2 2 g\nq2 Q0 d3 1 1 g\nq3 Q0 y 1 2 g\nq3 Q0 d4 2 1 g\n"
+    blind = b"q1 Q0 x 1 1 b\nq2 Q0 y 1 1 b\nq3 Q0 z 1 1 b\n"
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("first_rel_rank", "ndcg"))),
+                            W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("good.trec", good))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("blind.trec", blind))
+    at = goto(start(ws), "overview")
+    assert not at.exception and not errors(at), errors(at)
+    numbers = numbers_table(at)  # as displayed: "–" where there is no number
+    row = numbers[(numbers["run"] == "blind") & (numbers["metric"] == "first_rel_rank")].iloc[0]
+    assert (row["n"], row["mean"], row["ci_low"], row["ci_high"]) == (0, "–", "–", "–")
+    good_row = numbers[(numbers["run"] == "good") & (numbers["metric"] == "first_rel_rank")].iloc[0]
+    assert good_row["n"] == 3 and float(good_row["mean"]) == pytest.approx(5 / 3, abs=1e-4)
+    board = overview_text(at)
+    assert board.loc["blind", "first_rel_rank"] == "– [n = 0]"  # not "nan [n < 2]", not a best run
+    assert board.loc["good", "first_rel_rank"].startswith("★ 1.667 [")

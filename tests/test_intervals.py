@@ -345,3 +345,51 @@ def test_queries_drawn_are_the_default_draw(seed):
     drawn = queries_drawn(cols.query_ids, cols.query, cols.value)
     pd.testing.assert_frame_equal(mean_intervals(table, n_resamples=200, seed=seed),
                                   mean_intervals(table, n_resamples=200, seed=seed, query_ids=drawn))
+
+
+# ------------------------------------------------------------------------------------------ one pass, NaN groups
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("method", ["bootstrap", "t"])
+def test_summary_with_intervals_is_the_summary_with_the_intervals_of_mean_intervals(seed, method):
+    """summarize_with_intervals checks and groups the table once: its rows are summarize's, its intervals
+    mean_intervals', group for group (tie-heavy runs, NaN first_rel_rank, a run lacking queries)."""
+    table = evaluation_table(seed)
+    got = summarize_with_intervals(table, method=method, n_resamples=150, seed=seed, aggregates=True)
+    base = summarize(table, aggregates=True)
+    plain = [c for c in base.columns if c not in ("ci_low", "ci_high", "aggregate_ci_low", "aggregate_ci_high")]
+    pd.testing.assert_frame_equal(got[plain], base[plain])
+    ci = mean_intervals(table, method=method, n_resamples=150, seed=seed)
+    at = got.set_index(["run", "metric", "k"]).loc[pd.MultiIndex.from_frame(ci[["run", "metric", "k"]])]
+    assert np.array_equal(at["ci_low"].to_numpy(), ci["ci_low"].to_numpy(), equal_nan=True)
+    assert np.array_equal(at["ci_high"].to_numpy(), ci["ci_high"].to_numpy(), equal_nan=True)
+    assert len(ci) == len(got)  # every group here has a finite value
+
+
+def test_a_run_that_never_finds_a_relevant_document_keeps_its_row_without_interval():
+    """first_rel_rank is NaN on every query of a run that retrieves nothing relevant: its summary row says
+    n = 0, no mean, no interval (it used to fail: "interval groups do not match the summary's"); the other
+    runs' rows are those of the table without it; mean_intervals has no row for it."""
+    from evalcore.data import Qrels, Run
+    from evalcore.evaluate import evaluate
+
+    qrels = Qrels.from_records(["q1", "q1", "q2", "q3"], ["d1", "d2", "d3", "d4"], [1, 2, 1, 1])
+    good = Run.from_records(["q1", "q1", "q2", "q3", "q3"], ["x", "d2", "d3", "y", "d4"], [3, 2, 1, 2, 1],
+                            name="good")
+    blind = Run.from_records(["q1", "q2", "q3"], ["x", "y", "z"], [1, 1, 1], name="blind")
+    table = evaluate(qrels, [good, blind], metrics=["first_rel_rank", "ndcg"], k=[10]).table
+    for method in ("bootstrap", "t"):
+        got = summarize_with_intervals(table, method=method, n_resamples=100, aggregates=True)
+        row = got[(got["run"] == "blind") & (got["metric"] == "first_rel_rank")].iloc[0]
+        assert row["n"] == 0 and np.isnan(row["mean"]) and np.isnan(row["median"])
+        assert all(np.isnan(row[c]) for c in ("ci_low", "ci_high", "aggregate", "aggregate_ci_low",
+                                              "aggregate_ci_high"))
+        nd = got[(got["run"] == "blind") & (got["metric"] == "ndcg")].iloc[0]
+        assert nd["n"] == 3 and nd["mean"] == 0.0 and nd["ci_low"] == nd["ci_high"] == 0.0
+        alone = summarize_with_intervals(table[table["run"] == "good"], method=method, n_resamples=100,
+                                         aggregates=True)
+        pd.testing.assert_frame_equal(got[got["run"] == "good"].reset_index(drop=True), alone)
+        ci = mean_intervals(table, method=method, n_resamples=100)
+        assert not ((ci["run"] == "blind") & (ci["metric"] == "first_rel_rank")).any()
+        assert len(ci) == len(got) - 1
