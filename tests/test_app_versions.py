@@ -271,3 +271,24 @@ def test_versions_sharing_a_step_are_flagged_and_drawn_one_per_x(built):
     assert all(isinstance(x, str) for x in xs)  # the versions' names, not the shared step
     assert any("some versions share a step" in c.value for c in at.caption)
     assert spec["layout"]["xaxis"].get("title", {}).get("text") != "step"
+
+
+def test_a_version_that_finds_no_relevant_document_is_a_gap_in_the_curve():
+    """first_rel_rank of an untrained first checkpoint is NaN on every query: the Versions page draws the
+    curve without that point (it used to fail: the interval table had no row for it), the others as evalcore."""
+    qrels = b"q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 1\nq3 0 d4 1\n"
+    files = {"e1": b"q1 Q0 x 1 1 e\nq2 Q0 y 1 1 e\nq3 Q0 z 1 1 e\n",
+             "e2": b"q1 Q0 x 1 3 e\nq1 Q0 d2 2 2 e\nq2 Q0 d3 1 1 e\nq3 Q0 y 1 2 e\nq3 Q0 d4 2 1 e\n",
+             "e3": b"q1 Q0 d1 1 1 e\nq2 Q0 d3 1 1 e\nq3 Q0 d4 1 1 e\n"}
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("first_rel_rank", "ndcg"))),
+                            W.Blob.of("q.txt", qrels))
+    for name, data in files.items():
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", data), name=name)
+    ws = replace(ws, runs=tuple(replace(r, model="enc", step=float(i + 1)) for i, r in enumerate(ws.runs)))
+    at = goto(start(ws), "versions")
+    at.selectbox(key="w_versions_sel_metric").select("first_rel_rank").run()
+    assert not at.exception and not errors(at), [e.value for e in at.exception] + errors(at)
+    _, trace = curve_trace(at)
+    assert array(trace["x"]) == [1.0, 2.0, 3.0]
+    y = array(trace["y"])
+    assert np.isnan(y[0]) and y[1:] == [pytest.approx(5 / 3), 1.0]

@@ -180,6 +180,23 @@ def test_curve_means_are_the_per_query_means_and_intervals_the_shared_ones():
     np.testing.assert_array_equal(c["ci_high"].to_numpy(), ref.loc[runs, "ci_high"].to_numpy())
 
 
+def test_a_version_without_a_value_has_n_0_and_no_mean():
+    """first_rel_rank of a version that finds no relevant document is NaN on every query: its point has
+    n = 0 and no mean or interval (a KeyError before); the other versions keep theirs."""
+    runs = ["v0", "v1", "v2"]
+    table = tie_heavy_table(runs, seed=5)
+    frr = table[table["metric"] == "ndcg"].assign(metric="first_rel_rank", k=0)
+    frr["value"] = np.where(frr["run"] == "v0", np.nan, np.floor(frr["value"] * 10) + 1)
+    s = version_series(info(runs, ["m"] * 3, steps=[0, 1, 2]))
+    c = version_curve(frr, s, model="m", metric="first_rel_rank", k=0, n_resamples=200, seed=1)
+    assert c["run"].tolist() == runs and c["n"].tolist()[0] == 0 and c["n"].dtype == np.int64
+    assert np.isnan(c.loc[0, ["mean", "ci_low", "ci_high"]].to_numpy(dtype=float)).all()
+    ref = mean_intervals(frr, by=("run",), n_resamples=200, seed=1).set_index("run").loc[runs[1:]]
+    np.testing.assert_array_equal(c["mean"].to_numpy()[1:], ref["mean"].to_numpy())
+    np.testing.assert_array_equal(c["ci_low"].to_numpy()[1:], ref["ci_low"].to_numpy())
+    assert c["n"].tolist()[1:] == ref["n"].tolist()
+
+
 def test_curve_errors():
     table = tie_heavy_table(["a", "b"])
     s = version_series(info(["a", "b"], ["m", "m"], steps=[1, 2]))

@@ -236,7 +236,9 @@ def version_curve(
     Returns
     -------
     DataFrame
-        :data:`CURVE_COLUMNS`, one row per version in order (NaN interval when ``n < 2``).
+        :data:`CURVE_COLUMNS`, one row per version in order (NaN interval when ``n < 2``; ``n = 0`` and
+        no mean for a version whose values are all NaN: ``first_rel_rank`` of a version that finds no
+        relevant document on any query).
 
     Raises
     ------
@@ -250,10 +252,11 @@ def version_curve(
     _check_runs_in_table(sel, runs, metric, k)
     ci = mean_intervals(sel, by=("run",), method=method, confidence=confidence, n_resamples=n_resamples,
                         seed=seed)
-    ci = ci.assign(run=ci["run"].astype(str)).set_index("run").loc[runs]
+    ci = ci.assign(run=ci["run"].astype(str)).set_index("run").reindex(runs)  # a version without a value: NaN
     out = rows[["position", "run", "version", "step"]].copy()
-    for col in ("n", "mean", "ci_low", "ci_high"):
-        out[col] = ci[col].to_numpy()
+    out["n"] = ci["n"].fillna(0).to_numpy(dtype=np.int64)
+    for col in ("mean", "ci_low", "ci_high"):
+        out[col] = ci[col].to_numpy(dtype=np.float64)
     return out[CURVE_COLUMNS]
 
 
