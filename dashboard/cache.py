@@ -28,7 +28,7 @@ import streamlit as st
 from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, warn
 from evalcore.workspace import derived
 
 # ------------------------------------------------------------------------------------------ outcomes
@@ -224,10 +224,6 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
     overlapping reruns never wait for each other in a circle), and looked up again once held: another
     rerun may have kept them meanwhile.
     """
-    import warnings
-
-    from evalcore.errors import EvalcoreWarning
-
     outcomes: dict[str, Outcome] = {}
 
     def kept(key: str) -> bool:
@@ -254,7 +250,7 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
 
     def one(key: str) -> Any:
         for m in outcomes[key].warnings:  # (the whole evaluation's warnings, as one call gives them)
-            warnings.warn(m, EvalcoreWarning, stacklevel=2)
+            warn(m)
         return outcomes[key].value
 
     return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, key)) for name, aspect, key, _ in each])

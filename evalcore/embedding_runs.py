@@ -19,7 +19,7 @@ re-ordered by id descending. The seeds use ``docid_asc``.
 
 from __future__ import annotations
 
-import warnings
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +30,14 @@ from ._columns import factorize_strings, positions_in
 from ._lazy import pd
 from .combine import concat_evaluations
 from .data import Qrels, Run
-from .errors import EmptyInputError, MissingIdsError, OptionError, ShapeMismatchError, warn
+from .errors import (
+    EmptyInputError,
+    MissingIdsError,
+    OptionError,
+    ShapeMismatchError,
+    quiet_warnings,
+    warn,
+)
 from .evaluate import DEFAULT_METRICS, Evaluation, evaluate
 from .io.embeddings import Embeddings, gather_rows
 
@@ -67,9 +74,9 @@ def _topk(queries: np.ndarray, corpus: Embeddings, k: int, *, query_ids: np.ndar
           block_bytes: int, progress: Callable[[int, int], None] | None, backend: Any = None):
     from .retrieval import exact_topk
 
-    with warnings.catch_warnings():
-        if isinstance(corpus.vectors, np.ndarray):  # shards are not scanned when loaded: the search reports
-            warnings.filterwarnings("ignore", message=_ZERO_WARNING)
+    # shards are not scanned when loaded: then the search reports zero vectors
+    quiet = quiet_warnings(_ZERO_WARNING) if isinstance(corpus.vectors, np.ndarray) else contextlib.nullcontext()
+    with quiet:
         return exact_topk(queries, corpus.vectors, k, corpus_ids=corpus.ids, query_ids=query_ids,
                           exclude_self=exclude_self, block_bytes=block_bytes, progress=progress, backend=backend)
 

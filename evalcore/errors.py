@@ -9,8 +9,11 @@ can show it next to the file it concerns.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import re
 import sys
 import warnings
+from collections.abc import Iterator
 
 
 class EvalcoreError(Exception):
@@ -98,9 +101,62 @@ class EvalcoreWarning(UserWarning):
     """Partial coverage that still allows evaluation (missing queries, zero vectors...)."""
 
 
-def warn(message: str) -> None:
-    """Emit an :class:`EvalcoreWarning` attributed to the caller of the library."""
-    warnings.warn(message, EvalcoreWarning, stacklevel=3)
+#: The list that :func:`collected_warnings` gathers this context's warnings into (None: emit them).
+_SINK: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("evalcore_warning_sink", default=None)
+#: Patterns of the warnings :func:`quiet_warnings` drops in this context.
+_QUIET: contextvars.ContextVar[tuple[re.Pattern[str], ...]] = contextvars.ContextVar("evalcore_quiet", default=())
+
+
+def warn(message: str, *, stacklevel: int = 2) -> None:
+    """Emit an :class:`EvalcoreWarning` attributed to the caller of the library.
+
+    ``stacklevel`` counts as :func:`warnings.warn`'s does from the function calling ``warn`` (2: its
+    caller). Inside :func:`collected_warnings` the message is added to that list instead (nothing goes
+    through the :mod:`warnings` module); inside :func:`quiet_warnings` a message it names is dropped.
+    """
+    text = str(message)
+    if any(p.match(text) for p in _QUIET.get()):
+        return
+    sink = _SINK.get()
+    if sink is not None:
+        sink.append(text)
+        return
+    warnings.warn(text, EvalcoreWarning, stacklevel=stacklevel + 1)
+
+
+@contextlib.contextmanager
+def collected_warnings() -> Iterator[list[str]]:
+    """Inside, the :class:`EvalcoreWarning` messages of this thread's work are appended to the list yielded.
+
+    Unlike :class:`warnings.catch_warnings`, which swaps the process's warning hooks, this holds
+    per context (a :mod:`contextvars` variable): two threads collecting at once (two dashboard
+    sessions) each get their own messages, and no hook is left behind. The threads evalcore starts
+    for the work carry the caller's context (:func:`evalcore._threads.in_caller_context`), so their
+    messages arrive here too. Nested: the innermost list gets them.
+
+    >>> with collected_warnings() as got:
+    ...     warn("three queries lack results")
+    >>> got
+    ['three queries lack results']
+    """
+    sink: list[str] = []
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)
+
+
+@contextlib.contextmanager
+def quiet_warnings(pattern: str) -> Iterator[None]:
+    """Inside, the :class:`EvalcoreWarning` messages matching ``pattern`` (a regular expression matched at
+    the start, ignoring case, as :func:`warnings.filterwarnings`' ``message``) are dropped, in this context
+    only (see :func:`collected_warnings`)."""
+    token = _QUIET.set((*_QUIET.get(), re.compile(pattern, re.IGNORECASE)))
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._columns import factorize_strings, positions_in
-from ._threads import thread_count
+from ._threads import in_caller_context, thread_count
 from .data import Qrels, Run
 from .errors import OptionError
 from .evaluation import Evaluation
@@ -498,7 +498,7 @@ def evaluate(
         pool = ThreadPoolExecutor(n_workers, thread_name_prefix="evalcore-evaluate") if n_workers > 1 else None
         if pool is not None:  # (on an error, the runs not started yet are not evaluated)
             stack.callback(pool.shutdown, cancel_futures=True)
-        done = pool.map(one, run_map.values()) if pool is not None else map(one, run_map.values())
+        done = pool.map(in_caller_context(one), run_map.values()) if pool is not None else map(one, run_map.values())
         for ri, (name, (prep, depth, results)) in enumerate(zip(run_map, done, strict=True)):
             for key, ms in groups.items():
                 mks = sorted({0 if m.k is None else m.k for m in ms})

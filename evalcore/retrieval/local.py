@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._threads import in_caller_context
 from .backends import SearchResult, SearchTask
 from .blocks import _CorpusReader, _QueryBlock
 from .planning import _plan_blocks, _rescore_chunk_bytes
@@ -64,7 +65,7 @@ def _run_workers(executor: ThreadPoolExecutor | None, jobs: list, events: queue.
         for job in jobs:
             job(stop)
         return
-    futures = [executor.submit(job, stop) for job in jobs]
+    futures = [executor.submit(in_caller_context(job), stop) for job in jobs]  # (their warnings: the caller's)
     error: BaseException | None = None
     try:
         received = 0

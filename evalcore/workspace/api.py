@@ -39,14 +39,13 @@ judged queries' content; evaluations are recorded once per distinct input.
 from __future__ import annotations
 
 import sqlite3
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._lazy import pd
 from ..data import Qrels, Run
-from ..errors import EvalcoreWarning, OptionError
+from ..errors import OptionError, warn
 from ..evaluate import Evaluation
 from ..io.embeddings import Embeddings
 from . import codecs
@@ -534,9 +533,9 @@ class Workspace(SettingsAndSideFiles):
                            rel_threshold=rel_threshold, no_relevant=no_relevant, sample_size=sample_size, seed=seed,
                            depth=depth, judged_only=judged_only)
         for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
-            warnings.warn(msg, EvalcoreWarning, stacklevel=2)
+            warn(msg)
         for run_name, msg in res.errors.items():
-            warnings.warn(f"run {run_name!r} not evaluated: {msg}", EvalcoreWarning, stacklevel=2)
+            warn(f"run {run_name!r} not evaluated: {msg}")
         ev = res.evaluate(progress=progress)
         if record and not self.read_only:
             key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))

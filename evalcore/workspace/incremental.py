@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from .._threads import in_caller_context
 from ..combine import stack_run_evaluations
 from ..data import Qrels, Run
 from ..evaluate import Evaluation, worker_count
@@ -35,8 +36,9 @@ def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
     A run's evaluation is mostly numpy work that releases the GIL: at 14 runs x 20,000 queries x 100,
     two threads on two cores take ~0.55x the time of one run after the other. The runs' own caches
     (rank order, document codes) are filled by the thread evaluating them; a run listed twice may be
-    prepared twice, never wrongly. Warnings are emitted from the worker threads (a caller's
-    ``warnings.catch_warnings`` in its own thread records them, as the module's hooks are global).
+    prepared twice, never wrongly. The worker threads carry the caller's context: warnings collected
+    there (:func:`evalcore.errors.collected_warnings`, as :func:`~evalcore.workspace.capture` does) get
+    the workers' messages; otherwise they are emitted from the workers.
 
     >>> evaluate_several([], Settings())
     []
@@ -45,7 +47,7 @@ def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
     if workers <= 1:
         return [evaluate_one(q, r, settings) for q, r in jobs]
     with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-evaluate") as pool:
-        return list(pool.map(lambda job: evaluate_one(job[0], job[1], settings), jobs))
+        return list(pool.map(in_caller_context(lambda job: evaluate_one(job[0], job[1], settings)), jobs))
 
 
 def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..coverage import DEFAULT_MIN_COVERAGE
-from ..errors import EvalcoreWarning, OptionError
+from ..errors import OptionError, collected_warnings
 from ..io import (
     QRELS_FORMATS,
     RUN_FORMATS,
@@ -544,12 +543,11 @@ def set_run_options(ws: Snapshot, uid: str, **changes: Any) -> Snapshot:
 
 
 def capture(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
-    """Call ``fn``; return its result and the messages of the :class:`EvalcoreWarning` it emitted."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", EvalcoreWarning)
+    """Call ``fn``; return its result and the messages of the :class:`EvalcoreWarning` it emitted, each once,
+    in order (:func:`evalcore.errors.collected_warnings`: safe when several threads capture at once)."""
+    with collected_warnings() as caught:  # this thread's (and its workers'), not another session's
         out = fn(*args, **kwargs)
-    msgs = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, EvalcoreWarning)))
-    return out, msgs
+    return out, list(dict.fromkeys(caught))
 
 
 def qrels_formats() -> tuple[str, ...]:

@@ -17,12 +17,11 @@ version and step; a fused run names its inputs by those uids.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from ..data import Qrels, Run
-from ..errors import EvalcoreWarning, OptionError
+from ..errors import OptionError, warn
 from . import codecs
 from .model import FusionSpec, GroundTruthSource, RunSource, Snapshot
 from .rankings import embedding_ranking
@@ -108,7 +107,7 @@ def stored_run(src: RunSource, qrels: Qrels | None, depth: int,
         raise OptionError("an embedding run needs the ground truth (its queries)")
     run, msgs = embedding_ranking(ref.core, rec, qrels, depth, progress)
     for m in msgs:
-        warnings.warn(m, EvalcoreWarning, stacklevel=2)
+        warn(m)
     return run if run.name == src.name else run.renamed(src.name)
 
 
