@@ -132,6 +132,10 @@ def need_evaluation(ctx: S.Context) -> None:
     refresh_sidebar(ctx)
     if ctx.ready:
         coverage_banner(ctx)
+        if not len(ctx.evaluation.columns):  # every query skipped: no metric@k to show, nothing to compare
+            st.warning(no_query_evaluated(ctx.evaluation.coverage, ctx.settings), icon=":material/report:")
+            st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")
+            st.stop()
         return
     if ctx.settings_error:
         show_error(ctx.settings_error, prefix="Invalid settings")
@@ -146,6 +150,18 @@ def need_evaluation(ctx: S.Context) -> None:
         st.info("No run loaded (or every run failed to load). Add runs on the Data page.", icon=":material/info:")
     st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")
     st.stop()
+
+
+def no_query_evaluated(coverage: Any, settings: Any) -> str:
+    """Why an evaluation has no row, in words (``coverage``: the evaluation's, one row per run)."""
+    n = int(coverage["n_qrels_queries"].max()) if len(coverage) else 0
+    skipped = int(coverage["n_skipped"].max()) if len(coverage) and "n_skipped" in coverage else 0
+    if n and skipped == n and settings.no_relevant == "skip":
+        return (f"No query can be evaluated: none of the {n:,} ground-truth queries has a relevant document (grade "
+                f"≥ {settings.rel_threshold}), and the settings skip such queries. On the Data page, lower the "
+                "relevance threshold, or set \"Queries without a relevant document\" to zero.")
+    return (f"No query can be evaluated with these settings (0 of the {n:,} ground-truth queries). Check the "
+            "settings on the Data page.")
 
 
 def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -> list[str]:

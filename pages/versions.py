@@ -22,6 +22,10 @@ UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
 
 def empty_state(ctx: S.Context, sr: V.Series) -> None:
     """No model with two versions: say how to record them (and offer the demo's checkpoints)."""
+    if sr.left_out:  # first what hides the series the user recorded
+        ui.show_warning("Runs with a model are left out for low coverage: " + ", ".join(repr(r) for r in sr.left_out)
+                        + ". Include them at the top of the page (\"Include anyway in ★ and tests\") to see their "
+                        "version series.")
     st.info("No model has two or more versions among the evaluated runs. A run joins a model's version series "
             "through its run info: a model name, and a step (a number: epoch, training step) or a version label. "
             "Set them on the Data page (run info), or record them from Python as a training script does:",
@@ -30,9 +34,6 @@ def empty_state(ctx: S.Context, sr: V.Series) -> None:
     if sr.singles:
         st.caption("Models with a single evaluated version so far:")
         st.text(", ".join(sr.singles))
-    if sr.left_out:
-        st.caption("Runs of a model left out for low coverage (include them at the top of the page):")
-        st.text(", ".join(sr.left_out))
     if ctx.ws.is_demo:
         st.button("Add the demo model's training checkpoints", key="ver_demo_series", type="primary",
                   icon=":material/add_chart:", on_click=V.add_demo_checkpoints,

@@ -324,3 +324,22 @@ def test_overview_of_a_run_that_never_finds_a_relevant_document():
     board = overview_text(at)
     assert board.loc["blind", "first_rel_rank"] == "– [n = 0]"  # not "nan [n < 2]", not a best run
     assert board.loc["good", "first_rel_rank"].startswith("★ 1.667 [")
+
+
+@pytest.mark.parametrize("grades, threshold", [(0, 1), (1, 2)])
+def test_pages_say_why_no_query_can_be_evaluated(grades, threshold):
+    """No ground-truth query has a relevant document (every grade below the threshold) and such queries are
+    skipped: the evaluation has no row. The pages said IndexError (Overview, Compare, Queries, Fusion) or "the
+    queries have no domain" (Domains); now each says why and points to the settings."""
+    qrels = f"q1 0 d1 {grades}\nq2 0 d3 {grades}\n".encode()
+    settings = W.Settings(k=(10,), metrics=("ndcg",), no_relevant="skip", rel_threshold=threshold)
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", b"q1 Q0 d1 1 2 a\nq2 Q0 d3 1 1 a\n"))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b"q1 Q0 d2 1 2 b\nq2 Q0 x 1 1 b\n"))
+    at = start(ws)
+    for page in ("overview", "compare", "queries", "domains", "fusion", "versions"):
+        goto(at, page)
+        assert not errors(at)
+        said = [unescape(w.value) for w in at.warning]
+        assert any(f"No query can be evaluated: none of the 2 ground-truth queries has a relevant document (grade "
+                   f"≥ {threshold})" in w for w in said), (page, said)

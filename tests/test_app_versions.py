@@ -14,6 +14,7 @@ from test_app import _strings, errors, goto, start, unescape
 from test_app_measures import array
 
 from dashboard import persist as P
+from dashboard import state as S
 from dashboard.drilldown import format_p_value
 from evalcore import workspace as W
 from evalcore.evaluate import evaluate
@@ -292,3 +293,23 @@ def test_a_version_that_finds_no_relevant_document_is_a_gap_in_the_curve():
     assert array(trace["x"]) == [1.0, 2.0, 3.0]
     y = array(trace["y"])
     assert np.isnan(y[0]) and y[1:] == [pytest.approx(5 / 3), 1.0]
+
+
+def test_versions_all_left_out_for_low_coverage_are_named_not_a_keyerror():
+    """Both versions answer 1 of 3 queries (below the 90% coverage): the run-info frame of the series was
+    empty and version_series failed (KeyError: 'model'); the page now says which versions were left out."""
+    qrels = b"q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n"
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    for name, data in {"a": b"q1 Q0 d1 1 2 a\n", "b": b"q1 Q0 x 1 2 b\n"}.items():
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", data), name=name)
+    ws = replace(ws, runs=tuple(replace(r, model="m", step=float(i)) for i, r in enumerate(ws.runs)))
+    at = goto(start(ws), "versions")
+    assert not at.exception and not errors(at)
+    shown = " ".join(unescape(w.value) for w in [*at.warning, *at.info])
+    assert "'a'" in shown and "'b'" in shown and "coverage" in shown, shown
+    at.multiselect(key=f"w_coverage_{S.SEL_INCLUDE_LOW}").set_value(["a", "b"]).run()  # included: the series
+    assert not at.exception and not errors(at)
+    _, trace = curve_trace(at)
+    assert [c[1] for c in trace["customdata"]] == ["a", "b"]
+    empty = W.version_series(pd.DataFrame(columns=["name", "model", "version", "step"]))
+    assert list(empty.columns) == ["model", "position", "run", "version", "step"] and empty.empty

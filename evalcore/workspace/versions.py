@@ -118,7 +118,7 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.Da
         "created_at": (runs["created_at"].astype(str).to_numpy() if "created_at" in runs.columns
                        else [f"{i:012d}" for i in range(len(runs))]),
     })
-    frame = frame[[m is not None for m in frame["model"]]]
+    frame = frame[np.array([m is not None for m in frame["model"]], dtype=bool)]  # (a list [] would pick columns)
     if coverage is not None:
         frame = frame[~frame["name"].isin(_left_out(coverage, frame["name"], min_coverage, include))]
     ordered = order_versions(frame.reset_index(drop=True))
