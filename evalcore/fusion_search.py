@@ -15,7 +15,11 @@ scaling all weights by a constant does not change a ranking, so nothing is lost)
 
 Each trial's fused run is evaluated (:func:`evalcore.evaluate.evaluate`) on the
 tuning queries and scored by the mean of the metric@k; the best trial is the
-first with the highest mean (ranx keeps the last of equal bests).
+first with the highest mean (ranx keeps the last of equal bests) — the lowest for
+a metric where lower is better (``first_rel_rank``). A metric without a cutoff is
+searched as it is defined (``rprec``, ``bpref``, ``gm_map``: the mean of the log
+AP, highest where the geometric mean is); the descriptive counts (``num_rel_ret``,
+``judged``...) have no better value and are refused.
 
 **Overfitting.** Weights chosen on the queries they are then evaluated on are
 tuned to those queries' noise: the best mean is optimistic. With
@@ -43,6 +47,7 @@ from .errors import OptionError, warn
 from .evaluate import evaluate
 from .fusion import WEIGHTED_METHODS, canonical_method, prepare
 from .measures import Measure, parse_measure
+from .metrics import DESCRIPTIVE, K_FREE, LOWER_IS_BETTER
 from .stats.paired import _check_prob
 
 __all__ = ["STRATEGIES", "OVERFIT_WARNING", "WeightSearch", "weight_grid", "split_queries", "search_weights"]
@@ -81,6 +86,8 @@ class WeightSearch:
         The split (``test_queries`` empty without a split).
     note : str
         :data:`OVERFIT_WARNING` without a split, else ``""``.
+    higher_is_better : bool
+        Whether the search maximised the mean (False: minimised, ``first_rel_rank``).
     """
 
     weights: dict[str, float]
@@ -94,6 +101,7 @@ class WeightSearch:
     tune_queries: tuple[str, ...]
     test_queries: tuple[str, ...] = field(default_factory=tuple)
     note: str = ""
+    higher_is_better: bool = True
 
 
 def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
@@ -188,7 +196,8 @@ def search_weights(
     no_relevant: str = "zero",
     progress: Callable[[int, int], None] | None = None,
 ) -> WeightSearch:
-    """Search fusion weights maximising the mean of ``metric`` (see the module docstring).
+    """Search fusion weights maximising the mean of ``metric`` (minimising it where lower is better; see the
+    module docstring).
 
     Parameters
     ----------
@@ -197,7 +206,9 @@ def search_weights(
     runs : sequence of Run or mapping name -> Run
         At least two.
     metric : str
-        One metric with its cutoff, e.g. ``"ndcg@10"``, ``"recall(rel=2)@100"``.
+        One metric with its cutoff, e.g. ``"ndcg@10"``, ``"recall(rel=2)@100"``; a metric that takes
+        none without (``"rprec"``, ``"bpref"``, ``"first_rel_rank"``). Not a descriptive count
+        (:data:`evalcore.metrics.DESCRIPTIVE`).
     method : {"rrf", "wsum"}
     norm, c, top_n, ties
         Passed to :func:`evalcore.fusion.fuse` (``ties`` ranks the input lists).
@@ -229,8 +240,12 @@ def search_weights(
     if strategy not in STRATEGIES:
         raise OptionError(f"strategy must be one of {list(STRATEGIES)}, got {strategy!r}")
     measure = parse_measure(metric)
-    if measure.k is None and measure.name not in ("rprec", "first_rel_rank"):
+    if measure.name in DESCRIPTIVE:
+        raise OptionError(f"{metric!r} describes the lists (a count, a share of judged documents), it has no "
+                          "better value: search the weights on a measure of quality, e.g. ndcg@10")
+    if measure.k is None and measure.name not in K_FREE:
         raise OptionError(f"give the metric with its cutoff, e.g. {measure.base}@10; got {metric!r}")
+    higher = measure.name not in LOWER_IS_BETTER
     prepared = prepare(runs, method=method, norm=norm, c=c, top_n=top_n, ties=ties)
     names = prepared.names
     if len(names) < 2:
@@ -259,7 +274,7 @@ def search_weights(
             progress(i + 1, len(trials))
     if np.all(np.isnan(values)):
         raise OptionError(f"no tuning query has a {measure} value (all skipped?)")
-    best = int(np.nanargmax(values))  # the first of equal bests
+    best = int(np.nanargmax(values) if higher else np.nanargmin(values))  # the first of equal bests
     value_test = float("nan")
     if test:
         value_test = _mean_value(qrels.subset(list(test)), prepared.run(trials[best]), measure, **opts)
@@ -271,5 +286,5 @@ def search_weights(
     return WeightSearch(
         weights={n: float(trials[best, j]) for j, n in enumerate(names)}, trials=frame, metric=str(measure),
         method=method, strategy=strategy, seed=int(seed), value_tune=float(values[best]), value_test=value_test,
-        tune_queries=tune, test_queries=test, note=note,
+        tune_queries=tune, test_queries=test, note=note, higher_is_better=higher,
     )  # fmt: skip

@@ -14,6 +14,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.fusion import METHODS, NORMS, RANK_METHODS, WEIGHTED_METHODS
+from evalcore.metrics import DESCRIPTIVE, LOWER_IS_BETTER
 
 METHOD_LABELS = {"rrf": "weighted RRF", "combsum": "CombSUM", "combmnz": "CombMNZ", "wsum": "weighted sum",
                  "isr": "ISR (inverse square rank)", "bordafuse": "BordaFuse"}
@@ -145,7 +146,13 @@ st.subheader("Search the weights")
 if method not in WEIGHTED_METHODS or len(names) < 2:
     st.caption("The weights of two or more runs can be searched for weighted RRF and the weighted sum.")
     st.stop()
-st.caption(f"Maximises the mean {label} over weight vectors on the simplex (weights ≥ 0 summing to 1). "
+if metric.split("(", 1)[0] in DESCRIPTIVE:
+    st.caption(f"{label} describes the lists (a count), it has no better value: choose a measure of quality above "
+               "to search the weights on.")
+    st.stop()
+lower = metric.split("(", 1)[0] in LOWER_IS_BETTER
+st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower is better)' if lower else ''} over "
+           "weight vectors on the simplex (weights ≥ 0 summing to 1). "
            "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "
            "result on the other.")
 c1, c2, c3, c4 = st.columns(4)

@@ -343,3 +343,28 @@ def test_pages_say_why_no_query_can_be_evaluated(grades, threshold):
         said = [unescape(w.value) for w in at.warning]
         assert any(f"No query can be evaluated: none of the 2 ground-truth queries has a relevant document (grade "
                    f"≥ {threshold})" in w for w in said), (page, said)
+
+
+def test_weight_search_minimises_first_rel_rank_and_refuses_counts():
+    """Run a finds the relevant document at rank 1, run b at rank 3: searching on first_rel_rank (lower is
+    better) must find weights that put the relevant document first (it gave all the weight to b: "tuned value
+    3"); a count offers no search."""
+    qrels = b"q1 0 r1 1\nq2 0 r2 1\nq3 0 r3 1\nq4 0 r4 1\n"
+    a = b"".join(f"q{i} Q0 r{i} 1 2 a\nq{i} Q0 x{i} 2 1 a\n".encode() for i in range(1, 5))
+    b = b"".join(f"q{i} Q0 y{i} 1 3 b\nq{i} Q0 x{i} 2 2 b\nq{i} Q0 r{i} 3 1 b\n".encode() for i in range(1, 5))
+    settings = W.Settings(k=(10,), metrics=("first_rel_rank", "ndcg", "num_rel_ret"))
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
+    at = goto(start(ws), "fusion")
+    at.multiselect(key="fu_runs").set_value(["a", "b"]).run()
+    at.toggle(key="fu_split").set_value(False).run()
+    at.selectbox(key="w_fusion_sel_metric").select("first_rel_rank").run()
+    assert any(c.value.startswith("Minimises the mean first_rel_rank (lower is better)") for c in at.caption)
+    at.toggle(key="fu_search").set_value(True).run()
+    assert not at.exception and not errors(at), errors(at)
+    best = frame(at, "trial", "value")
+    assert best["value"].iloc[0] == 1.0 and best["weight:a"].iloc[0] >= best["weight:b"].iloc[0]  # rank 1: a leads
+    at.selectbox(key="w_fusion_sel_metric").select("num_rel_ret").run()
+    assert not at.exception and not errors(at)
+    assert any("has no better value" in c.value for c in at.caption) and not has_frame(at, "trial", "value")

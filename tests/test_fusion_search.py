@@ -136,3 +136,29 @@ def test_seed_defaults_agree_across_library_cli_and_workspace():
     lib = inspect.signature(search_weights).parameters["seed"].default
     ws = inspect.signature(search_fusion_weights).parameters["seed"].default
     assert lib == ws == cli
+
+
+def test_first_rel_rank_is_minimised_and_metrics_without_a_cutoff_are_searched_as_defined(data):
+    """first_rel_rank: lower is better, so the best trial is the first with the lowest mean (it was the highest:
+    the worst weights). bpref and gm_map take no cutoff: searched as they are; the counts are refused."""
+    qrels, runs = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)  # (the overfitting note)
+        frr = search_weights(qrels, runs, metric="first_rel_rank", step=0.25)
+        assert not frr.higher_is_better and frr.metric == "first_rel_rank"
+        values = frr.trials["value"]
+        assert values.nunique() > 1  # the choice matters on these runs
+        first_low = int(values.index[values == values.min()][0])
+        assert bool(frr.trials["best"].iloc[first_low]) and frr.value_tune == values.min()
+        weights = frr.trials[["weight:r0", "weight:r1", "weight:r2"]].to_numpy()[first_low]
+        fused = fuse(runs, method="rrf", weights=weights)
+        ranks = evaluate(qrels, {"f": fused}, metrics=["first_rel_rank"], ties="docid_asc").table["value"]
+        assert math.isclose(frr.value_tune, float(np.nanmean(ranks)), abs_tol=1e-12)
+        for metric in ("bpref", "gm_map", "rprec"):
+            res = search_weights(qrels, runs, metric=metric, step=0.5)
+            assert res.higher_is_better and res.value_tune == res.trials["value"].max()
+    for metric in ("num_rel_ret", "judged@10", "num_ret"):
+        with pytest.raises(OptionError, match="no better value"):
+            search_weights(qrels, runs, metric=metric, step=0.5)
+    with pytest.raises(OptionError, match="with its cutoff"):
+        search_weights(qrels, runs, metric="ndcg", step=0.5)

@@ -35,7 +35,8 @@ def register(sub) -> argparse.ArgumentParser:
                    help="search the weights on --metric against --qrels instead of giving them")
     g.add_argument("--qrels", default=None, help="ground truth of the weight search")
     g.add_argument("--qrels-format", default="auto", help="override format detection")
-    g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (default ndcg@10)")
+    g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (minimises where lower is "
+                   "better: first_rel_rank; default ndcg@10)")
     g.add_argument("--step", type=float, default=0.1, help="grid step; 1/step an integer (default 0.1)")
     g.add_argument("--trials", type=int, default=50, help="random weight vectors (default 50)")
     g.add_argument("--seed", type=int, default=42, help="seed of the split and the random trials (default 42)")
