@@ -106,7 +106,7 @@ def query_box(ids: Sequence[str], *, scope: str, label: str = "Query", search_la
     st.session_state[f"{scope}_qsearch_last"] = exact
     if not matches:
         with c2:
-            st.caption(f"No {what} id contains that text.")
+            st.caption("No id contains that text." if ids else f"No {what} to choose from here.")
         return None
     current = st.session_state.get(S.SEL_QUERY)
     options = options_around(matches, current if current in set(matches) else None)

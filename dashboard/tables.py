@@ -275,6 +275,15 @@ def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["run", "recall"], kind="mergesort").reset_index(drop=True)
 
 
+def baseline_caption(baseline_mean: float | None) -> str:
+    """The caption above the runs-against-the-baseline table: the baseline's mean, or why there is none."""
+    if baseline_mean is None:
+        return "Against the baseline. "
+    if not np.isfinite(baseline_mean):
+        return "Against the baseline (the baseline has no value on any query: no mean). "
+    return f"Against the baseline (mean of the baseline: {baseline_mean:.4f}). "
+
+
 def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str) -> pd.DataFrame:
     """The Compare table, key columns first: run, run − baseline, its 95% CI (one text cell), p adjusted,
     significant; then the run's mean, its coverage, wins/ties/losses, effect size, raw p-value, n, note.

@@ -135,8 +135,7 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
         "p adjusted": st.column_config.TextColumn("p adjusted", width=72),
         "significant": st.column_config.CheckboxColumn("significant", width=76),
     })
-    st.caption(f"Against the baseline (mean of the baseline: {rows['baseline mean'].iloc[0]:.4f}). "
-               if len(rows) else "Against the baseline. ")
+    st.caption(T.baseline_caption(rows["baseline mean"].iloc[0] if len(rows) else None))
     st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
                "same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
                "significant when below 0.05. The interval is neither the test nor corrected for the other pairs: "

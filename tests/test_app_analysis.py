@@ -368,3 +368,26 @@ def test_weight_search_minimises_first_rel_rank_and_refuses_counts():
     at.selectbox(key="w_fusion_sel_metric").select("num_rel_ret").run()
     assert not at.exception and not errors(at)
     assert any("has no better value" in c.value for c in at.caption) and not has_frame(at, "trial", "value")
+
+
+def test_compare_says_why_a_pair_without_paired_values_is_not_tested():
+    """first_rel_rank with a baseline that never finds a relevant document: no query has a value in both
+    runs. The page read "mean of the baseline: nan", "fewer than 2 queries" (n = 0 of 3) and "No queries id
+    contains that text." with nothing typed."""
+    qrels = b"q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n"
+    settings = W.Settings(k=(10,), metrics=("first_rel_rank", "ndcg"))
+    ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("blind.trec", b"q1 Q0 x 1 1 a\nq2 Q0 y 1 1 a\nq3 Q0 z 1 1 a\n"),
+                             name="blind")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("good.trec", b"q1 Q0 d1 1 1 b\nq2 Q0 d2 1 1 b\nq3 Q0 d3 1 1 b\n"),
+                             name="good")
+    at = goto(start(ws), "compare")
+    at.selectbox(key="w_compare_sel_metric").select("first_rel_rank").run()
+    at.selectbox(key="w_compare_sel_baseline").select("blind").run()
+    assert not at.exception and not errors(at)
+    captions = [c.value for c in at.caption]
+    assert "Against the baseline (the baseline has no value on any query: no mean)." in captions
+    assert not any("nan" in c for c in captions)
+    table = frame(at, "run", "note")
+    assert table["note"].tolist() == ["not testable: no query has a value in both runs"]
+    assert "No queries to choose from here." in captions

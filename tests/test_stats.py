@@ -11,6 +11,7 @@ from scipy import stats as sps
 
 from evalcore.errors import OptionError
 from evalcore.stats import (
+    NOTE_NO_QUERY,
     NOTE_TOO_FEW,
     NOTE_TOO_SMALL,
     PairedTestResult,
@@ -253,7 +254,7 @@ def test_single_query_not_testable(test):
 
 def test_no_query_not_testable():
     r = paired_test([], [], n_resamples=NR)
-    assert r.n == 0 and r.note == NOTE_TOO_FEW
+    assert r.n == 0 and r.note == NOTE_NO_QUERY  # not a small sample: nothing to pair
     assert math.isnan(r.p_value) and math.isnan(r.mean_a) and math.isnan(r.diff)
     assert (r.wins, r.ties, r.losses) == (0, 0, 0)
 

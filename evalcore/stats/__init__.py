@@ -28,6 +28,7 @@ values raise :class:`~evalcore.errors.OptionError`.
 from .hsd import HSD_COLUMNS, HSD_DESIGNS, tukey_hsd, tukey_hsd_values
 from .paired import (
     CORRECTIONS,
+    NOTE_NO_QUERY,
     NOTE_TOO_FEW,
     NOTE_TOO_SMALL,
     TESTS,
@@ -42,6 +43,7 @@ __all__ = [
     "TESTS",
     "CORRECTIONS",
     "NOTE_TOO_FEW",
+    "NOTE_NO_QUERY",
     "NOTE_TOO_SMALL",
     "COMPARE_COLUMNS",
     "RESAMPLING",

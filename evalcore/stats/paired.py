@@ -23,6 +23,7 @@ __all__ = [
     "TESTS",
     "CORRECTIONS",
     "NOTE_TOO_FEW",
+    "NOTE_NO_QUERY",
     "NOTE_TOO_SMALL",
     "PairedTestResult",
     "paired_test",
@@ -37,6 +38,8 @@ TESTS: tuple[str, ...] = ("t", "wilcoxon", "permutation")
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
 #: Note of a pair with fewer than 2 paired queries.
 NOTE_TOO_FEW = "not testable: fewer than 2 queries"
+#: The note of a pair without a query where both runs have a value (first_rel_rank of a run that finds nothing).
+NOTE_NO_QUERY = "not testable: no query has a value in both runs"
 #: Note (prefix) of a domain with fewer than ``min_queries`` paired queries.
 NOTE_TOO_SMALL = "too small to test"
 
@@ -330,10 +333,12 @@ def paired_test(
 
     Degenerate cases (``note`` says which applied):
 
-    * :math:`n < 2` (including :math:`n = 0`): not testable.  ``statistic``,
-      ``p_value``, CI and ``effect_size`` are NaN with note
-      ``"not testable: fewer than 2 queries"``; means and ``diff`` are given
-      when :math:`n = 1` (NaN when :math:`n = 0`).
+    * :math:`n < 2`: not testable.  ``statistic``, ``p_value``, CI and
+      ``effect_size`` are NaN with note ``"not testable: fewer than 2
+      queries"``, or for :math:`n = 0` ``"not testable: no query has a value in
+      both runs"`` (e.g. ``first_rel_rank`` of a run that finds nothing
+      relevant); means and ``diff`` are given when :math:`n = 1` (NaN when
+      :math:`n = 0`).
     * every :math:`d_i = 0` (identical runs; in practice :math:`|d_i| \le
       10^{-12}\max(1, \max|d|)` so that floating-point noise counts as zero):
       ``statistic = 0``, ``p_value = 1.0``, ``effect_size = 0``,
@@ -413,7 +418,7 @@ def _paired_test(
         return PairedTestResult(**base)
 
     if n == 0:
-        return result(note=NOTE_TOO_FEW)
+        return result(note=NOTE_NO_QUERY)
     d = y - x
     mean_a, mean_b, diff = float(np.mean(x)), float(np.mean(y)), float(np.mean(d))
     common = dict(mean_a=mean_a, mean_b=mean_b, diff=diff)
