@@ -230,7 +230,15 @@ def metric_k_picker(ctx: S.Context, scope: str, *, with_k: bool = True, columns:
         with c2:
             k = bound_selectbox("Cutoff k", ks, S.SEL_K, scope=scope, default=10 if 10 in ks else ks[-1],
                                 format_func=lambda x: "no cutoff" if x == 0 else str(x))
+    if metric.split("(", 1)[0] == "gm_map":
+        st.caption(GM_MAP_SCALE)
     return metric, int(k)
+
+
+#: Under a metric picker set to gm_map: the per-query values are logs (the Overview shows the geometric mean).
+GM_MAP_SCALE = ("gm_map: each query's value is ln(max(AP, 0.00001)), as trec_eval's; the means, differences and "
+                "tests on this page are on that log scale (a difference d between two runs is a ratio e^d between "
+                "their geometric mean APs). The Overview shows the geometric mean of AP, exp of the mean.")
 
 
 def label_of(metric: str, k: int) -> str:

@@ -391,3 +391,27 @@ def test_compare_says_why_a_pair_without_paired_values_is_not_tested():
     table = frame(at, "run", "note")
     assert table["note"].tolist() == ["not testable: no query has a value in both runs"]
     assert "No queries to choose from here." in captions
+
+
+def test_gm_map_pages_say_the_per_query_values_are_logs():
+    """gm_map per query is ln(AP): Compare, Queries, Versions, Domains and Fusion show means and differences of
+    logs while the Overview shows the geometric mean; each page picking gm_map says which scale it shows."""
+    from test_app_measures import apply_settings
+
+    from dashboard.ui import GM_MAP_SCALE
+
+    at = apply_settings(start(), metrics=["ndcg", "gm_map"], ks=[10])
+    checked = []
+    for page in ("compare", "queries", "domains", "fusion", "versions"):
+        goto(at, page)
+        box = next((s for s in at.selectbox if s.key == f"w_{page}_sel_metric"), None)
+        if box is None:  # (Versions without a series: no picker)
+            continue
+        checked.append(page)
+        if page == "compare":  # ndcg first: no note; the choice of gm_map is then kept from page to page
+            assert box.value == "ndcg" and GM_MAP_SCALE not in [c.value for c in at.caption]
+            box.select("gm_map").run()
+        assert not at.exception and not errors(at)
+        assert at.selectbox(key=f"w_{page}_sel_metric").value == "gm_map"
+        assert GM_MAP_SCALE in [c.value for c in at.caption], page
+    assert checked == ["compare", "queries", "domains", "fusion"], checked
