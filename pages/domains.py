@@ -56,7 +56,8 @@ with h2:
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
 small = sizes[sizes["n_queries"] < min_q]
 for row in small.itertuples(index=False):
-    ui.show_warning(f"domain {row.domain} has only {row.n_queries} queries (fewer than {min_q}): too small to test; "
+    ui.show_warning(f"domain {row.domain} has only {ui.plural(int(row.n_queries), 'query', 'queries')} (fewer than "
+                    f"{min_q}): too small to test; "
                     "its means are shown but not tested")
 
 wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=runs)

@@ -61,3 +61,19 @@ def test_domains_page_says_when_no_domain_disagrees():
     captions = [c.value for c in at.caption]
     assert any(c.startswith("No domain disagrees with the overall result") for c in captions), captions
     assert not any(c.startswith("Domains that disagree") for c in captions)
+
+
+def test_a_domain_too_small_to_test_is_counted_in_words():
+    """'domain law has only 1 queries' read wrong: one query, two queries."""
+    qrels, a, b = many_queries(40)
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
+    doms = "query_id,domain\nq00000,law\nq00001,art\nq00002,art\n" + "".join(
+        f"q{i:05d},{'bio' if i % 2 else 'med'}\n" for i in range(3, 40))
+    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))
+    at = start(ws, "domains")
+    assert not at.exception
+    shown = [unescape(w.value) for w in at.warning]
+    assert any(w.startswith("domain law has only 1 query (fewer than 5)") for w in shown), shown
+    assert any(w.startswith("domain art has only 2 queries (fewer than 5)") for w in shown), shown
