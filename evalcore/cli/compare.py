@@ -58,14 +58,11 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--hsd-out needs --hsd paired|independent")
     aspects: dict = {}
     if args.per_query:
+        from ..io.per_query import read_per_query_csv
+
         # round-trip parsing: the file's 17 significant digits give back the very values (pandas' default
         # parser can move some by one ulp, and tied differences would stop being ties in the Wilcoxon ranks)
-        table = pd.read_csv(args.per_query, dtype={"run": str, "query_id": str, "domain": str, "metric": str},
-                            float_precision="round_trip")
-        needed = {"run", "query_id", "metric", "k", "value"}
-        if not needed <= set(table.columns):
-            raise OptionError(f"{args.per_query}: needs columns {sorted(needed)}, has {list(table.columns)}")
-        table["domain"] = table.get("domain", pd.Series("", index=table.index)).fillna("")
+        table = read_per_query_csv(args.per_query)
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
