@@ -30,6 +30,7 @@ releases the GIL): the table is the same, row for row, whatever ``workers``.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -59,13 +60,41 @@ def _as_run_map(runs: Run | Mapping[str, Run] | Sequence[Run]) -> dict[str, Run]
     if isinstance(runs, Run):
         return {runs.name: runs}
     if isinstance(runs, Mapping):
+        for n, r in runs.items():
+            _check_is(r, Run, f"run {str(n)!r}", "evalcore.io.load_run(path)")
         return {str(n): (r if r.name == n else r.renamed(str(n))) for n, r in runs.items()}
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Iterable):
+        _check_is(runs, Run, "runs", "evalcore.io.load_run(path)")
     out: dict[str, Run] = {}
     for r in runs:
+        _check_is(r, Run, "each run", "evalcore.io.load_run(path)")
         if r.name in out:
             raise OptionError(f"two runs are named {r.name!r}; give each run a distinct name")
         out[r.name] = r
     return out
+
+
+def _check_is(value: Any, kind: type, what: str, how: str) -> None:
+    """:class:`OptionError` unless ``value`` is a ``kind`` (a path where a loaded object is expected...)."""
+    if not isinstance(value, kind):
+        raise OptionError(f"{what} must be a {kind.__name__} (read a file with {how}), got {type(value).__name__}"
+                          f"{f' {value!r}' if isinstance(value, (str, os.PathLike)) else ''}")
+
+
+def _cutoffs(k: Iterable[int] | int) -> list[int]:
+    """``k`` as sorted distinct positive integers (a bool, a fraction or a string is refused, not rounded)."""
+    items = [k] if isinstance(k, (int, np.integer)) else list(k) if isinstance(k, Iterable) and not isinstance(
+        k, (str, bytes)) else [k]
+    bad = [x for x in items if isinstance(x, (bool, np.bool_)) or not (
+        isinstance(x, (int, np.integer)) or (isinstance(x, (float, np.floating)) and float(x).is_integer()))]
+    if bad:
+        raise OptionError(f"cutoffs must be integers >= 1, got {bad[0]!r}")
+    ks = [int(x) for x in items]
+    if not ks:
+        raise OptionError("give at least one cutoff k")
+    if any(x < 1 for x in ks):
+        raise OptionError(f"cutoffs must be >= 1, got {sorted(set(ks))}")
+    return sorted(set(ks))
 
 
 def _qrels_index(qrels: Qrels) -> dict[str, Any]:
@@ -446,12 +475,8 @@ def evaluate(
     >>> int(ev.coverage.loc[0, "n_missing"])   # q2 is absent from the run: scored 0
     1
     """
-    ks = [k] if isinstance(k, (int, np.integer)) else [int(x) for x in k]
-    if not ks:
-        raise OptionError("give at least one cutoff k")
-    if any(x < 1 for x in ks):
-        raise OptionError(f"cutoffs must be >= 1, got {sorted(set(ks))}")
-    ks = sorted(set(ks))
+    _check_is(qrels, Qrels, "qrels", "evalcore.io.load_qrels(path)")
+    ks = _cutoffs(k)
     ties = canonical_ties(ties)
     if no_relevant not in NO_RELEVANT_POLICIES:
         raise OptionError(f"unknown no_relevant policy {no_relevant!r}; supported: {', '.join(NO_RELEVANT_POLICIES)}")

@@ -28,6 +28,7 @@ from evalcore.errors import (
     MissingColumnError,
     MissingValueError,
     NonFiniteValueError,
+    OptionError,
     UnreadableFileError,
     ValueTypeError,
 )
@@ -464,3 +465,26 @@ def test_seed001_jsonl_errors_name_the_line(tmp_path):
     e[4][OVERALL][0] = "tt9999999"
     p = write(tmp_path, "m.jsonl", "\n".join(json.dumps(x) for x in e))
     names(raises(ConstraintError, load_qrels, p, aspect="overall"), "m.jsonl", "line 5", "'tt9999999'")
+
+
+def test_evaluate_names_an_argument_of_the_wrong_kind_and_refuses_fractional_cutoffs():
+    """A path where a loaded Qrels or Run is expected raised AttributeError deep inside; k=1.5 was evaluated as
+    ndcg@1 and k=True as k=1 (the CLI refuses --k 1.5)."""
+    from evalcore import evaluate
+    from evalcore.data import Qrels, Run
+
+    q = Qrels.from_dict({"q1": {"d1": 1, "d2": 1}})
+    r = Run.from_dict({"q1": {"d2": 2.0, "d1": 1.0}}, name="A")
+    cases = [((q, {"A": "/tmp/run.txt"}), r"run 'A' must be a Run \(read a file with evalcore\.io\.load_run\(path\)\), "
+                                          r"got str '/tmp/run\.txt'"),
+             (("/tmp/qrels.txt", {"A": r}), r"qrels must be a Qrels \(read a file with evalcore\.io\.load_qrels"),
+             ((None, r), r"qrels must be a Qrels .*got NoneType"),
+             ((q, [r, None]), r"each run must be a Run .*got NoneType"),
+             ((q, "run.trec"), r"runs must be a Run .*got str 'run\.trec'")]
+    for args, message in cases:
+        with pytest.raises(OptionError, match=message):
+            evaluate(*args, metrics=["ndcg"], k=[10])
+    for k in ([1.5], [True], ["10"], [float("nan")], 2.5):
+        with pytest.raises(OptionError, match="cutoffs must be integers >= 1"):
+            evaluate(q, r, metrics=["ndcg"], k=k)
+    assert evaluate(q, r, metrics=["ndcg"], k=[10.0, 3]).table["k"].unique().tolist() == [3, 10]  # integral: fine
