@@ -319,3 +319,16 @@ def test_gc_interrupted_while_removing_files_leaves_a_consistent_workspace(ws: W
     fresh = Workspace.open(ws.path)
     assert fresh.verify() == [] and fresh.run_names() == ["c"]  # every artifact row still has its file
     assert fresh.gc(age=0)["files"] == 1
+
+
+def test_export_to_a_directory_or_below_a_file_names_the_path(ws: Workspace, tmp_path: Path) -> None:
+    """export(DIR) raised IsADirectoryError about an internal '.part' file; below a file, 'File exists'."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(WorkspaceError, match=r"out is a directory: give the bundle's file name, e\.g\. .*workspace\.zip"):
+        ws.export(folder)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(WorkspaceError, match=r"cannot write .*afile/x\.zip: .*afile is a file, not a folder"):
+        ws.export(tmp_path / "afile" / "x.zip")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "out", "ws"] and not list(folder.iterdir())  # no .part
+    assert ws.export(tmp_path / "new" / "w.zip").is_file()  # a missing folder is made

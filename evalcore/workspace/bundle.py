@@ -103,9 +103,16 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
     """Write ``ws`` as one zip (see the module docstring); returns its path.
 
     Every artifact is verified while it is written: a damaged one raises
-    :class:`~evalcore.errors.CorruptArtifactError` naming it, and no bundle is left.
+    :class:`~evalcore.errors.CorruptArtifactError` naming it, and no bundle is left. ``out`` is the
+    bundle's file: an existing directory there, or a file among its parent folders, is a
+    :class:`~evalcore.errors.WorkspaceError` naming ``out``.
     """
     out = Path(out)
+    if out.is_dir():
+        raise WorkspaceError(f"{out} is a directory: give the bundle's file name, e.g. {out / 'workspace.zip'}")
+    blocking = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise WorkspaceError(f"cannot write {out}: {blocking} is a file, not a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     work = _work_dir(ws.path) if not ws.read_only else Path(out.parent)
     db = work / f"export-{uuid.uuid4().hex}.sqlite"
