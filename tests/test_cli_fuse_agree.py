@@ -15,6 +15,7 @@ import pytest
 from evalcore import Qrels, Run, evaluate
 from evalcore.agreement import agreement, summarize_agreement
 from evalcore.cli import main
+from evalcore.errors import OptionError
 from evalcore.fusion import fuse
 from evalcore.fusion_search import search_weights
 from evalcore.io import load_qrels
@@ -137,3 +138,19 @@ def test_compare_hsd(files, tmp_path, capsys):
     assert list(got.columns) == list(lib.columns)
     assert np.array_equal(got["p_value"].to_numpy(), lib["p_value"].to_numpy())
     assert main(["compare", "--qrels", str(files["qrels"]), *run_args(files), "--hsd-out", str(out)]) == 2
+
+
+def test_fuse_depth_is_checked_and_the_documents_written_are_counted(files, tmp_path, capsys):
+    """--depth 0 and -1 wrote an empty file with exit 0 and 'N documents' of the whole fusion; --depth 1 also
+    said the whole count; one --run was accepted though the help says two or more."""
+    out = tmp_path / "f.trec"
+    for bad in ("0", "-1"):
+        assert main(["fuse", *run_args(files), "--depth", bad, "--out", str(out)]) == 2
+        assert f"--depth must be >= 1, got {bad}" in capsys.readouterr().err and not out.exists()
+    assert main(["fuse", "--run", f"a={files['a']}", "--out", str(out)]) == 2
+    assert "fuse needs two or more --run, got 1" in capsys.readouterr().err
+    assert main(["fuse", *run_args(files), "--depth", "3", "--out", str(out)]) == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 30 * 3 and "30 queries, 90 documents" in capsys.readouterr().out
+    with pytest.raises(OptionError, match="depth must be an integer >= 1"):
+        write_trec_run(read_trec_run(files["a"], name="a"), tmp_path / "x.trec", depth=0)

@@ -70,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
 
     method, norm = canonical_method(args.method), canonical_norm(args.norm)
     name = args.name or method
+    if len(args.run) < 2:
+        raise OptionError(f"fuse needs two or more --run, got {len(args.run)}")
+    if args.depth is not None and args.depth < 1:
+        raise OptionError(f"--depth must be >= 1, got {args.depth}")
     runs = load_runs(args.run)
     weights = _weights(args.weight)
     if args.search is not None:
@@ -82,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--qrels is only used by --search")
     fused = fuse(runs, method=method, norm=norm, weights=weights or None, c=args.c, top_n=args.top_n,
                  ties=args.ties, name=name)
-    write_trec_run(fused, args.out, tag=name, ties=args.ties, depth=args.depth)
+    written = write_trec_run(fused, args.out, tag=name, ties=args.ties, depth=args.depth)
     extra = f", c={args.c}" if method == "rrf" else ""
-    print(f"wrote {args.out}: {fused.n_queries} queries, {len(fused)} documents "
+    print(f"wrote {args.out}: {fused.n_queries} queries, {written} documents "
           f"({method}, norm {norm}, weights {weights or 'all 1'}{extra}, top_n={args.top_n})")
     return 0
 

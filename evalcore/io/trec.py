@@ -338,13 +338,16 @@ def _check_ids(values: np.ndarray, what: str) -> None:
 
 
 def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | None = None,
-                   ties: str = "trec", depth: int | None = None) -> None:
-    """Write ``qid Q0 docid rank score tag`` lines in evaluation order (ranks from 1).
+                   ties: str = "trec", depth: int | None = None) -> int:
+    """Write ``qid Q0 docid rank score tag`` lines in evaluation order (ranks from 1); returns how many.
 
     Scores are written with 17 significant digits so reading back gives the same floats.
+    ``depth``: the first ``depth`` documents of each query only (an integer >= 1; None: all).
     """
     from ..ranking import rank_order
 
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise OptionError(f"depth must be an integer >= 1 (or None: every document), got {depth!r}")
     order, pos = rank_order(run, ties=ties)
     keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
     order, pos = order[keep], pos[keep]
@@ -361,6 +364,7 @@ def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | No
     lines = np.char.add(lines, f" {t}")
     text = "\n".join(lines.tolist()) + ("\n" if len(lines) else "")
     _write_text(dest, text)
+    return len(lines)
 
 
 def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
