@@ -7,7 +7,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -255,6 +255,18 @@ def _safe_filename(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "run"
 
 
+def _check_result_files(runs: Sequence[str]) -> None:
+    """No two runs share a ``{run}_results.csv`` (one would silently replace the other)."""
+    seen: dict[str, str] = {}
+    for run in runs:
+        key = _safe_filename(str(run)).casefold()
+        if key in seen:
+            raise OptionError(f"runs {seen[key]!r} and {str(run)!r} would both be written to "
+                              f"{_safe_filename(str(run))}_results.csv: give them names that differ in letters or "
+                              "digits (--run NAME=FILE)")
+        seen[key] = str(run)
+
+
 def write_outputs(
     evaluation: Evaluation,
     out_dir: str | os.PathLike,
@@ -263,8 +275,15 @@ def write_outputs(
     top_k: int = 10,
     metadata: Mapping[str, Any] | None = None,
 ) -> list[Path]:
-    """Write ``per_query.csv``, ``report.json`` and ``{run}_results.csv`` into ``out_dir``."""
+    """Write ``per_query.csv``, ``report.json`` and ``{run}_results.csv`` into ``out_dir``.
+
+    A run's file name keeps letters, digits, ``_.-`` of its name (others become ``_``); two runs whose
+    names give one file name (``a/b`` and ``a_b``; ``A`` and ``a``, one file on a case-insensitive disk)
+    are an :class:`OptionError` before anything is written.
+    """
     from concurrent.futures import ThreadPoolExecutor
+
+    _check_result_files(evaluation.runs)
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

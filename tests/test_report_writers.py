@@ -12,6 +12,7 @@ Data are random, with awkward ids (quotes, backslashes, control characters,
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -199,3 +200,21 @@ def test_infinite_values_are_refused_as_json_dumps_refuses_them():
         per_query_text(pq)
     with pytest.raises(ValueError, match="JSON compliant"):
         json.dumps(_old_per_query(Evaluation(table, ev.coverage, ev.settings), runs, top_k=10), allow_nan=False)
+
+
+@pytest.mark.parametrize("names", [("a/b", "a_b"), ("A", "a"), ("x y", "x?y")])
+def test_two_runs_with_one_results_file_are_refused_before_writing(tmp_path, names):
+    """'a/b' and 'a_b' both wrote a_b_results.csv: one run's results silently replaced the other's."""
+    from evalcore.data import Qrels
+    from evalcore.errors import OptionError
+    from evalcore.evaluate import evaluate
+
+    qrels = Qrels.from_dict({"q1": {"d1": 1}})
+    runs = [Run.from_dict({"q1": {"d1": 1.0}}, name=n) for n in names]
+    ev = evaluate(qrels, runs, metrics=["ndcg"], k=[10])
+    with pytest.raises(OptionError, match=re.escape(f"runs {names[0]!r} and {names[1]!r} would both be written to")):
+        R.write_outputs(ev, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written
+    ok = evaluate(qrels, [Run.from_dict({"q1": {"d1": 1.0}}, name=n) for n in ("a-b", "a_b")], metrics=["ndcg"], k=[10])
+    assert sorted(p.name for p in R.write_outputs(ok, tmp_path / "ok")) == sorted(
+        ["per_query.csv", "report.json", "a-b_results.csv", "a_b_results.csv"])
