@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -107,6 +108,16 @@ def test_writers_refuse_ids_with_white_space():
         write_trec_run(run, io.StringIO())
     with pytest.raises(InputFormatError):
         write_trec_qrels(Qrels.from_dict({"q": {"d 1": 1}}), io.StringIO())
+
+
+@pytest.mark.parametrize("ids, row", [(["d0", "d1", "", "d3"], 2), (["d0", ""], 1), (["", "d1"], 0),
+                                     (["d0", "d 1"], 1), (["d0", "d1\n"], 1), (["d0", "\x00"], 1), (["a", "b", " "], 2)])
+def test_an_id_that_cannot_be_written_is_named_with_its_own_row(ids, row):
+    """An empty id was reported as the id before it ('d1' (row 1) for the empty row 2)."""
+    from evalcore.io.trec import _check_trec_ids
+
+    with pytest.raises(InputFormatError, match=re.escape(f"document id {ids[row]!r} (row {row}) is empty or contains")):
+        _check_trec_ids(np.array(ids, dtype=object), "document id")
 
 
 def test_readers_take_paths_bytes_and_streams(tmp_path):

@@ -434,7 +434,7 @@ def _check_trec_ids(ids: np.ndarray, what: str) -> None:
     bad = _TOKEN_WS.search(joined) or re.search(r"[\n\r]|\x00\x00|^\x00|\x00$", joined)
     if bad is None and joined:
         return
-    row = joined.count("\x00", 0, bad.start()) if bad is not None else 0
+    row = next(i for i, s in enumerate(ids.tolist()) if not s or _TOKEN_WS.search(s) or re.search(r"[\n\r\x00]", s))
     raise InputFormatError(
         f"{what} {str(ids[row])!r} (row {row}) is empty or contains white space; it cannot be written to a TREC file"
     )
