@@ -186,3 +186,25 @@ def test_write_trec_padding_and_stream():
     assert buf.getvalue().splitlines() == ["a Q0 b 1 0 x", "q Q0 b 1 1 x", "q Q0 a 2 0 x"]
     with pytest.raises(OptionError):
         write_trec_topk(got, io.StringIO(), tag="two words")
+
+
+def test_a_text_file_named_npy_and_a_repeated_id_are_named_as_they_are(tmp_path, capsys):
+    """A text file named .npy was called a file of 'Python objects (would need unpickling)'; an id twice in
+    --doc-ids was 'corpus_ids holds id 'd1' twice (rows 0 and 1)', naming neither the file nor its lines."""
+    (tmp_path / "docs.npy").write_text("hello\n")
+    (tmp_path / "ids.txt").write_text("d1\nd2\n")
+    out = str(tmp_path / "o.trec")
+    assert cli_main(["topk", "--docs", str(tmp_path / "docs.npy"), "--doc-ids", str(tmp_path / "ids.txt"), "--k", "1",
+                     "--out", out, "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {tmp_path / 'docs.npy'}: not a .npy file (no NUMPY header)"
+    np.save(tmp_path / "ok.npy", np.eye(3, 4, dtype=np.float32))
+    (tmp_path / "dup.txt").write_text("d1\nd2\nd1\n")
+    assert cli_main(["topk", "--docs", str(tmp_path / "ok.npy"), "--doc-ids", str(tmp_path / "dup.txt"), "--k", "1",
+                     "--out", out, "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {tmp_path / 'dup.txt'}, line 3: id 'd1' is listed twice (lines 1 and 3)"
+    import pickle
+
+    (tmp_path / "p.npy").write_bytes(pickle.dumps([1, 2]))
+    assert cli_main(["topk", "--docs", str(tmp_path / "p.npy"), "--doc-ids", str(tmp_path / "ids.txt"), "--k", "1",
+                     "--out", out, "--quiet"]) == 2
+    assert "a Python pickle, not a .npy array; refusing to unpickle" in capsys.readouterr().err

@@ -31,6 +31,7 @@ A progress bar goes to stderr.  Bad input ends with one line
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from .options import add_dask_options, progress_unit, search_backend
 
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                 f"but {args.docs} has {docs.shape[1]}",
                 file=args.queries,
             )
-    with backend as client:
+    with backend as client, _duplicates_in_files({args.doc_ids: doc_ids, args.query_ids: query_ids}):
         progress = None if args.quiet else ProgressBar("topk", unit=progress_unit(args))  # once the cluster is up
         topk = exact_topk(
             queries,
@@ -132,6 +133,27 @@ def run(args: argparse.Namespace) -> int:
         )
     write_trec_topk(topk, args.out, tag=args.tag)
     return 0
+
+
+@contextlib.contextmanager
+def _duplicates_in_files(files: dict):
+    """A duplicate id the search finds (it sorts the ids anyway) named in its ids file with both lines (files:
+    path -> its ids; a None path: ids of a .npz or of shards, named by the search)."""
+    from ..errors import DuplicateIdError
+
+    try:
+        yield
+    except DuplicateIdError as e:
+        import numpy as np
+
+        for path, ids in files.items():
+            if path is None or e.item is None:
+                continue
+            rows = np.flatnonzero(np.asarray(ids, dtype=object) == e.item)[:2]
+            if len(rows) == 2:
+                raise DuplicateIdError(f"id {e.item!r} is listed twice (lines {rows[0] + 1} and {rows[1] + 1})",
+                                       file=str(path), line=int(rows[1]) + 1, item=e.item) from None
+        raise
 
 
 def is_shard_set(docs) -> bool:

@@ -158,6 +158,21 @@ def load_npy(path: str | os.PathLike, *, mmap: bool) -> np.ndarray:
     """
     label = os.fspath(path)
     try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except FileNotFoundError as e:
+        raise InputFormatError("file not found", file=label) from e
+    except OSError as e:
+        raise InputFormatError(f"cannot be read as .npy ({e.strerror or e})", file=label) from e
+    if head.startswith(b"PK"):
+        raise InputFormatError("is an .npz archive; expected a single .npy array", file=label)
+    if head != b"\x93NUMPY":
+        if not head:
+            raise InputFormatError("file is empty; expected a .npy array", file=label)
+        if head.startswith(b"\x80"):
+            raise UnsafeFileError("a Python pickle, not a .npy array; refusing to unpickle", file=label)
+        raise InputFormatError("not a .npy file (no NUMPY header)", file=label)
+    try:
         arr = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
     except FileNotFoundError as e:
         raise InputFormatError("file not found", file=label) from e
