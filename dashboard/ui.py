@@ -154,14 +154,11 @@ def need_evaluation(ctx: S.Context) -> None:
 
 def no_query_evaluated(coverage: Any, settings: Any) -> str:
     """Why an evaluation has no row, in words (``coverage``: the evaluation's, one row per run)."""
-    n = int(coverage["n_qrels_queries"].max()) if len(coverage) else 0
-    skipped = int(coverage["n_skipped"].max()) if len(coverage) and "n_skipped" in coverage else 0
-    if n and skipped == n and settings.no_relevant == "skip":
-        return (f"No query can be evaluated: none of the {n:,} ground-truth queries has a relevant document (grade "
-                f"≥ {settings.rel_threshold}), and the settings skip such queries. On the Data page, lower the "
-                "relevance threshold, or set \"Queries without a relevant document\" to zero.")
-    return (f"No query can be evaluated with these settings (0 of the {n:,} ground-truth queries). Check the "
-            "settings on the Data page.")
+    from evalcore.coverage import nothing_evaluated
+
+    reason = nothing_evaluated(coverage, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant)
+    return (f"No query can be evaluated: {reason or 'no row'}. On the Data page, lower the relevance threshold, or "
+            "set \"Queries without a relevant document\" to zero.")
 
 
 def need_runs(ctx: S.Context, *, minimum: int = 2, what: str = "compare them") -> list[str]:

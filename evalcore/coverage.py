@@ -15,12 +15,13 @@ unless asked to include them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ._lazy import pd
 from .errors import OptionError
 
-__all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text"]
+__all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text", "nothing_evaluated"]
 
 #: Coverage below which a run is flagged by default (answers fewer than 90% of the ground truth's queries).
 DEFAULT_MIN_COVERAGE = 0.9
@@ -91,3 +92,26 @@ def coverage_text(n_with_results: int, n_ground_truth: int) -> str:
     else:
         pct = str(100 * n // total)
     return f"{n_with_results}/{n_ground_truth} ({pct}%)"
+
+
+def nothing_evaluated(coverage: pd.DataFrame | Iterable[Mapping[str, Any]], *, rel_threshold: int = 1,
+                      no_relevant: str = "zero") -> str | None:
+    """Why no query of an evaluation was evaluated, in words (None when some query was).
+
+    ``coverage``: :attr:`evalcore.evaluate.Evaluation.coverage`, or its ``coverage_rows`` (no pandas);
+    ``rel_threshold`` and ``no_relevant``: the evaluation's. The usual cause: no ground-truth query has a
+    relevant document at that threshold and such queries are skipped.
+
+    >>> cov = pd.DataFrame({"run": ["a"], "n_qrels_queries": [2], "n_evaluated": [0], "n_skipped": [2]})
+    >>> nothing_evaluated(cov, rel_threshold=2, no_relevant="skip")
+    'none of the 2 ground-truth queries has a relevant document (grade ≥ 2), and queries without one are skipped'
+    """
+    rows = coverage.to_dict("records") if hasattr(coverage, "to_dict") else list(coverage)
+    if not rows or max(int(r["n_evaluated"]) for r in rows) > 0:
+        return None
+    n = max(int(r["n_qrels_queries"]) for r in rows)
+    skipped = max(int(r.get("n_skipped", 0)) for r in rows)
+    if n and skipped == n and no_relevant == "skip":
+        return (f"none of the {n:,} ground-truth queries has a relevant document (grade ≥ {int(rel_threshold)}), "
+                "and queries without one are skipped")
+    return f"0 of the {n:,} ground-truth queries remain with these settings"

@@ -270,3 +270,21 @@ def test_names_and_paths_may_hold_an_equals_sign(data, tmp_path, capsys):
         assert set(pq["run"].astype(str)) == {name}
     assert main(["evaluate", "--qrels", str(data["qrels"]), "--run", f"a=b={tmp_path}/missing.trec"]) == 2
     assert "b=" in capsys.readouterr().err  # none exists: the first '=' splits, and the reader names that file
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_no_query_can_be_evaluated_is_an_error_with_the_reason(tmp_path, capsys, command):
+    """Every grade below the threshold and such queries skipped: evaluate printed '0 queries evaluated' and wrote
+    empty files with exit 0; compare said 'needs at least two runs, got 0' though two were given."""
+    (tmp_path / "q.txt").write_text("q1 0 d1 0\nq2 0 d3 0\n")
+    (tmp_path / "a.trec").write_text("q1 Q0 d1 1 2.0 a\nq2 Q0 d3 1 3.0 a\n")
+    (tmp_path / "b.trec").write_text("q1 Q0 d2 1 2.0 b\nq2 Q0 d3 1 3.0 b\n")
+    extra = ["--out", str(tmp_path / "out")] if command == "evaluate" else []
+    code = main([command, "--qrels", str(tmp_path / "q.txt"), "--run", f"A={tmp_path / 'a.trec'}",
+                 "--run", f"B={tmp_path / 'b.trec'}", "--no-relevant", "skip", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and "error: no query can be evaluated: none of the 2 ground-truth queries has a relevant " \
+                         "document (grade ≥ 1), and queries without one are skipped" in err, err
+    assert not (tmp_path / "out").exists()
+    assert main([command, "--qrels", str(tmp_path / "q.txt"), "--run", f"A={tmp_path / 'a.trec'}",
+                 "--run", f"B={tmp_path / 'b.trec'}", *extra]) == 0  # scored 0 instead (the default): fine

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..combine import evaluate_per_ground_truth, with_diversity
+from ..coverage import nothing_evaluated
 from ..data import Qrels, Run
 from ..diversity import diversity_table
 from ..embedding_runs import (
@@ -375,6 +376,9 @@ def evaluate_from_args(
             extra["aspects"] = _field_names(args, {n: per_run_aspect.get(n, default_aspect) for n in runs})
         else:
             ev = evaluate(qrels_for[next(iter(runs))], runs, k=ks, **opts)
+    reason = nothing_evaluated(ev.coverage_rows, rel_threshold=opts["rel_threshold"], no_relevant=opts["no_relevant"])
+    if reason is not None:  # (empty outputs and a summary of nothing would follow)
+        raise OptionError(f"no query can be evaluated: {reason} (see --rel-threshold and --no-relevant)")
 
     if getattr(args, "diversity", False) and emb_info:
         ev = _add_diversity(ev, runs, emb_info, cache, args, ks, gt, qrels_for, ties)
