@@ -274,6 +274,9 @@ def search_weights(
             progress(i + 1, len(trials))
     if np.all(np.isnan(values)):
         raise OptionError(f"no tuning query has a {measure} value (all skipped?)")
+    if len(values) > 1 and np.nanmax(values) == np.nanmin(values):
+        warn(f"every trial gives the same mean {measure} ({np.nanmax(values):.4g}) on the tuning queries: the judgments "
+             "do not tell the weights apart (the first trial is kept)")
     best = int(np.nanargmax(values) if higher else np.nanargmin(values))  # the first of equal bests
     value_test = float("nan")
     if test:

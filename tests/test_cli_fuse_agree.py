@@ -154,3 +154,20 @@ def test_fuse_depth_is_checked_and_the_documents_written_are_counted(files, tmp_
     assert len(lines) == 30 * 3 and "30 queries, 90 documents" in capsys.readouterr().out
     with pytest.raises(OptionError, match="depth must be an integer >= 1"):
         write_trec_run(read_trec_run(files["a"], name="a"), tmp_path / "x.trec", depth=0)
+
+
+def test_fuse_search_on_gm_map_says_its_scale_and_equal_trials_warn(files, tmp_path, capsys):
+    """gm_map's searched mean is a mean of ln(AP): it was printed as 'gm_map: -0.4377', beside evaluate's
+    geometric mean; the geometric mean is now printed with it. Judgments that tell no trial apart warn."""
+    assert main(["fuse", *run_args(files), "--search", "grid", "--step", "0.5", "--qrels", str(files["qrels"]),
+                 "--metric", "gm_map", "--tune-fraction", "0.5", "--search-out", str(tmp_path / "t.csv"),
+                 "--out", str(tmp_path / "f.trec")]) == 0
+    out = capsys.readouterr().out
+    trials = pd.read_csv(tmp_path / "t.csv")
+    v = float(trials.loc[trials["best"], "value"].iloc[0])
+    assert f"gm_map: {v:.4f} (mean of ln AP; geometric mean AP {np.exp(v):.4f}) on the " in out and v < 0
+    zero = tmp_path / "zero.txt"
+    zero.write_text("".join(f"q{i} 0 d{i} 0\n" for i in range(30)))  # no relevant document anywhere
+    assert main(["fuse", *run_args(files), "--search", "grid", "--step", "0.5", "--qrels", str(zero),
+                 "--metric", "ndcg@10", "--out", str(tmp_path / "g.trec")]) == 0
+    assert "warning: every trial gives the same mean ndcg@10 (0) on the tuning queries" in capsys.readouterr().err

@@ -93,6 +93,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _value(metric: str, value: float) -> str:
+    """A searched mean as printed: gm_map's is the mean of ln(AP), said so, with the geometric mean it gives."""
+    import math
+
+    if metric.split("(", 1)[0] == "gm_map" and math.isfinite(value):
+        return f"{value:.4f} (mean of ln AP; geometric mean AP {math.exp(value):.4f})"
+    return f"{value:.4f}"
+
+
 def _search(args: argparse.Namespace, runs: dict, method: str, norm: str) -> dict[str, float]:
     from pathlib import Path
 
@@ -106,10 +115,11 @@ def _search(args: argparse.Namespace, runs: dict, method: str, norm: str) -> dic
     shown = ", ".join(f"{n}={w:.4g}" for n, w in res.weights.items())
     print(f"weight search ({res.strategy}, {len(res.trials)} trials, seed {res.seed}) on {res.metric}: {shown}")
     if res.test_queries:
-        print(f"{res.metric}: {res.value_tune:.4f} on the {len(res.tune_queries)} tuning queries, "
-              f"{res.value_test:.4f} on the {len(res.test_queries)} held-out queries")
+        print(f"{res.metric}: {_value(res.metric, res.value_tune)} on the {len(res.tune_queries)} tuning queries, "
+              f"{_value(res.metric, res.value_test)} on the {len(res.test_queries)} held-out queries")
     else:
-        print(f"{res.metric}: {res.value_tune:.4f} on the {len(res.tune_queries)} queries tuned on (optimistic)")
+        print(f"{res.metric}: {_value(res.metric, res.value_tune)} on the {len(res.tune_queries)} queries tuned on "
+              "(optimistic)")
     if args.search_out:
         Path(args.search_out).parent.mkdir(parents=True, exist_ok=True)
         res.trials.to_csv(args.search_out, index=False, float_format="%.17g")
