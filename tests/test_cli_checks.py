@@ -288,3 +288,18 @@ def test_no_query_can_be_evaluated_is_an_error_with_the_reason(tmp_path, capsys,
     assert not (tmp_path / "out").exists()
     assert main([command, "--qrels", str(tmp_path / "q.txt"), "--run", f"A={tmp_path / 'a.trec'}",
                  "--run", f"B={tmp_path / 'b.trec'}", *extra]) == 0  # scored 0 instead (the default): fine
+
+
+@pytest.mark.parametrize("args, message", [
+    (["evaluate", "--report-depth", "-1"], "argument --report-depth: must be >= 0, got -1"),
+    (["evaluate", "--n-samples", "0"], "argument --n-samples: must be >= 1, got 0"),
+    (["compare", "--n-samples", "0"], "argument --n-samples: must be >= 1, got 0"),
+    (["compare", "--n-samples", "x"], "argument --n-samples: 'x' is not an integer"),
+])
+def test_counts_out_of_range_are_refused(tmp_path, capsys, args, message):
+    """--report-depth -1 and --n-samples 0 were accepted without a word."""
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "a.trec").write_text("q1 Q0 d1 1 2.0 a\n")
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "--qrels", str(tmp_path / "q.txt"), "--run", f"A={tmp_path / 'a.trec'}"])
+    assert stop.value.code == 2 and message in capsys.readouterr().err

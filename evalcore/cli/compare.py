@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options, add_judged_only, progress_unit, search_backend
+from .options import add_embedding_options, add_judged_only, counting, progress_unit, search_backend
 
 __all__ = ["register", "run"]
 
@@ -35,7 +35,7 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")
     add_judged_only(p)
-    p.add_argument("--n-samples", type=int, default=None, help="compare on a random sample of N qrels queries")
+    p.add_argument("--n-samples", type=counting(1), default=None, help="compare on a random sample of N qrels queries")
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "

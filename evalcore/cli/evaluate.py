@@ -7,6 +7,7 @@ import argparse
 from .options import (
     add_embedding_options,
     add_eval_options,
+    counting,
     diversity_alpha,
     progress_unit,
     search_backend,
@@ -19,7 +20,8 @@ def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="evaluate runs against ground truth")
     add_eval_options(p)
     p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
-    p.add_argument("--report-depth", type=int, default=10, help="top-k list length stored per query in report.json")
+    p.add_argument("--report-depth", type=counting(0), default=10,
+                   help="top-k list length stored per query in report.json (0: none)")
     add_embedding_options(p)
     from .workspace import add_workspace_option
 

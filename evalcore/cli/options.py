@@ -91,6 +91,21 @@ def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool 
     return name, value
 
 
+def counting(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer >= ``minimum`` (argparse names the option when it is not)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
 def file_exists(value: str) -> bool:
     """The ``exists`` test of :func:`split_named` for FILE[,FILE] values: the first file is there."""
     import os
@@ -119,7 +134,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
                    help="queries without relevant docs: score them (zero, trec_eval) or skip them")
     add_judged_only(p)
-    p.add_argument("--n-samples", type=int, default=None, help="evaluate a random sample of N qrels queries")
+    p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
 
 
