@@ -12,6 +12,7 @@ from scipy.stats import spearmanr
 from evalcore.errors import (
     DuplicateIdError,
     EmptyInputError,
+    EvalcoreWarning,
     NonFiniteValueError,
     OptionError,
     ShapeMismatchError,
@@ -177,3 +178,16 @@ def test_similarity_agreement_matches_scipy_on_same_pairs():
         similarity_agreement(ref, model[:10])
 
 
+
+
+def test_more_pairs_than_distinct_pairs_warns():
+    """1,000,000 pairs of 4 items were reported as such: only 12 ordered pairs exist."""
+    rng = np.random.default_rng(0)
+    ref, model = rng.normal(size=(4, 5)), rng.normal(size=(4, 3))
+    with pytest.warns(EvalcoreWarning, match=r"1,000 pairs drawn \(with replacement\) among only 12 distinct ordered"):
+        assert similarity_agreement(ref, model, n_pairs=1000, seed=0)["n_pairs"] == 1000
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)
+        similarity_agreement(ref, model, n_pairs=12, seed=0)  # no more than there are: no warning

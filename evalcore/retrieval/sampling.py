@@ -78,6 +78,9 @@ def similarity_agreement(reference, model, *, n_pairs: int = 10_000, seed: int =
         raise OptionError(f"n_pairs must be a positive integer, got {n_pairs!r}")
     _check_finite(ref, "reference", id_arr)
     _check_finite(mod, "model", id_arr)
+    if n_pairs > nrows * (nrows - 1):
+        warn(f"{int(n_pairs):,} pairs drawn (with replacement) among only {nrows * (nrows - 1):,} distinct ordered "
+             f"pairs of {nrows:,} items: most are repeats")
     i, j = sample_pairs(nrows, n_pairs, seed=seed)
 
     def cosines(emb: np.ndarray) -> np.ndarray:
