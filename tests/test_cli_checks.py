@@ -303,3 +303,28 @@ def test_counts_out_of_range_are_refused(tmp_path, capsys, args, message):
     with pytest.raises(SystemExit) as stop:
         main([*args, "--qrels", str(tmp_path / "q.txt"), "--run", f"A={tmp_path / 'a.trec'}"])
     assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("emb_names, run_name, message", [
+    (["m", "m"], "bm25", "two --emb runs are named 'm'"),
+    (["m", "bm25"], "bm25", "run names used twice (--run and --emb): ['bm25']"),
+])
+def test_emb_names_used_twice_are_refused_before_any_ranking(tmp_path, capsys, monkeypatch, emb_names, run_name,
+                                                             message):
+    """The second --emb of a name was refused only after the first was ranked (minutes on a large corpus)."""
+    from evalcore.cli import inputs
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "docs.npz", ids=np.array([f"d{i}" for i in range(5)]), embeddings=rng.normal(size=(5, 4)))
+    np.savez(tmp_path / "queries.npz", ids=np.array(["q1"]), embeddings=rng.normal(size=(1, 4)))
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 d1 1 2.0 r\n")
+
+    def never(*a, **k):
+        raise AssertionError("ranked before the names were checked")
+
+    monkeypatch.setattr(inputs, "embedding_run", never)
+    embs = [x for n in emb_names for x in ("--emb", f"{n}={tmp_path / 'docs.npz'},{tmp_path / 'queries.npz'}")]
+    assert main(["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", f"{run_name}={tmp_path / 'r.trec'}",
+                 *embs]) == 2
+    assert message in capsys.readouterr().err

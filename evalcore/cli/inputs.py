@@ -154,6 +154,17 @@ def runs_from_embeddings(
     return runs
 
 
+def _check_emb_names(specs: Sequence[str], runs: Mapping[str, Run]) -> None:
+    """Two ``--emb`` of one name, or an ``--emb`` named as a ``--run``: refused before anything is ranked."""
+    names = [s.split("=", 1)[0].strip() for s in specs if "=" in s]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise OptionError(f"two --emb runs are named {twice[0]!r}")
+    clash = sorted(set(names) & set(runs))
+    if clash:
+        raise OptionError(f"run names used twice (--run and --emb): {clash}")
+
+
 def _note_cut_embedding_inputs(fusion_info: dict[str, Any], emb_info: Mapping[str, Any]) -> None:
     """Record, per fusion, the depth of its embedding inputs (``inputs_depth``), and warn where one was ranked
     to fewer items than it could rank: beyond its depth it adds nothing, where whole rankings (seed 001 §7.2)
@@ -287,6 +298,7 @@ def evaluate_from_args(
         raise OptionError("--aspect applies to ordered-list ground truth (--qrels), not to --reference-emb")
 
     runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
+    _check_emb_names(emb_specs, runs)  # before any ranking (a minute or more): not after the first
     emb_info: dict[str, Any] = {}
     if ref_path:
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
