@@ -171,3 +171,9 @@ def test_fuse_search_on_gm_map_says_its_scale_and_equal_trials_warn(files, tmp_p
     assert main(["fuse", *run_args(files), "--search", "grid", "--step", "0.5", "--qrels", str(zero),
                  "--metric", "ndcg@10", "--out", str(tmp_path / "g.trec")]) == 0
     assert "warning: every trial gives the same mean ndcg@10 (0) on the tuning queries" in capsys.readouterr().err
+
+
+def test_agree_refuses_one_file_for_the_table_and_the_summary(files, tmp_path, capsys):
+    same = tmp_path / "x.csv"
+    assert main(["agree", *run_args(files), "--out", str(same), "--summary-out", str(tmp_path / "." / "x.csv")]) == 2
+    assert "--out and --summary-out are one file" in capsys.readouterr().err and not same.exists()

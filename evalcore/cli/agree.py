@@ -32,8 +32,11 @@ def run(args: argparse.Namespace) -> int:
 
     from .._lazy import pd
     from ..agreement import agreement, agreement_matrix, rbo_name, summarize_agreement
+    from ..errors import OptionError
     from .inputs import load_runs
 
+    if args.out and args.summary_out and Path(args.out).resolve() == Path(args.summary_out).resolve():
+        raise OptionError(f"--out and --summary-out are one file ({args.out}): the summary would replace the table")
     runs = load_runs(args.run)
     table = agreement(runs, k=args.k, measures=args.measures, p=args.p, ties=args.ties)
     summary = summarize_agreement(table)
