@@ -367,3 +367,13 @@ def test_read_csv_bytes_reads_and_raises_like_arrow():
     with pytest.raises(pa.ArrowInvalid):
         read_csv_bytes(bad, **opts)
     assert sys.getrefcount(bad) == before
+
+
+@pytest.mark.parametrize("text, line, n", [(b"q1 Q0 d1 1 0.9 bm25\nq1 Q0 d2 2 0.8 bm25\n", 1, 6),
+                                           (b"# a comment\n\nq1 Q0 d1 1 0.9\n", 3, 5)])
+def test_a_run_file_given_as_judgments_is_refused(text, line, n):
+    """A run's rank column was read as the grade (relevance 1, 2, 3... on the Data page's preview)."""
+    with pytest.raises(ColumnCountError, match=re.escape(f"x.trec, line {line}: {n} columns with 'Q0' second: this "
+                                                         "looks like a run file (qid Q0 docid rank score tag)")):
+        read_trec_qrels(text, label="x.trec")
+    assert read_trec_qrels(b"q1 Q0 d1 1\n").n_queries == 1  # four columns with Q0 as the iteration: judgments

@@ -242,6 +242,18 @@ def _first_tag(body: bytes) -> str | None:
     return None
 
 
+def _refuse_a_run(body: bytes, data: bytes, label: str) -> None:
+    """A run file given as judgments (``qid Q0 docid rank score [tag]``: its rank would be read as the grade):
+    :class:`ColumnCountError` naming its first line."""
+    for lineno, parts in _iter_lines(body[: 1 << 16]):
+        if len(parts) >= 5 and parts[1].upper() == "Q0":
+            line = next((i for i, ln in enumerate(data.splitlines(), 1) if ln.strip() and not ln.lstrip().startswith(
+                b"#")), lineno)
+            raise ColumnCountError(f"{len(parts)} columns with 'Q0' second: this looks like a run file (qid Q0 docid "
+                                   "rank score tag), not judgments (qid iter docid grade)", file=label, line=line)
+        return
+
+
 def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     """Read TREC qrels ``qid iter docid grade`` (grade an integer; 0 and negatives mean not relevant)."""
     data, label = read_bytes(src, name=label)
@@ -249,6 +261,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     body = _strip_comments(data)
     if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
+    _refuse_a_run(body, data, label)
     numeric = {3: "int"}
     tbl = _fast_table(body, 4, [0, 2, 3], {0: "str", 2: "str", 3: "int"})
     if tbl is not None and tbl.num_rows > 0:
