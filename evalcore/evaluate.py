@@ -41,7 +41,7 @@ import numpy as np
 from ._columns import factorize_strings, positions_in
 from ._threads import in_caller_context, thread_count
 from .data import Qrels, Run
-from .errors import OptionError
+from .errors import OptionError, warn
 from .evaluation import Evaluation
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
@@ -95,6 +95,15 @@ def _cutoffs(k: Iterable[int] | int) -> list[int]:
     if any(x < 1 for x in ks):
         raise OptionError(f"cutoffs must be >= 1, got {sorted(set(ks))}")
     return sorted(set(ks))
+
+
+def _warn_threshold_above_grades(qrels: Qrels, theta: int) -> None:
+    """A relevance threshold no judgment reaches makes every query one without a relevant document: say so."""
+    grades = qrels.grades
+    if len(grades) and int(grades.max()) < theta:
+        warn(f"no judgment reaches the relevance threshold (grade >= {theta}; the highest grade is "
+             f"{int(grades.max())}): no query has a relevant document, and every metric counting relevant "
+             "documents is 0", stacklevel=3)
 
 
 def _qrels_index(qrels: Qrels) -> dict[str, Any]:
@@ -491,6 +500,7 @@ def evaluate(
     if not isinstance(judged_only, (bool, np.bool_)):
         raise OptionError(f"judged_only must be True or False, got {judged_only!r}")
     _check_grades(measures, qrels)
+    _warn_threshold_above_grades(qrels, theta)
     run_map = _as_run_map(runs)
     if not run_map:
         raise OptionError("give at least one run")

@@ -488,3 +488,22 @@ def test_evaluate_names_an_argument_of_the_wrong_kind_and_refuses_fractional_cut
         with pytest.raises(OptionError, match="cutoffs must be integers >= 1"):
             evaluate(q, r, metrics=["ndcg"], k=k)
     assert evaluate(q, r, metrics=["ndcg"], k=[10.0, 3]).table["k"].unique().tolist() == [3, 10]  # integral: fine
+
+
+def test_a_relevance_threshold_above_every_grade_warns():
+    """Threshold 10**9 on grades 0-3: recall, mrr, map all 0 and a star on every run, without a word."""
+    import warnings
+
+    from evalcore import evaluate
+    from evalcore.data import Qrels, Run
+    from evalcore.errors import EvalcoreWarning
+
+    q = Qrels.from_dict({"q1": {"d1": 3, "d2": 1}, "q2": {"d3": 0}})
+    r = Run.from_dict({"q1": {"d2": 2.0, "d1": 1.0}}, name="A")
+    with pytest.warns(EvalcoreWarning, match=r"no judgment reaches the relevance threshold \(grade >= 4; the highest "
+                                             r"grade is 3\)") as got:
+        evaluate(q, r, metrics=["recall"], k=[10], rel_threshold=4)
+    assert got[0].filename == __file__  # attributed to the caller
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)
+        evaluate(q, r, metrics=["recall"], k=[10], rel_threshold=3)  # grade 3 reaches it: no warning
