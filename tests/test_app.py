@@ -546,6 +546,7 @@ def test_bad_parameterised_metric_is_an_error_message(text, message):
     errs = errors(at)
     assert len(errs) == 1 and errs[0].startswith("Settings not applied: ") and message in errs[0], errs
     assert at.session_state["ws"].settings == before
+    assert len(errs[0]) < 400 and "bpref" not in errs[0]  # not the catalogue of every measure (3,000 characters)
 
 
 def test_user_text_is_never_markdown():
