@@ -250,6 +250,23 @@ def cb_rename(uid: str) -> None:
         return
     if not report(P.write(lambda ws: ws.rename_run(name, new)), f"renamed {name} to {new}", where="loaded"):
         st.session_state.pop(f"name_{uid}", None)
+        return
+    follow_rename(st.session_state, name, new)
+
+
+#: The shared selections that hold run names (one, or a list).
+RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S.SEL_VERSION_REFERENCE,
+                  S.SEL_VERSION_A, S.SEL_VERSION_B)
+
+
+def follow_rename(state: Any, old: str, new: str) -> None:
+    """The selections naming run ``old`` name ``new`` (run A on Queries stays that run, renamed)."""
+    for key in RUN_SELECTIONS:
+        value = state.get(key)
+        if value == old:
+            state[key] = new
+        elif isinstance(value, list) and old in value:
+            state[key] = [new if v == old else v for v in value]
 
 
 def cb_run_info(uid: str, field: str) -> None:

@@ -43,3 +43,25 @@ def test_the_queries_table_shows_the_difference_and_runs_a_and_b_first():
     table = next(f for f in frames(at) if "difference B − A" in f.columns)
     assert list(table.columns[:5]) == ["query_id", "domain", "difference B − A", a, b]
     assert set(table.columns[5:]) == set(at.selectbox(key="w_queries_sel_run_a").options) - {a, b}
+
+
+def test_a_renamed_run_stays_picked():
+    """Run A = c on Queries, then c renamed on the Data page: back on Queries, Run A was the first run ('a')."""
+    from test_app import errors, goto, trec_qrels, trec_run
+
+    from evalcore import workspace as W
+
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    for i, name in enumerate(["a", "b", "c"]):
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", trec_run(i + 1)), name=name)
+    at = start(ws, "queries")
+    at.selectbox(key="w_queries_sel_run_a").select("c").run()
+    at.selectbox(key="w_queries_sel_run_b").select("b").run()
+    goto(at, "data")
+    uid = {r.name: r.uid for r in at.session_state["ws"].runs}["c"]
+    at.text_input(key=f"name_{uid}").input("C-renamed").run()
+    assert not at.exception and not errors(at)
+    goto(at, "queries")
+    assert (at.selectbox(key="w_queries_sel_run_a").value, at.selectbox(key="w_queries_sel_run_b").value) == (
+        "C-renamed", "b")
+    assert _headers(at) == ["A · C-renamed", "B · b"]
