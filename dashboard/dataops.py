@@ -127,12 +127,26 @@ def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
                   where="gt")
 
 
-def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> str:
+def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tuple[str, list[str]]:
+    """Store the file as a run; returns its name and the runs already holding these very bytes."""
     name = W.free_name(W.file_stem(blob.name), ws.run_names())
     aspect = aspect if aspect in ws.aspects() else None
+    info = ws.runs()
+    same = info.loc[info["source_sha256"] == blob.sha256, "name"].astype(str).tolist() if len(info) else []
     if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
-        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect)
-    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect)
+        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect), same
+    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect), same
+
+
+def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bool) -> str:
+    """How an uploaded file was added: under its own name, or another one (the name was taken), and whether
+    the workspace already held its very content (an upload made twice)."""
+    text = file_name + (" (embeddings, item-to-item)" if embeddings else "")
+    if run_name != W.file_stem(file_name):
+        text += f" as run {run_name!r}"
+    if same:
+        text += f" (the same file as run {same[0]!r})"
+    return text
 
 
 def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> None:
@@ -143,7 +157,7 @@ def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> No
         failed = _failed_text()
         result = P.write(lambda ws, blob=blob: _add_run(ws, blob, aspect, fmt), on_demo="new")
         if result.ok:
-            added.append(f"{blob.name} (embeddings, item-to-item)" if W.looks_like_embeddings(blob) else blob.name)
+            added.append(added_text(blob.name, *result.value, embeddings=W.looks_like_embeddings(blob)))
             if result.created:
                 flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged",
                       where="runs")

@@ -436,6 +436,23 @@ def test_uploads_of_several_formats_and_a_bad_file():
     assert not errors(at)
 
 
+def test_a_file_uploaded_twice_is_said_so_with_the_name_it_got():
+    """The second upload of bm25.trec became run 'bm25 (2)' under the message 'added run file(s) bm25.trec'."""
+    at = empty_data_page()
+
+    def upload(name: str, data: bytes) -> list[str]:  # (a new uploader after each stored upload: its key changes)
+        box = next(u for u in at.get("file_uploader") if str(u.key).startswith("up_runs"))
+        box.set_value([(name, data, "text/plain")]).run()
+        assert not at.exception and not errors(at)
+        return [unescape(s.value) for s in at.success]
+
+    upload("bm25.trec", trec_run(1))
+    said = upload("bm25.trec", trec_run(1))
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "bm25 (2)"]
+    assert "added run file(s) bm25.trec as run 'bm25 (2)' (the same file as run 'bm25')" in said, said
+    assert "added run file(s) dense.trec" in upload("dense.trec", trec_run(2))  # its own name, new content
+
+
 def test_bad_ground_truth_is_reported_and_runs_are_kept():
     at = empty_data_page()
     at.file_uploader(key="up_runs").set_value([("bm25.trec", trec_run(1), "text/plain")]).run()
