@@ -103,9 +103,12 @@ def _failed_text() -> str:
 
 
 def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
-    """A judgments file as the ground truth (on the demo: in a new, empty workspace)."""
+    """A judgments file as the ground truth (on the demo: in a new, empty workspace); vectors there are said to
+    belong to the other choice, a reference model's embeddings."""
+    failed = "nothing was changed" + ("; these are vectors: choose \"Ground truth from: a reference model's "
+                                      "embeddings\" above" if W.looks_like_embeddings(blob) else "")
     return report(P.write(lambda ws: ws.set_ground_truth(blob.data, source_name=blob.name, format=fmt), on_demo="new"),
-                  f"loaded ground truth {blob.name}", prefix="Not loaded", where="gt")
+                  f"loaded ground truth {blob.name}", failed=failed, prefix="Not loaded", where="gt")
 
 
 def use_ground_truth(gt_id: int, label: str) -> bool:

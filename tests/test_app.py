@@ -453,6 +453,22 @@ def test_a_file_uploaded_twice_is_said_so_with_the_name_it_got():
     assert "added run file(s) dense.trec" in upload("dense.trec", trec_run(2))  # its own name, new content
 
 
+def test_a_file_in_the_wrong_uploader_is_told_where_it_belongs():
+    """A TREC run in the embedding form read 'no vector columns besides the id column 'q0 Q0 d16 1 0.97 tag''; a
+    .npz as judgments 'binary content (NUL bytes)' without a word of the reference-model choice."""
+    at = empty_data_page()
+    at.file_uploader(key="up_emb").set_value(("t.trec", trec_run(2), "text/plain"))
+    at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
+    assert not at.exception
+    assert any("t.trec, line 1: this looks like a TREC run file (qid Q0 docid rank score tag), not embeddings: add "
+               "it as a ranked run" in e for e in errors(at)), errors(at)
+    at.file_uploader(key="up_gt").set_value(("emb.npz", npz(QUERIES + DOCS, 4, 1), "application/octet-stream")).run()
+    assert not at.exception
+    assert any("these are vectors: choose \"Ground truth from: a reference model's embeddings\" above" in e
+               for e in errors(at)), errors(at)
+    assert at.session_state["ws"].ground_truth is None and not at.session_state["ws"].runs
+
+
 def test_bad_ground_truth_is_reported_and_runs_are_kept():
     at = empty_data_page()
     at.file_uploader(key="up_runs").set_value([("bm25.trec", trec_run(1), "text/plain")]).run()
