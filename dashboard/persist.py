@@ -416,6 +416,8 @@ def rename(new: str) -> str:
         raise WorkspaceError("this workspace cannot be renamed here" + (
             " (it is EVALCORE_WORKSPACE's folder)" if old != DEMO else " (the demo is read-only)"))
     new = check_name(new)
+    if new == old:  # (the folder would "already exist")
+        return new
     workspace().close()
     path = root().rename(old, new)
     forget_open_workspaces()

@@ -25,7 +25,10 @@ def label(name: str) -> str:
 def _attempt(action, done: str) -> None:
     try:
         name = action()
-    except (EvalcoreError, OSError) as e:
+    except EvalcoreError as e:
+        P.notice("error", e.message)  # (not the server's folder path in front)
+        return
+    except OSError as e:
         P.notice("error", str(e))
         return
     P.notice("success", done.format(name=name))
@@ -49,7 +52,9 @@ def cb_copy() -> None:
 
 
 def cb_rename() -> None:
-    _attempt(lambda: P.rename(st.session_state.get(RENAME_TO) or ""), "Renamed to {name!r}.")
+    new = (st.session_state.get(RENAME_TO) or "").strip()
+    done = "The workspace is already named {name!r}." if new and new == P.active() else "Renamed to {name!r}."
+    _attempt(lambda: P.rename(new), done)
     st.session_state[RENAME_TO] = ""
 
 

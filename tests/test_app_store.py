@@ -173,6 +173,22 @@ def test_picker_creates_switches_renames_and_deletes_with_confirmation():
     assert any("no '/'" in unescape(e.value) for e in bad.sidebar.error)
 
 
+def test_renaming_a_workspace_to_its_name_or_creating_one_that_exists_reads_plainly():
+    """Renaming to its own name said 'a workspace or folder named X already exists', and the sidebar's
+    workspace errors began with the server's folder path."""
+    name, _ = python_workspace()
+    at = T.open_app(name)
+    at.text_input(key="ws_rename_to").input(name)
+    at.button(key="ws_rename").click().run()
+    assert not at.exception and not at.sidebar.error
+    assert f"The workspace is already named {name!r}." in [unescape(s.value) for s in at.sidebar.success]
+    assert at.session_state[P.ACTIVE] == name
+    at.text_input(key="ws_new_name").input(name)
+    at.button(key="ws_create").click().run()
+    said = [unescape(e.value) for e in at.sidebar.error]
+    assert said == [f"a workspace or folder named {name!r} already exists"], said  # no folder path in front
+
+
 def test_a_workspace_deleted_elsewhere_is_reported_and_the_session_moves_on():
     name, _ = python_workspace()
     at = T.open_app(name)
