@@ -218,8 +218,8 @@ for src in ws.runs:
                              on_change=D.cb_run_info, args=(src.uid, "step"), placeholder="(none)",
                              help="Orders the versions of a model; empty: by version label.")
         run = ctx.runs.get(src.name)  # read first (a stored run is read on demand): its warnings come with it
-        if src.uid in ctx.run_errors:
-            ui.show_error(ctx.run_errors[src.uid])
+        if src.uid in ctx.run_errors:  # (stored: it cannot be read or ranked against this ground truth)
+            ui.show_error(ctx.run_errors[src.uid], prefix="Not evaluated (the run is kept)")
         for w in ctx.run_warnings.get(src.uid, ()):
             ui.show_warning(w)
         if run is not None and src.uid not in ctx.run_errors:

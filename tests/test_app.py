@@ -469,6 +469,20 @@ def test_a_file_in_the_wrong_uploader_is_told_where_it_belongs():
     assert at.session_state["ws"].ground_truth is None and not at.session_state["ws"].runs
 
 
+def test_a_kept_run_that_cannot_be_evaluated_is_not_said_not_loaded():
+    """An item-to-item embedding run none of whose ids is a ground-truth query is stored (it stays in the
+    workspace) but cannot be evaluated: it read 'Not loaded'."""
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("items.npz", npz([f"x{i}" for i in range(8)], 4, 1)), name="items")
+    at = goto(start(ws), "data")
+    assert not at.exception
+    errs = errors(at)
+    assert any(e.startswith("Not evaluated (the run is kept): ") for e in errs), errs
+    assert not any(e.startswith("Not loaded") for e in errs)
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "items"]
+
+
 def test_bad_ground_truth_is_reported_and_runs_are_kept():
     at = empty_data_page()
     at.file_uploader(key="up_runs").set_value([("bm25.trec", trec_run(1), "text/plain")]).run()
