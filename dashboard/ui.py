@@ -103,9 +103,10 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
     """An error next to the file it concerns (no traceback); an unknown measure without the catalogue of every
     measure (3,000 characters: the metric list on the Data page and `python -m evalcore metrics` give it)."""
     text = str(message)
-    if "; supported: " in text:
-        text = text.split("; supported: ", 1)[0] + " (the Metrics list of the Data page holds every measure; " \
-            "`python -m evalcore metrics` describes them)"
+    head, _, catalogue = text.partition("; supported: ")
+    if catalogue and " measure " in f" {head} " and len(catalogue) > 200:  # (a short list of choices stays)
+        text = head + " (the Metrics list of the Data page holds every measure; `python -m evalcore metrics` " \
+            "describes them)"
     st.error(f"{prefix}: {md_escape(text)}", icon=":material/error:")
 
 
