@@ -5,6 +5,7 @@ per-query table (:mod:`evalcore.aggregate`, :mod:`evalcore.stats`) that these he
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "plain_table",
@@ -284,9 +285,22 @@ def baseline_caption(baseline_mean: float | None) -> str:
     return f"Against the baseline (mean of the baseline: {baseline_mean:.4f}). "
 
 
-def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str) -> pd.DataFrame:
+def wtl_cells(wins: Any, ties: Any, losses: Any, *, higher_is_better: bool = True) -> list[str]:
+    """``"wins / ties / losses"`` of a run against another, a win being a better value: the tests count a
+    win where the run's value is above (B − A > 0), which for ``first_rel_rank`` (lower is better) is a loss.
+
+    >>> wtl_cells([10], [0], [6], higher_is_better=False)
+    ['6 / 0 / 10']
+    """
+    w, lo = (wins, losses) if higher_is_better else (losses, wins)
+    return [f"{a} / {b} / {c}" for a, b, c in zip(w, ties, lo, strict=True)]
+
+
+def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str,
+                  higher_is_better: bool = True) -> pd.DataFrame:
     """The Compare table, key columns first: run, run − baseline, its 95% CI (one text cell), p adjusted,
-    significant; then the run's mean, its coverage, wins/ties/losses, effect size, raw p-value, n, note.
+    significant; then the run's mean, its coverage, wins/ties/losses (a win: a better value, see
+    :func:`wtl_cells`), effect size, raw p-value, n, note.
 
     ``rows``: :func:`dashboard.drilldown.against_baseline` output.
     """
@@ -300,8 +314,8 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         "significant": rows["significant"].astype(bool),
         f"mean {label}": rows["mean"].astype(float),
         "coverage": [f"{cov[r]:.0%}" if r in cov else "–" for r in rows["run"].astype(str)],
-        "wins / ties / losses": [f"{w} / {t} / {lo}" for w, t, lo in zip(rows["wins"], rows["ties"], rows["losses"],
-                                                                        strict=True)],
+        "wins / ties / losses": wtl_cells(rows["wins"], rows["ties"], rows["losses"],
+                                          higher_is_better=higher_is_better),
         "effect size dz": rows["effect_size"].astype(float),
         "p-value": rows["p_value"],
         "n": rows["n"].astype(int),

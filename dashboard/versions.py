@@ -185,9 +185,11 @@ def unsure_order_text(why: str, runs: list[str], model: str) -> str:
            "Data page (run info)."
 
 
-def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.DataFrame:
+def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str, *, higher_is_better: bool = True
+               ) -> pd.DataFrame:
     """One family of :func:`tests` for display: version, against, difference, its CI, p adjusted, significant,
-    then the means, wins/ties/losses, effect size, raw p-value, n, note."""
+    then the means, wins/ties/losses (a win: a better value, :func:`dashboard.tables.wtl_cells`), effect size,
+    raw p-value, n, note."""
     r = rows[rows["against"] == against]
     return pd.DataFrame({
         "version": [names.get(x, x) for x in r["run_b"].astype(str)],
@@ -198,8 +200,7 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str) -> pd.Da
         "significant": r["significant"].astype(bool).to_numpy(),
         "mean": r["mean_b"].astype(float).to_numpy(),
         "mean against": r["mean_a"].astype(float).to_numpy(),
-        "wins / ties / losses": [f"{w} / {t} / {lo}" for w, t, lo in zip(r["wins"], r["ties"], r["losses"],
-                                                                        strict=True)],
+        "wins / ties / losses": T.wtl_cells(r["wins"], r["ties"], r["losses"], higher_is_better=higher_is_better),
         "effect size dz": r["effect_size"].astype(float).to_numpy(),
         "p-value": r["p_value"].to_numpy(),
         "n": r["n"].astype(int).to_numpy(),

@@ -17,6 +17,7 @@ from dashboard import picker as P
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as VS
+from evalcore import workspace as W
 from evalcore.stats import win_tie_loss
 
 GOTO = "compare_goto_query"
@@ -65,18 +66,23 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
     pair_key = f"{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}"
     pf = S.memo("pair:" + pair_key,
                 lambda: D.pair_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b))
+    higher = W.higher_is_better(metric)
     w, t, lo = S.memo("wtl:" + pair_key, lambda: win_tie_loss(pf["a"], pf["b"]))
+    if not higher:  # (win_tie_loss counts B above A as a win)
+        w, lo = lo, w
     m1, m2, m3 = st.columns(3)
     m1.metric("B wins", w)
     m2.metric("ties", t)
     m3.metric("B loses", lo)
-    st.caption("Counts of queries where run B's value is above / equal to / below run A's.")
+    st.caption("Counts of queries where run B's value is " + ("above / equal to / below run A's." if higher else
+               "below / equal to / above run A's (lower is better for this metric)."))
     s1, s2 = st.columns([3, 2])
     with s1:
         ui.chart(S.memo("fig:scatter:" + pair_key,
                         lambda: charts.pair_scatter(pf, run_a=run_a, run_b=run_b, metric_label=label)),
                  key="cmp_scatter", name="per_query_scatter", on_select=on_point_selected, selection_mode="points")
-        st.caption("Points above the diagonal: B is better on that query. Click a point to open its drill-down."
+        st.caption(f"Points {'above' if higher else 'below'} the diagonal: B is better on that query. Click a point "
+                   "to open its drill-down."
                    + (f" {len(pf):,} queries: grey = how many queries fall there; the points are the "
                       f"{charts.SCATTER_POINTS} where the runs differ most." if len(pf) > charts.SCATTER_POINTS
                       else ""))
@@ -85,8 +91,9 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                         lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),
                  key="cmp_hist", name="difference_histogram")
 
-    worst = S.memo("worst:" + pair_key,
-                   lambda: pf.sort_values(["difference", "query_id"], kind="mergesort")["query_id"].tolist())
+    worst = S.memo("worst:" + pair_key,  # (B's worst: the lowest B − A, the highest where lower is better)
+                   lambda: pf.assign(worse=-pf["difference"] if not higher else pf["difference"]).sort_values(
+                       ["worse", "query_id"], kind="mergesort")["query_id"].tolist())
     st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
     # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one)
     shown_pair = f"{metric}:{k}:{run_a}:{run_b}"
@@ -128,7 +135,8 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
                                        "per-query view.")
     cov = S.coverage(ctx).set_index("run")["coverage"]
     rows = S.memo(f"vsbase:{mkey}:{baseline}", lambda: D.against_baseline(cmp, baseline))
-    shown = S.memo(f"vsbase_shown:{mkey}:{baseline}", lambda: T.baseline_view(rows, coverage=cov, label=label))
+    shown = S.memo(f"vsbase_shown:{mkey}:{baseline}", lambda: T.baseline_view(rows, coverage=cov, label=label,
+                                                                            higher_is_better=W.higher_is_better(metric)))
     ui.dataframe(T.display_table(shown), hide_index=True, key="cmp_table", column_config={
         "run": st.column_config.TextColumn("run", pinned=True),
         "run − baseline": st.column_config.NumberColumn("run − baseline", format="%+.4f"),
@@ -219,7 +227,7 @@ mkey = f"{ctx.eval_key}:{metric}:{k}:{test}:{correction}:{runs}"
 matrix = S.memo("matrix:" + mkey, lambda: D.compare_matrix(cmp, runs))
 
 st.subheader("Every pair of runs")
-higher = metric.split("(", 1)[0] != "first_rel_rank"
+higher = W.higher_is_better(metric)
 ui.chart(S.memo("fig:matrix:" + mkey, lambda: charts.compare_heatmap(matrix, metric_label=label,
                                                                     higher_is_better=higher)),
          key="cmp_matrix", name="pairs_matrix")

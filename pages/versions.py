@@ -64,10 +64,10 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
               "difference": st.column_config.NumberColumn("difference", format="%+.4f"),
               "significant": st.column_config.CheckboxColumn("significant", width=76)}
     st.caption("Against the previous version")
-    ui.dataframe(T.display_table(V.tests_view(out.value, names, "previous")), hide_index=True, key="ver_prev",
+    ui.dataframe(T.display_table(V.tests_view(out.value, names, "previous", higher_is_better=W.higher_is_better(metric))), hide_index=True, key="ver_prev",
                  column_config=config)
     st.caption("Against the reference version")
-    ui.dataframe(T.display_table(V.tests_view(out.value, names, "reference")), hide_index=True, key="ver_ref",
+    ui.dataframe(T.display_table(V.tests_view(out.value, names, "reference", higher_is_better=W.higher_is_better(metric))), hide_index=True, key="ver_ref",
                  column_config=config)
     st.caption(f"Difference = the version − the one it is tested against (mean of the per-query differences, paired "
                f"by query id); 95% CI: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the same "

@@ -415,3 +415,30 @@ def test_gm_map_pages_say_the_per_query_values_are_logs():
         assert at.selectbox(key=f"w_{page}_sel_metric").value == "gm_map"
         assert GM_MAP_SCALE in [c.value for c in at.caption], page
     assert checked == ["compare", "queries", "domains", "fusion"], checked
+
+
+def test_compare_counts_a_lower_first_rel_rank_as_a_win():
+    """first_rel_rank (lower is better): B finds the relevant document later on 3 queries, earlier on 1. The
+    Compare page said 'B wins 3 / B loses 1' (the tests count B above A) and 'points above the diagonal: B is
+    better'; the Versions page's improved/regressed said the opposite."""
+    qrels = b"".join(f"q{i} 0 r{i} 1\n".encode() for i in range(1, 6))
+    a = b"".join(f"q{i} Q0 r{i} 1 3 a\nq{i} Q0 x{i} 2 2 a\nq{i} Q0 y{i} 3 1 a\n".encode() for i in range(1, 5)) + \
+        b"q5 Q0 x5 1 3 a\nq5 Q0 y5 2 2 a\nq5 Q0 r5 3 1 a\n"
+    b = b"".join(f"q{i} Q0 x{i} 1 3 b\nq{i} Q0 y{i} 2 2 b\nq{i} Q0 r{i} 3 1 b\n".encode() for i in range(1, 4)) + \
+        b"q4 Q0 r4 1 3 b\nq5 Q0 r5 1 3 b\n"
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("first_rel_rank", "ndcg"))),
+                            W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="A")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="B")
+    at = goto(start(ws), "compare")
+    at.selectbox(key="w_compare_sel_metric").select("first_rel_rank").run()
+    at.selectbox(key="w_compare_sel_baseline").select("A").run()
+    assert not at.exception and not errors(at)
+    assert [(m.label, m.value) for m in at.metric][:3] == [("B wins", "1"), ("ties", "1"), ("B loses", "3")]
+    table = frame(at, "run", "wins / ties / losses")
+    assert table.set_index("run").loc["B", "wins / ties / losses"] == "1 / 1 / 3"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Points below the diagonal: B is better") for c in captions)
+    assert any("below / equal to / above run A's (lower is better for this metric)" in c for c in captions)
+    at.selectbox(key="w_compare_sel_metric").select("ndcg").run()  # higher is better: counted as the tests count
+    assert any(c.value.startswith("Points above the diagonal: B is better") for c in at.caption)

@@ -123,3 +123,28 @@ def test_metric_k_pairs_with_keys_too_large_to_count_and_an_empty_table():
     table = random_table(0).assign(k=lambda t: t["k"].astype(np.int64) * 10**9)
     assert T.metric_k_pairs(table) == obvious_pairs(table)
     assert T.metric_k_pairs(table.iloc[:0]) == []
+
+
+def test_wins_count_a_better_value_whatever_the_direction():
+    """The tests count a win where B is above A; for first_rel_rank a win is below."""
+    from dashboard import versions as V
+    from evalcore import workspace as W
+    from evalcore.data import Qrels, Run
+    from evalcore.stats import compare
+
+    assert T.wtl_cells([3, 0], [1, 2], [1, 5]) == ["3 / 1 / 1", "0 / 2 / 5"]
+    assert T.wtl_cells([3, 0], [1, 2], [1, 5], higher_is_better=False) == ["1 / 1 / 3", "5 / 2 / 0"]
+    qrels = Qrels.from_dict({f"q{i}": {f"r{i}": 1} for i in range(5)})
+    first = Run.from_dict({f"q{i}": {f"r{i}": 3.0, "x": 2.0} for i in range(5)}, name="v1")  # rank 1 everywhere
+    later = Run.from_dict({f"q{i}": {"x": 3.0, f"r{i}": 2.0} if i < 4 else {f"r{i}": 3.0} for i in range(5)},
+                          name="v2")  # rank 2 on four queries: worse
+    from evalcore.evaluate import evaluate
+
+    table = evaluate(qrels, [first, later], metrics=["first_rel_rank"], k=[10]).table
+    series = W.version_series(pd.DataFrame({"name": ["v1", "v2"], "model": ["m", "m"], "version": [None, None],
+                                            "step": [1.0, 2.0]}))
+    rows = W.version_tests(table, series, model="m", metric="first_rel_rank", k=0, n_resamples=200)
+    view = V.tests_view(rows, {"v1": "v1", "v2": "v2"}, "previous", higher_is_better=False)
+    assert view["wins / ties / losses"].tolist() == ["0 / 1 / 4"]  # v2 loses on four queries, ties on one
+    raw = compare(table, metric="first_rel_rank", k=0)
+    assert (int(raw["wins"].iloc[0]), int(raw["losses"].iloc[0])) == (4, 0)  # (the tests' count: v2 above v1)
