@@ -31,6 +31,7 @@ from .paired import (
     _paired_arrays,
     _paired_test,
     adjust_pvalues,
+    exact_mean,
     win_tie_loss,
 )
 
@@ -119,8 +120,8 @@ def _test_pair(
         nan = float("nan")
         n = len(xa)
         res = PairedTestResult(
-            n=n, mean_a=float(np.mean(xa)) if n else nan, mean_b=float(np.mean(xb)) if n else nan,
-            diff=float(np.mean(xb - xa)) if n else nan, ci_low=nan, ci_high=nan, effect_size=nan,
+            n=n, mean_a=exact_mean(xa), mean_b=exact_mean(xb), diff=exact_mean(xb - xa), ci_low=nan, ci_high=nan,
+            effect_size=nan,
             statistic=nan, p_value=nan, wins=w, ties=t, losses=lo, test=kw["test"],
             note=f"{NOTE_TOO_SMALL}: {n} paired queries < min_queries={min_queries}",
         )  # fmt: skip
