@@ -1,0 +1,66 @@
+"""Uploads on the Data page that went wrong without saying how: a file uploaded twice, a file in the wrong
+uploader, a stored run that cannot be evaluated (found by a sweep of the Data page under AppTest)."""
+
+from __future__ import annotations
+
+from test_app import (
+    DOCS,
+    QUERIES,
+    empty_data_page,
+    errors,
+    goto,
+    npz,
+    start,
+    trec_qrels,
+    trec_run,
+    unescape,
+)
+
+from evalcore import workspace as W
+
+
+def test_a_file_uploaded_twice_is_said_so_with_the_name_it_got():
+    """The second upload of bm25.trec became run 'bm25 (2)' under the message 'added run file(s) bm25.trec'."""
+    at = empty_data_page()
+
+    def upload(name: str, data: bytes) -> list[str]:  # (a new uploader after each stored upload: its key changes)
+        box = next(u for u in at.get("file_uploader") if str(u.key).startswith("up_runs"))
+        box.set_value([(name, data, "text/plain")]).run()
+        assert not at.exception and not errors(at)
+        return [unescape(s.value) for s in at.success]
+
+    upload("bm25.trec", trec_run(1))
+    said = upload("bm25.trec", trec_run(1))
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "bm25 (2)"]
+    assert "added run file(s) bm25.trec as run 'bm25 (2)' (the same file as run 'bm25')" in said, said
+    assert "added run file(s) dense.trec" in upload("dense.trec", trec_run(2))  # its own name, new content
+
+
+def test_a_file_in_the_wrong_uploader_is_told_where_it_belongs():
+    """A TREC run in the embedding form read 'no vector columns besides the id column 'q0 Q0 d16 1 0.97 tag''; a
+    .npz as judgments 'binary content (NUL bytes)' without a word of the reference-model choice."""
+    at = empty_data_page()
+    at.file_uploader(key="up_emb").set_value(("t.trec", trec_run(2), "text/plain"))
+    at.button[[b.label for b in at.button].index("Add embedding run")].click().run()
+    assert not at.exception
+    assert any("t.trec, line 1: this looks like a TREC run file (qid Q0 docid rank score tag), not embeddings: add "
+               "it as a ranked run" in e for e in errors(at)), errors(at)
+    at.file_uploader(key="up_gt").set_value(("emb.npz", npz(QUERIES + DOCS, 4, 1), "application/octet-stream")).run()
+    assert not at.exception
+    assert any("these are vectors: choose \"Ground truth from: a reference model's embeddings\" above" in e
+               for e in errors(at)), errors(at)
+    assert at.session_state["ws"].ground_truth is None and not at.session_state["ws"].runs
+
+
+def test_a_kept_run_that_cannot_be_evaluated_is_not_said_not_loaded():
+    """An item-to-item embedding run none of whose ids is a ground-truth query is stored (it stays in the
+    workspace) but cannot be evaluated: it read 'Not loaded'."""
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
+    ws, _ = W.add_embedding_run(ws, W.Blob.of("items.npz", npz([f"x{i}" for i in range(8)], 4, 1)), name="items")
+    at = goto(start(ws), "data")
+    assert not at.exception
+    errs = errors(at)
+    assert any(e.startswith("Not evaluated (the run is kept): ") for e in errs), errs
+    assert not any(e.startswith("Not loaded") for e in errs)
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "items"]
