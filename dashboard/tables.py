@@ -276,13 +276,15 @@ def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["run", "recall"], kind="mergesort").reset_index(drop=True)
 
 
-def baseline_caption(baseline_mean: float | None) -> str:
-    """The caption above the runs-against-the-baseline table: the baseline's mean, or why there is none."""
+def baseline_caption(baseline_mean: float | None, *, metric: str = "") -> str:
+    """The caption above the runs-against-the-baseline table: the baseline's mean (for gm_map, of ln AP), or
+    why there is none."""
     if baseline_mean is None:
         return "Against the baseline. "
     if not np.isfinite(baseline_mean):
         return "Against the baseline (the baseline has no value on any query: no mean). "
-    return f"Against the baseline (mean of the baseline: {baseline_mean:.4f}). "
+    what = "mean ln AP" if metric.split("(", 1)[0] == "gm_map" else "mean"
+    return f"Against the baseline ({what} of the baseline: {baseline_mean:.4f}). "
 
 
 def wtl_cells(wins: Any, ties: Any, losses: Any, *, higher_is_better: bool = True) -> list[str]:
@@ -312,7 +314,8 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         "95% CI (bootstrap)": ci_cells(rows["ci_low"], rows["ci_high"]),
         "p adjusted": rows["p_adjusted"],
         "significant": rows["significant"].astype(bool),
-        f"mean {label}": rows["mean"].astype(float),
+        (f"mean ln AP ({label})" if label.split("(", 1)[0].split("@", 1)[0] == "gm_map" else f"mean {label}"):
+            rows["mean"].astype(float),
         "coverage": [f"{cov[r]:.0%}" if r in cov else "–" for r in rows["run"].astype(str)],
         "wins / ties / losses": wtl_cells(rows["wins"], rows["ties"], rows["losses"],
                                           higher_is_better=higher_is_better),

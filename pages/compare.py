@@ -143,7 +143,7 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
         "p adjusted": st.column_config.TextColumn("p adjusted", width=72),
         "significant": st.column_config.CheckboxColumn("significant", width=76),
     })
-    st.caption(T.baseline_caption(rows["baseline mean"].iloc[0] if len(rows) else None))
+    st.caption(T.baseline_caption(rows["baseline mean"].iloc[0] if len(rows) else None, metric=metric))
     st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
                "same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
                "significant when below 0.05. The interval is neither the test nor corrected for the other pairs: "

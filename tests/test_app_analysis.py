@@ -414,6 +414,9 @@ def test_gm_map_pages_say_the_per_query_values_are_logs():
         assert not at.exception and not errors(at)
         assert at.selectbox(key=f"w_{page}_sel_metric").value == "gm_map"
         assert GM_MAP_SCALE in [c.value for c in at.caption], page
+        if page == "compare":  # the table's mean and the caption say which mean
+            assert "mean ln AP (gm_map)" in frame(at, "run", "run − baseline").columns
+            assert any(c.value.startswith("Against the baseline (mean ln AP of the baseline: ") for c in at.caption)
     assert checked == ["compare", "queries", "domains", "fusion"], checked
 
 
