@@ -1,14 +1,19 @@
 r"""A leaderboard (runs × metric@k means) as Markdown or LaTeX, in the manner of ranx's tables.
 
-:func:`leaderboard` lays out the means of a summary (:func:`evalcore.aggregate.summarize`
-or :func:`evalcore.intervals.summarize_with_intervals`) and marks, per column,
+:func:`leaderboard` lays out a summary (:func:`evalcore.aggregate.summarize` or
+:func:`evalcore.intervals.summarize_with_intervals`): each metric's declared aggregate when the
+summary has it (``aggregates=True``: the mean; a count's total; ``gm_map``'s geometric mean), as
+the dashboard's table shows it, else the mean; and marks, per column,
 
-* the **best** run (highest mean; lowest for ``first_rel_rank``; ties all marked),
-  sought among the compared runs only — set in bold;
+* the **best** run (highest value; lowest for ``first_rel_rank``; ties all marked),
+  sought among the compared runs only, within each group of runs (``groups``: the
+  ground-truth aspect each run is judged against) — set in bold; none for the
+  descriptive counts (:data:`evalcore.metrics.DESCRIPTIVE`);
 * a **significant difference against the baseline**, from the rows of
   :func:`evalcore.stats.compare_many` (``baseline=...``): ``†`` when the run is
   significantly better than the baseline, ``‡`` when significantly worse
-  (``significant`` = corrected p-value below α, as that call decided).
+  (``significant`` = corrected p-value below α, as that call decided); only for runs
+  of the baseline's group, none for the descriptive counts.
 
 :func:`to_markdown` and :func:`to_latex` write it; user strings (run names) are
 escaped for each language. ranx (Bassani, ECIR 2022) marks significance with
@@ -18,7 +23,7 @@ mark reads more easily, and the caption states the test, correction and α.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,6 +31,7 @@ import numpy as np
 from ._lazy import pd
 from .aggregate import best_per_column, metric_at_k_label
 from .errors import OptionError
+from .metrics import DESCRIPTIVE, LOWER_IS_BETTER
 
 __all__ = ["BETTER", "WORSE", "Leaderboard", "leaderboard", "to_markdown", "to_latex"]
 
@@ -44,7 +50,8 @@ class Leaderboard:
     columns : list of str
         Column labels (``ndcg@10``...).
     means : DataFrame
-        runs × columns, float (NaN where a run lacks the metric@k).
+        runs × columns, float (NaN where a run lacks the metric@k): the values shown (see the module
+        docstring: the declared aggregate where the summary has it).
     best : DataFrame
         runs × columns, bool.
     marks : DataFrame
@@ -52,6 +59,11 @@ class Leaderboard:
     baseline : str or None
     caption : str
     digits : int
+    notes : list of str
+    totals : list of str
+        Columns holding totals (counts): written as integers.
+    groups : dict run -> str
+        The group (ground-truth aspect) of each run when there is more than one: a column of its own.
     """
 
     runs: list[str]
@@ -63,11 +75,14 @@ class Leaderboard:
     caption: str
     digits: int = 3
     notes: list[str] = field(default_factory=list)
+    totals: list[str] = field(default_factory=list)
+    groups: dict[str, str] = field(default_factory=dict)
 
     def cell(self, run: str, column: str) -> tuple[str, bool, str]:
-        """``(number text, is best, mark)`` of one cell; the number is ``"–"`` when missing."""
+        """``(number text, is best, mark)`` of one cell; the number is ``"–"`` when missing, a total an integer."""
         v = self.means.loc[run, column]
-        num = "–" if not np.isfinite(v) else f"{v:.{self.digits}f}"
+        whole = column in self.totals and np.isfinite(v) and float(v).is_integer()
+        num = "–" if not np.isfinite(v) else f"{v:.0f}" if whole else f"{v:.{self.digits}f}"
         return num, bool(self.best.loc[run, column]), str(self.marks.loc[run, column])
 
 
@@ -81,13 +96,15 @@ def leaderboard(
     compared: Collection[str] | None = None,
     digits: int = 3,
     caption: str = "",
+    groups: Mapping[str, object] | None = None,
 ) -> Leaderboard:
-    """Means of ``runs`` at ``columns`` with the best per column and significance marks against ``baseline``.
+    """Values of ``runs`` at ``columns`` with the best per column and significance marks against ``baseline``.
 
     Parameters
     ----------
     summary : DataFrame
-        ``run, metric, k, mean`` (at least). Not modified.
+        ``run, metric, k, mean`` (at least); with ``aggregation, aggregate`` (``aggregates=True``) the
+        declared aggregate is shown. Not modified.
     columns : sequence of (metric, k)
     runs : sequence of str
         Rows, in order.
@@ -102,6 +119,10 @@ def leaderboard(
     digits : int, default 3
     caption : str, default ""
         Text under the table; the legend of the marks is appended when a baseline is given.
+    groups : mapping run -> group, optional
+        The ground-truth aspect of each run: best within each group, marks only for the baseline's
+        group, a column of its own when there are several. Give ``comparison`` for those runs only
+        (the correction's family).
 
     Returns
     -------
@@ -113,17 +134,25 @@ def leaderboard(
     if baseline is not None and str(baseline) not in runs:
         raise OptionError(f"the baseline {baseline!r} is not among the runs {runs}")
     eligible = set(runs if compared is None else (str(r) for r in compared))
+    group_of = {str(r): str(g) for r, g in (groups or {}).items()}
     s = summary.assign(run=summary["run"].astype(str), metric=summary["metric"].astype(str))
+    value = "aggregate" if "aggregate" in s.columns else "mean"
     labels = [metric_at_k_label(m, int(k)) for m, k in columns]
     means = pd.DataFrame(np.nan, index=runs, columns=labels)
-    idx = s.set_index(["run", "metric", "k"])["mean"]
+    idx = s.set_index(["run", "metric", "k"])[value]
     for (m, k), lab in zip(columns, labels, strict=True):
         for r in runs:
             if (r, m, int(k)) in idx.index:
                 means.loc[r, lab] = float(idx.loc[(r, m, int(k))])
-    pool = s[s["run"].isin(eligible)]
-    lower = {m: False for m in pool["metric"].unique() if m.split("(", 1)[0] == "first_rel_rank"}
-    marked = best_per_column(pool, higher_is_better=lower) if len(pool) else pool.assign(is_best=False)
+    totals = sorted({metric_at_k_label(m, int(k)) for m, k, a in zip(s["metric"], s["k"], s["aggregation"],
+                                                                      strict=True) if a == "sum"} & set(labels)) \
+        if value == "aggregate" and "aggregation" in s.columns else []
+    base = s["metric"].str.split("(", n=1).str[0]
+    pool = s[s["run"].isin(eligible) & ~base.isin(DESCRIPTIVE)]
+    pool = pool.assign(group=[group_of.get(r, "") for r in pool["run"]])
+    lower = {m: False for m in pool["metric"].unique() if m.split("(", 1)[0] in LOWER_IS_BETTER}
+    marked = (best_per_column(pool, higher_is_better=lower, within=("metric", "k", "group"), value=value)
+              if len(pool) else pool.assign(is_best=False))
     best_keys = set(marked.loc[marked["is_best"], ["run", "metric", "k"]].itertuples(index=False, name=None))
     best = pd.DataFrame(False, index=runs, columns=labels)
     marks = pd.DataFrame("", index=runs, columns=labels)
@@ -136,6 +165,8 @@ def leaderboard(
         for row in c.itertuples(index=False):
             if row.run_a != str(baseline) or row.run_b not in eligible or not bool(row.significant):
                 continue
+            if row.metric.split("(", 1)[0] in DESCRIPTIVE or group_of.get(row.run_b) != group_of.get(str(baseline)):
+                continue  # (a count has no better value; a run judged against another aspect is not comparable)
             lab = metric_at_k_label(row.metric, int(row.k))
             if lab not in marks.columns or row.run_b not in marks.index:
                 continue
@@ -143,19 +174,26 @@ def leaderboard(
             marks.loc[row.run_b, lab] = BETTER if better else WORSE
     notes = []
     if baseline is not None:
-        notes.append(f"{BETTER} / {WORSE}: significantly better / worse than the baseline {baseline}.")
+        notes.append(f"{BETTER} / {WORSE}: significantly better / worse than the baseline {baseline}"
+                     + (f" (runs judged against its aspect, {group_of.get(str(baseline))}, only)."
+                        if len(set(group_of.values())) > 1 else "."))
     left_out = [r for r in runs if r not in eligible]
     if left_out:
         notes.append("Not compared (no best mark, no test): " + ", ".join(left_out) + ".")
+    shown_groups = group_of if len({group_of.get(r, "") for r in runs}) > 1 else {}
     return Leaderboard(runs, labels, means, best, marks, None if baseline is None else str(baseline),
-                       caption, int(digits), notes)
+                       caption, int(digits), notes, totals, {r: shown_groups.get(r, "") for r in runs}
+                       if shown_groups else {})
 
 
 # ------------------------------------------------------------------------------------------ writers
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()<>#+-.!|~$&"})
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        # (in the default OT1 encoding these print as other glyphs: | — < ¡ > ¿ " ” ` ‘)
+        "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}", '"': r"\textquotedbl{}",
+        "`": r"\textasciigrave{}"}
 
 
 def md_text(s: object) -> str:
@@ -170,11 +208,14 @@ def tex_text(s: object) -> str:
 
 def to_markdown(board: Leaderboard) -> str:
     """A GitHub-flavoured Markdown table: best in bold, † / ‡ after significant cells, the baseline named."""
-    head = "| run | " + " | ".join(md_text(c) for c in board.columns) + " |"
-    rule = "|:---|" + "|".join("---:" for _ in board.columns) + "|"
+    aspect = bool(board.groups)
+    head = "| run | " + ("aspect | " if aspect else "") + " | ".join(md_text(c) for c in board.columns) + " |"
+    rule = "|:---|" + (":---|" if aspect else "") + "|".join("---:" for _ in board.columns) + "|"
     lines = [head, rule]
     for r in board.runs:
         name = md_text(r) + (" (baseline)" if r == board.baseline else "")
+        if aspect:
+            name += " | " + md_text(board.groups.get(r, ""))
         cells = []
         for c in board.columns:
             num, is_best, mark = board.cell(r, c)
@@ -188,11 +229,15 @@ def to_latex(board: Leaderboard, *, label: str = "tab:leaderboard") -> str:
     r"""A ``table`` with a ``tabular`` (booktabs rules): best in ``\textbf``, ``$^{\dagger}$`` / ``$^{\ddagger}$``
     after significant cells, the caption with the legend."""
     tex_mark = {"": "", BETTER: r"$^{\dagger}$", WORSE: r"$^{\ddagger}$"}
-    cols = "l" + "r" * len(board.columns)
+    aspect = bool(board.groups)
+    cols = "l" + ("l" if aspect else "") + "r" * len(board.columns)
     lines = [r"\begin{table}[t]", r"\centering", rf"\begin{{tabular}}{{{cols}}}", r"\toprule",
-             "Run & " + " & ".join(tex_text(c) for c in board.columns) + r" \\", r"\midrule"]
+             "Run & " + ("Aspect & " if aspect else "") + " & ".join(tex_text(c) for c in board.columns) + r" \\",
+             r"\midrule"]
     for r in board.runs:
         name = tex_text(r) + (" (baseline)" if r == board.baseline else "")
+        if aspect:
+            name += " & " + tex_text(board.groups.get(r, ""))
         cells = []
         for c in board.columns:
             num, is_best, mark = board.cell(r, c)

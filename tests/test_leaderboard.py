@@ -72,7 +72,7 @@ def test_markdown_and_latex_cell_by_cell(seed):
     for ln in lines[lines.index(r"\midrule") + 1:lines.index(r"\bottomrule")]:
         name, *cells = ln.removesuffix(r" \\").split(" & ")
         tex_rows[name] = cells
-    tex_names = {"base": "base (baseline)", "good": "good", ODD: r"sys\_1\&50\%|*x*", "bad": "bad"}
+    tex_names = {"base": "base (baseline)", "good": "good", ODD: r"sys\_1\&50\%\textbar{}*x*", "bad": "bad"}
     for m, k in COLUMNS:
         col = [(m2, k2) for m2, k2 in COLUMNS].index((m, k))
         sel = s[(s["metric"] == m) & (s["k"] == k)].set_index("run")["mean"]
@@ -142,3 +142,72 @@ def check_demo_exports(md: str, tex: str, baseline: str) -> None:
             tmark = {"": "", BETTER: r"$^{\dagger}$", WORSE: r"$^{\ddagger}$"}[mark]
             assert tex_rows[name][c] == (rf"\textbf{{{num}}}" if best else num) + tmark, (run, m, k)
     assert md.count(BETTER) + md.count(WORSE) >= 2 and r"\begin{tabular}" in tex
+
+
+def test_the_export_shows_what_the_screen_shows_for_gm_map_and_counts():
+    """The exports took the summary's mean: gm_map as the mean of ln AP (-4.12 beside the screen's 0.016),
+    num_rel_ret as a per-query mean (1.375 beside the total 22), and bold / marks on the counts."""
+    from evalcore.intervals import summarize_with_intervals
+
+    qrels, runs = _qrels_runs()
+    ev = evaluate(qrels, runs, metrics=["ndcg", "gm_map", "num_rel_ret"], k=[10])
+    summ = summarize_with_intervals(ev.table, n_resamples=200, aggregates=True)
+    cols = [("ndcg", 10), ("gm_map", 0), ("num_rel_ret", 0)]
+    cmp = compare_many(ev.table, metrics_k=cols, baseline="base", n_resamples=200, ci_method="percentile")
+    board = leaderboard(summ, columns=cols, runs=["base", "good", "bad"], comparison=cmp, baseline="base")
+    agg = summ.assign(run=summ["run"].astype(str), metric=summ["metric"].astype(str)).set_index(["run", "metric"])
+    for r in ("base", "good", "bad"):
+        gm = float(agg.loc[(r, "gm_map"), "aggregate"])
+        assert gm == pytest.approx(np.exp(float(agg.loc[(r, "gm_map"), "mean"]))) and gm > 0
+        assert board.cell(r, "gm_map")[0] == f"{gm:.3f}"
+        total = float(agg.loc[(r, "num_rel_ret"), "aggregate"])
+        assert total.is_integer() and board.cell(r, "num_rel_ret")[0] == f"{total:.0f}"
+        assert board.cell(r, "num_rel_ret")[1:] == (False, "")  # a count: no best, no mark
+    assert board.best["gm_map"].any() and board.best["ndcg@10"].any()
+    head, body = parse_md(to_markdown(board))
+    assert head == ["run", "ndcg@10", r"gm\_map", r"num\_rel\_ret"]
+    assert all("**" not in cells[2] and not cells[2].endswith((BETTER, WORSE)) for cells in body.values())
+
+
+def _qrels_runs():
+    rng = np.random.default_rng(5)
+    qids = [f"q{i}" for i in range(30)]
+    docs = [f"d{j}" for j in range(25)]
+    qrels = Qrels.from_dict({q: {d: int(g) for d, g in zip(rng.choice(docs, 5, replace=False), [3, 2, 1, 0, 0],
+                                                           strict=True)} for q in qids})
+    truth = {q: qrels.to_dict().get(q, {}) for q in qids}
+    runs = {n: Run.from_dict({q: {d: float(truth[q].get(d, 0)) + rng.normal(0, s) for d in docs} for q in qids},
+                             name=n) for n, s in (("base", 2.0), ("good", 0.2), ("bad", 6.0))}
+    return qrels, runs
+
+
+def test_runs_of_several_aspects_are_compared_within_their_aspect():
+    """With two ground-truth aspects the export picked bold across aspects and tested a run judged against one
+    aspect against a baseline judged against the other; it had no aspect column."""
+    from evalcore.intervals import summarize_with_intervals
+
+    qrels, runs = _qrels_runs()
+    ev = evaluate(qrels, runs, metrics=["ndcg"], k=[10])
+    summ = summarize_with_intervals(ev.table, n_resamples=200, aggregates=True)
+    groups = {"base": "content", "good": "overall", "bad": "content"}
+    tested = [r for r in runs if groups[r] == groups["base"]]
+    sel = ev.table[ev.table["run"].astype(str).isin(tested)]
+    cmp = compare_many(sel, metrics_k=[("ndcg", 10)], runs=tested, baseline="base", n_resamples=200,
+                       ci_method="percentile")
+    board = leaderboard(summ, columns=[("ndcg", 10)], runs=["base", "good", "bad"], comparison=cmp,
+                        baseline="base", groups=groups)
+    best = board.best["ndcg@10"]
+    assert bool(best["good"]) and bool(best["base"]) and not bool(best["bad"])  # the best of each aspect
+    assert board.marks.loc["good", "ndcg@10"] == ""  # another aspect: not tested against the baseline
+    assert board.marks.loc["bad", "ndcg@10"] in (BETTER, WORSE, "")
+    md, tex = to_markdown(board), to_latex(board)
+    assert md.splitlines()[0] == "| run | aspect | ndcg@10 |" and "| good | overall |" in md
+    assert "Run & Aspect & ndcg@10" in tex and r"good & overall & \textbf{" in tex
+    assert r"\(runs judged against its aspect, content, only\)" in md
+
+
+def test_latex_escapes_characters_that_print_as_other_glyphs():
+    from evalcore.leaderboard import tex_text
+
+    assert tex_text('a|b<c>"d"`e`') == (r"a\textbar{}b\textless{}c\textgreater{}\textquotedbl{}d\textquotedbl{}"
+                                        r"\textasciigrave{}e\textasciigrave{}")
