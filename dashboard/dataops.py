@@ -257,8 +257,12 @@ def _name_of(uid: str) -> str | None:
 
 def cb_remove_run(uid: str) -> None:
     name = _name_of(uid)
-    if name is not None:
-        report(P.write(lambda ws: ws.remove_run(name)), f"removed {name}", where="loaded")
+    if name is None:
+        return
+    result = P.write(lambda ws: ws.remove_run(name))
+    gone = [str(n) for n in (result.value or []) if str(n) != name] if result.ok else []
+    report(result, f"removed {name}" + (f" and the fused run(s) made of it: {', '.join(gone)}" if gone else ""),
+           where="loaded")
 
 
 def cb_rename(uid: str) -> None:

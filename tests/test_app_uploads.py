@@ -64,3 +64,18 @@ def test_a_kept_run_that_cannot_be_evaluated_is_not_said_not_loaded():
     assert any(e.startswith("Not evaluated (the run is kept): ") for e in errs), errs
     assert not any(e.startswith("Not loaded") for e in errs)
     assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "items"]
+
+
+def test_removing_a_run_names_the_fused_runs_that_go_with_it():
+    """Removing an input of a fused run removes the fused run too (as the button's help says); the message
+    only said 'removed a'."""
+    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
+    for i, name in enumerate(["a", "b"]):
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", trec_run(i + 1)), name=name)
+    ws, _ = W.add_fused_run(ws, [r.uid for r in ws.runs], [1.0, 1.0], name="ab")
+    at = goto(start(ws), "data")
+    uid = {r.name: r.uid for r in at.session_state["ws"].runs}["a"]
+    at.button(key=f"rm_{uid}").click().run()
+    assert not at.exception and not errors(at)
+    assert [r.name for r in at.session_state["ws"].runs] == ["b"]
+    assert "removed a and the fused run(s) made of it: ab" in [unescape(s.value) for s in at.success]
