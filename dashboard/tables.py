@@ -29,6 +29,8 @@ __all__ = [
 import numpy as np
 import pandas as pd
 
+from evalcore.metrics import metric_base
+
 # ------------------------------------------------------------------------------------------ display helpers
 
 
@@ -283,18 +285,23 @@ def baseline_caption(baseline_mean: float | None, *, metric: str = "") -> str:
         return "Against the baseline. "
     if not np.isfinite(baseline_mean):
         return "Against the baseline (the baseline has no value on any query: no mean). "
-    what = "mean ln AP" if metric.split("(", 1)[0] == "gm_map" else "mean"
+    what = "mean ln AP" if metric_base(metric) == "gm_map" else "mean"
     return f"Against the baseline ({what} of the baseline: {baseline_mean:.4f}). "
 
 
+def better_worse(wins: Any, losses: Any, *, higher_is_better: bool = True) -> tuple[Any, Any]:
+    """``(wins, losses)`` with a win a better value: the tests count a win where the run's value is above
+    (B − A > 0), which for ``first_rel_rank`` (lower is better) is a loss."""
+    return (wins, losses) if higher_is_better else (losses, wins)
+
+
 def wtl_cells(wins: Any, ties: Any, losses: Any, *, higher_is_better: bool = True) -> list[str]:
-    """``"wins / ties / losses"`` of a run against another, a win being a better value: the tests count a
-    win where the run's value is above (B − A > 0), which for ``first_rel_rank`` (lower is better) is a loss.
+    """``"wins / ties / losses"`` of a run against another, a win being a better value (:func:`better_worse`).
 
     >>> wtl_cells([10], [0], [6], higher_is_better=False)
     ['6 / 0 / 10']
     """
-    w, lo = (wins, losses) if higher_is_better else (losses, wins)
+    w, lo = better_worse(wins, losses, higher_is_better=higher_is_better)
     return [f"{a} / {b} / {c}" for a, b, c in zip(w, ties, lo, strict=True)]
 
 
@@ -314,7 +321,7 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         "95% CI (bootstrap)": ci_cells(rows["ci_low"], rows["ci_high"]),
         "p adjusted": rows["p_adjusted"],
         "significant": rows["significant"].astype(bool),
-        (f"mean ln AP ({label})" if label.split("(", 1)[0].split("@", 1)[0] == "gm_map" else f"mean {label}"):
+        (f"mean ln AP ({label})" if metric_base(label) == "gm_map" else f"mean {label}"):
             rows["mean"].astype(float),
         "coverage": [f"{cov[r]:.0%}" if r in cov else "–" for r in rows["run"].astype(str)],
         "wins / ties / losses": wtl_cells(rows["wins"], rows["ties"], rows["losses"],

@@ -233,7 +233,9 @@ def metric_k_picker(ctx: S.Context, scope: str, *, with_k: bool = True, columns:
         with c2:
             k = bound_selectbox("Cutoff k", ks, S.SEL_K, scope=scope, default=10 if 10 in ks else ks[-1],
                                 format_func=lambda x: "no cutoff" if x == 0 else str(x))
-    if metric.split("(", 1)[0] == "gm_map":
+    from evalcore.metrics import metric_base
+
+    if metric_base(metric) == "gm_map":
         st.caption(GM_MAP_SCALE)
     return metric, int(k)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ._lazy import pd
 from .errors import OptionError
+from .metrics import NAN_METRICS
 from .results import GroupStats, ResultColumns, group_stats
 from .summaries import check_confidence, columns_mean_pm_std_text, declared_aggregates, t_interval
 
@@ -56,8 +57,6 @@ AGGREGATE_COLUMNS: tuple[str, ...] = ("aggregation", "aggregate", "aggregate_ci_
 # --------------------------------------------------------------------------- helpers
 
 
-#: metrics whose per-query value may be NaN by definition (see evalcore.metrics.first_rel_rank)
-NAN_METRICS = frozenset({"first_rel_rank"})
 
 
 def _validate_table(

@@ -31,7 +31,7 @@ import numpy as np
 from ._lazy import pd
 from .aggregate import best_per_column, metric_at_k_label
 from .errors import OptionError
-from .metrics import DESCRIPTIVE, LOWER_IS_BETTER
+from .metrics import DESCRIPTIVE, LOWER_IS_BETTER, metric_base
 
 __all__ = ["BETTER", "WORSE", "Leaderboard", "leaderboard", "to_markdown", "to_latex"]
 
@@ -147,10 +147,9 @@ def leaderboard(
     totals = sorted({metric_at_k_label(m, int(k)) for m, k, a in zip(s["metric"], s["k"], s["aggregation"],
                                                                       strict=True) if a == "sum"} & set(labels)) \
         if value == "aggregate" and "aggregation" in s.columns else []
-    base = s["metric"].str.split("(", n=1).str[0]
-    pool = s[s["run"].isin(eligible) & ~base.isin(DESCRIPTIVE)]
+    pool = s[s["run"].isin(eligible) & ~s["metric"].map(metric_base).isin(DESCRIPTIVE)]
     pool = pool.assign(group=[group_of.get(r, "") for r in pool["run"]])
-    lower = {m: False for m in pool["metric"].unique() if m.split("(", 1)[0] in LOWER_IS_BETTER}
+    lower = {m: False for m in pool["metric"].unique() if metric_base(m) in LOWER_IS_BETTER}
     marked = (best_per_column(pool, higher_is_better=lower, within=("metric", "k", "group"), value=value)
               if len(pool) else pool.assign(is_best=False))
     best_keys = set(marked.loc[marked["is_best"], ["run", "metric", "k"]].itertuples(index=False, name=None))
@@ -165,7 +164,7 @@ def leaderboard(
         for row in c.itertuples(index=False):
             if row.run_a != str(baseline) or row.run_b not in eligible or not bool(row.significant):
                 continue
-            if row.metric.split("(", 1)[0] in DESCRIPTIVE or group_of.get(row.run_b) != group_of.get(str(baseline)):
+            if metric_base(row.metric) in DESCRIPTIVE or group_of.get(row.run_b) != group_of.get(str(baseline)):
                 continue  # (a count has no better value; a run judged against another aspect is not comparable)
             lab = metric_at_k_label(row.metric, int(row.k))
             if lab not in marks.columns or row.run_b not in marks.index:

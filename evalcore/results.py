@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ResultColumns", "GroupStats", "group_stats", "first_appearance"]
+__all__ = ["ResultColumns", "GroupStats", "group_stats", "exact_mean", "first_appearance"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,17 @@ class GroupStats:
     mean: np.ndarray  # float64: total / n (NaN when n = 0)
     std: np.ndarray  # float64: sample deviation with ``ddof``; 0.0 when n <= ddof
     median: np.ndarray  # float64 (NaN when n = 0)
+
+
+def exact_mean(values: np.ndarray) -> float:
+    """The mean as every summary gives it (:func:`group_stats`): the correctly rounded sum (``math.fsum``: the
+    same bits whatever the order of the values) divided by n; NaN for no value.
+
+    >>> exact_mean(np.array([0.1, 0.2, 0.3])) == exact_mean(np.array([0.3, 0.1, 0.2]))
+    True
+    """
+    v = np.asarray(values, dtype=np.float64)
+    return math.fsum(v.tolist()) / len(v) if len(v) else float("nan")
 
 
 def group_stats(values: np.ndarray, groups: np.ndarray, n_groups: int, *, ddof: int = 1) -> GroupStats:

@@ -68,8 +68,7 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                 lambda: D.pair_frame(S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b))
     higher = W.higher_is_better(metric)
     w, t, lo = S.memo("wtl:" + pair_key, lambda: win_tie_loss(pf["a"], pf["b"]))
-    if not higher:  # (win_tie_loss counts B above A as a win)
-        w, lo = lo, w
+    w, lo = T.better_worse(w, lo, higher_is_better=higher)
     m1, m2, m3 = st.columns(3)
     m1.metric("B wins", w)
     m2.metric("ties", t)

@@ -74,8 +74,8 @@ if len(compared) >= 2 and baseline in compared:
     else:
         cd = out.value
         cd = cd.assign(domain=cd["domain"].replace("", "(none)"))
-        if not W.higher_is_better(metric):  # a win is a better (lower) value: the tests count "above"
-            cd = cd.assign(wins=cd["losses"], losses=cd["wins"])
+        better, worse = T.better_worse(cd["wins"], cd["losses"], higher_is_better=W.higher_is_better(metric))
+        cd = cd.assign(wins=better, losses=worse)
         shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})

@@ -14,7 +14,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
 from evalcore.fusion import METHODS, NORMS, RANK_METHODS, WEIGHTED_METHODS
-from evalcore.metrics import DESCRIPTIVE, LOWER_IS_BETTER
+from evalcore.metrics import DESCRIPTIVE, metric_base
 
 METHOD_LABELS = {"rrf": "weighted RRF", "combsum": "CombSUM", "combmnz": "CombMNZ", "wsum": "weighted sum",
                  "isr": "ISR (inverse square rank)", "bordafuse": "BordaFuse"}
@@ -146,11 +146,11 @@ st.subheader("Search the weights")
 if method not in WEIGHTED_METHODS or len(names) < 2:
     st.caption("The weights of two or more runs can be searched for weighted RRF and the weighted sum.")
     st.stop()
-if metric.split("(", 1)[0] in DESCRIPTIVE:
+if metric_base(metric) in DESCRIPTIVE:
     st.caption(f"{label} describes the lists (a count), it has no better value: choose a measure of quality above "
                "to search the weights on.")
     st.stop()
-lower = metric.split("(", 1)[0] in LOWER_IS_BETTER
+lower = not W.higher_is_better(metric)
 st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower is better)' if lower else ''} over "
            "weight vectors on the simplex (weights ≥ 0 summing to 1). "
            "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "

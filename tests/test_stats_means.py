@@ -1,4 +1,4 @@
-"""compare's means are the summaries' to the bit (evalcore.stats.paired.exact_mean), whichever pair."""
+"""compare's means are the summaries' to the bit (evalcore.results.exact_mean), whichever pair."""
 
 from __future__ import annotations
 

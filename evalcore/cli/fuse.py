@@ -97,7 +97,9 @@ def _value(metric: str, value: float) -> str:
     """A searched mean as printed: gm_map's is the mean of ln(AP), said so, with the geometric mean it gives."""
     import math
 
-    if metric.split("(", 1)[0] == "gm_map" and math.isfinite(value):
+    from ..metrics import metric_base
+
+    if metric_base(metric) == "gm_map" and math.isfinite(value):
         return f"{value:.4f} (mean of ln AP; geometric mean AP {math.exp(value):.4f})"
     return f"{value:.4f}"
 

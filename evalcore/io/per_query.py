@@ -15,6 +15,7 @@ import numpy as np
 
 from .._lazy import pd
 from ..errors import EmptyInputError, InputFormatError, MissingColumnError
+from ..metrics import NAN_METRICS, metric_base
 from .source import Source, decode_text, read_bytes
 
 __all__ = ["PER_QUERY_COLUMNS", "read_per_query_csv"]
@@ -22,7 +23,6 @@ __all__ = ["PER_QUERY_COLUMNS", "read_per_query_csv"]
 #: The columns of a per-query table file (``domain`` may be absent: no domain).
 PER_QUERY_COLUMNS = ("run", "query_id", "domain", "metric", "k", "value")
 _TEXT = {"run": str, "query_id": str, "domain": str, "metric": str}
-_EMPTY_ALLOWED = frozenset({"first_rel_rank"})  # NaN is one of its values (written as an empty field)
 
 
 def read_per_query_csv(src: Source, *, name: str | None = None) -> pd.DataFrame:
@@ -111,8 +111,8 @@ def _line(mask: np.ndarray) -> int:
 def _check_values(table: pd.DataFrame, label: str) -> None:
     """No value missing (a short row, an empty field) except first_rel_rank's; no infinite value."""
     vals = table["value"].to_numpy(dtype=np.float64)
-    base = table["metric"].astype(str).str.split("(", n=1).str[0].to_numpy()
-    empty = np.isnan(vals) & ~np.isin(base, list(_EMPTY_ALLOWED))
+    base = np.array([metric_base(m) for m in table["metric"].astype(str).tolist()], dtype=object)
+    empty = np.isnan(vals) & ~np.isin(base, list(NAN_METRICS))  # (NaN is one of first_rel_rank's values)
     if empty.any():
         i = _line(empty)
         row = table.iloc[i - 2]

@@ -242,11 +242,17 @@ def _first_tag(body: bytes) -> str | None:
     return None
 
 
+def looks_like_run_line(parts: list[str]) -> bool:
+    """Whether the white-space separated fields of a line read as a TREC run's: ``qid Q0 docid rank score
+    [tag]`` (five or more, ``Q0`` second); judgments have four (``qid iter docid grade``)."""
+    return len(parts) >= 5 and parts[1].upper() == "Q0"
+
+
 def _refuse_a_run(body: bytes, data: bytes, label: str) -> None:
-    """A run file given as judgments (``qid Q0 docid rank score [tag]``: its rank would be read as the grade):
-    :class:`ColumnCountError` naming its first line."""
+    """A run file given as judgments (its rank would be read as the grade): :class:`ColumnCountError` naming
+    its first line."""
     for lineno, parts in _iter_lines(body[: 1 << 16]):
-        if len(parts) >= 5 and parts[1].upper() == "Q0":
+        if looks_like_run_line(parts):
             line = next((i for i, ln in enumerate(data.splitlines(), 1) if ln.strip() and not ln.lstrip().startswith(
                 b"#")), lineno)
             raise ColumnCountError(f"{len(parts)} columns with 'Q0' second: this looks like a run file (qid Q0 docid "

@@ -42,6 +42,7 @@ from .embeddings import (
     read_ids,
 )
 from .npzmap import map_npz_member
+from .trec import looks_like_run_line
 
 # --------------------------------------------------------------------- loading
 __all__ = ["load_embeddings", "load_vectors"]
@@ -365,8 +366,7 @@ def _read_csv(data: bytes | None, path: Path | None, name: str, id_column: str |
         raise ValueTypeError(f"column {c!r}: value {frame[c].iloc[i]!r} of id {ids[i]!r} is not a number",
                              file=name, line=i + 2, item=str(ids[i]))
     if not numeric:
-        head = str(idc).split()
-        if len(head) >= 5 and head[1].upper() == "Q0":  # one column: white-space separated lines of a run file
+        if looks_like_run_line(str(idc).split()):  # one column: white-space separated lines of a run file
             raise InputFormatError("this looks like a TREC run file (qid Q0 docid rank score tag), not embeddings: "
                                    "add it as a ranked run", file=name, line=1)
         raise InputFormatError(f"no vector columns besides the id column {idc!r}", file=name)

@@ -73,7 +73,8 @@ from .whole_list import (
 
 __all__ = [
     "Judged", "METRICS", "WHOLE_LIST_METRICS", "COVERAGE_METRICS", "RELEVANCE_FREE", "CURVES", "ALL_METRICS", "K_FREE", "UNBOUNDED",
-    "WHOLE_LIST", "NO_ALL_CUTOFF", "LOWER_IS_BETTER", "DESCRIPTIVE", "AGGREGATION", "AGGREGATIONS", "aggregation_of", "K_ALL",
+    "WHOLE_LIST", "NO_ALL_CUTOFF", "LOWER_IS_BETTER", "DESCRIPTIVE", "NAN_METRICS", "AGGREGATION", "AGGREGATIONS",
+    "aggregation_of", "metric_base", "K_ALL",
     "RECALL_LEVELS", "ERR_MAX_GRADE", "GM_FLOOR", "INFAP_EPSILON", "RBP_P",
 ]
 
@@ -149,6 +150,9 @@ UNBOUNDED = frozenset({
 #: metrics where a lower value is the better one.
 LOWER_IS_BETTER = frozenset({"first_rel_rank"})
 
+#: metrics whose per-query value may be NaN by definition (first_rel_rank: nothing relevant retrieved).
+NAN_METRICS = frozenset({"first_rel_rank"})
+
 #: descriptive metrics (the list, the judgments, RBP's uncertainty): no run is "best" on them.
 DESCRIPTIVE = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_q", "judged", "rbp_residual"})
 
@@ -170,6 +174,15 @@ AGGREGATIONS: dict[str, str] = {
 }
 
 
+def metric_base(metric: str) -> str:
+    """The metric's name without its parameters and cutoff, as the sets above list it.
+
+    >>> metric_base("recall(rel=2)@10"), metric_base("gm_map"), metric_base("ndcg@5")
+    ('recall', 'gm_map', 'ndcg')
+    """
+    return str(metric).split("(", 1)[0].split("@", 1)[0]
+
+
 def aggregation_of(metric: str) -> str:
     """Aggregation of a metric named in a table (``"gm_map"``, ``"num_rel(rel=2)"``...)."""
-    return AGGREGATION.get(str(metric).split("(", 1)[0], "mean")
+    return AGGREGATION.get(metric_base(metric), "mean")

@@ -18,6 +18,7 @@ import pandas as pd
 
 from .._lazy import sps as _sps
 from ..errors import OptionError
+from ..results import exact_mean
 
 __all__ = [
     "TESTS",
@@ -64,9 +65,9 @@ class PairedTestResult:
         Number of pairs.
     mean_a, mean_b : float
         :math:`\bar a`, :math:`\bar b` (NaN when ``n == 0``): the correctly rounded sum over n
-        (:func:`exact_mean`), to the bit the means of the summaries over the same queries.
+        (:func:`evalcore.results.exact_mean`), to the bit the means of the summaries over the same queries.
     diff : float
-        Mean difference :math:`\bar d = \frac1n\sum_i (b_i - a_i)` (:func:`exact_mean` of the differences).
+        Mean difference :math:`\bar d = \frac1n\sum_i (b_i - a_i)` (:func:`~evalcore.results.exact_mean` of the differences).
     ci_low, ci_high : float
         Paired bootstrap confidence interval of :math:`\bar d`.
     effect_size : float
@@ -266,17 +267,6 @@ def _mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- one pair
-
-
-def exact_mean(values: np.ndarray) -> float:
-    """The mean as every summary gives it (:func:`evalcore.results.group_stats`): the correctly rounded sum
-    (``math.fsum``: the same bits whatever the order of the values) divided by n; NaN for no value.
-
-    >>> exact_mean(np.array([0.1, 0.2, 0.3])) == exact_mean(np.array([0.3, 0.1, 0.2]))
-    True
-    """
-    v = np.asarray(values, dtype=np.float64)
-    return math.fsum(v.tolist()) / len(v) if len(v) else float("nan")
 
 
 def win_tie_loss(a: Any, b: Any, *, tolerance: float = 0.0) -> tuple[int, int, int]:

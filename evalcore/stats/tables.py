@@ -17,6 +17,7 @@ import pandas as pd
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
 from ..intervals import bootstrap_means, percentile_interval
+from ..results import exact_mean
 from .paired import (
     _CI_METHODS,
     _ZERO_METHODS,
@@ -31,7 +32,6 @@ from .paired import (
     _paired_arrays,
     _paired_test,
     adjust_pvalues,
-    exact_mean,
     win_tie_loss,
 )
 

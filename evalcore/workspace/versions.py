@@ -32,7 +32,7 @@ from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label, wi
 from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text, low_coverage, run_coverage
 from ..errors import OptionError, warn
 from ..intervals import DEFAULT_RESAMPLES, mean_intervals
-from ..metrics import LOWER_IS_BETTER
+from ..metrics import LOWER_IS_BETTER, metric_base
 from ..stats import compare, win_tie_loss
 from .roots import order_versions
 
@@ -49,7 +49,7 @@ AGAINST = ("previous", "reference")
 
 def higher_is_better(metric: str) -> bool:
     """False for the metrics where a lower value is better (``first_rel_rank``, parameters or not)."""
-    return str(metric).split("(", 1)[0].split("@", 1)[0] not in LOWER_IS_BETTER
+    return metric_base(metric) not in LOWER_IS_BETTER
 
 
 def _text(v: object) -> str | None:
