@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _peak  # noqa: E402
+from _bytecode import compile_project  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers", default="pytrec_eval,ranx", help="comma list, or 'none'")
     ap.add_argument("--no-out-only", action="store_true", help="time only evalcore without --out (quick checks)")
     args = ap.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
 
     tag = "" if args.score_decimals == 4 else f"_d{args.score_decimals}"
     data = Path(args.scratch) / f"core_{args.queries}x{args.depth}{tag}"

@@ -42,6 +42,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _peak  # noqa: E402
+from _bytecode import compile_project  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="also write the figures to this JSON file")
     ap.add_argument("--generate-only", action="store_true", help="write the files (kept) and stop")
     args = ap.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
 
     import distributed
 

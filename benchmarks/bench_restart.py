@@ -32,6 +32,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _bytecode import compile_project  # noqa: E402
 
 from evalcore import workspace as W  # noqa: E402
 from evalcore.data import Run  # noqa: E402
@@ -94,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--scratch", default="/tmp/evalcore_bench")
     args = ap.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()

@@ -36,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _peak  # noqa: E402
+from _bytecode import compile_project  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -273,6 +274,7 @@ def main(argv=None) -> int:
                    help="remove OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE for both processes")
     p.add_argument("--json", default=None, help="also write the results as JSON")
     args = p.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
 
     scratch = os.path.abspath(args.scratch)
     if scratch == REPO or scratch.startswith(REPO + os.sep):

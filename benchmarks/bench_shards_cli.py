@@ -52,6 +52,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _bytecode import compile_project  # noqa: E402
 from bench_distributed import make_shards  # noqa: E402 - the same seeded shards
 
 REPO = os.path.dirname(HERE)
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge-only", action="store_true", help="measure the merge costs only (no data)")
     ap.add_argument("--json", default=None, help="also write every figure to this JSON file")
     args = ap.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
     sys.path.insert(0, REPO)
 
     merges = merge_costs(args.queries, args.k, (2, 20, 200), seed=args.seed)

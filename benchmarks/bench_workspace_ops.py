@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from _bytecode import compile_project  # noqa: E402
 from bench_restart import build  # noqa: E402
 
 from evalcore import workspace as W  # noqa: E402
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--moves", type=int, default=10, help="more moves of c before the memory is read again")
     ap.add_argument("--server-timing", action="store_true", help="print the server's step log")
     args = ap.parse_args(argv)
+    print(compile_project(), flush=True)  # the .pyc an installed package has (see _bytecode)
     scratch = Path(args.scratch)
     scratch.mkdir(parents=True, exist_ok=True)
     source = build(scratch, args.runs, args.queries, args.depth, seed=args.seed)
