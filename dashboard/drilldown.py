@@ -290,6 +290,17 @@ def pair_frame(table: pd.DataFrame, *, metric: str, k: int, run_a: str, run_b: s
     return out.dropna(subset=["a", "b"]).reset_index(drop=True)
 
 
+def one_sided(table: pd.DataFrame, *, metric: str, k: int, run_a: str, run_b: str) -> tuple[int, int]:
+    """``(only_a, only_b)``: queries of both runs where only A (only B) has a value — for ``first_rel_rank``,
+    where only that run finds a relevant document; :func:`pair_frame` and the paired tests leave them out.
+    """
+    if run_a == run_b:
+        return 0, 0
+    qt = query_table(table, metric=metric, k=k, runs=[run_a, run_b], run_a=run_a, run_b=run_b)
+    a, b = qt[run_a].notna().to_numpy(), qt[run_b].notna().to_numpy()
+    return int((a & ~b).sum()), int((b & ~a).sum())
+
+
 def compare_matrix(cmp: pd.DataFrame, runs: Sequence[str]) -> dict[str, pd.DataFrame]:
     """Runs × runs matrices from :func:`evalcore.stats.compare` (all pairs of one metric@k).
 

@@ -29,7 +29,7 @@ __all__ = [
 import numpy as np
 import pandas as pd
 
-from evalcore.metrics import metric_base
+from evalcore.metrics import NAN_METRICS, metric_base
 
 # ------------------------------------------------------------------------------------------ display helpers
 
@@ -278,15 +278,52 @@ def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["run", "recall"], kind="mergesort").reset_index(drop=True)
 
 
-def baseline_caption(baseline_mean: float | None, *, metric: str = "") -> str:
+def paired_only(metric: str) -> bool:
+    """Whether a pair of runs is compared on fewer queries than each has: a metric with no value where a run
+    finds no relevant document (``first_rel_rank``), so each pair's means are over its own queries."""
+    return metric_base(metric) in NAN_METRICS
+
+
+def one_sided_text(only_a: int, only_b: int) -> str:
+    """What the pair's counts leave out for a :func:`paired_only` metric (see ``drilldown.one_sided``).
+
+    >>> one_sided_text(0, 3)
+    ' Not counted: 3 queries where only B finds a relevant document (none where only A does).'
+    """
+    def part(n: int, who: str) -> str:
+        return f"{n:,} {'query' if n == 1 else 'queries'} where only {who} finds a relevant document"
+
+    if not only_a and not only_b:
+        return " Every query where one run finds a relevant document, the other does too."
+    if not only_a:
+        return f" Not counted: {part(only_b, 'B')} (none where only A does)."
+    if not only_b:
+        return f" Not counted: {part(only_a, 'A')} (none where only B does)."
+    return f" Not counted: {part(only_a, 'A')}, {part(only_b, 'B')}."
+
+
+def baseline_caption(baseline_means: Any, *, metric: str = "") -> str:
     """The caption above the runs-against-the-baseline table: the baseline's mean (for gm_map, of ln AP), or
-    why there is none."""
-    if baseline_mean is None:
+    why there is none.  ``baseline_means``: the table's "baseline mean" column (one value per row: the same
+    on every row, except for a :func:`paired_only` metric, where each row's is over the pair's own queries,
+    and the caption says so instead of giving one).
+
+    >>> baseline_caption([3.5, 2.0], metric="first_rel_rank")[:60]
+    'Against the baseline. Means over the n queries where both ru'
+    """
+    values = np.atleast_1d(np.asarray([] if baseline_means is None else baseline_means, dtype=float))
+    if not len(values):
         return "Against the baseline. "
-    if not np.isfinite(baseline_mean):
+    if paired_only(metric):
+        if not np.isfinite(values).any():
+            return ("Against the baseline (no query where both the baseline and a run find a relevant document: "
+                    "no mean). ")
+        return ("Against the baseline. Means over the n queries where both runs find a relevant document "
+                "(each row its own; the Overview's mean is over each run's own queries). ")
+    if not np.isfinite(values[0]):
         return "Against the baseline (the baseline has no value on any query: no mean). "
     what = "mean ln AP" if metric_base(metric) == "gm_map" else "mean"
-    return f"Against the baseline ({what} of the baseline: {baseline_mean:.4f}). "
+    return f"Against the baseline ({what} of the baseline: {values[0]:.4f}). "
 
 
 def better_worse(wins: Any, losses: Any, *, higher_is_better: bool = True) -> tuple[Any, Any]:
@@ -308,14 +345,15 @@ def wtl_cells(wins: Any, ties: Any, losses: Any, *, higher_is_better: bool = Tru
 def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Series, label: str,
                   higher_is_better: bool = True) -> pd.DataFrame:
     """The Compare table, key columns first: run, run − baseline, its 95% CI (one text cell), p adjusted,
-    significant; then the run's mean, its coverage, wins/ties/losses (a win: a better value, see
-    :func:`wtl_cells`), effect size, raw p-value, n, note.
+    significant; then the run's mean (for a :func:`paired_only` metric, and the baseline's, on the pair's
+    n queries), its coverage, wins/ties/losses (a win: a better value, see :func:`wtl_cells`), effect size,
+    raw p-value, n, note.
 
     ``rows``: :func:`dashboard.drilldown.against_baseline` output.
     """
     cov = dict(coverage)
     notes = ci_test_notes(rows["note"], rows["ci_low"], rows["ci_high"], rows["p_value"], rows["significant"])
-    return pd.DataFrame({
+    view = pd.DataFrame({
         "run": rows["run"].astype(str),
         "run − baseline": rows["difference"].astype(float),
         "95% CI (bootstrap)": ci_cells(rows["ci_low"], rows["ci_high"]),
@@ -331,6 +369,9 @@ def baseline_view(rows: pd.DataFrame, *, coverage: Mapping[str, float] | pd.Seri
         "n": rows["n"].astype(int),
         "note": notes,
     })
+    if paired_only(label):  # each pair's own queries: the baseline's mean on them, beside the run's
+        view.insert(6, f"baseline mean {label}", rows["baseline mean"].astype(float).to_numpy())
+    return view
 
 
 def ci_cells(ci_low, ci_high) -> list[str]:

@@ -74,7 +74,10 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
     m2.metric("ties", t)
     m3.metric("B loses", lo)
     st.caption("Counts of queries where run B's value is " + ("above / equal to / below run A's." if higher else
-               "below / equal to / above run A's (lower is better for this metric)."))
+               "below / equal to / above run A's (lower is better for this metric).")
+               + (T.one_sided_text(*S.memo("onesided:" + pair_key, lambda: D.one_sided(
+                   S.metric_slice(ctx, metric, k), metric=metric, k=k, run_a=run_a, run_b=run_b)))
+                  if T.paired_only(metric) else ""))
     s1, s2 = st.columns([3, 2])
     with s1:
         ui.chart(S.memo("fig:scatter:" + pair_key,
@@ -142,7 +145,7 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
         "p adjusted": st.column_config.TextColumn("p adjusted", width=72),
         "significant": st.column_config.CheckboxColumn("significant", width=76),
     })
-    st.caption(T.baseline_caption(rows["baseline mean"].iloc[0] if len(rows) else None, metric=metric))
+    st.caption(T.baseline_caption(rows["baseline mean"], metric=metric))
     st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
                "same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
                "significant when below 0.05. The interval is neither the test nor corrected for the other pairs: "

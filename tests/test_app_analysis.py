@@ -386,7 +386,8 @@ def test_compare_says_why_a_pair_without_paired_values_is_not_tested():
     at.selectbox(key="w_compare_sel_baseline").select("blind").run()
     assert not at.exception and not errors(at)
     captions = [c.value for c in at.caption]
-    assert "Against the baseline (the baseline has no value on any query: no mean)." in captions
+    assert ("Against the baseline (no query where both the baseline and a run find a relevant document: no mean)."
+            in captions)
     assert not any("nan" in c for c in captions)
     table = frame(at, "run", "note")
     assert table["note"].tolist() == ["not testable: no query has a value in both runs"]
