@@ -432,7 +432,8 @@ def _warn_missing_queries(lists: list[_Lists], names: Sequence[str], all_queries
         if k:
             missing.append(f"{name!r} lacks {k}")
     if missing:
-        warn(f"fusion: of the {n} queries, run {', run '.join(missing)}; there a run counts as an empty list")
+        warn(f"fusion: of the {n} queries the fused runs answer (together), run {', run '.join(missing)}; "
+             "there a run counts as an empty list")
 
 
 def fuse(

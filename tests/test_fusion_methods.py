@@ -174,7 +174,8 @@ def test_methods_equal_oracle_on_ties_missing_queries_and_cuts(method, top_n):
     weights = [0.5, 2.0, 1.0] if method in ("rrf", "wsum") else None
     norms = ["none"] if method in RANK_METHODS else list(NORMS)
     for norm in norms:
-        with pytest.warns(EvalcoreWarning, match="counts as an empty list"):
+        with pytest.warns(EvalcoreWarning, match=r"of the \d+ queries the fused runs answer \(together\), run "
+                                                  r"'\w+' lacks \d+.*counts as an empty list"):
             ours = fuse(as_runs(dicts), method=method, norm=norm, weights=weights, c=10.0, top_n=top_n,
                         ties="docid_asc")
         assert_same(ours, oracle(dicts, method=method, norm=norm, weights=weights, c=10.0, top_n=top_n))
