@@ -5,7 +5,10 @@ Tie rules (option ``ties``):
 ``"trec"`` (default)
     Equal scores are ordered by document id *descending* (byte/code-point string
     order), exactly as trec_eval (and pytrec_eval) sort a run. Use it so numbers
-    match trec_eval out of the box.
+    match trec_eval out of the box.  Scores are compared as trec_eval holds them,
+    in single precision (C ``float``, ``trec_format.h``): two scores equal once
+    rounded to float32 (``20.123402`` and ``20.123401``) are a tie.  Rounding
+    keeps the order of distinct scores, so only such near-ties change.
 ``"docid_asc"`` (alias ``"seed"``)
     Equal scores are ordered by document id ascending (seed 001 §3, "tie-breaker:
     d ascending (string compare) for determinism"), as :mod:`evalcore.retrieval` does.
@@ -36,7 +39,7 @@ class Ranked(Protocol):
 
 
 TIE_RULES: dict[str, str] = {
-    "trec": "score descending, then document id descending (trec_eval)",
+    "trec": "score descending (in float32, as trec_eval holds it), then document id descending (trec_eval)",
     "docid_asc": "score descending, then document id ascending (seed 001 §3)",
     "input": "score descending, then the order of the input",
 }
@@ -220,7 +223,11 @@ def _order_rows(q: np.ndarray, scores: np.ndarray, doc_order_at: Callable[[np.nd
     Only rows inside groups of equal (query, score) ever need them.
     """
     ties = canonical_ties(ties)
-    neg = -np.asarray(scores, dtype=np.float64)
+    if ties == "trec":  # trec_eval's scores are C floats (beyond ±3.4e38: ±inf, as its cast gives)
+        with np.errstate(over="ignore"):
+            neg = -np.asarray(scores, dtype=np.float32).astype(np.float64)
+    else:
+        neg = -np.asarray(scores, dtype=np.float64)
     q = np.asarray(q)
     if len(q) > 1 and bool(np.all(q[1:] >= q[:-1])) and bool(
             np.all((neg[1:] >= neg[:-1]) | (q[1:] != q[:-1]))):

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass
 
@@ -56,6 +57,7 @@ class Config:
     p_negative: float = 0.08  # share of negative judgments
     max_grade: int = 3
     rel_threshold: int = 1
+    near_ties: bool = False  # scores ~20 apart by 1e-7: distinct in float64, mostly equal in trec_eval's float32
 
 
 CONFIGS = [
@@ -65,6 +67,7 @@ CONFIGS = [
     Config(seed=4, score_values=None, p_absent=0.2),
     Config(seed=5, score_values=4, rel_threshold=2),
     Config(seed=6, score_values=1, n_queries=300, max_depth=40),  # one score: pure tie-breaking
+    Config(seed=7, score_values=3, near_ties=True),  # ties only at trec_eval's single precision
 ]
 
 
@@ -106,6 +109,8 @@ def make_data(cfg: Config) -> tuple[dict, dict]:
             scores = rng.random(len(docs)) * 10
         else:
             scores = rng.choice(values, size=len(docs))
+        if cfg.near_ties:
+            scores = scores + 20.0 + rng.integers(0, 4, size=len(docs)) * 1e-7
         run[qid] = {str(d): float(s) for d, s in zip(docs, scores, strict=True)}
     # queries of the run that are not judged: ignored by both
     for i in range(5):
@@ -156,6 +161,10 @@ def test_against_pytrec_eval_per_query(cfg):
     assert min(depths) == 1 and sum(d <= 3 for d in depths) >= 20
     assert any(g < 0 for v in qrels.values() for g in v.values())
     assert any(all(g < cfg.rel_threshold for g in v.values()) for q, v in qrels.items() if q in run)
+    if cfg.near_ties:  # many pairs distinct as given, a tie as trec_eval reads them (float32)
+        near = sum(a != b and np.float32(a) == np.float32(b) for v in run.values()
+                   for a, b in itertools.combinations(v.values(), 2))
+        assert near >= 1000, near
     n = compare_with_pytrec(qrels, run, rel_threshold=cfg.rel_threshold)
     assert n == len(theirs) * len(PT_MEASURES)
 

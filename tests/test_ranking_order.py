@@ -25,10 +25,13 @@ def _ids(rng: np.random.Generator, n: int) -> list[str]:
 
 
 def _oracle(q: list[int], docs: list[str], scores: list[float], ties: str) -> list[int]:
-    """Row order: query index ascending, score descending, then the tie rule (by ``sorted``)."""
+    """Row order: query index ascending, score descending, then the tie rule (by ``sorted``); "trec" compares
+    the scores as trec_eval's C floats (1e300 is inf there, 5e-324 is 0)."""
     rows = list(range(len(q)))
     if ties == "trec":
         rows = sorted(rows, key=lambda r: docs[r], reverse=True)
+        with np.errstate(over="ignore", under="ignore"):
+            scores = [float(np.float32(s)) for s in scores]
     elif ties == "docid_asc":
         rows = sorted(rows, key=lambda r: docs[r])
     return sorted(rows, key=lambda r: (q[r], -scores[r]))  # stable: keeps the tie order above
@@ -180,3 +183,15 @@ def test_lexsort_by_query_is_numpy_lexsort(seed, shape):
     keys = rng.choice(np.array([ext.min, -3, 0, 1, 7, ext.max]), size=len(q))  # ties everywhere
     got = ranking._lexsort_by_query(np.asarray(q, dtype=np.int64), keys)
     assert got.tolist() == np.lexsort((keys, q)).tolist()
+
+
+def test_trec_compares_scores_in_single_precision_as_trec_eval():
+    """trec_eval holds a run's scores as C floats: 20.123402 and 20.123401 (distinct doubles, one float32) are a
+    tie there, broken by document id descending ("b" first); the other rules keep the doubles' order."""
+    from evalcore.data import Run
+
+    run = Run.from_dict({"q": {"a": 20.123402, "b": 20.123401, "c": 20.5}})
+    assert np.float32(20.123402) == np.float32(20.123401)
+    assert [d for d, _ in run.ranked_lists(ties="trec")["q"]] == ["c", "b", "a"]
+    assert [d for d, _ in run.ranked_lists(ties="docid_asc")["q"]] == ["c", "a", "b"]
+    assert [d for d, _ in run.ranked_lists(ties="input")["q"]] == ["c", "a", "b"]
