@@ -221,3 +221,12 @@ def test_no_suggestion_for_a_name_far_from_every_measure() -> None:
     with pytest.raises(UnknownMeasureError) as e:
         parse_measures("foo@3")
     assert "did you mean" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["P(rel=0)@5", "recall(rel=-3)@5", "map(rel=0)@all", "bpref(rel=0)"])
+def test_a_relevance_level_below_one_is_refused_as_evaluate_refuses_it(name):
+    """rel=0 made every unjudged retrieved document relevant while R counted only judged ones: recall, AP and
+    bpref of 1.5 (pytrec_eval refuses a relevance level <= 0, and evaluate(rel_threshold=0) is refused)."""
+    with pytest.raises(UnknownMeasureError, match=r"rel must be an integer >= 1 in .*unjudged documents"):
+        parse_measure(name)
+    assert parse_measure(name.replace("rel=0", "rel=1").replace("rel=-3", "rel=1")) is not None

@@ -117,6 +117,9 @@ def parse_params(name: str, text: str, whole: str) -> tuple[int | None, tuple[tu
                 rel = int(val)
             except ValueError:
                 raise UnknownMeasureError(f"rel must be an integer in {whole!r}, got {val!r}") from None
+            if rel < 1:  # as evaluate's rel_threshold (and trec_eval's -l): unjudged documents are grade 0
+                raise UnknownMeasureError(f"rel must be an integer >= 1 in {whole!r}, got {val!r} (unjudged "
+                                          "documents count as grade 0: rel <= 0 would call them relevant)")
         else:
             given[key] = specs[key].parse(val, f"{name}({key})")
     params = tuple((key, given[key]) for key in specs if key in given and given[key] != specs[key].default)
