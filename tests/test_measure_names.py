@@ -84,7 +84,6 @@ def test_spellings_print_canonically(text, canonical):
     ("infAP", ["infap"]),
     ("Rprec", ["rprec"]),
     ("rbp_resid", ["rbp_residual(p=0.9)"]),  # trec_eval's default p
-    ("rbp.p=0.95", ["rbp(p=0.95)"]),
     ("ndcg.1=3,2=9,4=4.5", ["ndcg(gains=1:3,2:9,4:4.5)@all"]),
     ("ndcg_1=3,2=9,4=4.5", ["ndcg(gains=1:3,2:9,4:4.5)@all"]),  # as trec_eval prints it
 ])
@@ -230,3 +229,11 @@ def test_a_relevance_level_below_one_is_refused_as_evaluate_refuses_it(name):
     with pytest.raises(UnknownMeasureError, match=r"rel must be an integer >= 1 in .*unjudged documents"):
         parse_measure(name)
     assert parse_measure(name.replace("rel=0", "rel=1").replace("rel=-3", "rel=1")) is not None
+
+
+def test_trec_eval_rbp_with_a_p_is_refused_like_rbp():
+    """trec_eval's rbp grades its gains; ``rbp.p=0.9`` was read as evalcore's binary rbp(p=0.9) (0.19 where
+    trec_eval gives 0.14 on graded qrels) while plain ``rbp`` was refused for that reason."""
+    with pytest.raises(UnknownMeasureError, match=r"trec_eval's 'rbp\.p=0\.9' is not computed.*rbp\(p=0\.9\)"):
+        parse_measures("rbp.p=0.9")
+    assert [str(m) for m in parse_measures("rbp_resid.p=0.5")] == ["rbp_residual(p=0.5)"]

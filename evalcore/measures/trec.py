@@ -141,7 +141,10 @@ def trec_eval_names(text: str) -> list[str] | None:
     if m := _SET_F_RE.match(text):
         return [f"set_f(beta={m.group(1)})"]
     if m := _RBP_RE.match(text):
-        return [f"{'rbp' if m.group(1) == 'rbp' else 'rbp_residual'}(p={m.group(2)})"]
+        if m.group(1) == "rbp":  # trec_eval's rbp grades its gains: not evalcore's (binary) rbp
+            raise UnknownMeasureError(f"trec_eval's {text!r} is not computed by evalcore ({NOT_COMPUTED['rbp']}; "
+                                      f"evalcore's binary RBP is rbp(p={m.group(2)}))")
+        return [f"rbp_residual(p={m.group(2)})"]
     if m := _GAINS_RE.match(text):
         return [f"ndcg(gains={m.group(1)})@all"]
     base = re.split(r"[._]\d", text, maxsplit=1)[0]
