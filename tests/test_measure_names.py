@@ -237,3 +237,11 @@ def test_trec_eval_rbp_with_a_p_is_refused_like_rbp():
     with pytest.raises(UnknownMeasureError, match=r"trec_eval's 'rbp\.p=0\.9' is not computed.*rbp\(p=0\.9\)"):
         parse_measures("rbp.p=0.9")
     assert [str(m) for m in parse_measures("rbp_resid.p=0.5")] == ["rbp_residual(p=0.5)"]
+
+
+def test_recall_capped_at_all_is_refused_as_precision_at_all():
+    """recall_capped@k = H_k / min(k, R): its k is a denominator, like precision's; @all silently gave recall@all."""
+    with pytest.raises(UnknownMeasureError, match=r"recall_capped@all is not defined \(k is its denominator\); "
+                                                  r"over the whole list write recall@all"):
+        parse_measure("recall_capped@all")
+    assert str(parse_measure("recall_capped@10")) == "recall_capped@10"

@@ -182,7 +182,7 @@ def _parse_one(text: str) -> Measure | None:
         if k.lower() != "all" and kk <= 0:
             raise UnknownMeasureError(f"cutoff must be >= 1 in {text!r}")
         if kk == 0 and name in NO_ALL_CUTOFF:
-            other = {"precision": "set_precision", "f1": "set_f"}[name]
+            other = {"precision": "set_precision", "f1": "set_f", "recall_capped": "recall@all"}[name]
             raise UnknownMeasureError(f"{name}@all is not defined (k is its denominator); "
                                       f"over the whole list write {other}")
     return Measure(name, rel, None if name in K_FREE else kk, params)

@@ -139,8 +139,9 @@ CURVES = frozenset({"iprec_at_recall"})
 #: metrics that read the whole retrieved list whatever the cutoffs asked for.
 WHOLE_LIST = frozenset(WHOLE_LIST_METRICS) - {"num_ret", "num_rel", "num_q"}
 
-#: cutoff metrics whose k is a denominator: no ``@all`` (use ``set_precision`` / ``set_f``).
-NO_ALL_CUTOFF = frozenset({"precision", "f1"})
+#: cutoff metrics whose k is a denominator: no ``@all`` (use ``set_precision`` / ``set_f``; recall_capped's
+#: min(k, R) without a cutoff is R: ``recall@all``).
+NO_ALL_CUTOFF = frozenset({"precision", "f1", "recall_capped"})
 
 #: metrics whose values are not in [0, 1].
 UNBOUNDED = frozenset({
