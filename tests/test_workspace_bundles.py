@@ -202,6 +202,27 @@ def test_workspace_root(tmp_path: Path) -> None:
     assert root.names() == ["gamma"] and not (root.path / "alpha").exists()
 
 
+def test_a_script_writing_after_its_workspace_was_renamed_is_refused_and_nothing_is_lost(tmp_path: Path) -> None:
+    """The dashboard renames a workspace while a training script has it open: the script's next adds reported
+    success, the renamed catalogue listed them, but their files went into a re-created folder under the old name
+    (verify(): missing artifacts). Now the write is refused, nothing is re-created, the renamed one is intact."""
+    root = W.WorkspaceRoot(tmp_path / "root")
+    qrels, runs = tie_heavy(1)
+    (r1, run1), (r2, run2) = list(runs.items())[:2]
+    script = root.create("exp")
+    script.set_ground_truth(qrels, name="gt")
+    script.add_run(r1, run1, model="m", step=1)
+    root.rename("exp", "exp-renamed")
+    for write in (lambda: script.add_run(r2, run2, model="m", step=2),
+                  lambda: script.set_run_info(r1, tags=["x"])):
+        with pytest.raises(WorkspaceError, match="the workspace folder 'exp' is gone .*open the workspace again"):
+            write()
+    assert sorted(os.listdir(root.path)) == ["exp-renamed"]  # no orphan "exp" folder
+    artifacts.clear_cache()
+    again = root.open("exp-renamed")
+    assert again.run_names() == [r1] and again.verify() == [] and again.run_record(r1).tags == ()
+
+
 def test_demo_is_read_only_with_the_demo_numbers_and_copies(tmp_path: Path) -> None:
     from evalcore.workspace.demo import cached_demo
 

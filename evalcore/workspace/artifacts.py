@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptArtifactError
+from .writelock import folder_gone
 
 __all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "CACHE_ENTRIES", "GC_AGE"]
 
@@ -101,7 +102,9 @@ class ObjectStore:
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
     def _temporary(self, ext: str) -> Iterator[Path]:
-        self.tmp.mkdir(parents=True, exist_ok=True)
+        if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
+            raise folder_gone(self.root)
+        self.tmp.mkdir(exist_ok=True)
         tmp = self.tmp / f"{uuid.uuid4().hex}.{ext}.part"
         try:
             yield tmp

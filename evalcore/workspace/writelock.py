@@ -82,11 +82,21 @@ def _holder(fd: int) -> str:
     return f" (pid {text})" if text.isdigit() else ""
 
 
+def folder_gone(folder: Path) -> WorkspaceError:
+    """The error of a write into a workspace whose folder was renamed or removed while this process had it open
+    (its catalogue connection follows a rename; files written under the old name would be lost to it)."""
+    return WorkspaceError(f"the workspace folder {Path(folder).name!r} is gone (renamed or removed while this "
+                          "process had it open): nothing was written; open the workspace again by its new name")
+
+
 def _take(path: Path, deadline: float) -> int | None:
     """The exclusive file lock (its descriptor), None where file locks are not available."""
     if fcntl is None:  # pragma: no cover - Windows
         return None
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except FileNotFoundError:  # the workspace folder was renamed or removed meanwhile
+        raise folder_gone(path.parent) from None
     start, pause = time.monotonic(), 0.005
     while True:
         try:
