@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from evalcore.errors import (
     ColumnCountError,
     DuplicateIdError,
     EmptyInputError,
+    EvalcoreWarning,
     InputFormatError,
     NonFiniteValueError,
     ValueTypeError,
@@ -377,3 +379,17 @@ def test_a_run_file_given_as_judgments_is_refused(text, line, n):
                                                          "looks like a run file (qid Q0 docid rank score tag)")):
         read_trec_qrels(text, label="x.trec")
     assert read_trec_qrels(b"q1 Q0 d1 1\n").n_queries == 1  # four columns with Q0 as the iteration: judgments
+
+
+def test_comment_lines_are_counted_in_a_warning_naming_the_file_and_the_first_line():
+    """A query id beginning with '#' ("#head") was silently dropped as a comment (trec_eval has no comments):
+    the preview said "7 queries (7 in the file)" for 8 ids. The skipped lines are now said."""
+    with pytest.warns(EvalcoreWarning, match=r"^q\.txt: 2 lines beginning with '#' read as comments and skipped "
+                                             r"\(line 2, \.\.\.\)$"):
+        q = read_trec_qrels(b"q1 0 d1 1\n#head 0 d2 1\n#x 0 d3 1\nq2 0 d4 1\n", label="q.txt")
+    assert sorted(q.query_ids.tolist()) == ["q1", "q2"]
+    with pytest.warns(EvalcoreWarning, match=r"^r: 1 line beginning with '#' read as comment and skipped \(line 1\)$"):
+        read_trec_run(b"# header\nq1 Q0 d1 1 2.5 t\n", label="r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_trec_qrels(b"q1 0 doc#1 1\nq#2 0 d 0\n")  # '#' inside an id: no comment, no warning

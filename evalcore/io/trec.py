@@ -33,6 +33,7 @@ from ..errors import (
     NonFiniteValueError,
     OptionError,
     ValueTypeError,
+    warn,
 )
 from .source import _TOKEN_WS, PathOrBytes, file_stem, read_bytes
 
@@ -59,10 +60,16 @@ def _decode_check(data: bytes, label: str) -> None:
         raise BinaryFileError(f"not valid UTF-8 text (byte {e.start})", file=label, line=line) from None
 
 
-def _strip_comments(data: bytes) -> bytes:
-    """Blank out comment lines; keeping them as empty lines keeps error line numbers right."""
+def _strip_comments(data: bytes, label: str) -> bytes:
+    """Blank out comment lines (beginning with ``#``), saying how many and where the first is (trec_eval has no
+    comments: a query id ``#1`` would be read as one); keeping them as empty lines keeps error line numbers right."""
     if b"#" in data and (data.startswith(b"#") or b"\n#" in data):  # one-byte scan first: much faster
-        return b"\n".join(b"" if ln.startswith(b"#") else ln for ln in data.split(b"\n"))
+        lines = data.split(b"\n")
+        comments = [i for i, ln in enumerate(lines, start=1) if ln.startswith(b"#")]
+        warn(f"{label}: {len(comments)} line{'s' if len(comments) > 1 else ''} beginning with '#' read as "
+             f"comment{'s' if len(comments) > 1 else ''} and skipped (line {comments[0]}"
+             f"{', ...' if len(comments) > 1 else ''})")
+        return b"\n".join(b"" if ln.startswith(b"#") else ln for ln in lines)
     return data
 
 
@@ -204,7 +211,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
     """
     data, label = read_bytes(src, name=label)
     layout = "qid Q0 docid rank score tag"
-    body = _strip_comments(data)
+    body = _strip_comments(data, label)
     if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     numeric = {4: "float"}
@@ -264,7 +271,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     """Read TREC qrels ``qid iter docid grade`` (grade an integer; 0 and negatives mean not relevant)."""
     data, label = read_bytes(src, name=label)
     layout = "qid iter docid grade"
-    body = _strip_comments(data)
+    body = _strip_comments(data, label)
     if _blank(body):
         raise EmptyInputError("no records (only comments or blank lines)", file=label)
     _refuse_a_run(body, data, label)
