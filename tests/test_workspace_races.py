@@ -1,6 +1,6 @@
 """Changes that race with another writer, made deterministic: the other writer holds the writer lock
 (:meth:`Workspace.exclusive`) while this change waits for it, and changes the workspace before letting
-go.
+go; and evaluations whose inputs change between their computation and their recording.
 
 No sleeps decide the order: the test waits until the waiting thread is blocked on the writer lock.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,46 @@ def test_set_settings_of_a_new_workspace_stores_them(tmp_path: Path) -> None:
     gen = w.generation
     assert w.set_settings(seed=w.settings().seed) == w.settings()
     assert w.generation == gen  # nothing changed: nothing written
+
+
+def _loaded_stale(ws: Workspace) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ws.load_evaluation().settings.get("stale") or {}
+
+
+def test_an_evaluation_keeps_the_inputs_it_was_computed_from(ws: Workspace) -> None:
+    """Another writer re-records the run while ``evaluate`` computes: the numbers are those of the
+    old content, so the stored evaluation must read back as stale."""
+    fired: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not fired:
+            fired.append(1)
+            ws.add_run("a", _run(2), replace=True)
+
+    ev = ws.evaluate(metrics=["ndcg"], k=[10], progress=progress)
+    assert fired
+    assert _loaded_stale(ws) == {"a": "re-recorded"}
+    assert ws.evaluations().stale.iloc[0] == {"a": "re-recorded"}
+    now = ws.evaluate(metrics=["ndcg"], k=[10], record=False)
+    assert not np.allclose(ev.table.value.to_numpy(), now.table.value.to_numpy())  # the content did change
+
+
+def test_an_evaluation_recorded_later_keeps_its_ground_truth(ws: Workspace) -> None:
+    """The Overview's path: evaluate, then (another process) another ground truth and a re-recorded
+    run, then ``record_evaluation(ev)`` with no ground-truth id."""
+    ev = ws.evaluate(metrics=["ndcg"], k=[10], record=False)
+    ws.set_ground_truth(_qrels(1), name="gt-new")
+    ws.add_run("a", _run(2), replace=True)
+    ws.record_evaluation(ev)
+    row = ws.evaluations().iloc[0]
+    assert row.ground_truth == "gt"
+    assert row.stale == {"a": "re-recorded", "(ground truth)": "replaced"}
+
+
+def test_an_evaluation_of_current_inputs_is_current(ws: Workspace) -> None:
+    ev = ws.evaluate(metrics=["ndcg"], k=[10], record=False)
+    ws.record_evaluation(ev)
+    row = ws.evaluations().iloc[0]
+    assert row.ground_truth == "gt" and row.stale == {}
