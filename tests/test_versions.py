@@ -375,3 +375,14 @@ def test_models_come_in_natural_order():
                          "version": [None] * 4, "step": [1.0, 1.0, 1.0, None]})
     series = W.version_series(info, min_versions=1)
     assert W.version_models(series) == ["student-32d", "Student-64d", "student-128d"]
+
+
+def test_labels_with_unicode_digits_that_are_not_numbers_are_ordered():
+    """'²' and '①' are digits to str.isdigit but not numbers to int(); Arabic-Indic '١٠' is a decimal 10."""
+    frame = pd.DataFrame({"name": ["a", "b", "c", "d", "e"], "model": ["bert", "bert", "bert²", "bert", "bert"],
+                          "version": ["v1²", "v1", "①", "v١٠", "v2"], "step": [None] * 5,
+                          "created_at": pd.to_datetime(["2024-01-01"] * 5, utc=True)})
+    ordered = W.order_versions(frame)
+    assert list(ordered[ordered.group == "bert"].version) == ["v1", "v1²", "v2", "v١٠"]
+    series = W.version_series(frame, min_versions=1)
+    assert set(W.version_models(series)) == {"bert", "bert²"}

@@ -117,7 +117,7 @@ class WorkspaceRoot:
 def _natural(text: Any) -> tuple:
     if text is None or (isinstance(text, float) and text != text):
         return (1,)
-    return (0, *((0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", str(text))))
+    return (0, *((0, int(t), "") if t.isdecimal() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", str(text))))
 
 
 def order_versions(runs: pd.DataFrame) -> pd.DataFrame:
