@@ -375,3 +375,32 @@ def test_models_come_in_natural_order():
                          "version": [None] * 4, "step": [1.0, 1.0, 1.0, None]})
     series = W.version_series(info, min_versions=1)
     assert W.version_models(series) == ["student-32d", "Student-64d", "student-128d"]
+
+
+def test_labels_with_unicode_digits_that_are_not_numbers_are_ordered():
+    """'²' and '①' are digits to str.isdigit but not numbers to int(); Arabic-Indic '١٠' is a decimal 10."""
+    frame = pd.DataFrame({"name": ["a", "b", "c", "d", "e"], "model": ["bert", "bert", "bert²", "bert", "bert"],
+                          "version": ["v1²", "v1", "①", "v١٠", "v2"], "step": [None] * 5,
+                          "created_at": pd.to_datetime(["2024-01-01"] * 5, utc=True)})
+    ordered = W.order_versions(frame)
+    assert list(ordered[ordered.group == "bert"].version) == ["v1", "v1²", "v2", "v١٠"]
+    series = W.version_series(frame, min_versions=1)
+    assert set(W.version_models(series)) == {"bert", "bert²"}
+
+
+def test_a_model_in_two_unicode_forms_is_one_model(tmp_path):
+    """'modèle' composed (NFC) and decomposed (NFD, e.g. from a macOS file name): stored as one form,
+    and labels stored before in the other form still join the same model."""
+    from evalcore import Qrels, Run, Workspace
+
+    nfc, nfd = "mod\u00e8le", "mode\u0300le"
+    ws = Workspace.open(tmp_path / "W")
+    ws.set_ground_truth(Qrels.from_dict({"q1": {"d1": 1}}), name="gt")
+    ws.add_run("r1", Run.from_dict({"q1": {"d1": 1.0}}), model=nfc, step=1, version=nfd)
+    ws.add_run("r2", Run.from_dict({"q1": {"d2": 1.0}}), model=nfd, step=2)
+    assert list(ws.runs().model) == [nfc, nfc] and ws.run_record("r1").version == "mod\u00e8le"
+    old = pd.DataFrame({"name": ["a", "b"], "model": [nfc, nfd], "version": [None, None], "step": [1.0, 2.0],
+                        "created_at": pd.to_datetime(["2024-01-01"] * 2, utc=True)})
+    ordered = W.order_versions(old)
+    assert ordered.group.nunique() == 1 and list(ordered.version_index) == [0, 1]
+    assert W.version_models(W.version_series(old, min_versions=1)) == [nfc]

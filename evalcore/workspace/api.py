@@ -456,23 +456,35 @@ class Workspace(SettingsAndSideFiles):
 
     def set_run_info(self, name: str, *, model: Any = _UNSET, version: Any = _UNSET, step: Any = _UNSET,
                      tags: Any = _UNSET, aspect: Any = _UNSET) -> None:
-        """Change a run's model, version, step, tags or aspect (what is not given stays)."""
-        rec = self.run_record(name)
-        cols = {"model": check_label(model, "model") if model is not _UNSET else rec.model,
-                "version": check_label(version, "version") if version is not _UNSET else rec.version,
-                "step": check_step(step) if step is not _UNSET else rec.step,
-                "tags": dumps(list(check_tags(tags) if tags is not _UNSET else rec.tags))}
-        options = dict(rec.options)
-        if aspect is not _UNSET:
-            options.pop("aspect", None)
-            if self._aspect(aspect):
-                options["aspect"] = self._aspect(aspect)
+        """Change a run's model, version, step, tags or aspect (what is not given stays).
+
+        Only the given fields are written, in one transaction that finds the run by name, so a
+        change another process made meanwhile to another field is kept; a run removed meanwhile
+        gives the "no run named" error.
+        """
+        given = {"model": check_label(model, "model") if model is not _UNSET else _UNSET,
+                 "version": check_label(version, "version") if version is not _UNSET else _UNSET,
+                 "step": check_step(step) if step is not _UNSET else _UNSET,
+                 "tags": dumps(list(check_tags(tags))) if tags is not _UNSET else _UNSET}
+        cols = {k: v for k, v in given.items() if v is not _UNSET}
+        new_aspect = self._aspect(aspect) if aspect is not _UNSET else _UNSET
 
         def record(conn: sqlite3.Connection, stored: list) -> None:
-            cur = conn.execute("UPDATE runs SET model = ?, version = ?, step = ?, tags = ?, options = ? WHERE id = ?",
-                               (*cols.values(), dumps(options), rec.id))
-            if cur.rowcount != 1:
-                raise OptionError(f"run {name!r} was removed meanwhile")
+            row = conn.execute("SELECT options FROM runs WHERE name = ?", (str(name),)).fetchone()
+            if row is None:
+                names = [r[0] for r in conn.execute("SELECT name FROM runs ORDER BY position")]
+                raise OptionError(f"no run named {name!r} in the workspace; its runs are {names}")
+            values = dict(cols)
+            if new_aspect is not _UNSET:
+                options = loads(row[0], {})
+                options.pop("aspect", None)
+                if new_aspect:
+                    options["aspect"] = new_aspect
+                values["options"] = dumps(options)
+            if not values:
+                raise NoChange()
+            conn.execute(f"UPDATE runs SET {', '.join(f'{c} = ?' for c in values)} WHERE name = ?",
+                         (*values.values(), str(name)))
 
         self.commit(list, record)
 

@@ -29,7 +29,7 @@ from .locations import CATALOGUE_NAME, is_workspace
 from .store import BUSY_DEADLINE, Catalogue, dumps, folder_writable, loads, now
 from .writelock import LOCK_NAME, writer_lock
 
-__all__ = ["WorkspaceCore", "RunRecord", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
+__all__ = ["WorkspaceCore", "RunRecord", "run_records_in", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
 
 T = TypeVar("T")
 
@@ -133,6 +133,12 @@ class GroundTruthRecord:
                           f"its aspects are {list(self.aspects)}")
 
 
+def run_records_in(conn: sqlite3.Connection) -> list[RunRecord]:
+    """Every run, in display order, read through ``conn`` (inside a transaction of the caller's)."""
+    rows = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY position").fetchall()
+    return [RunRecord.of(r) for r in rows]
+
+
 class _Vanished(Exception):
     """An artifact file disappeared between writing it and recording it (a concurrent gc)."""
 
@@ -198,8 +204,7 @@ class WorkspaceCore:
     # ------------------------------------------------------------------ records
     def run_records(self) -> list[RunRecord]:
         """Every run, in display order."""
-        rows = self.catalogue.read(lambda c: c.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY position").fetchall())
-        return [RunRecord.of(r) for r in rows]
+        return self.catalogue.read(run_records_in)
 
     def run_record(self, name: str) -> RunRecord:
         """The run named ``name``; :class:`~evalcore.errors.OptionError` listing the runs when there is none."""

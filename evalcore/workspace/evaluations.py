@@ -14,39 +14,74 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .._lazy import pd
 from ..errors import OptionError, warn
 from ..evaluate import Evaluation
 from . import codecs
-from .core import WorkspaceCore
+from .core import RunRecord, WorkspaceCore, run_records_in
 from .store import dumps, loads, now
 
-__all__ = ["record_evaluation", "list_evaluations", "load_evaluation", "EVALUATION_COLUMNS"]
+__all__ = ["record_evaluation", "list_evaluations", "load_evaluation", "mark_inputs", "inputs_of", "fingerprints",
+           "Inputs", "EVALUATION_COLUMNS"]
 
 #: Columns of :func:`list_evaluations`.
 EVALUATION_COLUMNS = ["id", "created_at", "ground_truth", "runs", "metrics", "k", "errors", "stale"]
 _CONTENTS = "_run_contents"  # key of the runs' fingerprints in the stored settings (not in Evaluation.settings)
 
 
-def _fingerprints(ws: WorkspaceCore) -> dict[str, str]:
-    """Per run of the workspace, a digest of what it is made of (a fusion: with its inputs' digests)."""
-    records = {r.name: r for r in ws.run_records()}
+@dataclass(frozen=True)
+class Inputs:
+    """What an evaluation was computed from: each run's fingerprint (:func:`fingerprints`) and the
+    ground truth's id, as read when its inputs were resolved."""
+
+    runs: dict[str, str]
+    ground_truth_id: int | None
+
+
+#: Evaluation -> the inputs it was computed from (kept as long as the evaluation lives).
+_INPUTS: weakref.WeakKeyDictionary[Evaluation, Inputs] = weakref.WeakKeyDictionary()
+
+
+def fingerprints(records: Iterable[RunRecord]) -> dict[str, str]:
+    """Per run, a digest of what it is made of (a fusion: with its inputs' digests)."""
+    by_name = {r.name: r for r in records}
     out: dict[str, str] = {}
 
     def of(name: str, seen: tuple[str, ...] = ()) -> str:
         if name not in out:
-            r = records[name]
+            r = by_name[name]
             parts = [r.kind, r.artifact, r.ids_artifact, r.query_artifact, r.query_ids_artifact, dumps(r.options)]
-            parts += [of(n, (*seen, name)) if n in records and n not in seen else "-"
+            parts += [of(n, (*seen, name)) if n in by_name and n not in seen else "-"
                       for n in r.options.get("inputs", ())]
             out[name] = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()[:16]
         return out[name]
 
-    for name in records:
+    for name in by_name:
         of(name)
     return out
+
+
+def mark_inputs(ev: Evaluation, *, records: Iterable[RunRecord], ground_truth_id: int | None) -> Evaluation:
+    """Remember that ``ev`` was computed from these run records and this ground truth (the snapshot
+    its inputs were read from), so :func:`record_evaluation` stores them, not the workspace as it is
+    when recording; returns ``ev``."""
+    _INPUTS[ev] = Inputs(fingerprints(records), None if ground_truth_id is None else int(ground_truth_id))
+    return ev
+
+
+def inputs_of(ev: Evaluation) -> Inputs | None:
+    """The inputs :func:`mark_inputs` remembered for ``ev``, or None."""
+    return _INPUTS.get(ev)
+
+
+def _fingerprints(ws: WorkspaceCore) -> dict[str, str]:
+    """Per run of the workspace as it is now (see :func:`fingerprints`)."""
+    return fingerprints(ws.run_records())
 
 
 def _stale(stored: dict[str, str], ground_truth_id: int | None, current: dict[str, str],
@@ -73,10 +108,16 @@ def _coverage_records(coverage: pd.DataFrame) -> list[dict[str, Any]]:
 
 def record_evaluation(ws: WorkspaceCore, ev: Evaluation, *, key: str | None = None,
                       ground_truth_id: int | None = None) -> int:
-    """Store ``ev`` (see the module docstring); returns its id (the existing one for a known key)."""
-    fingerprints = _fingerprints(ws)
+    """Store ``ev`` (see the module docstring); returns its id (the existing one for a known key).
+
+    The runs' fingerprints and (when ``ground_truth_id`` is not given) the ground truth are those
+    the evaluation was computed from when it remembers them (:func:`mark_inputs`: what
+    :meth:`~.api.Workspace.evaluate` returns), so an evaluation of inputs changed since is
+    recorded as stale; otherwise (an evaluation computed elsewhere, e.g. from files) those of
+    the workspace when recording, read in the recording transaction.
+    """
+    inputs = inputs_of(ev)
     settings = dumps(ev.settings)
-    stored_settings = dumps({**ev.settings, _CONTENTS: {r: fingerprints[r] for r in ev.runs if r in fingerprints}})
     coverage = dumps({"columns": [str(c) for c in ev.coverage.columns], "rows": _coverage_records(ev.coverage)})
     if key is None:
         h = hashlib.sha256(settings.encode("utf-8"))
@@ -85,18 +126,22 @@ def record_evaluation(ws: WorkspaceCore, ev: Evaluation, *, key: str | None = No
     found = ws.catalogue.read(lambda c: c.execute("SELECT id FROM evaluations WHERE key = ?", (key,)).fetchone())
     if found is not None:
         return int(found[0])
-    if ground_truth_id is None:
-        gt = ws.ground_truth_record()
-        ground_truth_id = None if gt is None else gt.id
 
     def record(conn: sqlite3.Connection, stored: list) -> int:
         row = conn.execute("SELECT id FROM evaluations WHERE key = ?", (key,)).fetchone()
         if row is not None:
             return int(row[0])
+        if inputs is not None:
+            prints, gt_id = inputs.runs, inputs.ground_truth_id
+        else:
+            prints = fingerprints(run_records_in(conn))
+            active = conn.execute("SELECT id FROM ground_truths WHERE active = 1").fetchone()
+            gt_id = None if active is None else int(active[0])
+        stored_settings = dumps({**ev.settings, _CONTENTS: {r: prints[r] for r in ev.runs if r in prints}})
         cur = conn.execute("INSERT INTO evaluations (key, created_at, ground_truth_id, settings, runs, table_artifact, "
                            "coverage) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           (key, now(), ground_truth_id, stored_settings, dumps(list(ev.runs)), stored[0].sha256,
-                            coverage))
+                           (key, now(), gt_id if ground_truth_id is None else ground_truth_id, stored_settings,
+                            dumps(list(ev.runs)), stored[0].sha256, coverage))
         return int(cur.lastrowid)
 
     return ws.commit(lambda: [ws.put("results", lambda p: codecs.write_results(ev.table, p))], record, bump=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -190,12 +191,13 @@ def check_run_name(name: Any) -> str:
 
 
 def check_label(value: Any, what: str) -> str | None:
-    """A model or version label: None, or text without control characters (stripped; empty -> None)."""
+    """A model or version label: None, or text without control characters (stripped, Unicode NFC, so
+    the same label typed or taken from a file name in another form is one label; empty -> None)."""
     if value is None:
         return None
     if not isinstance(value, (str, int)) or isinstance(value, bool):
         raise OptionError(f"{what} must be text, got {type(value).__name__}")
-    text = str(value).strip()
+    text = unicodedata.normalize("NFC", str(value).strip())
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise OptionError(f"{what} {text!r}: no control characters (tabs, line breaks)")
     return text or None

@@ -37,6 +37,7 @@ from ..data import Qrels, Run
 from ..errors import EvalcoreError, OptionError
 from ..evaluate import Evaluation
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore
+from .evaluations import mark_inputs
 from .model import Settings, capture, stable_key
 from .pipeline import (
     evaluate_workspace,
@@ -76,6 +77,9 @@ class Resolved:
     gt_warnings : tuple of str
     key : str
         Content key of everything the evaluation depends on (for caches).
+    records : tuple of RunRecord
+        The catalogue rows the runs were built from (and the inputs of fused ones): what
+        :meth:`evaluate` marks its result as computed from (:func:`~.evaluations.mark_inputs`).
     """
 
     settings: Settings
@@ -89,6 +93,7 @@ class Resolved:
     warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
     gt_warnings: tuple[str, ...] = ()
     key: str = ""
+    records: tuple[RunRecord, ...] = ()
 
     def qrels_for(self, run_name: str) -> Qrels | None:
         """The evaluated ground truth of a run (its aspect's)."""
@@ -105,7 +110,8 @@ class Resolved:
         pairs = [(run, self.run_aspect[name]) for name, run in self.runs.items()]
         qmap = {a: self.qrels[a] for _, a in pairs}
         ev = evaluate_workspace(qmap, pairs, self.settings, reference=self.reference, progress=progress)
-        return ev.with_settings({"errors": dict(self.errors)})
+        return mark_inputs(ev.with_settings({"errors": dict(self.errors)}), records=self.records,
+                           ground_truth_id=self.ground_truth.id)
 
 
 def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
@@ -215,6 +221,7 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
     qrels_of = _ground_truth(core, gt, out, domains, progress)
     default = gt.parts[0].aspect if gt.kind == "qrels" else None
     records = _needed(core.run_records(), runs)
+    out.records = tuple(records)
     built: dict[str, Run] = {}
     pending = [r for r in records if r.kind != "fused"] + [r for r in records if r.kind == "fused"]
     while pending:

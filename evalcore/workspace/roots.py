@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import unicodedata
 import uuid
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ class WorkspaceRoot:
 def _natural(text: Any) -> tuple:
     if text is None or (isinstance(text, float) and text != text):
         return (1,)
-    return (0, *((0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", str(text))))
+    return (0, *((0, int(t), "") if t.isdecimal() else (1, 0, t.lower()) for t in re.findall(r"\d+|\D+", str(text))))
 
 
 def order_versions(runs: pd.DataFrame) -> pd.DataFrame:
@@ -137,7 +138,9 @@ def order_versions(runs: pd.DataFrame) -> pd.DataFrame:
         the group).
     """
     frame = runs.copy()
-    frame["group"] = [m if isinstance(m, str) and m else n for m, n in zip(frame["model"], frame["name"], strict=True)]
+    # one group per model in any Unicode form (labels stored before they were normalised at the API's edge)
+    frame["group"] = [unicodedata.normalize("NFC", m) if isinstance(m, str) and m else n
+                      for m, n in zip(frame["model"], frame["name"], strict=True)]
     keys = [((0 if isinstance(m, str) and m else 1), _natural(g), g, (1, 0.0) if pd.isna(s) else (0, float(s)),
              _natural(v), str(t)) for m, g, s, v, t in zip(frame["model"], frame["group"], frame["step"],
                                                            frame["version"], frame["created_at"], strict=True)]

@@ -10,7 +10,7 @@ bump :attr:`~.core.WorkspaceCore.generation`.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -31,15 +31,19 @@ _SETTING_FIELDS = SETTING_FIELDS
 SIDE_ROLES = ("domains", "metadata", "queries")
 
 
+def _settings_of(rows: Iterable[tuple[str, str]]) -> Settings:
+    """Settings from stored ``(key, value)`` rows (other keys, such as ``ui:...``, ignored)."""
+    stored = {k: loads(v) for k, v in rows if k in _SETTING_FIELDS}
+    return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
+
+
 class SettingsAndSideFiles(WorkspaceCore):
     """Settings, dashboard state and side files (see the module docstring)."""
 
     # ------------------------------------------------------------------ settings and state
     def settings(self) -> Settings:
         """The evaluation settings (defaults of :class:`~.model.Settings` where none is stored)."""
-        rows = self.catalogue.read(lambda c: c.execute("SELECT key, value FROM settings").fetchall())
-        stored = {k: loads(v) for k, v in rows if k in _SETTING_FIELDS}
-        return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
+        return _settings_of(self.catalogue.read(lambda c: c.execute("SELECT key, value FROM settings").fetchall()))
 
     def has_settings(self) -> bool:
         """Whether settings were ever stored (else :meth:`settings` gives the defaults)."""
@@ -48,18 +52,27 @@ class SettingsAndSideFiles(WorkspaceCore):
                                                        _SETTING_FIELDS).fetchone()) is not None
 
     def set_settings(self, settings: Settings | None = None, **changes: Any) -> Settings:
-        """Store settings (a whole :class:`~.model.Settings` and/or single fields); returns them validated."""
+        """Store settings (a whole :class:`~.model.Settings` and/or single fields); returns them validated.
+
+        Single fields are applied to the stored settings read in the writing transaction, and
+        only the keys whose value changes are written: a setting another process changed
+        meanwhile is kept unless it is given here (a whole ``settings`` gives every field).
+        """
         unknown = sorted(set(changes) - set(_SETTING_FIELDS))
         if unknown:
             raise OptionError(f"unknown settings {unknown}; settings are {list(_SETTING_FIELDS)}")
-        new = replace(settings or self.settings(), **changes).validated()
 
-        def record(conn: sqlite3.Connection, stored: list) -> None:
-            conn.executemany("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)",
-                             [(k, dumps(getattr(new, k))) for k in _SETTING_FIELDS])
+        def record(conn: sqlite3.Connection, stored: list) -> Settings:
+            rows = dict(conn.execute("SELECT key, value FROM settings").fetchall())
+            new = replace(settings or _settings_of(rows.items()), **changes).validated()
+            values = {k: dumps(getattr(new, k)) for k in _SETTING_FIELDS}
+            write = [(k, v) for k, v in values.items() if rows.get(k) != v]
+            if not write:
+                raise NoChange(new)
+            conn.executemany("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", write)
+            return new
 
-        self.commit(list, record)
-        return new
+        return self.commit(list, record)
 
     def ui_state(self) -> dict[str, Any]:
         """Free JSON values the dashboard keeps (selections...); changing them does not bump :attr:`generation`."""

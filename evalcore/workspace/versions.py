@@ -125,7 +125,7 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.Da
     sizes = ordered.groupby("group", sort=False)["name"].transform("size")
     ordered = ordered[sizes.to_numpy() >= min_versions]
     return pd.DataFrame({
-        "model": ordered["model"].astype(str).to_numpy(), "position": ordered["version_index"].astype(np.int64).to_numpy(),
+        "model": ordered["group"].astype(str).to_numpy(), "position": ordered["version_index"].astype(np.int64).to_numpy(),
         "run": ordered["name"].astype(str).to_numpy(), "version": ordered["version"].to_numpy(dtype=object),
         "step": ordered["step"].astype(float).to_numpy(),
     }, columns=SERIES_COLUMNS)
