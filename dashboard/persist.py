@@ -364,6 +364,21 @@ class Written:
     created: str | None = None
 
 
+def evaluation_to_record(evaluation: Any, snapshot: W.Snapshot) -> Any:
+    """``evaluation`` marked with the inputs it was computed from (``snapshot``'s run records and ground truth),
+    so that recording it later keeps them (a script re-recording a run or switching the ground truth meanwhile
+    makes it stale, not current); a marked copy, as the memoised evaluation is shared between sessions.  The
+    demo (recorded in a copy, whose ids differ) and inputs not yet stored are left unmarked: the catalogue
+    is read when recording."""
+    gt = snapshot.ground_truth
+    if snapshot.is_demo or any(r.store is None for r in snapshot.runs) or (gt is not None and gt.store is None):
+        return evaluation
+    from evalcore.workspace.evaluations import mark_inputs
+
+    return mark_inputs(evaluation.with_settings({}), records=[r.store.record for r in snapshot.runs],
+                       ground_truth_id=None if gt is None else gt.store.record.id)
+
+
 def write(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> Written:
     """Apply ``change`` to the session's workspace (one transaction; a failure changes nothing).
 

@@ -215,7 +215,8 @@ if st.button("Record this evaluation in the workspace", key="ov_record", icon=":
              help="Stores the per-query table, its settings and coverage in the workspace's catalogue (once per "
                   "distinct input), for Workspace.evaluations() / load_evaluation() in Python and "
                   "'evalcore workspace list'."):
-    done = P.write(lambda store: store.record_evaluation(ctx.evaluation, key="dashboard:" + ctx.eval_key))
+    marked = P.evaluation_to_record(ctx.evaluation, ctx.ws)  # the inputs it was computed from, not those at the click
+    done = P.write(lambda store: store.record_evaluation(marked, key="dashboard:" + ctx.eval_key))
     if done.ok:
         st.success(f"Recorded as evaluation {done.value} of the workspace: "
                    f"Workspace.open(...).load_evaluation({done.value}) reads it back."

@@ -173,3 +173,23 @@ def test_an_evaluation_of_current_inputs_is_current(ws: Workspace) -> None:
     ws.record_evaluation(ev)
     row = ws.evaluations().iloc[0]
     assert row.ground_truth == "gt" and row.stale == {}
+
+
+def test_the_dashboards_evaluation_keeps_the_inputs_of_its_snapshot(ws: Workspace) -> None:
+    """The Overview's "Record this evaluation": the evaluation of the session's snapshot, recorded after a
+    script switched the ground truth and re-recorded the run, is stale and under its own ground truth (it was
+    stamped with the catalogue at the click: current, under "gt-new"); the shared memoised one stays unmarked."""
+    from dashboard.persist import evaluation_to_record
+    from evalcore import evaluate
+    from evalcore.workspace.evaluations import inputs_of
+    from evalcore.workspace.stored import snapshot_of
+
+    snap = snapshot_of(ws)
+    ev = evaluate(_qrels(), {"a": _run(1)}, metrics=["ndcg"], k=[10])  # what the session computed from snap
+    marked = evaluation_to_record(ev, snap)
+    ws.set_ground_truth(_qrels(1), name="gt-new")
+    ws.add_run("a", _run(2), replace=True)
+    ws.record_evaluation(marked)
+    row = ws.evaluations().iloc[0]
+    assert row.ground_truth == "gt" and row.stale == {"a": "re-recorded", "(ground truth)": "replaced"}
+    assert inputs_of(ev) is None and marked is not ev
