@@ -97,7 +97,9 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                    lambda: pf.assign(worse=-pf["difference"] if not higher else pf["difference"]).sort_values(
                        ["worse", "query_id"], kind="mergesort")["query_id"].tolist())
     st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
-    # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one)
+    # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one). A pair
+    # changed on another page is no choice made here: the query chosen there stays (cmp_shown_pair is dropped when
+    # the page is entered, below)
     shown_pair = f"{metric}:{k}:{run_a}:{run_b}"
     if st.session_state.get("cmp_shown_pair", shown_pair) != shown_pair and worst:
         st.session_state[S.SEL_QUERY] = worst[0]
@@ -157,6 +159,10 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
 ui.page_setup()
 if st.session_state.pop(GOTO, False):
     st.switch_page(ui.PAGES["queries"])
+if "cmp_runs" not in st.session_state:
+    # the page is entered (Streamlit drops the state of a widget not drawn in the last run: "Runs compared" was
+    # not on the screen): the pair and the query may have been chosen on another page, the pair view starts there
+    st.session_state.pop("cmp_shown_pair", None)
 
 st.title("Compare runs")
 slot = st.empty()
