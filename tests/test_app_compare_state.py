@@ -27,3 +27,33 @@ def test_a_query_chosen_on_queries_survives_a_visit_to_compare():
     b.select(next(o for o in b.options if o != b.value)).run()
     q = at.selectbox(key="w_compare_sel_query")
     assert q.value == q.options[0] != chosen
+
+
+def test_runs_compared_and_the_hsd_design_come_back_after_a_reload_and_in_a_new_session():
+    name, ws = python_workspace()
+    at = T.goto(T.open_app(name), "compare")
+    mine = ["bm25", "e5-ep5", "e5-ep25"]
+    at.multiselect(key="cmp_runs").set_value(mine).run()
+    at.selectbox(key="w_compare_sel_hsd_design").set_value("independent").run()
+    assert not at.exception
+    # another page and back: the same runs (the widget's state is dropped while it is not drawn)
+    T.goto(at, "overview")
+    T.goto(at, "compare")
+    assert at.multiselect(key="cmp_runs").value == mine
+    # a new session on the workspace (F5, a new tab): the runs, the family of the correction, and the design
+    again = T.goto(T.open_app(name), "compare")
+    assert again.multiselect(key="cmp_runs").value == mine
+    assert any("across the 3 pairs of the 3 runs compared" in c.value for c in again.caption)
+    assert again.selectbox(key="w_compare_sel_hsd_design").value == "independent"
+    # a run renamed here follows; a run removed leaves the choice; none left (fewer than two): the default
+    T.goto(again, "data")
+    from dashboard import dataops
+    dataops.follow_rename(again.session_state, "e5-ep5", "e5-five")
+    ws.rename_run("e5-ep5", "e5-five")
+    again.run()
+    T.goto(again, "compare")
+    assert again.multiselect(key="cmp_runs").value == ["bm25", "e5-five", "e5-ep25"]
+    ws.remove_run("e5-ep25")
+    assert T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value == ["bm25", "e5-five"]
+    ws.remove_run("bm25")
+    assert set(T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value) == {"dense", "e5-five"}
