@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import drilldown as D
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
@@ -36,8 +37,13 @@ with c3:
     baseline = ui.bound_selectbox("Baseline", compared or runs, S.SEL_BASELINE, scope="domains")
 with c4:
     test = ui.test_picker("domains")
-with c5:
-    min_q = st.number_input("Minimum queries to test a domain", min_value=2, value=5, step=1, key="dom_minq")
+with c5:  # which domains are tested is the family of the correction: kept with the shared selections
+    if "dom_minq" not in st.session_state:
+        saved = st.session_state.get(S.SEL_DOM_MIN_QUERIES)
+        st.session_state["dom_minq"] = saved if isinstance(saved, int) and saved >= 2 else 5
+    min_q = st.number_input("Minimum queries to test a domain", min_value=2, step=1, key="dom_minq")
+    st.session_state[S.SEL_DOM_MIN_QUERIES] = int(min_q)
+    P.publish()
 label = ui.label_of(metric, k)
 higher = W.higher_is_better(metric)
 

@@ -1,6 +1,7 @@
 """Compare keeps what was chosen elsewhere and what was chosen on it (browser findings s30, 1 and 2): visiting
 Compare does not replace the query picked on the Queries page by the worst query of the pair, and "Runs compared"
-(the family of the correction) comes back on another visit, a reload or a new session."""
+(the family of the correction) comes back on another visit, a reload or a new session; so does the Domains page's
+minimum queries to test a domain (finding 3: it also decides the family of the correction)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,28 @@ def test_runs_compared_and_the_hsd_design_come_back_after_a_reload_and_in_a_new_
     assert T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value == ["bm25", "e5-five"]
     ws.remove_run("bm25")
     assert set(T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value) == {"dense", "e5-five"}
+
+
+def test_the_domains_minimum_comes_back_after_a_reload_and_another_page():
+    """It decides which domains are tested, so the family of the correction (browser finding s30 3)."""
+    from dataclasses import replace
+
+    from test_app_views import many_queries
+
+    from dashboard import persist as P
+    from evalcore import workspace as W
+
+    qrels, a, b = many_queries(40)
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
+    doms = "query_id,domain\n" + "".join(f"q{i:05d},{'bio' if i < 30 else 'med'}\n" for i in range(40))
+    at = T.goto(T.start(replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))), "domains")
+    assert at.number_input(key="dom_minq").value == 5
+    at.number_input(key="dom_minq").set_value(20).run()
+    T.goto(at, "overview")
+    assert T.goto(at, "domains").number_input(key="dom_minq").value == 20
+    again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "domains")
+    assert again.number_input(key="dom_minq").value == 20
+    assert any("has only 10 queries (fewer than 20)" in T.unescape(w.value) for w in again.warning), \
+        [w.value for w in again.warning]
