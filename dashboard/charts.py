@@ -35,6 +35,11 @@ def ttext(s: object) -> str:
     return ptext(s).replace("%{", "%\u200b{")
 
 
+def value_title(metric_label: object, higher_is_better: bool = True) -> str:
+    """An axis or colour-bar title for a metric's values (:func:`ptext`), "(lower is better)" when it is."""
+    return ptext(metric_label) + ("" if higher_is_better else " (lower is better)")
+
+
 #: Beyond the palette's colours the same colour comes back with another marker symbol, line dash and bar
 #: pattern, so the first 50 series never look alike (a workspace of 3 models x 6 epochs has 18 runs).
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x")
@@ -299,9 +304,10 @@ def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: st
     return _layout(fig, height=360)
 
 
-def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) -> go.Figure:
+def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], higher_is_better: bool = True
+                ) -> go.Figure:
     """Grouped bars: the metric's aggregate (the mean, unless it declares another) per domain, one bar per
-    run, its 95% CI as error bars (none where n < 2 or for a total)."""
+    run, its 95% CI as error bars (none where n < 2 or for a total); the y title says when lower is better."""
     fig = go.Figure()
     for i, run in enumerate(runs):
         d = dom[dom["run"] == run]
@@ -315,18 +321,21 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) ->
             customdata=d["n"], hovertemplate=f"{ttext(run)}<br>%{{x}}: %{{y:.4f}} (n=%{{customdata}})<extra></extra>",
         ))
     fig.update_layout(barmode="group")
-    fig.update_yaxes(title=ptext(metric_label))
+    fig.update_yaxes(title=value_title(metric_label, higher_is_better))
     return _layout(fig)
 
 
-def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str]) -> go.Figure:
-    """Run × domain heatmap of the metric's aggregate (the mean, unless it declares another)."""
+def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], higher_is_better: bool = True
+                   ) -> go.Figure:
+    """Run × domain heatmap of the metric's aggregate (the mean, unless it declares another): the brightest cell
+    is the best (the scale reversed where lower is better, which the colour bar's title says)."""
     wide = dom.pivot(index="run", columns="domain", values="aggregate").reindex(list(runs))
     z = wide.to_numpy(dtype=float)
     text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3f}")(z)
     fig = go.Figure(go.Heatmap(z=z, x=[ptext(c) for c in wide.columns], y=[ptext(r) for r in wide.index],
                                text=text, texttemplate="%{text}", colorscale="Viridis",
-                               colorbar={"title": ptext(metric_label)},
+                               reversescale=not higher_is_better,
+                               colorbar={"title": value_title(metric_label, higher_is_better)},
                                hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
     return _layout(fig, height=max(260, 70 * len(runs) + 120))
@@ -397,7 +406,7 @@ def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
 
 
 def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by_step: bool, model: str,
-                  metric_label: str) -> go.Figure:
+                  metric_label: str, higher_is_better: bool = True) -> go.Figure:
     """A model's metric across its versions: the mean at each version, its 95% CI as a band.
 
     ``frame``: :func:`evalcore.workspace.version_curve` output (versions in order); ``x`` the
@@ -431,7 +440,7 @@ def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by
         _whole_step_ticks(fig, xs)
     else:
         fig.update_xaxes(title="version", type="category", categoryorder="array", categoryarray=list(xs))
-    fig.update_yaxes(title=ptext(metric_label))
+    fig.update_yaxes(title=value_title(metric_label, higher_is_better))
     return _layout(fig)
 
 
@@ -444,7 +453,7 @@ def _whole_step_ticks(fig: go.Figure, xs: Sequence[float]) -> None:
 
 
 def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Sequence[float] | None]], *,
-                  metric_label: str) -> go.Figure:
+                  metric_label: str, higher_is_better: bool = True) -> go.Figure:
     """Every model's metric across its versions on one axis: one line per model, no bands.
 
     ``curves``: per model ``(model, frame, labels, steps)`` — ``frame`` a
@@ -471,5 +480,5 @@ def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Seque
         ))
     fig.update_xaxes(title="step" if by_step else "version (1 = each model's first)")
     _whole_step_ticks(fig, [float(x) for t in fig.data for x in t.x])
-    fig.update_yaxes(title=ptext(metric_label))
+    fig.update_yaxes(title=value_title(metric_label, higher_is_better))
     return _layout(fig)

@@ -277,7 +277,7 @@ def cb_rename(uid: str) -> None:
 
 #: The shared selections that hold run names (one, or a list).
 RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S.SEL_VERSION_REFERENCE,
-                  S.SEL_VERSION_A, S.SEL_VERSION_B)
+                  S.SEL_VERSION_A, S.SEL_VERSION_B, S.SEL_CMP_RUNS)
 
 
 def follow_rename(state: Any, old: str, new: str) -> None:

@@ -84,6 +84,9 @@ SEL_INCLUDE_LOW = "sel_include_low"  # low-coverage runs the user includes in â˜
 SEL_ASPECT = "sel_aspect"  # the ground-truth aspect whose runs are compared (like with like)
 SEL_MIX_ASPECTS = "sel_mix_aspects"  # compare runs of different aspects anyway
 SEL_IMAGE_FORMAT = "sel_image_format"  # the format the charts' camera button saves (sidebar)
+SEL_CMP_RUNS = "sel_cmp_runs"  # the runs Compare tests, as the user chose them (None: the default)
+SEL_HSD_DESIGN = "sel_hsd_design"  # the design of Compare's Tukey HSD
+SEL_DOM_MIN_QUERIES = "sel_dom_min_queries"  # the Domains page's minimum queries to test a domain
 # the Versions page: the model followed, its reference version, the two versions compared
 SEL_VERSION_MODEL = "sel_version_model"
 SEL_VERSION_REFERENCE = "sel_version_reference"

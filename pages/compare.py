@@ -11,7 +11,7 @@ import html
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import charts, ui
+from dashboard import charts, persist, ui
 from dashboard import drilldown as D
 from dashboard import picker as P
 from dashboard import state as S
@@ -97,7 +97,9 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                    lambda: pf.assign(worse=-pf["difference"] if not higher else pf["difference"]).sort_values(
                        ["worse", "query_id"], kind="mergesort")["query_id"].tolist())
     st.caption(f"Drill-down: the {ui.plural(len(worst), 'query', 'queries')} sorted by B − A, worst first")
-    # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one)
+    # another pair (or metric@k) chosen here: the box starts at its worst query (it kept the earlier one). A pair
+    # changed on another page is no choice made here: the query chosen there stays (cmp_shown_pair is dropped when
+    # the page is entered, below)
     shown_pair = f"{metric}:{k}:{run_a}:{run_b}"
     if st.session_state.get("cmp_shown_pair", shown_pair) != shown_pair and worst:
         st.session_state[S.SEL_QUERY] = worst[0]
@@ -112,10 +114,11 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
 def tukey_hsd(ctx: S.Context, runs: list[str], metric: str, k: int) -> None:
     """Tukey's HSD of the compared runs (reruns on its own when the design changes)."""
     st.subheader("All runs at once: Tukey's HSD")
-    design = st.selectbox("Design", list(HSD_DESIGNS), format_func=HSD_DESIGNS.get, key="cmp_hsd_design",
-                          help="Paired: queries are blocks (two-way ANOVA error), the design of the paired tests "
-                               "above. Independent: the runs' values as independent groups "
-                               "(scipy.stats.tukey_hsd), as ranx.")
+    design = ui.bound_selectbox("Design", list(HSD_DESIGNS), S.SEL_HSD_DESIGN, scope="compare",
+                                format_func=HSD_DESIGNS.get,
+                                help="Paired: queries are blocks (two-way ANOVA error), the design of the paired "
+                                     "tests above. Independent: the runs' values as independent groups "
+                                     "(scipy.stats.tukey_hsd), as ranx.")
     hsd = A.hsd(ctx, metric, k, design, runs=runs)
     if hsd.ok:
         ui.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
@@ -157,6 +160,10 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
 ui.page_setup()
 if st.session_state.pop(GOTO, False):
     st.switch_page(ui.PAGES["queries"])
+if "cmp_runs" not in st.session_state:
+    # the page is entered (Streamlit drops the state of a widget not drawn in the last run: "Runs compared" was
+    # not on the screen): the pair and the query may have been chosen on another page, the pair view starts there
+    st.session_state.pop("cmp_shown_pair", None)
 
 st.title("Compare runs")
 slot = st.empty()
@@ -179,25 +186,34 @@ if len(in_use) > 1:
                         "runs and the ground truths.")
 comparable = S.comparable_runs(ctx, aspect=aspect, mix=mix)
 # the runs tested: every pair of them is one family of the correction (as the Versions page tests one model's)
-# When the comparable runs change (another aspect, a run logged or let in), a choice the user made keeps its
-# runs still there (a run logged meanwhile is offered, not added: the family of the correction stays theirs);
-# untouched, or with fewer than two left, the default is chosen again.
+# The user's choice is a shared selection (S.SEL_CMP_RUNS: another visit, a reload, a new tab, the workspace's
+# ui_state); runs renamed since follow it (dataops.follow_rename), runs gone are dropped. When the comparable runs
+# change (another aspect, a run logged or let in), the choice keeps its runs still there (a run logged meanwhile is
+# offered, not added: the family of the correction stays the user's); untouched, or with fewer than two left, the
+# default is chosen again.
+own = st.session_state.get(S.SEL_CMP_RUNS)
 if "cmp_runs" not in st.session_state or st.session_state.get("cmp_runs_of") != comparable:
-    before = [r for r in st.session_state.get("cmp_runs", []) if r in comparable]
-    if st.session_state.get("cmp_runs_own") and len(before) >= 2:
-        st.session_state["cmp_runs_new"] = [r for r in comparable if r not in (st.session_state.get(
-            "cmp_runs_of") or []) or r in st.session_state.get("cmp_runs_new", [])]
+    if own is not None:  # runs removed from the workspace leave the choice (a run of another aspect stays in it)
+        names = {r.name for r in ctx.ws.runs}
+        own = st.session_state[S.SEL_CMP_RUNS] = [r for r in own if r in names]
+    before = [r for r in (own or []) if r in comparable]
+    if own is not None and len(before) >= 2:
+        seen = st.session_state.get("cmp_runs_of")  # None: not in this session (a logged run cannot be told)
+        st.session_state["cmp_runs_new"] = [] if seen is None else [
+            r for r in comparable if r not in seen or r in st.session_state.get("cmp_runs_new", [])]
         st.session_state["cmp_runs"] = before
     else:
         st.session_state["cmp_runs"] = VS.default_compared(comparable, ctx.ws.runs)
-        st.session_state["cmp_runs_own"], st.session_state["cmp_runs_new"] = False, []
+        st.session_state[S.SEL_CMP_RUNS], st.session_state["cmp_runs_new"] = None, []
     st.session_state["cmp_runs_of"] = comparable
 chosen = set(st.multiselect(
     "Runs compared", comparable, key="cmp_runs",
-    on_change=lambda: st.session_state.update(cmp_runs_own=True, cmp_runs_new=[]),
+    on_change=lambda: st.session_state.update({S.SEL_CMP_RUNS: list(st.session_state["cmp_runs"]),
+                                               "cmp_runs_new": []}),
     help="Every pair of these runs is tested, and the correction for multiple comparisons runs over those pairs: "
          "the more runs, the more pairs and the stricter each test. With more than "
          f"{VS.COMPARE_ALL_UP_TO} runs the latest version of each model is chosen at first."))
+persist.publish()  # the workspace remembers the choice (publish runs on every rerun of any page too)
 new_runs = [r for r in st.session_state.get("cmp_runs_new", []) if r in comparable and r not in chosen]
 if new_runs:
     st.caption("New since your choice, not compared: " + ", ".join(ui.md_escape(r) for r in new_runs)

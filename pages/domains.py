@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import drilldown as D
+from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
@@ -36,22 +37,31 @@ with c3:
     baseline = ui.bound_selectbox("Baseline", compared or runs, S.SEL_BASELINE, scope="domains")
 with c4:
     test = ui.test_picker("domains")
-with c5:
-    min_q = st.number_input("Minimum queries to test a domain", min_value=2, value=5, step=1, key="dom_minq")
+with c5:  # which domains are tested is the family of the correction: kept with the shared selections
+    if "dom_minq" not in st.session_state:
+        saved = st.session_state.get(S.SEL_DOM_MIN_QUERIES)
+        st.session_state["dom_minq"] = saved if isinstance(saved, int) and saved >= 2 else 5
+    min_q = st.number_input("Minimum queries to test a domain", min_value=2, step=1, key="dom_minq")
+    st.session_state[S.SEL_DOM_MIN_QUERIES] = int(min_q)
+    P.publish()
 label = ui.label_of(metric, k)
+higher = W.higher_is_better(metric)
 
 dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}", lambda: D.domain_frame(
     S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED))
 
 st.subheader(f"{label} per domain")
 ui.chart(S.memo(f"fig:dombars:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_bars(dom, metric_label=label,
-                                                                                       runs=runs)),
+                                                                                       runs=runs,
+                                                                                       higher_is_better=higher)),
          key="dom_bars", name="per_domain_bars")
-st.caption(f"Bars: mean per domain; error bars: {S.ci_caption()} (none where a domain has fewer than 2 queries).")
+st.caption(f"Bars: mean per domain; error bars: {S.ci_caption()} (none where a domain has fewer than 2 queries)."
+           + ("" if higher else f" Lower is better for {ui.md_escape(label)}: the shortest bar is the best; on "
+                                "the heatmap the brightest cell is the best."))
 h1, h2 = st.columns([3, 1])
 with h1:
     ui.chart(S.memo(f"fig:domheat:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_heatmap(
-        dom, metric_label=label, runs=runs)), key="dom_heatmap", name="per_domain_heatmap")
+        dom, metric_label=label, runs=runs, higher_is_better=higher)), key="dom_heatmap", name="per_domain_heatmap")
 with h2:
     st.caption("Domain sizes (evaluated queries)")
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
@@ -74,7 +84,7 @@ if len(compared) >= 2 and baseline in compared:
     else:
         cd = out.value
         cd = cd.assign(domain=cd["domain"].replace("", "(none)"))
-        better, worse = T.better_worse(cd["wins"], cd["losses"], higher_is_better=W.higher_is_better(metric))
+        better, worse = T.better_worse(cd["wins"], cd["losses"], higher_is_better=higher)
         cd = cd.assign(wins=better, losses=worse)
         shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
@@ -82,7 +92,10 @@ if len(compared) >= 2 and baseline in compared:
         ui.dataframe(T.display_table(shown), hide_index=True, key="dom_significance")
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
-                   "their CI and p-value columns).")
+                   "their CI and p-value columns)."
+                   + ("" if higher else f" Lower is better for {ui.md_escape(label)}: a negative run − baseline "
+                                        "means the run is better; wins / losses count the queries where the run is "
+                                        "better / worse."))
         overall = A.comparison(ctx, metric, k, test, correction, runs=compared)
         if overall.ok:
             flips = D.domain_flips(overall.value, cd, baseline)

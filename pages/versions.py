@@ -166,7 +166,8 @@ if not out.ok:
 cv = out.value
 st.subheader(f"{label} across the versions")
 ui.chart(charts.version_curve(cv.frame, x=cv.x, labels=cv.labels, by_step=cv.by_step, model=model,
-                              metric_label=label), key="ver_curve", name="versions_curve")
+                              metric_label=label, higher_is_better=W.higher_is_better(metric)),
+         key="ver_curve", name="versions_curve")
 st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in order (step, else version label, "
             "else the order they were loaded; " + ("some versions share a step). " if why == "same step" else
                                                    "not every version has a step). "))
@@ -181,7 +182,8 @@ if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_m
             ui.show_error(o.error, prefix="The curve failed")
             st.text(f"(model: {m})")
     drawn = [(m, o.value.frame, o.value.labels, o.value.x if o.value.by_step else None) for m, o in every if o.ok]
-    ui.chart(charts.models_curves(drawn, metric_label=label), key="ver_all_curve", name="versions_all_models")
+    ui.chart(charts.models_curves(drawn, metric_label=label, higher_is_better=W.higher_is_better(metric)),
+             key="ver_all_curve", name="versions_all_models")
     st.caption("x = the steps when every model's versions have them, else each model's versions in order "
                f"(1 = its first). Line: mean {label} over the queries of each model's versions.")
 

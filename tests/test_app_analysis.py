@@ -192,7 +192,7 @@ def test_compare_page_shows_tukey_hsd_equal_to_the_engine():
     ev = evaluate(make_demo(0).qrels, demo_runs(), metrics=list(SETTINGS.metrics), k=list(SETTINGS.k),
                   ties=SETTINGS.ties)  # fmt: skip
     for design in ("paired", "independent"):
-        at.selectbox(key="cmp_hsd_design").set_value(design).run()
+        at.selectbox(key="w_compare_sel_hsd_design").set_value(design).run()
         shown = frame(at, "q", "p-value")
         lib = tukey_hsd(ev.table, metric=metric, k=k, runs=sorted(DEMO_RUN_NAMES), design=design)
         assert list(zip(shown["run_a"], shown["run_b"], strict=True)) == list(zip(lib["run_a"], lib["run_b"],

@@ -24,6 +24,13 @@ def test_a_run_logged_meanwhile_is_offered_not_added_and_the_choice_is_kept():
     box = at.multiselect(key="cmp_runs")
     assert "e5-ep50" in box.options and box.value == mine
     assert any("New since your choice, not compared: e5-ep50" in c.value.replace("\\", "") for c in at.caption)
-    # untouched, the choice follows the default (all runs, up to 8)
+    # the choice is the workspace's: another session keeps it too (e5-ep50 offered, not added)
     other = T.goto(T.open_app(name), "compare")
-    assert set(other.multiselect(key="cmp_runs").value) == {"bm25", "dense", "e5-ep5", "e5-ep25", "e5-ep50"}
+    assert other.multiselect(key="cmp_runs").value == mine
+    # untouched, the choice follows the default (all runs, up to 8)
+    name, ws = python_workspace()
+    at = T.goto(T.open_app(name), "compare")
+    ws.add_embedding_run("e5-ep50", np.random.default_rng(9).normal(size=(len(items), 8)).astype(np.float32), items,
+                         model="e5", version="epoch 50", step=50)
+    at.run()
+    assert set(at.multiselect(key="cmp_runs").value) == {"bm25", "dense", "e5-ep5", "e5-ep25", "e5-ep50"}

@@ -1,0 +1,85 @@
+"""Compare keeps what was chosen elsewhere and what was chosen on it (browser findings s30, 1 and 2): visiting
+Compare does not replace the query picked on the Queries page by the worst query of the pair, and "Runs compared"
+(the family of the correction) comes back on another visit, a reload or a new session; so does the Domains page's
+minimum queries to test a domain (finding 3: it also decides the family of the correction)."""
+
+from __future__ import annotations
+
+import test_app as T
+from test_app_store import python_workspace
+
+
+def test_a_query_chosen_on_queries_survives_a_visit_to_compare():
+    name, _ = python_workspace()
+    at = T.goto(T.open_app(name), "compare")  # Compare shows bm25 vs dense (its shown pair)
+    T.goto(at, "queries")
+    box = at.selectbox(key="w_queries_sel_run_b")
+    box.select(next(o for o in box.options if o not in (box.value, "dense"))).run()
+    box = at.selectbox(key="w_queries_sel_query")
+    chosen = box.options[-1]
+    box.select(chosen).run()
+    T.goto(at, "compare")  # the pair differs from the one Compare showed last: changed on Queries, not here
+    assert at.selectbox(key="w_compare_sel_query").value == chosen
+    T.goto(at, "queries")
+    assert at.selectbox(key="w_queries_sel_query").value == chosen
+    # a pair changed on Compare itself still starts at its worst query
+    T.goto(at, "compare")
+    b = at.selectbox(key="w_compare_sel_run_b")
+    b.select(next(o for o in b.options if o != b.value)).run()
+    q = at.selectbox(key="w_compare_sel_query")
+    assert q.value == q.options[0] != chosen
+
+
+def test_runs_compared_and_the_hsd_design_come_back_after_a_reload_and_in_a_new_session():
+    name, ws = python_workspace()
+    at = T.goto(T.open_app(name), "compare")
+    mine = ["bm25", "e5-ep5", "e5-ep25"]
+    at.multiselect(key="cmp_runs").set_value(mine).run()
+    at.selectbox(key="w_compare_sel_hsd_design").set_value("independent").run()
+    assert not at.exception
+    # another page and back: the same runs (the widget's state is dropped while it is not drawn)
+    T.goto(at, "overview")
+    T.goto(at, "compare")
+    assert at.multiselect(key="cmp_runs").value == mine
+    # a new session on the workspace (F5, a new tab): the runs, the family of the correction, and the design
+    again = T.goto(T.open_app(name), "compare")
+    assert again.multiselect(key="cmp_runs").value == mine
+    assert any("across the 3 pairs of the 3 runs compared" in c.value for c in again.caption)
+    assert again.selectbox(key="w_compare_sel_hsd_design").value == "independent"
+    # a run renamed here follows; a run removed leaves the choice; none left (fewer than two): the default
+    T.goto(again, "data")
+    from dashboard import dataops
+    dataops.follow_rename(again.session_state, "e5-ep5", "e5-five")
+    ws.rename_run("e5-ep5", "e5-five")
+    again.run()
+    T.goto(again, "compare")
+    assert again.multiselect(key="cmp_runs").value == ["bm25", "e5-five", "e5-ep25"]
+    ws.remove_run("e5-ep25")
+    assert T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value == ["bm25", "e5-five"]
+    ws.remove_run("bm25")
+    assert set(T.goto(T.open_app(name), "compare").multiselect(key="cmp_runs").value) == {"dense", "e5-five"}
+
+
+def test_the_domains_minimum_comes_back_after_a_reload_and_another_page():
+    """It decides which domains are tested, so the family of the correction (browser finding s30 3)."""
+    from dataclasses import replace
+
+    from test_app_views import many_queries
+
+    from dashboard import persist as P
+    from evalcore import workspace as W
+
+    qrels, a, b = many_queries(40)
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
+    doms = "query_id,domain\n" + "".join(f"q{i:05d},{'bio' if i < 30 else 'med'}\n" for i in range(40))
+    at = T.goto(T.start(replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))), "domains")
+    assert at.number_input(key="dom_minq").value == 5
+    at.number_input(key="dom_minq").set_value(20).run()
+    T.goto(at, "overview")
+    assert T.goto(at, "domains").number_input(key="dom_minq").value == 20
+    again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "domains")
+    assert again.number_input(key="dom_minq").value == 20
+    assert any("has only 10 queries (fewer than 20)" in T.unescape(w.value) for w in again.warning), \
+        [w.value for w in again.warning]
