@@ -232,7 +232,8 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, highe
         hovertemplate="row %{y} − column %{x}<br>%{customdata}<extra></extra>", xgap=2, ygap=2,
     ))
     fig.update_yaxes(autorange="reversed", title="run (row)")
-    angle, label_px = top_labels(diff.index, plot_px=cell * n)
+    _category_ticks(fig, diff.index)
+    angle, label_px = top_labels(short_labels(diff.index), plot_px=cell * n)
     fig.update_xaxes(side="top", tickangle=angle, tickfont={"size": TICK_FONT_PX})
     fig = _layout(fig, title=f"{ptext(metric_label)}: row − column", height=cell * n + 60 + label_px + TITLE_BAND_PX)
     # the x labels sit on top: the title keeps a band of its own above them (at the very top)
@@ -343,12 +344,40 @@ def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str],
 
 #: Tick label and title font sizes (px) of charts whose margins are computed from their text.
 TICK_FONT_PX = 12
+#: most characters of a run name on a heatmap's axes (:func:`short_labels`; the hover shows it whole)
+LABEL_CHARS = 28
 TITLE_FONT_PX = 16
 #: A title's line (px, from its font size) and the room above it.
 TITLE_BAND_PX = round(1.5 * TITLE_FONT_PX)
 TITLE_PAD_PX = 8
 #: Narrowest plot area (px) assumed for the agreement heatmap's x labels (the page's narrowest layout).
 AGREEMENT_PLOT_PX = 360
+
+
+def short_labels(names: Sequence[object], *, max_len: int = LABEL_CHARS) -> list[str]:
+    """Tick labels of at most ``max_len`` characters (or as few more as keep them distinct): a long name keeps
+    its start and, longer, its end — where checkpoints differ — around "…"; the hover keeps the full name.
+
+    >>> short_labels(["sentence-transformers_finetuned_epoch_12_final", "bm25"], max_len=24)
+    ['sentenc…d_epoch_12_final', 'bm25']
+    """
+    texts = [str(x) for x in names]
+    longest = max((len(t) for t in texts), default=0)
+    for n in range(max(max_len, 5), longest + 1):
+        head = (n - 1) // 3
+        out = [t if len(t) <= n else t[:head] + "…" + t[len(t) - (n - 1 - head):] for t in texts]
+        if len(set(out)) == len(set(texts)):
+            return out
+    return texts
+
+
+def _category_ticks(fig: go.Figure, names: Sequence[object]) -> None:
+    """Both axes of a runs × runs heatmap labelled with :func:`short_labels` (the categories, and so the
+    hover's ``%{x}``/``%{y}``, stay the full names)."""
+    full = [ptext(r) for r in names]
+    short = [ptext(t) for t in short_labels(names)]
+    fig.update_xaxes(tickvals=full, ticktext=short)
+    fig.update_yaxes(tickvals=full, ticktext=short)
 
 
 def top_labels(labels: Sequence[object], *, plot_px: int) -> tuple[int, int]:
@@ -379,7 +408,8 @@ def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0
                                zmin=lo, zmax=1.0, colorbar={"title": ptext(measure_label)},
                                hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed")
-    angle, label_px = top_labels(matrix.index, plot_px=AGREEMENT_PLOT_PX)
+    _category_ticks(fig, matrix.index)
+    angle, label_px = top_labels(short_labels(matrix.index), plot_px=AGREEMENT_PLOT_PX)
     fig.update_xaxes(side="top", tickangle=angle, tickfont={"size": TICK_FONT_PX})
     fig = _layout(fig, title=f"{ptext(measure_label)}, mean over queries",
                   height=max(300, 90 * len(labels) + 140 + label_px))

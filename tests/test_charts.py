@@ -82,3 +82,22 @@ def test_the_pairs_matrix_shortens_its_cells_as_the_runs_grow_and_the_hover_keep
         cell = min(C.CELL_PX_MAX, max(24, C.COMPARE_PLOT_PX // n))
         assert fig.layout.height >= cell * n
         assert fig.layout.height <= cell * n + 400
+
+
+def test_long_run_names_are_shortened_on_the_heatmaps_axes_but_stay_distinct_and_whole_in_the_hover():
+    """A checkpoint's usual name (100+ characters) took the whole width: the 3 x 3 matrix shrank to a strip and
+    the row label was cut from the left, hiding the part that tells checkpoints apart."""
+    base = "sentence-transformers_all-MiniLM-L6-v2_finetuned_on_msmarco_hard_negatives_lr2e-5_epoch_{}_final"
+    runs = [base.format(12), base.format(13), "bm25"]
+    m = _pairs_matrix(3)
+    m = {k: v.set_axis(runs, axis=0).set_axis(runs, axis=1) if isinstance(v, pd.DataFrame) else v
+         for k, v in m.items()}
+    agreement = pd.DataFrame(np.eye(3), index=runs, columns=runs)
+    for fig in (C.compare_heatmap(m, metric_label="ndcg@10"), C.agreement_heatmap(agreement, measure_label="τ")):
+        assert list(fig.data[0].x) == runs and list(fig.data[0].y) == runs  # the hover's %{x} / %{y}: whole
+        for axis in (fig.layout.xaxis, fig.layout.yaxis):
+            shown = list(axis.ticktext)
+            assert list(axis.tickvals) == runs and shown[2] == "bm25"
+            assert len(set(shown)) == 3 and all(len(t) <= C.LABEL_CHARS + 2 for t in shown)
+            assert shown[0].startswith("sentence") and shown[0] != shown[1]
+        assert fig.layout.margin.t < 300  # the tilted labels' band follows the short labels
