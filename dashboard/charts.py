@@ -300,7 +300,7 @@ def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: st
                                          "<extra></extra>"))
     fig.add_vline(x=0, line={"color": "#888", "dash": "dash"})
     fig.update_xaxes(title=f"{ptext(run_b)} − {ptext(run_a)} ({ptext(metric_label)}) per query")
-    fig.update_yaxes(title="queries")
+    fig.update_yaxes(title="queries", dtick=1 if counts.max(initial=0) <= 10 else None)  # (no 0.2 queries)
     fig.update_layout(bargap=0.05)
     return _layout(fig, height=360)
 

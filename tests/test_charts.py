@@ -101,3 +101,11 @@ def test_long_run_names_are_shortened_on_the_heatmaps_axes_but_stay_distinct_and
             assert len(set(shown)) == 3 and all(len(t) <= C.LABEL_CHARS + 2 for t in shown)
             assert shown[0].startswith("sentence") and shown[0] != shown[1]
         assert fig.layout.margin.t < 300  # the tilted labels' band follows the short labels
+
+
+def test_the_difference_histogram_counts_whole_queries():
+    """With few queries Plotly ticked the count axis 0.2, 0.4, ...; whole queries up to 10, automatic beyond."""
+    few = pd.DataFrame({"difference": [0.1, -0.2, 0.3]})
+    many = pd.DataFrame({"difference": np.zeros(50)})
+    assert C.diff_histogram(few, run_a="a", run_b="b", metric_label="ndcg@10").layout.yaxis.dtick == 1
+    assert C.diff_histogram(many, run_a="a", run_b="b", metric_label="ndcg@10").layout.yaxis.dtick is None
