@@ -404,3 +404,14 @@ def test_a_model_in_two_unicode_forms_is_one_model(tmp_path):
     ordered = W.order_versions(old)
     assert ordered.group.nunique() == 1 and list(ordered.version_index) == [0, 1]
     assert W.version_models(W.version_series(old, min_versions=1)) == [nfc]
+
+
+def test_a_version_label_may_be_a_numpy_integer_as_a_loop_over_np_arange_gives():
+    """``for epoch in np.arange(5): ws.add_run(..., version=epoch)`` was refused: "version must be text, got int64"."""
+    from evalcore.workspace.inputs import check_label
+
+    assert check_label(np.int64(3), "version") == "3" == check_label(3, "version")
+    assert check_label(np.uint8(12), "version") == "12"
+    for bad in (np.float64(3.0), np.bool_(True), True, 2.5):
+        with pytest.raises(OptionError, match="version must be text"):
+            check_label(bad, "version")

@@ -195,9 +195,9 @@ def check_label(value: Any, what: str) -> str | None:
     the same label typed or taken from a file name in another form is one label; empty -> None)."""
     if value is None:
         return None
-    if not isinstance(value, (str, int)) or isinstance(value, bool):
+    if not isinstance(value, (str, int, np.integer)) or isinstance(value, bool):  # (np.arange's epochs: integers)
         raise OptionError(f"{what} must be text, got {type(value).__name__}")
-    text = unicodedata.normalize("NFC", str(value).strip())
+    text = unicodedata.normalize("NFC", str(int(value)) if isinstance(value, np.integer) else str(value).strip())
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise OptionError(f"{what} {text!r}: no control characters (tabs, line breaks)")
     return text or None
