@@ -40,7 +40,14 @@ labels = {ui.label_of(m, k): (m, k) for m, k in pairs}
 defaults = [ui.label_of(m, k) for m, k in T.default_columns(pairs)]
 c1, c2 = st.columns([4, 1])
 with c1:
-    chosen = st.multiselect("Columns (metric@k)", list(labels), default=defaults, key="ov_columns",
+    # the user's columns are a shared selection (another page, a reload, a new tab); those no longer computed drop
+    if "ov_columns" in st.session_state:  # the widget of this visit: its value, even emptied
+        st.session_state["ov_columns"] = [c for c in st.session_state["ov_columns"] if c in labels]
+    else:  # entering the page: the saved choice, else the default columns
+        st.session_state["ov_columns"] = [c for c in st.session_state.get(S.SEL_OV_COLUMNS) or [] if c in labels
+                                          ] or defaults
+    chosen = st.multiselect("Columns (metric@k)", list(labels), key="ov_columns",
+                            on_change=lambda: st.session_state.update({S.SEL_OV_COLUMNS: st.session_state["ov_columns"]}),
                             help="Every metric at every k is computed; choose what the table shows.")
 with c2:
     with_ci = st.toggle("95% CI in the cells", value=True, key="ov_with_ci")

@@ -83,3 +83,20 @@ def test_the_domains_minimum_comes_back_after_a_reload_and_another_page():
     assert again.number_input(key="dom_minq").value == 20
     assert any("has only 10 queries (fewer than 20)" in T.unescape(w.value) for w in again.warning), \
         [w.value for w in again.warning]
+
+
+def test_the_overview_columns_come_back_after_another_page_and_a_reload():
+    """The leaderboard's columns went back to the defaults on F5, a new tab or another page (browser finding 3)."""
+    from dashboard import persist as P
+
+    name, _ = python_workspace()
+    at = T.goto(T.open_app(name), "overview")
+    shown = at.multiselect(key="ov_columns").value
+    assert len(shown) >= 2
+    mine = shown[:1]
+    at.multiselect(key="ov_columns").set_value(mine).run()
+    assert not at.exception
+    T.goto(at, "compare")
+    assert T.goto(at, "overview").multiselect(key="ov_columns").value == mine
+    again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "overview")
+    assert again.multiselect(key="ov_columns").value == mine
