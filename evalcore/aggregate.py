@@ -510,8 +510,10 @@ def mean_pm_std_text(
         Decimals of mean and standard deviation.
     ddof : int, default 1
         Delta degrees of freedom of the standard deviation: ``1`` (sample std,
-        as in :func:`summarize`) or ``0`` (population std, ``numpy.std``'s
-        default, which the seed script used).  A single query shows std 0.
+        as in :func:`summarize`; seed 000's printed table is that: its
+        ``0.234±0.424`` over 500 queries is 117 hits with ddof 1, where ddof 0
+        gives 0.423) or ``0`` (population std, ``numpy.std``'s default).  A
+        single query shows std 0.
     title : str, optional
         When given, printed first followed by a line of ``=``.
 

@@ -57,7 +57,9 @@ Conventions, explicit:
   quicksort, an order it does not specify, so on lists with equal scores ranx and
   evalcore may give different values; without equal scores in a list they are
   equal. Equal *fused* values are ordered by the tie rule used when the fused run
-  is evaluated or written (``docid_asc`` reproduces seed 001 §7.2).
+  is evaluated or written (``docid_asc`` reproduces seed 001 §7.2). RRF values that
+  are equal as rationals are equal doubles (whatever the runs' order or the order
+  of summation: :mod:`evalcore._fusion_ties`), so that tie rule sees every exact tie.
 * Normalisations only change scores, never the order inside a list, so they are
   refused (:class:`~evalcore.errors.OptionError`) for the rank-based methods.
 """
@@ -69,6 +71,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ._fusion_ties import rrf_values
 from ._fusion_union import _union_codes, _unique_inverse
 from .data import Run
 from .errors import OptionError, warn
@@ -291,8 +294,9 @@ class Prepared:
     For every (query, document) of the union (``qid``/``doc``, object arrays of
     length m) the fused value is, for the weighted methods, ``Σ_S w_S / (c + columns[:, S])``
     (``rrf``: ``columns`` holds the ranks, ``inf`` where S does not list the
-    document) or ``Σ_S w_S · columns[:, S]`` (``wsum``: the normalised score, 0
-    where absent), summed run after run as ranx does; for the other methods it is
+    document; terms added smallest first and exact ties kept equal,
+    :func:`evalcore._fusion_ties.rrf_values`) or ``Σ_S w_S · columns[:, S]``
+    (``wsum``: the normalised score, 0 where absent, summed run after run as ranx does); for the other methods it is
     ``base`` (``columns`` None). Built once, fused under many weights
     (:mod:`evalcore.fusion_search`) and, for ``rrf``, any ``c`` (the dashboard's
     preview as the user moves them).
@@ -325,9 +329,11 @@ class Prepared:
             return self.base
         c = self.c if c is None else _check_c(c)
         w = np.ones(len(self.names)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if self.method == "rrf":  # exact ties stay ties (seed 001 §7.2's tie-breaker must see them)
+            return rrf_values(self.columns, w, c, self.q)
         out = self.base.copy()
         for j in range(self.columns.shape[1]):  # run by run, in run order (as ranx sums its runs)
-            out += w[j] / (c + self.columns[:, j]) if self.method == "rrf" else w[j] * self.columns[:, j]
+            out += w[j] * self.columns[:, j]
         return out
 
     def subset(self, query_ids: Sequence[str]) -> Prepared:

@@ -403,3 +403,132 @@ def test_seed001_metrics_on_random_movie_rankings():
         assert hits_r[m] == pytest.approx(s001_hits_at_k(preds[m], gts[m], K), abs=1e-12)
         assert rr[m] == pytest.approx(s001_rr_at_k(preds[m], set(gts[m]), K), abs=1e-12)
     assert 0 < np.mean(list(nd.values())) < 1  # a non-trivial mix of hits and misses
+
+
+# ====================================================================== intermediate numbers and printed tables
+def test_seed000_ndcg_example_dcg_and_idcg():
+    """Seed 000 "Metrics Explained" §2 (NDCG@k) example: "DCG = 1.0 + 0 + 0.5 + 0.43 + 0 = 1.93" and
+    "IDCG = 1.0 + 0.63 + 0.5 = 2.13" (the ideal: all 3 at top)."""
+    q = binary_qrels({"p": [7, 23, 156]})
+    assert round(one(q, ranked({"p": [7, 99, 23, 156, 12]}), "dcg", 5)["p"], 2) == 1.93
+    assert round(one(q, ranked({"p": [7, 23, 156]}), "dcg", 5)["p"], 2) == 2.13
+
+
+def test_seed002_ndcg_example_dcg_and_idcg():
+    """Seed 002 "Relevance Metrics" §4 (NDCG@K) example: "DCG = 0 + 0.631 + 0 + 0.431 = 1.062" and
+    "IDCG = 1 + 0.631 = 1.631" (ideal: [doc2(1), doc4(1), doc1(0), ...])."""
+    q = Qrels.from_dict({"q": {"doc1": 0, "doc2": 1, "doc3": 0, "doc4": 1, "doc5": 0}})
+    assert round(one(q, ranked({"q": ["doc1", "doc2", "doc3", "doc4", "doc5"]}), "dcg", 5)["q"], 3) == 1.062
+    assert round(one(q, ranked({"q": ["doc2", "doc4", "doc1", "doc3", "doc5"]}), "dcg", 5)["q"], 3) == 1.631
+
+
+def test_seed000_printed_k1_cells_are_mean_pm_sample_std():
+    """Seed 000 "Example Output" at k = 1 over --n-samples 500: base_st "0.156±0.363" and finetuned_st
+    "0.234±0.424" in all four columns (at k = 1 Recall = NDCG = MRR = MAP, a 0/1 value per query:
+    78 and 117 hits of 500). 0.424 is the sample std (ddof 1): numpy's population std gives 0.423.
+    Printed by the CLI's formatter from an evaluation."""
+    from evalcore.summaries import columns_mean_pm_std_text
+
+    qids = [f"q{i:03d}" for i in range(500)]
+    qrels = Qrels.from_dict({q: {"r": 1} for q in qids})
+    runs = [Run.from_ranked_lists({q: (["r", "x"] if i < hits else ["x", "r"]) for i, q in enumerate(qids)}, name=n)
+            for n, hits in (("base_st", 78), ("finetuned_st", 117))]
+    ev = evaluate(qrels, runs, metrics=["recall", "ndcg", "mrr", "map_found"], k=[1])
+    lines = columns_mean_pm_std_text(ev.columns).splitlines()
+    k1 = [line.split() for line in lines if line.split()[:1] == ["1"]]
+    assert k1 == [["1"] + ["0.156±0.363"] * 4, ["1"] + ["0.234±0.424"] * 4]
+
+
+# ====================================================================== seed 003
+SEED003_MANUAL = {"코딩": 3, "개발": 3, "프로그램": 2, "소프트웨어": 2, "컴퓨터": 1, "언어": 1}  # §7 Method 2
+
+
+def test_seed003_exponential_gains_7_3_1():
+    """Seed 003 §1.3: "Grade 3 (exact synonym) contributes 2^3 − 1 = 7 to gain; Grade 2 ... 3; Grade 1 ... 1"
+    (at rank 1, where the discount log2(2) is 1)."""
+    q = Qrels.from_dict({"프로그래밍": SEED003_MANUAL})
+    for doc, gain in (("코딩", 7), ("프로그램", 3), ("컴퓨터", 1)):
+        assert one(q, ranked({"프로그래밍": [doc, "사과"]}), "dcg_exp", 1)["프로그래밍"] == gain
+
+
+def s003_ndcg(ranking: list[str], judgments: dict[str, int], k: int) -> float:
+    """Seed 003 §1.3 written out: DCG@K = Σ (2^rel_i − 1) / log2(i + 1); IDCG@K = DCG@K of the ideal ranking."""
+    def dcg(grades: list[int]) -> float:
+        return sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
+    idcg = dcg(sorted(judgments.values(), reverse=True))
+    return dcg([judgments.get(t, 0) for t in ranking]) / idcg if idcg > 0 else 0.0
+
+
+def s003_recall(ranking: list[str], judgments: dict[str, int], k: int, theta: int) -> float:
+    """Seed 003 §1.1: Recall@K(θ) = |{i in top-K : rel_i >= θ}| / |{j : rel_j >= θ}|."""
+    den = sum(1 for g in judgments.values() if g >= theta)
+    return sum(1 for t in ranking[:k] if judgments.get(t, 0) >= theta) / den if den else 0.0
+
+
+def s003_first_rank(ranking: list[str], judgments: dict[str, int]) -> int | None:
+    """Seed 003 §1.2: rank_q, the position of the first relevant item (grade >= 1); None if none."""
+    return next((i for i, t in enumerate(ranking, start=1) if judgments.get(t, 0) >= 1), None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_seed003_formulas_on_random_graded_rankings(seed):
+    """Seed 003 §1.1–1.3 on random tie-heavy rankings of 0–3 graded items among unjudged ones, K = 5, 10, 20."""
+    rng = np.random.default_rng(3000 + seed)
+    judg, ranks = {}, {}
+    for i in range(60):
+        n = int(rng.integers(0, 8))
+        judg[f"q{i}"] = {f"t{j}": int(g) for j, g in enumerate(rng.integers(0, 4, size=n))}
+        pool = list(judg[f"q{i}"]) + [f"u{j}" for j in range(int(rng.integers(0, 25)))]
+        ranks[f"q{i}"] = [str(x) for x in rng.permutation(pool)]
+    q = Qrels.from_dict({k: v for k, v in judg.items()})
+    r = ranked(ranks)
+    for k in (5, 10, 20):
+        nd = one(q, r, "ndcg_exp", k)
+        for qid in judg:
+            assert nd.get(qid, 0.0) == pytest.approx(s003_ndcg(ranks[qid], judg[qid], k), abs=1e-12), (qid, k)
+        for theta in (1, 2, 3):
+            rc = one(q, r, f"recall(rel={theta})", k)
+            for qid in judg:
+                assert rc.get(qid, 0.0) == pytest.approx(s003_recall(ranks[qid], judg[qid], k, theta), abs=1e-12)
+    rr = one(q, r, "mrr@all")
+    first = one(q, r, "first_rel_rank")
+    assert len(first) >= 50 and sum(math.isnan(v) for v in first.values()) >= 3  # found and not found
+    for qid in judg:
+        want = s003_first_rank(ranks[qid], judg[qid])
+        assert rr.get(qid, 0.0) == pytest.approx(0.0 if want is None else 1 / want, abs=1e-12)
+        if qid in first:
+            assert (math.isnan(first[qid]) if want is None else first[qid] == want), qid
+
+
+# ====================================================================== seed 004, its formulas
+def s004_ndcg(pred: list[int], truth: list[int], p: int) -> float:
+    """Seed 004 §3 written out: DCG_p = Σ_{i<=p} (2^rel_i − 1) / log2(i + 1), rel_i = [pred_i in truth];
+    IDCG_p = the maximum DCG_p, the relevant documents perfectly ranked."""
+    dcg = sum((2 ** int(d in truth) - 1) / math.log2(i + 2) for i, d in enumerate(pred[:p]))
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(p, len(truth))))
+    return dcg / idcg
+
+
+def s004_ap_formula(pred: list[int], truth: list[int], c: int) -> float:
+    """Seed 004 §5's AP formula: Σ_{k<=M} Relevance(k) · Precision(k) / |{Relevant Docs}| (M = c retrieved)."""
+    hits, total = 0, 0.0
+    for k, d in enumerate(pred[:c], start=1):
+        if d in truth:
+            hits += 1
+            total += hits / k
+    return total / len(truth)
+
+
+def test_seed004_ndcg_and_ap_formulas_on_its_data():
+    """Seed 004 §3 (nDCG, its formula; the tutorial's scikit-learn cell passes ids as scores and is not used)
+    and §5's AP *formula* (÷ |Relevant|, evalcore's ``map``; its ``calc_AP`` code ÷ hits is ``map_found``)."""
+    q = binary_qrels({f"q{i}": t for i, t in enumerate(ground_truth)})
+    r = ranked({f"q{i}": p for i, p in enumerate(results)})
+    for c in cutoffs:
+        for metric in ("ndcg", "ndcg_exp"):
+            got = one(q, r, metric, c)
+            for i, (p, t) in enumerate(zip(results, ground_truth, strict=True)):
+                assert got[f"q{i}"] == pytest.approx(s004_ndcg(p, t, c), abs=1e-12), (metric, c, i)
+        ap = one(q, r, "map", c)
+        for i, (p, t) in enumerate(zip(results, ground_truth, strict=True)):
+            assert ap[f"q{i}"] == pytest.approx(s004_ap_formula(p, t, c), abs=1e-12), (c, i)
