@@ -129,6 +129,10 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
                 z.write(path, f"objects/{sha[:2]}/{sha}.{ext}", compress_type=zipfile.ZIP_STORED)
             z.write(db, CATALOGUE_NAME, compress_type=zipfile.ZIP_DEFLATED)
         os.replace(part, out)
+    except OSError as e:
+        if isinstance(e, WorkspaceError) or e.filename is None or Path(e.filename) != part:
+            raise
+        raise OSError(e.errno, e.strerror, str(out)) from None  # the user's file, not our temporary name
     finally:
         for p in (db, part):
             with contextlib.suppress(FileNotFoundError):
