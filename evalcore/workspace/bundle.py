@@ -28,7 +28,7 @@ import zipfile
 from pathlib import Path
 
 from .. import __version__
-from ..errors import CorruptArtifactError, SchemaVersionError, WorkspaceError
+from ..errors import CorruptArtifactError, OptionError, SchemaVersionError, WorkspaceError
 from .artifacts import GC_AGE, sha256_file
 from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
@@ -250,6 +250,8 @@ def collect_garbage(ws: WorkspaceCore, *, age: float | None = None) -> dict[str,
     names and leftover temporary files. Files younger than ``age`` seconds (default one
     hour) are kept: another process may just have written them. Returns counts.
     """
+    if age is not None and (isinstance(age, bool) or not isinstance(age, (int, float)) or not age >= 0):
+        raise OptionError(f"gc's age is a number of seconds >= 0 (files younger are kept), got {age!r}")
     limit = GC_AGE if age is None else float(age)
 
     def rows(conn: sqlite3.Connection) -> dict[str, int]:
