@@ -109,3 +109,41 @@ def test_cli_export_that_cannot_create_its_file_names_the_file_asked_for(tmp_pat
     assert main(["workspace", "export", "--workspace", str(ws.path), "--out", str(target)]) == 1
     err = capsys.readouterr().err.strip()
     assert err == f"error: {target}: No such file or directory"  # was the temporary name, {target}.<hex>.part
+
+
+_HOLDER = textwrap.dedent("""
+    import fcntl, os, sys, time
+    fd = os.open(sys.argv[1], os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)            # as a live export holds its .part
+    open(sys.argv[2], "w").close()            # tell the test the lock is held
+    sys.stdin.read()                          # until the test closes our stdin
+""")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_an_export_removes_what_killed_exports_of_the_same_file_left_but_not_a_live_one(tmp_path: Path) -> None:
+    import os
+    import time
+
+    ws = _workspace(tmp_path / "W")
+    out = tmp_path / "ws.zip"
+    killed = tmp_path / f"ws.zip.{'a' * 32}.part"  # a killed export's leftover: nobody holds its lock
+    live = tmp_path / f"ws.zip.{'b' * 32}.part"  # another export still writing
+    other = tmp_path / f"other.zip.{'c' * 32}.part"  # an export of another file
+    for p in (killed, live, other):
+        p.write_bytes(b"PK partial")
+        os.utime(p, (1_000_000_000, 1_000_000_000))  # long ago
+    ready = tmp_path / "held"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(live), str(ready)], stdin=subprocess.PIPE)
+    try:
+        for _ in range(6000):  # bounded wait for the file the child writes once it holds the lock
+            if ready.exists() or holder.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert ready.exists(), "the child did not take the lock"
+        ws.export(out)
+        assert out.is_file() and not killed.exists()
+        assert live.exists() and other.exists()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)

@@ -17,6 +17,7 @@ Member names are checked against the layout above (nothing is written outside th
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -34,6 +35,11 @@ from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
 from .store import SCHEMA_VERSION, now
 from .writelock import LOCK_NAME
+
+try:  # pragma: no cover - the platform decides
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["export_bundle", "import_bundle", "copy_workspace", "collect_garbage", "verify_artifacts",
            "BUNDLE_FORMAT", "MANIFEST"]
@@ -114,10 +120,13 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
     if blocking is not None:
         raise WorkspaceError(f"cannot write {out}: {blocking} is a file, not a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_parts(out)
     work = _work_dir(ws.path) if not ws.read_only else Path(out.parent)
     db = work / f"export-{uuid.uuid4().hex}.sqlite"
     part = out.with_name(out.name + f".{uuid.uuid4().hex}.part")
+    held = None
     try:
+        held = _hold(part)  # locked while written: a later export tells a killed one's leftover from a live one
         ws.catalogue.snapshot(db)
         arts = _artifacts(db)
         manifest = {"format": BUNDLE_FORMAT, "schema": SCHEMA_VERSION, "evalcore": __version__, "created_at": now(),
@@ -137,7 +146,48 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
         for p in (db, part):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
+        if held is not None:
+            os.close(held)
     return out
+
+
+_PART = re.compile(r"\.[0-9a-f]{32}\.part")
+#: Seconds a leftover ``.part`` of an export must be old before another export of the same file removes it.
+PART_AGE = 60.0
+
+
+def _hold(part: Path) -> int | None:
+    """Create ``part`` and hold an exclusive ``flock`` on it (the kernel drops it when the process ends)."""
+    fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+    if fcntl is not None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def _sweep_parts(out: Path) -> None:
+    """Remove the ``<out>.<hex>.part`` files exports killed while writing ``out`` left: older than
+    :data:`PART_AGE` and locked by no process (a live export holds its own, :func:`_hold`)."""
+    if fcntl is None:  # pragma: no cover - Windows: leftovers stay
+        return
+    import time
+
+    for p in out.parent.glob(glob.escape(out.name) + ".*.part"):
+        if not _PART.fullmatch(p.name[len(out.name):]):
+            continue
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_mtime > time.time() - PART_AGE:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: a live export's
+            p.unlink()
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def _member_names(z: zipfile.ZipFile, bundle: Path) -> dict[str, zipfile.ZipInfo]:
