@@ -147,3 +147,32 @@ def test_an_export_removes_what_killed_exports_of_the_same_file_left_but_not_a_l
     finally:
         holder.stdin.close()
         holder.wait(timeout=60)
+
+
+def test_the_same_judgments_from_a_file_of_another_name_do_not_make_evaluations_stale(tmp_path: Path, capsys) -> None:
+    """A qrels file copied under another name (or the command run with it) recorded a second, identical
+    ground truth: every earlier evaluation then read as stale ('ground truth replaced') and the list of
+    earlier ground truths grew by a duplicate. Now the active one is renamed; other judgments still replace it."""
+    import warnings
+
+    from evalcore.io.trec import write_trec_qrels, write_trec_run
+
+    ws = _workspace(tmp_path / "W")
+    qrels = ws.load_qrels()
+    first, copy = tmp_path / "qrels.txt", tmp_path / "qrels-copy.txt"
+    write_trec_qrels(qrels, first)
+    copy.write_bytes(first.read_bytes())
+    ws.set_ground_truth(first)
+    ws.evaluate(metrics=["ndcg"], k=[10])
+    n_truths = len(ws.ground_truths())
+    write_trec_run(_run(7, "b"), tmp_path / "b.trec")
+    assert main(["evaluate", "--qrels", str(copy), "--run", f"b={tmp_path / 'b.trec'}", "--metrics", "ndcg",
+                 "--k", "10", "--workspace", str(ws.path), "--out", str(tmp_path / "out")]) == 0, capsys.readouterr()
+    assert len(ws.ground_truths()) == n_truths and ws.ground_truth()["name"] == "qrels-copy.txt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ws.load_evaluation(int(ws.evaluations()["id"].iloc[0]))
+    assert not any(ws.evaluations()["stale"])
+    other = Qrels.from_dict({"q0": {"d1": 1}})
+    ws.set_ground_truth(other, name="qrels-copy.txt")  # other judgments under the same name: replaced
+    assert len(ws.ground_truths()) == n_truths + 1
