@@ -229,3 +229,9 @@ class CorruptArtifactError(WorkspaceError):
 
 class ReadOnlyWorkspaceError(WorkspaceError):
     """A change was asked of a read-only workspace (the built-in demo)."""
+
+
+class WorkspaceStorageError(WorkspaceError, OSError):
+    """The workspace's folder cannot be written: its disk is full, or the folder or its files are
+    read-only for this user. Nothing was changed. Also an :class:`OSError` (the command line ends
+    such an error with exit status 1, as for any file it cannot write)."""

@@ -415,3 +415,24 @@ def test_a_version_label_may_be_a_numpy_integer_as_a_loop_over_np_arange_gives()
     for bad in (np.float64(3.0), np.bool_(True), True, 2.5):
         with pytest.raises(OptionError, match="version must be text"):
             check_label(bad, "version")
+
+
+def test_model_labels_differing_only_in_case_are_named_in_a_warning(tmp_path):
+    """A training script that logged one epoch as model 'E5' and the others as 'e5': 'E5' alone was silently
+    no series (min_versions=2) and its epoch missing from e5's curve; now a warning names both spellings."""
+    from evalcore import Qrels, Run, Workspace
+    from evalcore.errors import EvalcoreWarning
+
+    ws = Workspace.open(tmp_path / "W")
+    ws.set_ground_truth(Qrels.from_dict({"q1": {"d1": 1}}), name="gt")
+    for step, model in enumerate(["e5", "e5", "E5", "e5"]):
+        ws.add_run(f"ep{step}", Run.from_dict({"q1": {f"d{step}": 1.0}}), model=model, step=step)
+    with pytest.warns(EvalcoreWarning, match=r"differ only in case.*'E5' and 'e5'.*set_run_info"):
+        series = W.version_series(ws.runs())
+    assert list(series.run) == ["ep0", "ep1", "ep3"]  # still separate models (a label is the user's)
+    ws.set_run_info("ep2", model="e5")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)
+        assert list(W.version_series(ws.runs()).run) == ["ep0", "ep1", "ep2", "ep3"]

@@ -118,7 +118,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return int(args.func(args) or 0)
     except EvalcoreError as e:
         print(f"error: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return 1 if isinstance(e, OSError) else EXIT_USAGE  # a workspace that cannot be written: as any file
     except MemoryError:
         print("error: out of memory; try smaller inputs, --n-samples, or a smaller block size", file=sys.stderr)
         return 1

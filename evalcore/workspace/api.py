@@ -14,26 +14,24 @@ Typical use, e.g. in a training loop's validation hook::
     ws.set_ground_truth("qrels.txt")                 # any format evalcore reads
     for epoch in range(epochs):
         ...
-        ws.add_embedding_run(f"e5-ep{epoch}", doc_vectors, doc_ids,
-                             query_embeddings=q_vectors, query_ids=q_ids,
-                             model="e5", version=f"epoch {epoch}", step=epoch)
+        ws.add_embedding_run(f"e5-ep{epoch}", doc_vectors, doc_ids, query_embeddings=q_vectors,
+                             query_ids=q_ids, model="e5", version=f"epoch {epoch}", step=epoch)
     ev = ws.evaluate(metrics=["ndcg", "recall"], k=[10, 100])
     ws.runs()                                        # one row per run
 
 Every change is atomic (artifacts are written first, then ONE catalogue transaction
 records them) and visible to other processes at once; :attr:`Workspace.generation` tells
-a reader cheaply whether anything changed. See :mod:`.store` (catalogue and concurrency),
-:mod:`.artifacts` (files), :mod:`.codecs` (how data is stored), :mod:`.resolve`
-(evaluation), :mod:`.bundle` (export, import, copy), :mod:`.roots` (named workspaces,
-version order) and :mod:`.demostore` (the read-only demo).
+a reader cheaply whether anything changed. See :mod:`.store` (catalogue and concurrency), :mod:`.artifacts`
+(files), :mod:`.codecs` (how data is stored), :mod:`.resolve` (evaluation), :mod:`.bundle` (export, import,
+copy), :mod:`.roots` (named workspaces, version order) and :mod:`.demostore` (the read-only demo).
 
-Decisions: parsed data is stored, not the original bytes (to read a file with another
-format, add it again with ``replace=True``); a run name is unique, adding it again is an
-error unless ``replace=True`` (the run keeps its place); a fused run stores its inputs by
-name and is computed at evaluation (renames follow, removing an input removes it); setting
-the same ground truth again changes nothing, setting another keeps the old one inactive;
-an embedding run's exact top-k ranking is kept keyed by its artifacts, the depth and the
-judged queries' content; evaluations are recorded once per distinct input.
+Decisions: parsed data is stored, not the original bytes (to read a file with another format, add it
+again with ``replace=True``); a run name is unique, adding it again is an error unless ``replace=True``
+(the run keeps its place); a fused run stores its inputs by name and is computed at evaluation (renames
+follow, removing an input removes it); setting the same ground truth again changes nothing (from a file of
+another name: renames it), setting another keeps the old one inactive; an embedding run's exact top-k ranking
+is kept keyed by its artifacts, the depth and the judged queries' content; evaluations are recorded once
+per distinct input.
 """
 
 from __future__ import annotations
@@ -149,7 +147,7 @@ class Workspace(SettingsAndSideFiles):
                          source_name: str | None = None) -> None:
         """Store the ground truth and make it the active one (the previous one is kept, inactive).
 
-        Setting the active ground truth again (same name, same content) changes nothing.
+        Setting the active ground truth again changes nothing (the same content from a file of another name renames it).
 
         Parameters
         ----------
@@ -206,10 +204,14 @@ class Workspace(SettingsAndSideFiles):
         def record(conn: sqlite3.Connection, stored: list) -> None:
             rows = parts(stored)
             active = conn.execute("SELECT id, name, kind FROM ground_truths WHERE active = 1").fetchone()
-            if active is not None and tuple(active[1:]) == (name, kind):
+            if active is not None and active[2] == kind:
                 have = conn.execute("SELECT aspect, artifact, ids_artifact FROM ground_truth_parts WHERE gt_id = ? "
                                     "ORDER BY position", (active[0],)).fetchall()
                 if [tuple(r) for r in have] == [tuple(r[:3]) for r in rows]:
+                    if active[1] != name:  # the same judgments, another file name: renamed (evaluations stay current)
+                        conn.execute("UPDATE ground_truths SET name = ?, source_name = ?, source_sha256 = ?, format = ? "
+                                     "WHERE id = ?", (name, src_name, sha, fmt, active[0]))
+                        return
                     if sha and conn.execute("UPDATE ground_truths SET source_sha256 = ? WHERE id = ? AND "
                                             "source_sha256 IS NULL", (sha, active[0])).rowcount:
                         return  # the same again, now with its source's SHA-256 (recorded before without)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptArtifactError
-from .writelock import folder_gone
+from .writelock import folder_gone, storage_errors
 
 __all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "CACHE_ENTRIES", "GC_AGE"]
 
@@ -117,7 +117,7 @@ class ObjectStore:
 
         Returns where it is (:class:`Stored`); the caller records it in the catalogue.
         """
-        with self._temporary(ext) as tmp:
+        with storage_errors(self.root), self._temporary(ext) as tmp:  # a full disk, a read-only folder: one line
             write(tmp)
             with open(tmp, "rb+") as fh:
                 fh.flush()
@@ -190,13 +190,14 @@ class ObjectStore:
         candidates = [p for name, p in self.files().items() if name.split(".", 1)[0] not in referenced]
         if self.tmp.is_dir():
             candidates += [p for p in self.tmp.iterdir() if p.is_file()]
-        for p in candidates:
-            try:
-                if p.stat().st_mtime < cutoff:
-                    p.unlink()
-                    removed.append(p)
-            except FileNotFoundError:
-                continue
+        with storage_errors(self.root):  # a read-only folder: one line (the files it had removed stay removed)
+            for p in candidates:
+                try:
+                    if p.stat().st_mtime < cutoff:
+                        p.unlink()
+                        removed.append(p)
+                except FileNotFoundError:
+                    continue
         return removed
 
 

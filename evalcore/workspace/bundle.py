@@ -17,6 +17,7 @@ Member names are checked against the layout above (nothing is written outside th
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -28,12 +29,17 @@ import zipfile
 from pathlib import Path
 
 from .. import __version__
-from ..errors import CorruptArtifactError, SchemaVersionError, WorkspaceError
+from ..errors import CorruptArtifactError, OptionError, SchemaVersionError, WorkspaceError
 from .artifacts import GC_AGE, sha256_file
 from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
 from .store import SCHEMA_VERSION, now
 from .writelock import LOCK_NAME
+
+try:  # pragma: no cover - the platform decides
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["export_bundle", "import_bundle", "copy_workspace", "collect_garbage", "verify_artifacts",
            "BUNDLE_FORMAT", "MANIFEST"]
@@ -114,10 +120,13 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
     if blocking is not None:
         raise WorkspaceError(f"cannot write {out}: {blocking} is a file, not a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
+    _sweep_parts(out)
     work = _work_dir(ws.path) if not ws.read_only else Path(out.parent)
     db = work / f"export-{uuid.uuid4().hex}.sqlite"
     part = out.with_name(out.name + f".{uuid.uuid4().hex}.part")
+    held = None
     try:
+        held = _hold(part)  # locked while written: a later export tells a killed one's leftover from a live one
         ws.catalogue.snapshot(db)
         arts = _artifacts(db)
         manifest = {"format": BUNDLE_FORMAT, "schema": SCHEMA_VERSION, "evalcore": __version__, "created_at": now(),
@@ -129,11 +138,56 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
                 z.write(path, f"objects/{sha[:2]}/{sha}.{ext}", compress_type=zipfile.ZIP_STORED)
             z.write(db, CATALOGUE_NAME, compress_type=zipfile.ZIP_DEFLATED)
         os.replace(part, out)
+    except OSError as e:
+        if isinstance(e, WorkspaceError) or e.filename is None or Path(e.filename) != part:
+            raise
+        raise OSError(e.errno, e.strerror, str(out)) from None  # the user's file, not our temporary name
     finally:
         for p in (db, part):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
+        if held is not None:
+            os.close(held)
     return out
+
+
+_PART = re.compile(r"\.[0-9a-f]{32}\.part")
+#: Seconds a leftover ``.part`` of an export must be old before another export of the same file removes it.
+PART_AGE = 60.0
+
+
+def _hold(part: Path) -> int | None:
+    """Create ``part`` and hold an exclusive ``flock`` on it (the kernel drops it when the process ends)."""
+    fd = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+    if fcntl is not None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def _sweep_parts(out: Path) -> None:
+    """Remove the ``<out>.<hex>.part`` files exports killed while writing ``out`` left: older than
+    :data:`PART_AGE` and locked by no process (a live export holds its own, :func:`_hold`)."""
+    if fcntl is None:  # pragma: no cover - Windows: leftovers stay
+        return
+    import time
+
+    for p in out.parent.glob(glob.escape(out.name) + ".*.part"):
+        if not _PART.fullmatch(p.name[len(out.name):]):
+            continue
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_mtime > time.time() - PART_AGE:
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # BlockingIOError: a live export's
+            p.unlink()
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
 
 
 def _member_names(z: zipfile.ZipFile, bundle: Path) -> dict[str, zipfile.ZipInfo]:
@@ -246,6 +300,8 @@ def collect_garbage(ws: WorkspaceCore, *, age: float | None = None) -> dict[str,
     names and leftover temporary files. Files younger than ``age`` seconds (default one
     hour) are kept: another process may just have written them. Returns counts.
     """
+    if age is not None and (isinstance(age, bool) or not isinstance(age, (int, float)) or not age >= 0):
+        raise OptionError(f"gc's age is a number of seconds >= 0 (files younger are kept), got {age!r}")
     limit = GC_AGE if age is None else float(age)
 
     def rows(conn: sqlite3.Connection) -> dict[str, int]:

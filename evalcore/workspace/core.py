@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..data import Qrels, Run
-from ..errors import CorruptArtifactError, OptionError, ReadOnlyWorkspaceError, WorkspaceError, warn
+from ..errors import (
+    CorruptArtifactError,
+    OptionError,
+    ReadOnlyWorkspaceError,
+    WorkspaceError,
+    WorkspaceStorageError,
+    warn,
+)
 from ..io.embeddings import Embeddings
 from . import codecs
 from .artifacts import ObjectStore, Stored
@@ -161,7 +168,11 @@ class WorkspaceCore:
             if self.path.is_dir() and any(p.name not in _OWN_NAMES for p in self.path.iterdir()):
                 raise WorkspaceError("this folder holds other files and no evalcore workspace (catalogue.sqlite); "
                                      "a workspace is created in a new or empty folder", file=str(self.path))
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as e:  # no permission in the parent folder, a read-only or full disk
+                raise WorkspaceStorageError(f"cannot create the workspace folder ({e.strerror or e})",
+                                            file=str(self.path)) from None
         elif not read_only and not folder_writable(self.path):  # a read-only mount or folder: read it
             read_only = True
         self.catalogue = Catalogue(self.path / CATALOGUE_NAME, read_only=read_only, create=create)

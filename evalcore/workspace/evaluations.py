@@ -172,11 +172,16 @@ def load_evaluation(ws: WorkspaceCore, evaluation_id: int | None = None) -> Eval
     ``settings["stale"]`` says which (``{run: "re-recorded" | "removed", "(ground truth)":
     "replaced"}``) and a warning names them: the numbers are those of the runs as they were.
     """
+    from .inputs import check_id
+
+    if evaluation_id is not None:
+        evaluation_id = check_id(evaluation_id, "an evaluation")
+
     def read(c: sqlite3.Connection) -> Any:
         cols = "id, settings, table_artifact, coverage, ground_truth_id"
         if evaluation_id is None:
             return c.execute(f"SELECT {cols} FROM evaluations ORDER BY id DESC LIMIT 1").fetchone()
-        return c.execute(f"SELECT {cols} FROM evaluations WHERE id = ?", (int(evaluation_id),)).fetchone()
+        return c.execute(f"SELECT {cols} FROM evaluations WHERE id = ?", (evaluation_id,)).fetchone()
 
     row = ws.catalogue.read(read)
     if row is None:

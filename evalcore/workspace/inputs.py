@@ -24,7 +24,8 @@ from ..io.embeddings import Embeddings
 from .locations import plain_text
 
 __all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
-           "check_run_name", "check_label", "check_step", "check_tags"]
+           "check_run_name", "check_label", "check_step", "check_tags", "check_id",
+           "is_whole"]
 
 _MAX_NAME = 200
 
@@ -158,22 +159,31 @@ def fusion_options(name: str, inputs: Mapping[str, float] | Iterable[str], *, we
                    top_n: int | None, ties: str | None, method: str, norm: str) -> dict[str, Any]:
     """The stored options of a fused run ``name`` (inputs by name, weights, c, top_n, ties; method and
     norm unless weighted RRF, whose record stays as it always was), checked."""
-    from ..fusion import RANK_METHODS, canonical_method, canonical_norm
+    from ..fusion import RANK_METHODS, canonical_method, canonical_norm, check_weights
     from ..ranking import canonical_ties
 
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Iterable):  # "bm25" is not the runs b, m, 2, 5
+        raise OptionError(f"run {name!r}: give the runs to fuse as a list of names or a mapping name -> weight, "
+                          f"not {type(inputs).__name__} {inputs!r:.60}")
     names = [str(n) for n in inputs]
     if isinstance(inputs, Mapping):
         if weights is not None:
             raise OptionError("give weights either in the mapping or as weights=, not both")
-        weights = [float(inputs[n]) for n in inputs]
-    weights = [1.0] * len(names) if weights is None else [float(w) for w in weights]
+        weights = [inputs[n] for n in inputs]
+    try:
+        weights = [1.0] * len(names) if weights is None else [float(w) for w in weights]
+    except (TypeError, ValueError):
+        raise OptionError(f"run {name!r}: weights must be numbers, got {weights!r:.80}") from None
     if not names or len(weights) != len(names) or len(set(names)) != len(names):
         raise OptionError(f"run {name!r}: give distinct runs to fuse, one weight each "
                           f"({len(names)} runs, {len(weights)} weights)")
     if name in names:
         raise OptionError(f"run {name!r} cannot fuse itself")
-    if top_n is not None and int(top_n) < 1:
-        raise OptionError(f"run {name!r}: top_n must be >= 1")
+    check_weights(weights, names)  # finite, >= 0, not all 0 (as the fusion itself requires)
+    if isinstance(top_n, bool) or not (top_n is None or isinstance(top_n, (int, np.integer)) and top_n >= 1):
+        raise OptionError(f"run {name!r}: top_n must be an integer >= 1 (or None), got {top_n!r}")
+    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not math.isfinite(c) or c <= -1:
+        raise OptionError(f"run {name!r}: c must be a finite number > -1, got {c!r}")
     options = {"inputs": names, "weights": weights, "c": float(c), "top_n": None if top_n is None else int(top_n),
                "ties": None if ties is None else canonical_ties(ties)}
     method, norm = canonical_method(method), canonical_norm(norm)
@@ -209,16 +219,38 @@ def check_step(step: Any) -> float | None:
         return None
     if isinstance(step, bool) or not isinstance(step, (int, float, np.integer, np.floating)):
         raise OptionError(f"step must be a number (a training step or epoch), got {step!r}")
-    value = float(step)
+    try:
+        value = float(step)
+    except OverflowError:  # an integer beyond any float
+        value = math.inf
     if not math.isfinite(value):
-        raise OptionError(f"step must be finite, got {step!r}")
+        raise OptionError(f"step must be finite, got {step!r:.40}")
     return value
+
+
+def is_whole(value: Any) -> bool:
+    """An integer, or a number or text of one (``10``, ``10.0``, ``"10"``; not ``True``, ``10.5``, ``"ten"``)."""
+    try:
+        return not isinstance(value, bool) and int(value) == float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def check_id(value: Any, what: str) -> int:
+    """A catalogue id (an evaluation's, a ground truth's): an integer, or text of one."""
+    if isinstance(value, (str, np.str_)) and value.strip().isdecimal():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise OptionError(f"{what} is an integer id, got {type(value).__name__} {value!r:.40}")
+    return int(value)
 
 
 def check_tags(tags: Any) -> tuple[str, ...]:
     """Tags: an iterable of text (one string is one tag); duplicates dropped, order kept."""
     if tags is None:
         return ()
+    if not isinstance(tags, (str, Iterable)) or isinstance(tags, (bytes, Mapping)):
+        raise OptionError(f"tags must be text or a sequence of text, got {type(tags).__name__} {tags!r:.40}")
     items: Iterable[Any] = (tags,) if isinstance(tags, str) else tags
     out = []
     for t in items:

@@ -197,6 +197,13 @@ class Settings:
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
+        from .inputs import is_whole
+
+        for what, values in (("k", self.k), ("rel_threshold", [self.rel_threshold]), ("sample_size", [self.sample_size]),
+                             ("seed", [self.seed]), ("depth", [self.depth]), ("gt_depth", [self.gt_depth])):
+            bad = [v for v in values if not is_whole(v)]
+            if bad:
+                raise OptionError(f"{what} must be a whole number, got {bad[0]!r}")
         ks = tuple(sorted({int(x) for x in self.k}))
         if not ks or ks[0] < 1:
             raise OptionError("choose at least one cutoff k >= 1")

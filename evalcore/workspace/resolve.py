@@ -26,7 +26,7 @@ naming the aspects; a ground truth without aspects ignores the runs' aspects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,6 +220,12 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
         out.gt_warnings = (f"domains not applied: {e}",)
     qrels_of = _ground_truth(core, gt, out, domains, progress)
     default = gt.parts[0].aspect if gt.kind == "qrels" else None
+    if isinstance(runs, str):  # one run's name, not its letters
+        runs = [runs]
+    elif runs is not None:
+        if not isinstance(runs, Iterable):
+            raise OptionError(f"runs= takes run names (a list, or one name), not {type(runs).__name__} {runs!r:.40}")
+        runs = list(runs)
     records = _needed(core.run_records(), runs)
     out.records = tuple(records)
     built: dict[str, Run] = {}

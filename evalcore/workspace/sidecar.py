@@ -161,15 +161,19 @@ class SettingsAndSideFiles(WorkspaceCore):
     def use_ground_truth(self, gt_id: int) -> None:
         """Make an earlier ground truth (an ``id`` of :meth:`ground_truths`) the active one again; the runs are
         evaluated against it from then on (evaluations recorded against another one read as stale)."""
+        from .inputs import check_id
+
+        gt_id = check_id(gt_id, "a ground truth")
+
         def record(conn: sqlite3.Connection, stored: list) -> None:
-            row = conn.execute("SELECT active FROM ground_truths WHERE id = ?", (int(gt_id),)).fetchone()
+            row = conn.execute("SELECT active FROM ground_truths WHERE id = ?", (gt_id,)).fetchone()
             if row is None:
                 have = [r[0] for r in conn.execute("SELECT id FROM ground_truths ORDER BY id")]
                 raise OptionError(f"no ground truth {gt_id!r} in this workspace; its ground truths are {have}")
             if row[0]:
                 raise NoChange()
             conn.execute("UPDATE ground_truths SET active = 0 WHERE active = 1")
-            conn.execute("UPDATE ground_truths SET active = 1 WHERE id = ?", (int(gt_id),))
+            conn.execute("UPDATE ground_truths SET active = 1 WHERE id = ?", (gt_id,))
 
         self.commit(lambda: [], record)
 

@@ -158,6 +158,17 @@ def _is_busy(error: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _storage(error: sqlite3.OperationalError, folder: Path) -> WorkspaceError | None:
+    """SQLite's "disk is full" / "readonly database" as the workspace's storage error (None otherwise)."""
+    import errno
+
+    from .writelock import storage_error
+
+    text = str(error).lower()
+    code = errno.ENOSPC if "disk is full" in text else errno.EACCES if "readonly database" in text else None
+    return None if code is None else storage_error(OSError(code, text), folder)
+
+
 class Catalogue:
     """The catalogue of one workspace folder (see the module docstring).
 
@@ -238,7 +249,8 @@ class Catalogue:
                 return body()
             except sqlite3.OperationalError as e:
                 if not _is_busy(e):
-                    raise WorkspaceError(f"catalogue error: {e}", file=str(self.path)) from None
+                    raise _storage(e, self.path.parent) or WorkspaceError(f"catalogue error: {e}",
+                                                                          file=str(self.path)) from None
                 if time.monotonic() > deadline:
                     raise WorkspaceError(f"the workspace stayed busy for {BUSY_DEADLINE:.0f} s (another process "
                                          "holds its write lock); try again", file=str(self.path)) from None

@@ -119,6 +119,7 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.Da
                        else [f"{i:012d}" for i in range(len(runs))]),
     })
     frame = frame[np.array([m is not None for m in frame["model"]], dtype=bool)]  # (a list [] would pick columns)
+    _warn_case_variants(frame["model"])
     if coverage is not None:
         frame = frame[~frame["name"].isin(_left_out(coverage, frame["name"], min_coverage, include))]
     ordered = order_versions(frame.reset_index(drop=True))
@@ -129,6 +130,19 @@ def version_series(runs: pd.DataFrame, *, min_versions: int = 2, coverage: pd.Da
         "run": ordered["name"].astype(str).to_numpy(), "version": ordered["version"].to_numpy(dtype=object),
         "step": ordered["step"].astype(float).to_numpy(),
     }, columns=SERIES_COLUMNS)
+
+
+def _warn_case_variants(models: pd.Series) -> None:
+    """Warn about model labels that differ only in case (``E5`` and ``e5``): each is its own series, so a
+    version logged under the other spelling drops out of the model's curve (or, alone, out of the series)."""
+    spellings: dict[str, set[str]] = {}
+    for m in models:
+        spellings.setdefault(str(m).casefold(), set()).add(str(m))
+    variants = [sorted(v) for v in spellings.values() if len(v) > 1]
+    if variants:
+        warn("model labels that differ only in case are separate models here: "
+             + "; ".join(" and ".join(repr(m) for m in v) for v in variants)
+             + " (give their runs one spelling with Workspace.set_run_info(name, model=...) to follow them as one)")
 
 
 def _left_out(coverage: pd.DataFrame, names: pd.Series, min_coverage: float, include: Sequence[str]) -> list[str]:

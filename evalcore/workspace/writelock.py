@@ -20,20 +20,21 @@ serialises single transactions, not such a check-then-write sequence.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import WorkspaceError
+from ..errors import WorkspaceError, WorkspaceStorageError
 
 try:  # pragma: no cover - the platform decides
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "LOCK_NAME"]
+__all__ = ["writer_lock", "LOCK_NAME", "folder_gone", "storage_error", "storage_errors"]
 
 #: The lock file's name inside a workspace folder.
 LOCK_NAME = "writer.lock"
@@ -89,6 +90,45 @@ def folder_gone(folder: Path) -> WorkspaceError:
                           "process had it open): nothing was written; open the workspace again by its new name")
 
 
+#: errno values of a folder that cannot take a write: the disk (or quota) is full, or it is read-only here
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
+_DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
+    """The one-line error of a write into the workspace ``folder`` that failed for lack of space or of
+    permission (None for any other ``OSError``). pyarrow's errors carry the errno only in their text."""
+    code = error.errno
+    if code is None:
+        text = str(error)
+        code = next((c for c in (*_FULL, *_DENIED) if f"[errno {c}]" in text.lower()), None)
+    if code in _FULL:
+        reason = "no space left on its disk (or the disk quota is used up)"
+        hint = "free some space and try again"
+    elif code in _DENIED:
+        reason = ("its folder or files are read-only for this user" if code != errno.EROFS
+                  else "its file system is mounted read-only")
+        hint = "open it with read_only=True to read it, or copy it (copy_to) to change it"
+    else:
+        return None
+    return WorkspaceStorageError(f"cannot write to the workspace: {reason}; nothing was changed, what it held is "
+                                 f"intact; {hint}", file=str(folder))
+
+
+@contextlib.contextmanager
+def storage_errors(folder: Path) -> Iterator[None]:
+    """Inside, an :class:`OSError` for lack of space or permission becomes :func:`storage_error`'s error."""
+    try:
+        yield
+    except OSError as e:
+        if isinstance(e, WorkspaceError):
+            raise
+        mapped = storage_error(e, folder)
+        if mapped is None:
+            raise
+        raise mapped from e
+
+
 def _take(path: Path, deadline: float) -> int | None:
     """The exclusive file lock (its descriptor), None where file locks are not available."""
     if fcntl is None:  # pragma: no cover - Windows
@@ -97,6 +137,11 @@ def _take(path: Path, deadline: float) -> int | None:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except FileNotFoundError:  # the workspace folder was renamed or removed meanwhile
         raise folder_gone(path.parent) from None
+    except OSError as e:  # a read-only folder or file system, a full disk
+        mapped = storage_error(e, path.parent)
+        if mapped is None:
+            raise
+        raise mapped from None
     start, pause = time.monotonic(), 0.005
     while True:
         try:
