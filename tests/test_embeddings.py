@@ -303,3 +303,12 @@ def test_subset_and_rows_of(emb):
     sub = emb.subset(["doc-3", "doc-1"])
     assert sub.ids.tolist() == ["doc-3", "doc-1"]
     np.testing.assert_array_equal(sub.vectors, VECS[[2, 0]])
+
+
+@pytest.mark.parametrize("ids", [[], np.array([]), np.array([], dtype=object)])
+def test_empty_arrays_say_there_are_no_ids_not_a_dtype(ids):
+    """np.asarray([]) is float64: an empty id list was refused as 'ids must be strings or integers, got dtype float64'."""
+    from evalcore.errors import EmptyInputError
+
+    with pytest.raises(EmptyInputError, match="no ids"):
+        Embeddings.from_arrays(ids, np.zeros((0, 8), dtype=np.float32))

@@ -257,6 +257,8 @@ def _ids_array(values: Any, name: str | None) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ShapeMismatchError(f"ids must be one-dimensional, got shape {arr.shape}", file=name)
+    if arr.size == 0:  # np.asarray([]) is float64: say what is wrong, not its dtype
+        raise EmptyInputError("no ids (and so no vectors)", file=name)
     if arr.dtype.kind in "US":
         out = arr.astype(str).astype(object)
     elif arr.dtype.kind in "iu":
