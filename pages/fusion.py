@@ -135,6 +135,8 @@ st.dataframe(text, key="fu_table", height=ui.rows_height(len(text)),
 st.caption("★ = best of the column" + (" among the runs of the same aspect" if several else "")
            + f". Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
+st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: mean over its n queries and the "
+                        "95% CI's bounds (ci_low, ci_high)."))
 ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
