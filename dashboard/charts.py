@@ -98,13 +98,20 @@ def _flag(run: str, flagged: Sequence[str], i: int = 0) -> tuple[str, str]:
     return (ptext(run) + " (low coverage)", "dot") if run in flagged else (ptext(run), dash_of(i))
 
 
+def _ok_spans(ok: np.ndarray) -> list[np.ndarray]:
+    """Positions of each run of consecutive True values of ``ok`` (a band is drawn over each, never across a gap)."""
+    idx = np.flatnonzero(ok)
+    return [s for s in np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1) if len(s)] if len(idx) else []
+
+
 def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None,
            bands: bool = True, flagged: Sequence[str] = ()) -> go.Figure:
     """Mean of one metric vs k, one line per run; with ``bands``, its 95% CI as a band in the same legend group.
 
     ``curve``: :func:`dashboard.tables.curve_frame` output (run, k, n, mean, ci_low, ci_high).
     Clicking a run in the legend hides its line and its band together. Points without an
-    interval (n < 2) get none (the band skips them). Runs in ``flagged`` (low coverage) are
+    interval (n < 2) get none (the band breaks there); a point with an interval between two without (a metric
+    computed at a single k) gets an error bar, a band of one point being invisible. Runs in ``flagged`` (low coverage) are
     dotted and named "(low coverage)" in the legend.
     """
     fig = go.Figure()
@@ -113,15 +120,26 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
         name, dash = _flag(run, flagged, i)
         x = d["k"].to_numpy()
         lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
+        mean = d["mean"].to_numpy(dtype=float)
         ok = np.isfinite(lo) & np.isfinite(hi)
-        if bands and ok.any():
+        spans = _ok_spans(ok) if bands else []
+        for span in (s for s in spans if len(s) > 1):
             fig.add_trace(go.Scatter(
-                x=np.concatenate([x[ok], x[ok][::-1]]), y=np.concatenate([hi[ok], lo[ok][::-1]]),
+                x=np.concatenate([x[span], x[span][::-1]]), y=np.concatenate([hi[span], lo[span][::-1]]),
                 mode="lines", fill="toself", fillcolor=_rgba(c, 0.18), line={"width": 0}, hoverinfo="skip",
                 showlegend=False, legendgroup=name, name=f"{name} 95% CI",
             ))
+        # a point with an interval but no neighbour with one (a metric at a single k) has no band to draw:
+        # an error bar shows its interval
+        alone = np.zeros(len(x), dtype=bool)
+        for span in (s for s in spans if len(s) == 1):
+            alone[span] = True
+        error_y = {"type": "data", "symmetric": False, "color": c, "thickness": 1.5, "width": 6,
+                   "array": [float(h - m) if a else None for h, m, a in zip(hi, mean, alone, strict=True)],
+                   "arrayminus": [float(m - v) if a else None for v, m, a in zip(lo, mean, alone, strict=True)],
+                   } if alone.any() else None
         fig.add_trace(go.Scatter(
-            x=x, y=d["mean"], mode="lines+markers", name=name, legendgroup=name,
+            x=x, y=mean, mode="lines+markers", name=name, legendgroup=name, error_y=error_y,
             line={"color": c, "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
             customdata=np.stack([lo, hi, d["n"]], axis=1),
             hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "

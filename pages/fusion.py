@@ -24,7 +24,12 @@ STRATEGIES = {"grid": "grid on the simplex", "random": "random (Dirichlet, seede
 def use_weights(uids: list[str], weights: list[float]) -> None:
     """Button callback: put the searched weights into the weight inputs (runs before the widgets exist)."""
     for uid, w in zip(uids, weights, strict=True):
-        st.session_state[f"fu_w_{uid}"] = float(w)
+        st.session_state[f"fu_w_{uid}"] = st.session_state[f"fu_weight_{uid}"] = float(w)
+
+
+def keep_weight(uid: str) -> None:
+    """A weight input changed: keep its value where a run without the inputs (an unweighted method) leaves it."""
+    st.session_state[f"fu_weight_{uid}"] = st.session_state[f"fu_w_{uid}"]
 
 
 ui.page_setup()
@@ -78,9 +83,12 @@ if names and method in WEIGHTED_METHODS:
     for i, n in enumerate(names):
         with cols[i % len(cols)]:
             st.text(n)
-            wkey = f"fu_w_{by_name[n].uid}"
-            st.session_state.setdefault(wkey, 1.0)  # the value lives in the session (the search's button sets it)
-            weights.append(st.number_input("Weight", min_value=0.0, step=0.1, key=wkey))
+            ruid = by_name[n].uid
+            # the value lives in a key of its own: a run of an unweighted method (no inputs drawn) made Streamlit
+            # drop the widget's, and back on RRF every weight read 0.00 ("at least one weight must be positive")
+            st.session_state[f"fu_w_{ruid}"] = st.session_state.setdefault(f"fu_weight_{ruid}", 1.0)
+            weights.append(st.number_input("Weight", min_value=0.0, step=0.1, key=f"fu_w_{ruid}",
+                                           on_change=keep_weight, args=(ruid,)))
 c1, c2, c3 = st.columns(3)
 with c1:
     c = st.number_input("c (RRF)", min_value=0.0, value=60.0, step=1.0, key="fu_c", disabled=method != "rrf")
@@ -127,6 +135,8 @@ st.dataframe(text, key="fu_table", height=ui.rows_height(len(text)),
 st.caption("★ = best of the column" + (" among the runs of the same aspect" if several else "")
            + f". Mean [{S.ci_caption()}] over the evaluated queries.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
+st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: mean over its n queries and the "
+                        "95% CI's bounds (ci_low, ci_high)."))
 ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):

@@ -109,3 +109,26 @@ def test_the_difference_histogram_counts_whole_queries():
     many = pd.DataFrame({"difference": np.zeros(50)})
     assert C.diff_histogram(few, run_a="a", run_b="b", metric_label="ndcg@10").layout.yaxis.dtick == 1
     assert C.diff_histogram(many, run_a="a", run_b="b", metric_label="ndcg@10").layout.yaxis.dtick is None
+
+
+def test_a_metric_at_a_single_k_shows_its_interval_as_an_error_bar():
+    """Overview's metrics vs k of precision@5 alone (a fixed cutoff): one point per run, and the band of one point is
+    invisible: the interval showed nowhere while the caption said "Bands: 95% CI" (browser walkthrough)."""
+    one = pd.DataFrame([{"run": r, "k": 5, "n": 100, "mean": m, "ci_low": m - 0.03, "ci_high": m + 0.04}
+                        for r, m in (("a", 0.18), ("b", 0.184))])
+    fig = C.curves(one, metric_label="precision", runs=["a", "b"], bands=True)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [t.name for t in lines] == ["a", "b"] and not [t for t in fig.data if t.fill == "toself"]
+    for t, m in zip(lines, (0.18, 0.184), strict=True):
+        assert np.allclose(t.y, [m])
+        assert t.error_y.visible is not False and t.error_y.symmetric is False
+        assert np.allclose(t.error_y.array, [0.04]) and np.allclose(t.error_y.arrayminus, [0.03])
+    assert not [t for t in C.curves(one, metric_label="precision", runs=["a", "b"], bands=False).data
+                if t.error_y.array is not None]
+    # several k: bands, no error bars; a gap (n < 2 at k = 10) breaks the band instead of bridging it
+    rows = [{"run": "a", "k": k, "n": 50, "mean": 0.5, "ci_low": lo, "ci_high": hi}
+            for k, lo, hi in ((1, 0.4, 0.6), (3, 0.4, 0.6), (10, np.nan, np.nan), (20, 0.45, 0.55), (50, 0.4, 0.6))]
+    fig = C.curves(pd.DataFrame(rows), metric_label="ndcg", runs=["a"], bands=True)
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert [sorted(set(t.x)) for t in bands] == [[1, 3], [20, 50]]
+    assert next(t for t in fig.data if t.mode == "lines+markers").error_y.array is None
