@@ -257,8 +257,6 @@ def _ids_array(values: Any, name: str | None) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
         raise ShapeMismatchError(f"ids must be one-dimensional, got shape {arr.shape}", file=name)
-    if arr.size == 0:  # np.asarray([]) is float64: say what is wrong, not its dtype
-        raise EmptyInputError("no ids (and so no vectors)", file=name)
     if arr.dtype.kind in "US":
         out = arr.astype(str).astype(object)
     elif arr.dtype.kind in "iu":
@@ -268,6 +266,8 @@ def _ids_array(values: Any, name: str | None) -> np.ndarray:
             bad = next(x for x in arr.tolist() if not isinstance(x, str))
             raise ValueTypeError(f"id {bad!r} is not a string", file=name)
         out = arr.copy()
+    elif arr.size == 0:  # np.asarray([]) is float64: say what is wrong, not its dtype
+        raise EmptyInputError("no ids (and so no vectors)", file=name)
     else:
         raise ValueTypeError(f"ids must be strings or integers, got dtype {arr.dtype}", file=name)
     return out
