@@ -186,7 +186,8 @@ for aspect, group, gt in diff.truth:
                    f"{diff.codes[r]}" for r in group) if len(diff.truth) > 1 else ""))
     st.dataframe(V.style_truth(gt if titled else gt.drop(columns=["title"]), diff.colours), hide_index=True,
                  key=f"q_truth_{diff.codes[group[0]]}",
-                 column_config={"label": st.column_config.TextColumn("", width=36),
+                 column_config={"ref #": st.column_config.TextColumn("ref #", width=50, help="Rank among the "
+                                                                   "reference model's neighbours of this query"),
                                 "doc_id": st.column_config.TextColumn("doc"),
                                 "grade": st.column_config.NumberColumn("grade", width=52),
                                 **{f"rank in {r}": st.column_config.TextColumn(f"{diff.codes[r]} · {r}",
