@@ -100,3 +100,24 @@ def test_the_overview_columns_come_back_after_another_page_and_a_reload():
     assert T.goto(at, "overview").multiselect(key="ov_columns").value == mine
     again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "overview")
     assert again.multiselect(key="ov_columns").value == mine
+
+
+def test_the_queries_search_comes_back_after_another_page_and_a_reload():
+    """The "Search query id" box was emptied by a reload (F5) while the query, runs and metric came back."""
+    from dashboard import persist as P
+
+    name, _ = python_workspace()
+    at = T.goto(T.open_app(name), "queries")
+    at.text_input(key="q_search").input("q1").run()  # q1, q10... q14: q1 is also an exact id
+    assert not at.exception
+    assert at.selectbox(key="w_queries_sel_query").value == "q1"
+    box = at.selectbox(key="w_queries_sel_query")
+    box.select("q12").run()  # chosen after the search: a reload must not go back to the exact match
+    T.goto(at, "overview")
+    assert T.goto(at, "queries").text_input(key="q_search").value == "q1"
+    again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "queries")
+    assert again.text_input(key="q_search").value == "q1"
+    assert again.selectbox(key="w_queries_sel_query").value == "q12"
+    assert set(again.selectbox(key="w_queries_sel_query").options) <= {"q1", *(f"q1{i}" for i in range(5))}
+    again.text_input(key="q_search").input("").run()  # emptied: emptied after a reload too
+    assert T.goto(T.open_app(name), "queries").text_input(key="q_search").value == ""
