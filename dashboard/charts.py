@@ -111,11 +111,14 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     ``curve``: :func:`dashboard.tables.curve_frame` output (run, k, n, mean, ci_low, ci_high).
     Clicking a run in the legend hides its line and its band together. Points without an
     interval (n < 2) get none (the band breaks there); a point with an interval between two without (a metric
-    computed at a single k) gets an error bar, a band of one point being invisible. Runs in ``flagged`` (low coverage) are
-    dotted and named "(low coverage)" in the legend.
+    computed at a single k) gets an error bar, a band of one point being invisible; such points are dodged, each run's
+    a little aside (:func:`_dodge`), so that one run's bar does not hide another's at the same k (the hover gives
+    the real k). Runs in ``flagged`` (low coverage) are dotted and named "(low coverage)" in the legend.
     """
     fig = go.Figure()
-    for i, run, d in _per_run(curve, runs, "k"):
+    drawn = list(_per_run(curve, runs, "k"))
+    ks = curve["k"].to_numpy(dtype=float) if len(curve) else np.zeros(0)
+    for j, (i, run, d) in enumerate(drawn):
         c = color_of(i)
         name, dash = _flag(run, flagged, i)
         x = d["k"].to_numpy()
@@ -138,17 +141,38 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
                    "array": [float(h - m) if a else None for h, m, a in zip(hi, mean, alone, strict=True)],
                    "arrayminus": [float(m - v) if a else None for v, m, a in zip(lo, mean, alone, strict=True)],
                    } if alone.any() else None
+        shown_x = _dodge(x, alone, j, len(drawn), ks, log_x=log_x) if alone.any() and len(drawn) > 1 else x
         fig.add_trace(go.Scatter(
-            x=x, y=mean, mode="lines+markers", name=name, legendgroup=name, error_y=error_y,
+            x=shown_x, y=mean, mode="lines+markers", name=name, legendgroup=name, error_y=error_y,
             line={"color": c, "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
-            customdata=np.stack([lo, hi, d["n"]], axis=1),
-            hovertemplate=f"{ttext(run)}<br>k=%{{x}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
+            customdata=np.stack([lo, hi, d["n"], x], axis=1),
+            hovertemplate=f"{ttext(run)}<br>k=%{{customdata[3]}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
     fig.update_xaxes(title="k", type="log" if log_x else "linear",
                      tickvals=sorted(curve["k"].unique().tolist()) if len(curve) else None)
     fig.update_yaxes(title=ptext(metric_label))
     return _layout(fig)
+
+
+#: The dodge between two runs' isolated points on the metrics-vs-k chart, as a share of the k axis' span (of
+#: k itself when every point sits at one k; of its decades on a log axis).
+DODGE = 0.015
+
+
+def _dodge(x: np.ndarray, alone: np.ndarray, j: int, n_runs: int, ks: np.ndarray, *, log_x: bool) -> np.ndarray:
+    """``x`` with its ``alone`` points moved aside for run ``j`` of ``n_runs`` (symmetric about the real k:
+    the middle run stays, the others step :data:`DODGE` of the axis apart); the other points unmoved."""
+    shift = j - (n_runs - 1) / 2.0
+    out = x.astype(float).copy()
+    if log_x:
+        pos = ks[ks > 0]
+        decades = float(np.log10(pos.max() / pos.min())) if len(pos) else 0.0
+        out[alone] = out[alone] * 10.0 ** (shift * DODGE * max(decades, 1.0))
+    else:
+        span = float(ks.max() - ks.min()) if len(ks) else 0.0
+        out[alone] = out[alone] + shift * DODGE * (span if span > 0 else max(float(np.abs(ks).max()), 1.0))
+    return out
 
 
 def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None, flagged: Sequence[str] = ()) -> go.Figure:

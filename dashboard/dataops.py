@@ -288,6 +288,13 @@ def follow_rename(state: Any, old: str, new: str) -> None:
             state[key] = new
         elif isinstance(value, list) and old in value:
             state[key] = [new if v == old else v for v in value]
+    fusion = state.get(P.SEL_FUSION)
+    if isinstance(fusion, dict):  # the Fusion page's runs and their weights (by run name)
+        runs, weights = fusion.get("runs"), fusion.get("weights")
+        state[P.SEL_FUSION] = {**fusion, **({"runs": [new if v == old else v for v in runs]}
+                                            if isinstance(runs, list) else {}),
+                               **({"weights": {new if k == old else k: w for k, w in weights.items()}}
+                                  if isinstance(weights, dict) else {})}
 
 
 def cb_run_info(uid: str, field: str) -> None:

@@ -55,8 +55,8 @@ class Diff:
 
     ``lists[run]`` columns: ``rank, grade, doc_id, elsewhere, score, title`` (``grade`` is the
     badge text; ``grade_value`` the number, NaN when unjudged). ``truth`` is one entry per
-    aspect in use: ``(aspect, runs of that aspect, table)`` with table columns ``label, doc_id,
-    grade``, ``rank in <run>`` per run of the aspect, then ``title``.
+    aspect in use: ``(aspect, runs of that aspect, table)`` with table columns ``doc_id, grade``
+    (led by ``ref #`` with a reference model), ``rank in <run>`` per run of the aspect, then ``title``.
     """
 
     query_id: str
@@ -124,7 +124,7 @@ def query_diff(
     reference_order : sequence of str, optional
         A reference model as the ground truth: its neighbours of the query, best first (as deep as
         it was ranked). Each list then gets ``ref #`` (the item's rank there, ``> N`` beyond its
-        ``N``), and the ground-truth rows are labelled ``ref #1``, ``ref #2``...
+        ``N``), and so does the ground-truth table.
     """
     k = max(1, int(k))
     names = list(runs)
@@ -169,8 +169,8 @@ def query_diff(
     for key in dict.fromkeys(id(qrels_of[r]) for r in names):
         group = [r for r in names if id(qrels_of[r]) == key]
         gt = judged_of[key].copy()
-        gt.insert(0, "label", [f"ref #{ref_rank[d]}" if ref_rank is not None and d in ref_rank else f"g{i + 1}"
-                               for i, d in enumerate(gt["doc_id"])])
+        if ref_rank is not None:  # (without a reference the rows need no label: a g1, g2... counter said nothing)
+            gt.insert(0, "ref #", [str(ref_rank[d]) if d in ref_rank else beyond for d in gt["doc_id"]])
         for r in group:
             gt[f"rank in {r}"] = [(str(rank_of[r][d]) if d in rank_of[r] else
                                    (f"> {depth[r]}" if depth[r] else "– (query not in the run)"))

@@ -55,10 +55,13 @@ URL_VERSIONS = {"model": S.SEL_VERSION_MODEL, "reference": S.SEL_VERSION_REFEREN
                 "version_b": S.SEL_VERSION_B}
 #: Query parameters of the URL besides the workspace: metric@k, runs A and B, the baseline, the query, versions.
 URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY, *URL_VERSIONS)
+#: The Fusion page's set-up, one dict (runs, method, weights by run, c, top-N, the search's options; dashboard.kept).
+SEL_FUSION = "sel_fusion"
 #: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
               S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
-              S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, *URL_VERSIONS.values())
+              S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_Q_SEARCH,
+              SEL_FUSION, *URL_VERSIONS.values())
 
 
 # ------------------------------------------------------------------------------------------ where

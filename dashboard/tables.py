@@ -15,6 +15,7 @@ __all__ = [
     "overview_table",
     "default_columns",
     "P_VALUE_COLUMNS",
+    "p_values_read",
     "display_table",
     "baseline_view",
     "curve_frame",
@@ -207,6 +208,7 @@ def display_table(
     p_columns: Iterable[str] = P_VALUE_COLUMNS,
     blank: str = "–",
     digits: int = 4,
+    p_as_text: bool = True,
 ) -> pd.DataFrame:
     """A copy of a table made for reading: p-values as text, no "None" / "NaN" cells.
 
@@ -229,6 +231,9 @@ def display_table(
         Text of a missing value.
     digits : int, default 4
         Decimals of non-integer numbers in the converted columns.
+    p_as_text : bool, default True
+        False: the p-value columns stay numbers (missing ones NaN), for :func:`p_values_read` to show
+        them as that text while they align and sort as numbers.
 
     Returns
     -------
@@ -241,7 +246,10 @@ def display_table(
     for col in out.columns:
         values = out[col]
         if col in pcols:
-            out[col] = [format_p_value(v, missing=blank) for v in values]
+            if p_as_text:
+                out[col] = [format_p_value(v, missing=blank) for v in values]
+            else:
+                out[col] = pd.to_numeric(values, errors="coerce").astype(np.float64)
             continue
         missing = values.isna().to_numpy()
         if not missing.any():
@@ -254,6 +262,18 @@ def display_table(
         fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
         out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
     return out
+
+
+def p_values_read(frame: pd.DataFrame, *, p_columns: Iterable[str] = P_VALUE_COLUMNS, blank: str = "–") -> Any:
+    """A ``pandas.Styler`` of ``frame`` (from :func:`display_table` with ``p_as_text=False``) whose p-value
+    columns read as :func:`dashboard.drilldown.format_p_value` writes them (``"0.387"``, ``"<0.001"``,
+    ``blank`` when missing) while their values stay numbers: the table aligns them as numbers and sorts them
+    by value (as text, ``"1"`` sat left of the numbers and ``"<0.001"`` sorted after ``"0.9"``). Shown with a
+    number column *without* a format (a format would replace the text)."""
+    from dashboard.drilldown import format_p_value
+
+    cols = [c for c in frame.columns if c in set(p_columns)]
+    return frame.style.format({c: (lambda v: format_p_value(v, missing=blank)) for c in cols})
 
 
 def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:

@@ -112,13 +112,20 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
 
 def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, **kwargs: Any) -> Any:
     """``st.dataframe`` with every float column shown to ``digits`` decimals, trailing zeros kept (``0.5700``
-    beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format."""
+    beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format. A ``pandas.Styler``
+    of :func:`dashboard.tables.p_values_read`: its p-value columns show its text (a number column without format)."""
     import pandas as pd
+    from pandas.io.formats.style import Styler
 
     config = dict(column_config or {})
-    if isinstance(data, pd.DataFrame):
-        for col in data.columns:
-            if col not in config and pd.api.types.is_float_dtype(data[col].dtype):
+    from dashboard.tables import P_VALUE_COLUMNS
+
+    frame, styled = (data.data, set(P_VALUE_COLUMNS)) if isinstance(data, Styler) else (data, set())
+    if isinstance(frame, pd.DataFrame):
+        for col in frame.columns:
+            if col in styled and col not in config:
+                config[col] = st.column_config.NumberColumn(str(col))
+            elif col not in config and pd.api.types.is_float_dtype(frame[col].dtype):
                 config[col] = st.column_config.NumberColumn(str(col), format=f"%.{int(digits)}f")
     return st.dataframe(data, column_config=config or None, **kwargs)
 

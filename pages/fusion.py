@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
+from dashboard import kept as K
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
@@ -48,17 +49,24 @@ if not loaded:
     st.stop()
 by_name = {r.name: r for r in loaded}
 like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one aspect, enough coverage
-names = st.multiselect("Runs to fuse", list(by_name), default=[r.name for r in loaded
-                                                                if r.kind != "fused" and r.name in like][:3],
-                       key="fu_runs", help="By default: runs evaluated against the same ground-truth aspect, with "
-                                           "enough coverage.")
+# the page's set-up is the shared selection S.SEL_FUSION (another page, a reload, a new tab): each widget starts at
+# its kept value while that is still valid (runs still there, options offered, numbers in range), else its default
+FU = P.SEL_FUSION
+if "fu_runs" in st.session_state:  # a run removed meanwhile leaves the choice
+    st.session_state["fu_runs"] = [n for n in st.session_state["fu_runs"] if n in by_name]
+K.start("fu_runs", FU, "runs", [r.name for r in loaded if r.kind != "fused" and r.name in like][:3],
+        bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None)  # runs gone leave it
+names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs",
+                       help="By default: runs evaluated against the same ground-truth aspect, with enough coverage.")
 mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))
 fused_aspect = mixed[0] if mixed else None
 if len(mixed) > 1:  # e.g. seed 001 §7: spaces tuned on content and vibes, fused and judged on overall similarity
     st.info("These runs are evaluated against different ground-truth aspects (" + "; ".join(
         f"{ui.md_escape(n)}: {ui.md_escape(str(S.aspect_of(ctx, n)))}" for n in names) + "). Choose the aspect the "
             "fused run is judged against; ★ compares it with the runs of that aspect.", icon=":material/call_split:")
+    K.start("fu_aspect", FU, "aspect", mixed[0], K.one_of(mixed))
     fused_aspect = st.selectbox("Judge the fused run against the aspect", mixed, format_func=str, key="fu_aspect")
+    K.keep(FU, aspect=fused_aspect)
 cut = A.cut_embedding_runs(ctx, names)
 if cut:  # seed 001 §7.2 fuses whole rankings
     st.info(f"The fusion sees the top {ctx.settings.depth} of the embedding runs "
@@ -69,6 +77,8 @@ low = [n for n in names if n in set(S.low_coverage(ctx))]
 if low:
     ui.show_warning("Low coverage among the fused runs: " + ", ".join(low) + ".")
 c1, c2 = st.columns(2)
+K.start("fu_method", FU, "method", next(iter(METHODS)), K.one_of(METHODS))
+K.start("fu_norm", FU, "norm", "none", K.one_of(NORMS))
 with c1:
     method = st.selectbox("Method", list(METHODS), format_func=METHOD_LABELS.get, key="fu_method")
 with c2:
@@ -76,6 +86,9 @@ with c2:
                         help="Per query and run, before a score-based method: " + "; ".join(
                             f"{n}: {f}" for n, f in NORMS.items() if n != "none")
                         + ". Rank-based methods (RRF, ISR, BordaFuse) use ranks only.")
+kept_weights = K.saved(FU).get("weights")
+kept_weights = kept_weights if isinstance(kept_weights, dict) else {}
+K.keep(FU, runs=list(names), method=method, norm=norm)
 norm = "none" if method in RANK_METHODS else norm
 weights = []
 if names and method in WEIGHTED_METHODS:
@@ -86,16 +99,26 @@ if names and method in WEIGHTED_METHODS:
             ruid = by_name[n].uid
             # the value lives in a key of its own: a run of an unweighted method (no inputs drawn) made Streamlit
             # drop the widget's, and back on RRF every weight read 0.00 ("at least one weight must be positive")
-            st.session_state[f"fu_w_{ruid}"] = st.session_state.setdefault(f"fu_weight_{ruid}", 1.0)
+            # (entering the page after a reload: the weight kept for this run, when it is one)
+            w0 = kept_weights.get(n)
+            st.session_state[f"fu_w_{ruid}"] = st.session_state.setdefault(
+                f"fu_weight_{ruid}", float(w0) if K.number(0.0)(w0) else 1.0)
             weights.append(st.number_input("Weight", min_value=0.0, step=0.1, key=f"fu_w_{ruid}",
                                            on_change=keep_weight, args=(ruid,)))
+if weights:
+    K.keep(FU, weights={**{k: w for k, w in kept_weights.items() if k in by_name},
+                        **{n: float(w) for n, w in zip(names, weights, strict=True)}})
+K.start("fu_c", FU, "c", 60.0, lambda v: isinstance(v, float) and K.number(0.0)(v))
+K.start("fu_topn", FU, "top_n", 0, K.number(0, integer=True))
+K.start("fu_name", FU, "name", "", K.text)
 c1, c2, c3 = st.columns(3)
 with c1:
-    c = st.number_input("c (RRF)", min_value=0.0, value=60.0, step=1.0, key="fu_c", disabled=method != "rrf")
+    c = st.number_input("c (RRF)", min_value=0.0, step=1.0, key="fu_c", disabled=method != "rrf")
 with c2:
-    top_n = st.number_input("Top-N per run (0 = every item listed)", min_value=0, value=0, step=10, key="fu_topn")
+    top_n = st.number_input("Top-N per run (0 = every item listed)", min_value=0, step=10, key="fu_topn")
 with c3:
-    name = st.text_input("Name of the fused run", value="", key="fu_name", placeholder="the method's name")
+    name = st.text_input("Name of the fused run", key="fu_name", placeholder="the method's name")
+K.keep(FU, c=float(c), top_n=int(top_n), name=name)
 if not names:
     st.info("Choose at least one run.", icon=":material/info:")
     st.stop()
@@ -165,24 +188,36 @@ st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower i
            "weight vectors on the simplex (weights ≥ 0 summing to 1). "
            "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "
            "result on the other.")
+STEPS = [0.5, 0.25, 0.2, 0.1, 0.05]
+K.start("fu_strategy", FU, "strategy", "grid", K.one_of(STRATEGIES))
+K.start("fu_seed", FU, "seed", 42, K.number(0, integer=True))
+K.start("fu_split", FU, "split", True, K.flag)
+K.start("fu_fraction", FU, "fraction", 0.5, lambda v: isinstance(v, float) and K.number(0.1, 0.9)(v))
+K.start("fu_search", FU, "search", False, K.flag)
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     strategy = st.selectbox("Search", list(STRATEGIES), format_func=STRATEGIES.get, key="fu_strategy")
 with c2:
-    if strategy == "grid":
-        step = st.selectbox("Grid step", [0.5, 0.25, 0.2, 0.1, 0.05], index=3, key="fu_step")
+    if strategy == "grid":  # (a widget is started only in a run that draws it: one set undrawn loses its value)
+        K.start("fu_step", FU, "step", 0.1, K.one_of(STEPS))
+        step = st.selectbox("Grid step", STEPS, key="fu_step")
         n_trials = 50
+        K.keep(FU, step=step)
     else:
-        n_trials = int(st.number_input("Trials", min_value=1, max_value=2000, value=50, step=10, key="fu_trials"))
+        K.start("fu_trials", FU, "trials", 50, K.number(1, 2000, integer=True))
+        n_trials = int(st.number_input("Trials", min_value=1, max_value=2000, step=10, key="fu_trials"))
         step = 0.1
+        K.keep(FU, trials=n_trials)
 with c3:
-    seed = int(st.number_input("Seed", min_value=0, value=42, step=1, key="fu_seed",
+    seed = int(st.number_input("Seed", min_value=0, step=1, key="fu_seed",
                                help="Seed of the split and of the random trials; 42 as `evalcore fuse --seed`, "
                                     "so the command line's defaults repeat this search"))
 with c4:
-    split = st.toggle("Tune on a split of the queries", value=True, key="fu_split")
-    fraction = st.slider("Share tuned on", 0.1, 0.9, 0.5, 0.05, key="fu_fraction", disabled=not split)
-if not st.toggle("Run the search", value=False, key="fu_search"):
+    split = st.toggle("Tune on a split of the queries", key="fu_split")
+    fraction = st.slider("Share tuned on", 0.1, 0.9, step=0.05, key="fu_fraction", disabled=not split)
+search = st.toggle("Run the search", key="fu_search")
+K.keep(FU, strategy=strategy, seed=seed, split=split, fraction=float(fraction), search=search)
+if not search:
     st.stop()
 found = A.weight_search(ctx, names, metric=metric, k=k, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
                         tune_fraction=fraction if split else None, progress_slot=st.empty(), **spec)

@@ -8,11 +8,11 @@ import streamlit as st
 
 from dashboard import diffview as V
 from dashboard import drilldown as D
+from dashboard import persist, ui
 from dashboard import picker as P
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import texts as X
-from dashboard import ui
 
 IDS_KEY = "queries_table_ids"
 DOC_KEY = "q_doc"
@@ -71,9 +71,14 @@ f1, f2, f3, f4, f5 = st.columns([2, 2, 2, 1.4, 1])
 domains = sorted(d for d in qt["domain"].unique() if d)
 with f1:
     pick_domains = st.multiselect("Domains", domains, key="q_domains", disabled=not domains)
-with f2:
+with f2:  # kept with the shared selections (another page, a reload, a new tab), as the query it found
+    if "q_search" not in st.session_state:
+        saved = st.session_state.get(S.SEL_Q_SEARCH)
+        st.session_state["q_search"] = saved if isinstance(saved, str) else ""
     search = st.text_input("Search query id", key="q_search", placeholder="part of an id",
                            help="Case-insensitive; an exact id opens that query below.")
+    st.session_state[S.SEL_Q_SEARCH] = search or None
+    persist.publish()
 sort_options = [D.DIFF_COLUMN, *runs, "query_id"]
 with f3:
     sort_by = st.selectbox("Sort by", sort_options, key="q_sort",
@@ -86,7 +91,8 @@ ordered = S.memo("qsorted:" + skey, lambda: D.filter_queries(qt, domains=pick_do
 matches, exact = P.search_ids(ordered["query_id"].tolist(), search)
 if search:
     ordered = ordered[ordered["query_id"].isin(set(matches))].reset_index(drop=True)
-if exact is not None and st.session_state.get("q_search_exact") != exact:
+# a new exact match opens its query; a search restored by a reload does not replace the query chosen since
+if exact is not None and st.session_state.get("q_search_exact", exact) != exact:
     st.session_state[S.SEL_QUERY] = exact
 st.session_state["q_search_exact"] = exact
 n_pages = P.page_count(len(ordered))
@@ -186,7 +192,8 @@ for aspect, group, gt in diff.truth:
                    f"{diff.codes[r]}" for r in group) if len(diff.truth) > 1 else ""))
     st.dataframe(V.style_truth(gt if titled else gt.drop(columns=["title"]), diff.colours), hide_index=True,
                  key=f"q_truth_{diff.codes[group[0]]}",
-                 column_config={"label": st.column_config.TextColumn("", width=36),
+                 column_config={"ref #": st.column_config.TextColumn("ref #", width=50, help="Rank among the "
+                                                                   "reference model's neighbours of this query"),
                                 "doc_id": st.column_config.TextColumn("doc"),
                                 "grade": st.column_config.NumberColumn("grade", width=52),
                                 **{f"rank in {r}": st.column_config.TextColumn(f"{diff.codes[r]} · {r}",

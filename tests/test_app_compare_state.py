@@ -100,3 +100,77 @@ def test_the_overview_columns_come_back_after_another_page_and_a_reload():
     assert T.goto(at, "overview").multiselect(key="ov_columns").value == mine
     again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "overview")
     assert again.multiselect(key="ov_columns").value == mine
+
+
+def test_the_queries_search_comes_back_after_another_page_and_a_reload():
+    """The "Search query id" box was emptied by a reload (F5) while the query, runs and metric came back."""
+    from dashboard import persist as P
+
+    name, _ = python_workspace()
+    at = T.goto(T.open_app(name), "queries")
+    at.text_input(key="q_search").input("q1").run()  # q1, q10... q14: q1 is also an exact id
+    assert not at.exception
+    assert at.selectbox(key="w_queries_sel_query").value == "q1"
+    box = at.selectbox(key="w_queries_sel_query")
+    box.select("q12").run()  # chosen after the search: a reload must not go back to the exact match
+    T.goto(at, "overview")
+    assert T.goto(at, "queries").text_input(key="q_search").value == "q1"
+    again = T.goto(T.open_app(at.session_state[P.ACTIVE]), "queries")
+    assert again.text_input(key="q_search").value == "q1"
+    assert again.selectbox(key="w_queries_sel_query").value == "q12"
+    assert set(again.selectbox(key="w_queries_sel_query").options) <= {"q1", *(f"q1{i}" for i in range(5))}
+    again.text_input(key="q_search").input("").run()  # emptied: emptied after a reload too
+    assert T.goto(T.open_app(name), "queries").text_input(key="q_search").value == ""
+
+
+def test_the_fusion_set_up_comes_back_after_another_page_and_a_reload():
+    """Fusion -> Overview -> Fusion (and F5, a new tab) reset the method, the normalisation, c, top-N and the weight
+    search with its options to their defaults; only the weights survived a page switch (browser walkthrough)."""
+    from dashboard import persist as P
+
+    name, ws = python_workspace()
+    at = T.goto(T.open_app(name), "fusion")
+    at.multiselect(key="fu_runs").set_value(["bm25", "dense", "e5-ep5"]).run()
+    at.selectbox(key="fu_method").set_value("wsum").run()
+    at.selectbox(key="fu_norm").set_value("z-score").run()
+    at.number_input(key="fu_topn").set_value(20).run()
+    weights = [n.key for n in at.number_input if n.key.startswith("fu_w_")]  # bm25's, dense's, e5-ep5's
+    assert len(weights) == 3
+    at.number_input(key=weights[0]).set_value(0.3).run()
+    at.selectbox(key="fu_strategy").set_value("random").run()
+    at.number_input(key="fu_trials").set_value(20).run()
+    at.number_input(key="fu_seed").set_value(7).run()
+    at.slider(key="fu_fraction").set_value(0.6).run()
+    at.toggle(key="fu_search").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def same(app) -> None:
+        assert app.multiselect(key="fu_runs").value == ["bm25", "dense", "e5-ep5"]
+        assert app.selectbox(key="fu_method").value == "wsum"
+        assert app.selectbox(key="fu_norm").value == "z-score"
+        assert app.number_input(key="fu_topn").value == 20
+        assert app.number_input(key=weights[0]).value == 0.3
+        assert app.selectbox(key="fu_strategy").value == "random"
+        assert app.number_input(key="fu_trials").value == 20
+        assert app.number_input(key="fu_seed").value == 7
+        assert app.slider(key="fu_fraction").value == 0.6
+        assert app.toggle(key="fu_search").value is True
+        assert any(m.label.startswith("tuned on") for m in app.metric), "the search ran"
+
+    T.goto(at, "overview")
+    same(T.goto(at, "fusion"))
+    same(T.goto(T.open_app(at.session_state[P.ACTIVE]), "fusion"))  # F5, a new tab
+    # a run removed meanwhile leaves the choice; a value no longer offered falls back to the default
+    ws.remove_run("e5-ep5")
+    ws.set_ui_state(**{P.SEL_FUSION: {**ws.ui_state()[P.SEL_FUSION], "method": "no-such-method", "top_n": -3}})
+    again = T.goto(T.open_app(name), "fusion")
+    assert not again.exception, [e.value for e in again.exception]
+    assert again.multiselect(key="fu_runs").value == ["bm25", "dense"]
+    assert again.selectbox(key="fu_method").value == "rrf" and again.number_input(key="fu_topn").value == 0
+    assert again.selectbox(key="fu_norm").value == "z-score"
+    # a run renamed on the Data page: the set-up follows it (its weight too)
+    from dashboard import dataops
+
+    dataops.follow_rename(again.session_state, "dense", "dense-v1")
+    kept = again.session_state[P.SEL_FUSION]
+    assert kept["runs"] == ["bm25", "dense-v1"] and "dense-v1" in kept["weights"] and "dense" not in kept["weights"]

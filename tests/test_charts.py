@@ -132,3 +132,29 @@ def test_a_metric_at_a_single_k_shows_its_interval_as_an_error_bar():
     bands = [t for t in fig.data if t.fill == "toself"]
     assert [sorted(set(t.x)) for t in bands] == [[1, 3], [20, 50]]
     assert next(t for t in fig.data if t.mode == "lines+markers").error_y.array is None
+
+
+def test_runs_at_a_single_k_are_dodged_so_every_error_bar_shows():
+    """precision@5 alone: every run's point and error bar sat at x = 5, one bar hiding another (browser walkthrough).
+    The isolated points are moved a little aside, symmetric about the real k, which the hover still gives."""
+    rows = [{"run": r, "k": 5, "n": 100, "mean": m, "ci_low": m - 0.03, "ci_high": m + 0.04}
+            for r, m in (("a", 0.18), ("b", 0.184), ("c", 0.2))]
+    for log_x in (False, True):
+        fig = C.curves(pd.DataFrame(rows), metric_label="precision", runs=["a", "b", "c"], bands=True, log_x=log_x)
+        lines = [t for t in fig.data if t.mode == "lines+markers"]
+        xs = [float(t.x[0]) for t in lines]
+        assert len(set(xs)) == 3 and xs == sorted(xs), xs  # one x per run, in the legend's order
+        assert xs[1] == 5.0 and 4.5 < xs[0] < 5.0 < xs[2] < 5.5
+        if log_x:
+            assert np.isclose(xs[0] * xs[2], 25.0)  # symmetric on the log axis
+        else:
+            assert np.isclose(xs[0] + xs[2], 10.0)
+        for t in lines:  # the hover says k=5, not the dodged x
+            assert "k=%{customdata[3]}" in t.hovertemplate and float(t.customdata[0][3]) == 5.0
+        assert list(fig.layout.xaxis.tickvals) == [5]
+    # a curve over several k is not moved
+    many = pd.DataFrame([{"run": r, "k": k, "n": 50, "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                         for r in ("a", "b") for k in (1, 5, 10)])
+    for t in C.curves(many, metric_label="ndcg", runs=["a", "b"], bands=True).data:
+        if t.mode == "lines+markers":
+            assert list(t.x) == [1, 5, 10]

@@ -1,0 +1,77 @@
+"""A page's own choices kept as one shared selection: a dict in ``st.session_state[pkey]`` (one of
+:data:`dashboard.persist.SELECTIONS`, so the workspace's ui_state keeps it for a reload and a new tab).
+
+A widget's own state is dropped by Streamlit while its page is not drawn (another page, a reload): entering
+the page, :func:`start` sets each widget to its saved value when that is still valid (a run still there, an
+option still offered, a number in range), else to its default; :func:`keep` records what the widgets drawn in
+this run show. Widgets started so take no ``value=`` / ``default=`` / ``index=`` of their own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection
+from typing import Any
+
+import streamlit as st
+
+from dashboard import persist as P
+
+
+def saved(pkey: str) -> dict[str, Any]:
+    """The shared selection ``pkey`` (a dict; empty when none was kept or it is not a dict)."""
+    value = st.session_state.get(pkey)
+    return value if isinstance(value, dict) else {}
+
+
+def start(wkey: str, pkey: str, field: str, default: Any, valid: Callable[[Any], bool] = lambda v: True, *,
+          clean: Callable[[Any], Any] | None = None) -> None:
+    """Just before drawing widget ``wkey`` (a widget's state set in a run that does not draw it is lost): unless it
+    is already drawn in this visit, its value is ``pkey[field]`` (through ``clean``, e.g. the runs still there) when
+    ``valid`` says it still is one, else ``default``."""
+    state = st.session_state
+    if wkey in state:
+        return
+    value = saved(pkey).get(field)
+    try:
+        value = clean(value) if clean is not None and value is not None else value
+        ok = value is not None and bool(valid(value))
+    except (TypeError, ValueError):
+        ok = False
+    state[wkey] = value if ok else default
+
+
+def keep(pkey: str, **values: Any) -> None:
+    """After drawing widgets: their values into ``pkey`` (fields not given keep theirs), then published."""
+    before = saved(pkey)
+    after = {**before, **values}
+    if after != before:
+        st.session_state[pkey] = after
+    P.publish()
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+
+def one_of(options: Collection[Any]) -> Callable[[Any], bool]:
+    return lambda v: v in options
+
+
+def number(lo: float | None = None, hi: float | None = None, *, integer: bool = False) -> Callable[[Any], bool]:
+    """A finite number (an integer when ``integer``) within ``[lo, hi]``."""
+    def check(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return False
+        if integer and int(v) != v:
+            return False
+        return (lo is None or v >= lo) and (hi is None or v <= hi)
+
+    return check
+
+
+def flag(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def text(v: Any) -> bool:
+    return isinstance(v, str)

@@ -1,0 +1,51 @@
+"""Polish of the views found in a browser walkthrough (the Queries drill-down, Compare's Tukey HSD table)."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pyarrow as pa
+import test_app as T
+
+from dashboard.drilldown import format_p_value
+
+
+def _shown_columns(element) -> list[tuple[str, str]]:
+    """(column, the header the browser shows) of a dataframe element: its column config's label, else its name."""
+    config = json.loads(element.proto.columns or "{}")
+    return [(str(c), config.get(str(c), {}).get("label", str(c))) for c in element.value.columns]
+
+
+def test_the_drilldown_ground_truth_table_has_no_unlabelled_counter_column():
+    """Its first column had no header and read g1, g2, ... (a row counter: nothing else on the page names g1)."""
+    at = T.goto(T.start(), "queries")
+    truth = next(d for d in at.dataframe if any(str(c).startswith("rank in ") for c in d.value.columns))
+    assert all(header.strip() for _, header in _shown_columns(truth)), _shown_columns(truth)
+    for column in truth.value.columns:
+        values = truth.value[column].astype(str).tolist()
+        assert values[:2] != ["g1", "g2"], column
+
+
+def shown_text(element) -> pd.DataFrame | None:
+    """The text a ``pandas.Styler`` table shows in its cells (its display values), None for a plain frame."""
+    raw = element.proto.arrow_data.styler.display_values
+    return pa.ipc.open_stream(io.BytesIO(raw)).read_all().to_pandas() if raw else None
+
+
+def test_the_tukey_hsd_p_values_are_numbers_that_read_as_p_values():
+    """The p-value column was text ('1' sat left of the right-aligned numbers and '<0.001' sorted after '0.9'):
+    it is numeric now (aligned and sorted as numbers), its cells still read 0.387 / <0.001 / 1."""
+    at = T.goto(T.start(), "compare")
+    table = next(d for d in at.dataframe if {"q", "p-value"} <= set(d.value.columns))
+    p = table.value["p-value"]
+    assert pd.api.types.is_float_dtype(p.dtype), p.dtype
+    config = json.loads(table.proto.columns)["p-value"]
+    assert config["type_config"]["type"] == "number" and not config["type_config"].get("format"), config
+    text = shown_text(table)
+    assert text is not None
+    assert text["p-value"].tolist() == [format_p_value(v) for v in p], (text["p-value"].tolist(), p.tolist())
+    assert "<0.001" in text["p-value"].tolist()  # the demo's models differ clearly
+    for col in ("q", "95% CI low"):  # the other numbers keep the table's format
+        assert json.loads(table.proto.columns)[col]["type_config"]["format"] == "%.4f"
