@@ -62,19 +62,12 @@ def test_runs_compared_and_the_hsd_design_come_back_after_a_reload_and_in_a_new_
 
 def test_the_domains_minimum_comes_back_after_a_reload_and_another_page():
     """It decides which domains are tested, so the family of the correction (browser finding s30 3)."""
-    from dataclasses import replace
-
-    from test_app_views import many_queries
+    from test_app_domain_mapping import domains_snapshot
 
     from dashboard import persist as P
-    from evalcore import workspace as W
 
-    qrels, a, b = many_queries(40)
-    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
     doms = "query_id,domain\n" + "".join(f"q{i:05d},{'bio' if i < 30 else 'med'}\n" for i in range(40))
-    at = T.goto(T.start(replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))), "domains")
+    at = T.goto(T.start(domains_snapshot(40, doms)), "domains")
     assert at.number_input(key="dom_minq").value == 5
     at.number_input(key="dom_minq").set_value(20).run()
     T.goto(at, "overview")

@@ -31,13 +31,19 @@ def test_the_pipeline_warns_when_a_mapping_names_none_of_the_queries():
         assert set(W.sample_and_label(qrels, sample=None, domains=half).domain_of()) == {"bio", ""}
 
 
-def test_domains_and_data_pages_say_the_loaded_mapping_matches_no_query():
-    qrels, a, b = many_queries(40)
+def domains_snapshot(n: int, domains_csv: str, *, same: bool = False) -> W.Snapshot:
+    """Ground truth of ``n`` queries (ndcg@3), runs ``a`` and ``b`` (``same``: ``a_again``, a's lists) and the
+    domain mapping ``domains_csv`` (text of a query_id,domain file)."""
+    qrels, a, b = many_queries(n)
     ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b))
-    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", b"query_id,domain\nQX1,bio\nQX2,med\n"))
-    at = start(ws, "domains")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
+    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a) if same else W.Blob.of("b.trec", b),
+                             name="a_again" if same else "b")
+    return replace(ws, domain_blob=W.Blob.of("dom.csv", domains_csv.encode()))
+
+
+def test_domains_and_data_pages_say_the_loaded_mapping_matches_no_query():
+    at = start(domains_snapshot(40, "query_id,domain\nQX1,bio\nQX2,med\n"), "domains")
     assert not at.exception
     (warning,) = [unescape(w.value) for w in at.warning]
     assert warning.startswith("The queries have no domain: the domain mapping names none of the ground truth's "
@@ -50,13 +56,8 @@ def test_domains_and_data_pages_say_the_loaded_mapping_matches_no_query():
 
 def test_domains_page_says_when_no_domain_disagrees():
     """The 'disagree' table was left out without a word when empty: two runs with the same lists disagree nowhere."""
-    qrels, a, _ = many_queries(40)
-    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a_again")
     doms = "query_id,domain\n" + "".join(f"q{i:05d},{'bio' if i % 2 else 'med'}\n" for i in range(40))
-    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))
-    at = start(ws, "domains")
+    at = start(domains_snapshot(40, doms, same=True), "domains")
     assert not at.exception
     captions = [c.value for c in at.caption]
     assert any(c.startswith("No domain disagrees with the overall result") for c in captions), captions
@@ -65,14 +66,9 @@ def test_domains_page_says_when_no_domain_disagrees():
 
 def test_a_domain_too_small_to_test_is_counted_in_words():
     """'domain law has only 1 queries' read wrong: one query, two queries."""
-    qrels, a, b = many_queries(40)
-    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(3,), metrics=("ndcg",))), W.Blob.of("q.txt", qrels))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("a.trec", a), name="a")
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("b.trec", b), name="b")
     doms = "query_id,domain\nq00000,law\nq00001,art\nq00002,art\n" + "".join(
         f"q{i:05d},{'bio' if i % 2 else 'med'}\n" for i in range(3, 40))
-    ws = replace(ws, domain_blob=W.Blob.of("dom.csv", doms.encode()))
-    at = start(ws, "domains")
+    at = start(domains_snapshot(40, doms), "domains")
     assert not at.exception
     shown = [unescape(w.value) for w in at.warning]
     assert any(w.startswith("domain law has only 1 query (fewer than 5)") for w in shown), shown
