@@ -18,7 +18,9 @@
 * **Selections** (metric@k, runs, baseline, query, test...) are mirrored into the URL
   (:data:`URL_KEYS`; the page is the URL's path), so a link pasted into another tab opens the
   same view, and into the workspace's ``ui_state``, so a workspace opened again (another tab,
-  after a restart) comes back where it was left. The URL wins when it names a selection.
+  after a restart) comes back where it was left. The URL wins when it names a selection. A
+  read-only workspace (the demo) keeps them in the user's data folder instead
+  (:mod:`evalcore.workspace.localstate`; when that cannot be written, they are simply not kept).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import streamlit as st
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
+from evalcore.workspace import localstate
 from evalcore.workspace.locations import ENV_WORKSPACE, check_name, is_workspace
 from evalcore.workspace.stored import snapshot_of
 
@@ -223,12 +226,11 @@ def _restore_selections(ws: W.Workspace) -> None:
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
-    saved: dict[str, Any] = {}
-    if not ws.read_only:
-        try:
-            saved = {k: v for k, v in ws.ui_state().items() if k in SELECTIONS}
-        except EvalcoreError:
-            saved = {}
+    try:
+        kept = localstate.read(_local_key(ws)) if ws.read_only else ws.ui_state()
+        saved = {k: v for k, v in kept.items() if k in SELECTIONS}
+    except EvalcoreError:
+        saved = {}
     state[SAVED] = dict(saved)
     saved.update(state.pop(PENDING, {}))
     for key, value in saved.items():
@@ -329,17 +331,26 @@ def publish() -> None:
         rest = {k: (v if len(v) > 1 else v[0]) for k, v in changes.items() if v}
         if rest:
             qp.update(rest)
-    if read_only():
+    if state.get(SEEN) == MEMORY_DEMO:  # the demo could not be stored (nor built again on every change)
         return
     current = {k: _jsonable(state[k]) for k in SELECTIONS if state.get(k) is not None}
     saved = state.get(SAVED, {})
     if current != saved:
         delta = {k: current.get(k) for k in set(current) | set(saved) if current.get(k) != saved.get(k)}
         try:
-            workspace().set_ui_state(**delta)
+            ws = workspace()
+            if ws.read_only:  # the demo: into the user's data folder (not kept when it cannot be written)
+                localstate.write(_local_key(ws), delta)
+            else:
+                ws.set_ui_state(**delta)
             state[SAVED] = current
-        except EvalcoreError:
+        except (EvalcoreError, OSError):
             pass  # the view's memory only: never an error for the user
+
+
+def _local_key(ws: W.Workspace) -> str:
+    """The key of a read-only workspace's selections in the user's data folder (the demo: by its seed)."""
+    return localstate.identity(ws.path, demo_seed=S.DEMO_SEED if active() == DEMO else None)
 
 
 def _one(value: Any) -> list[str]:

@@ -15,6 +15,7 @@ __all__ = [
     "overview_table",
     "default_columns",
     "P_VALUE_COLUMNS",
+    "p_value_columns",
     "p_values_read",
     "display_table",
     "baseline_view",
@@ -208,13 +209,14 @@ def display_table(
     p_columns: Iterable[str] = P_VALUE_COLUMNS,
     blank: str = "–",
     digits: int = 4,
-    p_as_text: bool = True,
+    p_as_text: bool = False,
 ) -> pd.DataFrame:
-    """A copy of a table made for reading: p-values as text, no "None" / "NaN" cells.
+    """A copy of a table made for reading: p-values as numbers that read as p-values, no "None" / "NaN" cells.
 
-    * Columns named in ``p_columns`` become text by
-      :func:`dashboard.drilldown.format_p_value` (``"0.387"``, ``"<0.001"``,
-      ``blank`` when missing).
+    * Columns named in ``p_columns`` stay numbers (float, NaN when missing): :func:`dashboard.ui.dataframe`
+      shows them through :func:`p_values_read` as :func:`dashboard.drilldown.format_p_value` writes them
+      (``"0.387"``, ``"<0.001"``, ``blank`` when missing), aligned and sorted as numbers; with
+      ``p_as_text=True`` they become that text here.
     * Every other column holding a missing value (None, NaN, ``pd.NA``: a run
       without that query, an unjudged item's grade, an untested domain's CI)
       becomes text with ``blank`` there: whole numbers as integers
@@ -231,9 +233,9 @@ def display_table(
         Text of a missing value.
     digits : int, default 4
         Decimals of non-integer numbers in the converted columns.
-    p_as_text : bool, default True
-        False: the p-value columns stay numbers (missing ones NaN), for :func:`p_values_read` to show
-        them as that text while they align and sort as numbers.
+    p_as_text : bool, default False
+        True: the p-value columns become text (left-aligned and sorted as text in a table: only for
+        places that show text, not for ``ui.dataframe``).
 
     Returns
     -------
@@ -264,6 +266,13 @@ def display_table(
     return out
 
 
+def p_value_columns(frame: pd.DataFrame, *, p_columns: Iterable[str] = P_VALUE_COLUMNS) -> list[Any]:
+    """The columns of ``frame`` that hold p-values as numbers (named in ``p_columns``, of a float dtype)."""
+    names = set(p_columns)
+    return [c for c in frame.columns
+            if isinstance(c, str) and c in names and pd.api.types.is_float_dtype(frame[c].dtype)]
+
+
 def p_values_read(frame: pd.DataFrame, *, p_columns: Iterable[str] = P_VALUE_COLUMNS, blank: str = "–") -> Any:
     """A ``pandas.Styler`` of ``frame`` (from :func:`display_table` with ``p_as_text=False``) whose p-value
     columns read as :func:`dashboard.drilldown.format_p_value` writes them (``"0.387"``, ``"<0.001"``,
@@ -272,7 +281,7 @@ def p_values_read(frame: pd.DataFrame, *, p_columns: Iterable[str] = P_VALUE_COL
     number column *without* a format (a format would replace the text)."""
     from dashboard.drilldown import format_p_value
 
-    cols = [c for c in frame.columns if c in set(p_columns)]
+    cols = p_value_columns(frame, p_columns=p_columns)
     return frame.style.format({c: (lambda v: format_p_value(v, missing=blank)) for c in cols})
 
 

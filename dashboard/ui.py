@@ -112,21 +112,30 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
 
 def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, **kwargs: Any) -> Any:
     """``st.dataframe`` with every float column shown to ``digits`` decimals, trailing zeros kept (``0.5700``
-    beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format. A ``pandas.Styler``
-    of :func:`dashboard.tables.p_values_read`: its p-value columns show its text (a number column without format)."""
+    beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format. Every table's
+    p-value columns (:data:`dashboard.tables.P_VALUE_COLUMNS` holding numbers, as :func:`~dashboard.tables.display_table`
+    leaves them) read as p-values (``0.387``, ``<0.001``, ``1``: :func:`dashboard.tables.p_values_read`) while they
+    stay numbers: right-aligned among the numbers, sorted by value (a number column without a format, which would
+    replace the text); a column config given for one must be a number column without a format. A missing value
+    reads ``–`` (the browser draws a number column's missing cell as its ``placeholder``, "None" by default, whatever
+    the Styler says; :func:`~dashboard.tables.display_table`'s blank)."""
     import pandas as pd
     from pandas.io.formats.style import Styler
 
-    config = dict(column_config or {})
-    from dashboard.tables import P_VALUE_COLUMNS
+    from dashboard.tables import p_value_columns, p_values_read
 
-    frame, styled = (data.data, set(P_VALUE_COLUMNS)) if isinstance(data, Styler) else (data, set())
+    config = dict(column_config or {})
+    if isinstance(data, pd.DataFrame) and p_value_columns(data):
+        data = p_values_read(data)
+    frame = data.data if isinstance(data, Styler) else data
     if isinstance(frame, pd.DataFrame):
+        styled = set(p_value_columns(frame)) if isinstance(data, Styler) else set()
         for col in frame.columns:
             if col in styled and col not in config:
                 config[col] = st.column_config.NumberColumn(str(col))
             elif col not in config and pd.api.types.is_float_dtype(frame[col].dtype):
                 config[col] = st.column_config.NumberColumn(str(col), format=f"%.{int(digits)}f")
+    kwargs.setdefault("placeholder", "–")
     return st.dataframe(data, column_config=config or None, **kwargs)
 
 

@@ -121,9 +121,9 @@ def tukey_hsd(ctx: S.Context, runs: list[str], metric: str, k: int) -> None:
                                      "(scipy.stats.tukey_hsd), as ranx.")
     hsd = A.hsd(ctx, metric, k, design, runs=runs)
     if hsd.ok:
-        ui.dataframe(T.p_values_read(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
+        ui.dataframe(T.display_table(hsd.value[HSD_SHOWN].rename(columns={
             "diff": "difference (B − A)", "ci_low": "95% CI low", "ci_high": "95% CI high", "statistic": "q",
-            "p_value": "p-value"}), p_as_text=False)), hide_index=True, key="cmp_hsd", column_config={
+            "p_value": "p-value"})), hide_index=True, key="cmp_hsd", column_config={
                 "run_a": st.column_config.TextColumn("run_a", pinned=True)})
         st.caption("Every pair of the compared runs tested at once with the studentized range q; the p-values hold "
                    "a family-wise error rate of 0.05 over all the pairs of this metric@k (no further correction); "
@@ -145,7 +145,7 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
     ui.dataframe(T.display_table(shown), hide_index=True, key="cmp_table", column_config={
         "run": st.column_config.TextColumn("run", pinned=True),
         "run − baseline": st.column_config.NumberColumn("run − baseline", format="%+.4f"),
-        "p adjusted": st.column_config.TextColumn("p adjusted", width=72),
+        "p adjusted": st.column_config.NumberColumn("p adjusted", width=72),  # no format: it reads as a p-value
         "significant": st.column_config.CheckboxColumn("significant", width=76),
     })
     st.caption(T.baseline_caption(rows["baseline mean"], metric=metric))

@@ -17,13 +17,14 @@ SHARED_DIR = ROOT.parent / "shared"
 
 @pytest.fixture(scope="session", autouse=True)
 def _own_workspace_folders(tmp_path_factory):
-    """No test reads or writes the user's workspaces or the user's cache: the folder of named workspaces
-    (EVALCORE_WORKSPACES) and the cache of the built-in demo (XDG_CACHE_HOME) are temporary folders of
-    this test session (inherited by the Streamlit servers of the browser tests); the disk cache of
-    results (EVALCORE_CACHE) is off."""
+    """No test reads or writes the user's workspaces, data folder or cache: the folder of named workspaces
+    (EVALCORE_WORKSPACES), the per-user data folder (XDG_DATA_HOME: the demo's kept selections) and the cache
+    of the built-in demo (XDG_CACHE_HOME) are temporary folders of this test session (inherited by the
+    Streamlit servers of the browser tests); the disk cache of results (EVALCORE_CACHE) is off."""
     base = tmp_path_factory.mktemp("evalcore-home")
     patch = pytest.MonkeyPatch()
     patch.setenv("EVALCORE_WORKSPACES", str(base / "workspaces"))
+    patch.setenv("XDG_DATA_HOME", str(base / "data"))
     patch.setenv("XDG_CACHE_HOME", str(base / "cache"))
     patch.delenv("EVALCORE_WORKSPACE", raising=False)
     # no results kept on disk between tests (a test of a computation must compute); the tests of that
@@ -31,6 +32,13 @@ def _own_workspace_folders(tmp_path_factory):
     patch.setenv("EVALCORE_CACHE", "off")
     yield base
     patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def _own_data_folder(tmp_path_factory, monkeypatch):
+    """Each test has its own per-user data folder (XDG_DATA_HOME): the selections a test makes on the read-only
+    demo (kept there, evalcore.workspace.localstate) do not open the next test's demo on them."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
 
 
 @pytest.fixture(scope="session")

@@ -162,6 +162,20 @@ def numbers_table(at: AppTest) -> pd.DataFrame:
     raise AssertionError("no numbers table")
 
 
+def shown(element) -> pd.DataFrame:
+    """The cells a table element shows: its values, with the text of a ``pandas.Styler``'s display values where it has
+    them (the p-value columns: numbers that read as ``0.387`` / ``<0.001`` / ``1``, :func:`dashboard.tables.p_values_read`),
+    except on a missing value, which the browser draws as the table's placeholder ("None" unless one is given)."""
+    value = element.value.copy()
+    raw = element.proto.arrow_data.styler.display_values
+    if raw:
+        text = pa.ipc.open_stream(io.BytesIO(raw)).read_all().to_pandas()
+        placeholder = element.proto.placeholder if element.proto.HasField("placeholder") else "None"
+        for col in T.p_value_columns(value):
+            value[col] = np.where(value[col].isna().to_numpy(), placeholder, text[col].to_numpy(dtype=object))
+    return value
+
+
 def _strings(obj):
     """Every string Plotly may draw inside a figure's JSON (``customdata`` included: hovers show it)."""
     if isinstance(obj, str):
@@ -330,23 +344,20 @@ def test_no_none_cells_and_readable_p_values(demo_app):
     for page in PAGES:
         goto(at, page)
         for el in at.dataframe:
-            v = el.value
-            if not isinstance(v, pd.DataFrame):
+            if not isinstance(el.value, pd.DataFrame):
                 continue
+            v = shown(el)
             assert not v.isna().any().any(), (page, v.columns[v.isna().any()].tolist(), v.head(3))
             for col in set(v.columns) & set(T.P_VALUE_COLUMNS):
-                shown = v[col]
-                if pd.api.types.is_float_dtype(shown.dtype):  # numbers shown as text (tables.p_values_read)
-                    raw = el.proto.arrow_data.styler.display_values
-                    shown = pa.ipc.open_stream(io.BytesIO(raw)).read_all().to_pandas()[col]
-                assert shown.map(lambda x: isinstance(x, str) and bool(P_TEXT.match(x))).all(), (page, col, shown)
+                assert pd.api.types.is_float_dtype(el.value[col].dtype), (page, col)  # numbers, shown as text
+                assert v[col].map(lambda x: isinstance(x, str) and bool(P_TEXT.match(x))).all(), (page, col, v[col])
         for chart in at.get("plotly_chart"):
             assert not any(re.search(r"p=\d(\.\d+)?e-?\d", t) for t in _strings(json.loads(chart.proto.spec)))
     goto(at, "compare")
-    table = next(d.value for d in at.dataframe if "p adjusted" in getattr(d.value, "columns", []))
+    table = next(shown(d) for d in at.dataframe if "p adjusted" in getattr(d.value, "columns", []))
     assert (table["p adjusted"] == "<0.001").any()  # the demo's models differ clearly
     goto(at, "domains")
-    sig = next(d.value for d in at.dataframe if "p_adjusted" in getattr(d.value, "columns", []))
+    sig = next(shown(d) for d in at.dataframe if "p_adjusted" in getattr(d.value, "columns", []))
     untested = sig[sig["note"].astype(str) != ""]
     assert len(untested) and (untested[["ci_low", "ci_high", "p_value", "p_adjusted"]] == "–").all().all()
 

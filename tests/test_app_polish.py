@@ -1,4 +1,4 @@
-"""Polish of the views found in a browser walkthrough (the Queries drill-down, Compare's Tukey HSD table)."""
+"""Polish of the views found in a browser walkthrough (the Queries drill-down, the p-value columns of every table)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,42 @@ def shown_text(element) -> pd.DataFrame | None:
     """The text a ``pandas.Styler`` table shows in its cells (its display values), None for a plain frame."""
     raw = element.proto.arrow_data.styler.display_values
     return pa.ipc.open_stream(io.BytesIO(raw)).read_all().to_pandas() if raw else None
+
+
+def assert_p_values_are_numbers_read_as_p_values(element, columns) -> None:
+    """Each of ``columns`` holds numbers (right-aligned, sorted by value) in a number column without a format,
+    whose cells read as p-values (``0.387``, ``<0.001``, ``1``, ``–`` when not tested)."""
+    config = json.loads(element.proto.columns or "{}")
+    assert shown_text(element) is not None
+    text = T.shown(element)  # (a missing value: the table's placeholder, which the browser draws instead)
+    for col in columns:
+        p = element.value[col]
+        assert pd.api.types.is_float_dtype(p.dtype), (col, p.dtype, p.tolist()[:3])
+        assert config[col]["type_config"]["type"] == "number" and not config[col]["type_config"].get("format"), \
+            (col, config[col])
+        assert text[col].tolist() == [format_p_value(v) for v in p], (col, text[col].tolist(), p.tolist())
+
+
+def test_every_p_value_column_is_a_number_that_reads_as_a_p_value():
+    """Compare's table against the baseline, the Versions page's tests and the Domains page's significance showed
+    their p-values as text (left-aligned, '1' and '<0.001' sorted as words); like the Tukey HSD table's, they are
+    numbers now and still read 0.387 / <0.001 / 1."""
+    from test_app_versions import fixture
+
+    at = T.goto(T.start(), "compare")
+    table = next(d for d in at.dataframe if {"run − baseline", "p adjusted"} <= set(d.value.columns))
+    assert_p_values_are_numbers_read_as_p_values(table, ["p adjusted", "p-value"])
+    assert "<0.001" in T.shown(table)["p adjusted"].tolist()
+    T.goto(at, "domains")
+    table = next(d for d in at.dataframe if {"p_value", "p_adjusted"} <= set(d.value.columns))
+    assert_p_values_are_numbers_read_as_p_values(table, ["p_value", "p_adjusted"])
+    assert "–" in T.shown(table)["p_adjusted"].tolist()  # a domain too small to test (drawn "None" before)
+    at = T.goto(T.start(fixture()[0]), "versions")
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    tables = [d for d in at.dataframe if {"version", "against", "p adjusted"} <= set(d.value.columns)]
+    assert len(tables) == 2
+    for table in tables:
+        assert_p_values_are_numbers_read_as_p_values(table, ["p adjusted", "p-value"])
 
 
 def test_the_tukey_hsd_p_values_are_numbers_that_read_as_p_values():

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from test_app import _strings, errors, goto, start, unescape
+from test_app import _strings, errors, goto, shown, start, unescape
 from test_app_measures import array
 
 from dashboard import persist as P
@@ -91,7 +91,9 @@ def tables(at) -> list[pd.DataFrame]:
 
 
 def family_table(at, against: str) -> pd.DataFrame:
-    found = [t for t in tables(at) if {"version", "against", "difference", "p adjusted"} <= set(t.columns)]
+    """A table of tests as shown (its p-values numbers that read as text: their text)."""
+    found = [shown(d) for d in at.dataframe if isinstance(d.value, pd.DataFrame)
+             and {"version", "against", "difference", "p adjusted"} <= set(d.value.columns)]
     assert len(found) == 2, [list(t.columns) for t in tables(at)]
     return found[0] if against == "previous" else found[1]
 

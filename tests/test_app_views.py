@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import state as S
 from dashboard import ui
+from dashboard.tables import P_VALUE_COLUMNS
 from evalcore import workspace as W
 from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
@@ -567,7 +568,8 @@ def test_float_columns_keep_four_decimals_and_own_formats_win():
     value, fmt = formats(at, ["run", "run − baseline", "p adjusted"])
     assert fmt["run − baseline"] == "%+.4f"  # its own format (signed) wins
     assert all(fmt[c] == "%.4f" for c in value.columns if pd.api.types.is_float_dtype(value[c].dtype)
-               and c != "run − baseline"), fmt
+               and c not in ("run − baseline", *P_VALUE_COLUMNS)), fmt
+    assert fmt["p adjusted"] is None and fmt["p-value"] is None  # numbers that read as p-values (no format)
 
 
 def test_no_empty_domain_or_title_columns_without_their_files():

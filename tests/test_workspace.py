@@ -457,6 +457,12 @@ def test_display_table_blanks_and_p_values():
     out = T.display_table(df)
     pd.testing.assert_frame_equal(df, before)  # not modified
     assert out.index.equals(df.index)
+    # p-values stay numbers (aligned and sorted as numbers), read as p-values through tables.p_values_read
+    assert out["p_value"].dtype == np.float64 and out["p adjusted"].dtype == np.float64
+    assert T.p_value_columns(out) == ["p_value", "p adjusted"]
+    text = T.p_values_read(out[["p_value", "p adjusted"]]).hide(axis="index").to_string(delimiter="|")
+    assert text.splitlines() == ["p_value|p adjusted", "0.387|1", "<0.001|0.04996", "–|–"]
+    out = T.display_table(df, p_as_text=True)
     assert out["p_value"].tolist() == ["0.387", "<0.001", "–"]
     assert out["p adjusted"].tolist() == ["1", "0.04996", "–"]
     assert out["grade"].tolist() == ["3", "–", "1"]  # whole numbers stay whole

@@ -1,0 +1,101 @@
+"""The dashboard's saved selections (``ui_state``) of read-only workspaces, kept in the user's own data folder.
+
+A writable workspace keeps its ``ui_state`` in its catalogue (:meth:`~.sidecar.SettingsAndSideFiles.ui_state`);
+a read-only one — the built-in demo, a workspace on a read-only mount — cannot, so its selections are kept
+here instead: one small SQLite file, :func:`store_path` (``<data_home()>/ui_state.sqlite``:
+``$XDG_DATA_HOME/evalcore`` or ``~/.local/share/evalcore`` on Linux, see :mod:`.locations`), one row per
+(workspace, key), the value as JSON (never pickled). Per user, like the data folder: the workspace itself
+is never written. A workspace is named by :func:`identity`: the demo by its seed (the same demo after a
+new version of evalcore rebuilt it), any other by its resolved folder.
+
+Best effort, never an error: a data folder that cannot be created or written (an unwritable home), a
+damaged or locked file — :func:`read` gives ``{}`` and :func:`write` ``False``; neither raises. Reading
+creates nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .locations import data_home
+from .store import dumps, loads
+
+__all__ = ["FILE_NAME", "store_path", "identity", "read", "write"]
+
+#: The file's name in :func:`~.locations.data_home`.
+FILE_NAME = "ui_state.sqlite"
+#: Seconds a write waits for another process's write (then it gives up: the selection is not kept).
+BUSY_SECONDS = 1.0
+_SCHEMA = "CREATE TABLE IF NOT EXISTS ui_state (workspace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, " \
+          "PRIMARY KEY (workspace, key))"
+
+
+def store_path() -> Path:
+    """Where the selections of read-only workspaces are kept (not created until something is written)."""
+    return data_home() / FILE_NAME
+
+
+def identity(path: str | os.PathLike, *, demo_seed: int | None = None) -> str:
+    """The key of a read-only workspace's selections: ``"demo:<seed>"`` for the built-in demo (its folder's name
+    changes with each new demo build), else ``"path:<its resolved folder>"``."""
+    if demo_seed is not None:
+        return f"demo:{int(demo_seed)}"
+    try:
+        folder = Path(path).expanduser().resolve()
+    except OSError:
+        folder = Path(path).expanduser().absolute()
+    return f"path:{folder}"
+
+
+def read(workspace: str, *, path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The selections kept for ``workspace`` (an :func:`identity`); ``{}`` when none are, or they cannot be read."""
+    file = Path(path) if path is not None else store_path()
+    try:
+        if not file.is_file():
+            return {}
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+        try:
+            rows = conn.execute("SELECT key, value FROM ui_state WHERE workspace = ?", (str(workspace),)).fetchall()
+        finally:
+            conn.close()
+        out = {}
+        for key, value in rows:
+            with contextlib.suppress(ValueError, TypeError):
+                out[str(key)] = loads(value)
+        return out
+    except (OSError, sqlite3.Error, ValueError):
+        return {}
+
+
+def write(workspace: str, values: Mapping[str, Any], *, path: str | os.PathLike | None = None) -> bool:
+    """Merge ``values`` into the selections kept for ``workspace`` (a value None removes its key), in one
+    transaction; whether they were written (False when the folder or the file cannot be written: nothing raises)."""
+    file = Path(path) if path is not None else store_path()
+    try:
+        rows = [(str(k), None if v is None else dumps(v)) for k, v in values.items()]
+        file.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(file), timeout=BUSY_SECONDS, isolation_level=None)
+        try:
+            conn.execute(_SCHEMA)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for key, value in rows:
+                    if value is None:
+                        conn.execute("DELETE FROM ui_state WHERE workspace = ? AND key = ?", (str(workspace), key))
+                    else:
+                        conn.execute("INSERT OR REPLACE INTO ui_state (workspace, key, value) VALUES (?, ?, ?)",
+                                     (str(workspace), key, value))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            conn.close()
+        return True
+    except (OSError, sqlite3.Error, ValueError, TypeError):
+        return False
