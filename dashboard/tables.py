@@ -210,19 +210,23 @@ def display_table(
     blank: str = "–",
     digits: int = 4,
     p_as_text: bool = False,
+    gaps_as_text: bool = False,
 ) -> pd.DataFrame:
-    """A copy of a table made for reading: p-values as numbers that read as p-values, no "None" / "NaN" cells.
+    """A copy of a table made for reading: numbers stay numbers (aligned and sorted as numbers), no "None" / "NaN"
+    cells drawn.
 
     * Columns named in ``p_columns`` stay numbers (float, NaN when missing): :func:`dashboard.ui.dataframe`
       shows them through :func:`p_values_read` as :func:`dashboard.drilldown.format_p_value` writes them
       (``"0.387"``, ``"<0.001"``, ``blank`` when missing), aligned and sorted as numbers; with
       ``p_as_text=True`` they become that text here.
-    * Every other column holding a missing value (None, NaN, ``pd.NA``: a run
-      without that query, an unjudged item's grade, an untested domain's CI)
-      becomes text with ``blank`` there: whole numbers as integers
-      (``"37"``), other numbers with ``digits`` decimals, anything else as is.
-    * Columns without a missing value are left untouched (numbers stay
-      numbers, so they sort numerically).
+    * Every other number column holding a missing value (None, NaN, ``pd.NA``: a run without that query, an
+      unjudged item's grade, an untested domain's CI) stays a number column: whole numbers as integers
+      (nullable ``Int64``: ``37``, not ``37.0000``), other numbers as floats (NaN), shown by
+      :func:`dashboard.ui.dataframe` with ``digits`` decimals (or the page's own column format) and its
+      placeholder ``–`` in the gaps; with ``gaps_as_text=True`` they become text here (``"37"``,
+      ``"0.1235"``, ``blank``), as before, for places that show text.
+    * Text (and boolean) columns holding a missing value get ``blank`` there.
+    * Columns without a missing value are left untouched.
 
     Parameters
     ----------
@@ -230,12 +234,14 @@ def display_table(
         Not modified; its index is kept.
     p_columns : iterable of str, default :data:`P_VALUE_COLUMNS`
     blank : str, default "–"
-        Text of a missing value.
+        Text of a missing value (the placeholder :func:`dashboard.ui.dataframe` gives number columns is ``–``).
     digits : int, default 4
-        Decimals of non-integer numbers in the converted columns.
+        Decimals of non-integer numbers made text (``gaps_as_text=True``).
     p_as_text : bool, default False
         True: the p-value columns become text (left-aligned and sorted as text in a table: only for
         places that show text, not for ``ui.dataframe``).
+    gaps_as_text : bool, default False
+        True: the other number columns with a missing value become text (same caveat).
 
     Returns
     -------
@@ -261,8 +267,13 @@ def display_table(
             continue
         present = values[~missing].to_numpy(dtype=np.float64)
         whole = bool(np.all(np.isfinite(present) & (present == np.round(present))))
-        fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
-        out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
+        if gaps_as_text:
+            fmt = (lambda v: str(int(v))) if whole else (lambda v: f"{v:.{digits}f}")
+            out[col] = [blank if m else fmt(float(v)) for v, m in zip(values.astype(object), missing, strict=True)]
+        else:  # a number column: right-aligned, sorted by value, the table's placeholder in the gaps
+            numbers = pd.to_numeric(values, errors="coerce").astype(np.float64)
+            integers = whole and present.size > 0 and bool(np.all(np.abs(present) < 2.0 ** 53))  # none: float
+            out[col] = numbers.astype("Int64") if integers else numbers
     return out
 
 

@@ -118,7 +118,8 @@ def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, 
     stay numbers: right-aligned among the numbers, sorted by value (a number column without a format, which would
     replace the text); a column config given for one must be a number column without a format. A missing value
     reads ``–`` (the browser draws a number column's missing cell as its ``placeholder``, "None" by default, whatever
-    the Styler says; :func:`~dashboard.tables.display_table`'s blank)."""
+    the Styler says; :func:`~dashboard.tables.display_table`'s blank), in every number column: display_table leaves a
+    number column with gaps a number column (whole numbers ``Int64``, read ``37``; others float, ``digits`` here)."""
     import pandas as pd
     from pandas.io.formats.style import Styler
 

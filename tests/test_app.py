@@ -163,16 +163,19 @@ def numbers_table(at: AppTest) -> pd.DataFrame:
 
 
 def shown(element) -> pd.DataFrame:
-    """The cells a table element shows: its values, with the text of a ``pandas.Styler``'s display values where it has
-    them (the p-value columns: numbers that read as ``0.387`` / ``<0.001`` / ``1``, :func:`dashboard.tables.p_values_read`),
-    except on a missing value, which the browser draws as the table's placeholder ("None" unless one is given)."""
+    """The cells a table element shows: its values, the p-value columns as a ``pandas.Styler``'s text (``0.387`` /
+    ``<0.001`` / ``1``: :func:`dashboard.tables.p_values_read`), a missing value in any column as the placeholder the
+    browser draws there ("None" unless one is given)."""
     value = element.value.copy()
     raw = element.proto.arrow_data.styler.display_values
     if raw:
         text = pa.ipc.open_stream(io.BytesIO(raw)).read_all().to_pandas()
-        placeholder = element.proto.placeholder if element.proto.HasField("placeholder") else "None"
         for col in T.p_value_columns(value):
-            value[col] = np.where(value[col].isna().to_numpy(), placeholder, text[col].to_numpy(dtype=object))
+            value[col] = text[col].to_numpy(dtype=object)
+    placeholder = element.proto.placeholder if element.proto.HasField("placeholder") else "None"
+    missing = element.value.isna()
+    for col in value.columns[missing.any().to_numpy()]:
+        value[col] = np.where(missing[col].to_numpy(), placeholder, value[col].to_numpy(dtype=object))
     return value
 
 

@@ -22,8 +22,8 @@ from test_app import (
     errors,
     goto,
     npz,
-    numbers_table,
     overview_text,
+    shown,
     start,
     trec_qrels,
     trec_run,
@@ -102,8 +102,8 @@ def test_agreement_matrix_equals_the_engine():
                 assert row.n + row.n_undefined == demo.qrels.n_queries
                 if exp["n"]:
                     assert abs(float(row.mean) - mat.loc[row.run_a, row.run_b]) < 1e-12
-                else:  # tau@1: one item per list, never two shared: undefined everywhere, shown blank
-                    assert measure == "kendall_tau" and k == 1 and row.mean == "–"
+                else:  # tau@1: one item per list, never two shared: undefined everywhere, shown blank (placeholder)
+                    assert measure == "kendall_tau" and k == 1 and math.isnan(row.mean)
 
 
 def test_agreement_cutoff_is_the_k_shared_with_the_other_pages():
@@ -317,7 +317,8 @@ def test_overview_of_a_run_that_never_finds_a_relevant_document():
     ws, _ = W.add_ranked_run(ws, W.Blob.of("blind.trec", blind))
     at = goto(start(ws), "overview")
     assert not at.exception and not errors(at), errors(at)
-    numbers = numbers_table(at)  # as displayed: "–" where there is no number
+    numbers = shown(next(d for d in at.dataframe if {"run", "metric", "mean", "ci_low"} <= set(d.value.columns)))
+    # (as drawn: "–", the placeholder, where there is no number)
     row = numbers[(numbers["run"] == "blind") & (numbers["metric"] == "first_rel_rank")].iloc[0]
     assert (row["n"], row["mean"], row["ci_low"], row["ci_high"]) == (0, "–", "–", "–")
     good_row = numbers[(numbers["run"] == "good") & (numbers["metric"] == "first_rel_rank")].iloc[0]

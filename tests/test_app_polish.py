@@ -85,3 +85,59 @@ def test_the_tukey_hsd_p_values_are_numbers_that_read_as_p_values():
     assert "<0.001" in text["p-value"].tolist()  # the demo's models differ clearly
     for col in ("q", "95% CI low"):  # the other numbers keep the table's format
         assert json.loads(table.proto.columns)[col]["type_config"]["format"] == "%.4f"
+
+
+def _number_column(element, col: str, fmt: str | None) -> pd.Series:
+    """``col`` of a table element as the browser gets it: numbers (right-aligned, sorted by value) in a number column
+    of format ``fmt`` (None: an integer column without format, read ``37``), its gaps drawn as ``–``."""
+    config = json.loads(element.proto.columns or "{}").get(col, {}).get("type_config", {})
+    arrow = pa.ipc.open_stream(io.BytesIO(element.proto.arrow_data.data)).read_all().schema.field(col).type
+    assert (pa.types.is_floating(arrow) if fmt else pa.types.is_integer(arrow)), (col, arrow)
+    assert config.get("format") == fmt and config.get("type", "number") == "number", (col, config)
+    assert element.proto.placeholder == "–"
+    return T.shown(element)[col]
+
+
+def test_number_columns_with_gaps_stay_numbers():
+    """A number column with a missing value (an untested domain's CI, a run without that query, an unjudged grade) was
+    text with '–' in the gaps: left-aligned beside the numbers, sorted as words ('10' before '9'). It is a number column
+    now: 4 decimals (or the page's own format), whole numbers as integers, '–' (the placeholder) in the gaps."""
+    from streamlit.testing.v1 import AppTest
+    from test_app_views import trec
+
+    from evalcore import workspace as W
+
+    at = T.goto(T.start(), "domains")
+    table = next(d for d in at.dataframe if {"ci_low", "p_adjusted"} <= set(d.value.columns))
+    untested = table.value["note"].astype(str) != ""
+    assert untested.any() and not untested.all()
+    for col in ("ci_low", "ci_high"):
+        cells = _number_column(table, col, "%.4f")
+        assert (cells[untested] == "–").all() and table.value[col][~untested].notna().all(), cells.tolist()
+
+    qrels = trec(["q1 0 d1 1", "q2 0 d1 1", "q3 0 d9 1"])  # first_rel_rank: none where no relevant document is found
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("ndcg", "first_rel_rank"))),
+                            W.Blob.of("qrels.txt", qrels))
+    for name, lines in (("A", ["q1 Q0 d1 1 2.0 A", "q2 Q0 d5 1 2.0 A", "q3 Q0 d9 1 1.0 A"]),
+                        ("E", ["q1 Q0 d4 1 3.0 E", "q1 Q0 d1 2 2.0 E", "q2 Q0 d5 1 2.0 E"])):  # E: no q3
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", trec(lines)))
+    at = T.goto(T.start(ws), "queries")
+    at.selectbox(key="w_queries_sel_metric").select("first_rel_rank").run()
+    table = next(d for d in at.dataframe if {"query_id", "A", "E"} <= set(d.value.columns))
+    by_query = lambda col: dict(zip(table.value["query_id"], _number_column(table, col, None), strict=True))  # noqa: E731
+    assert by_query("A") == {"q1": 1, "q2": "–", "q3": 1} and by_query("E") == {"q1": 2, "q2": "–", "q3": "–"}
+
+    def grades():
+        import numpy as np
+        import pandas as pd
+
+        from dashboard import tables, ui
+
+        ui.dataframe(tables.display_table(pd.DataFrame({"doc": ["d1", "d2", None], "grade": [37.0, np.nan, 9.0],
+                                                        "score": [0.5, np.nan, 0.25]})), key="grades")
+
+    at = AppTest.from_function(grades).run()
+    table = at.dataframe[0]
+    assert _number_column(table, "grade", None).tolist() == [37, "–", 9]
+    assert _number_column(table, "score", "%.4f").tolist() == [0.5, "–", 0.25]
+    assert table.value["doc"].tolist() == ["d1", "d2", "–"]  # text stays text

@@ -462,7 +462,14 @@ def test_display_table_blanks_and_p_values():
     assert T.p_value_columns(out) == ["p_value", "p adjusted"]
     text = T.p_values_read(out[["p_value", "p adjusted"]]).hide(axis="index").to_string(delimiter="|")
     assert text.splitlines() == ["p_value|p adjusted", "0.387|1", "<0.001|0.04996", "–|–"]
-    out = T.display_table(df, p_as_text=True)
+    # number columns with gaps stay numbers (ui.dataframe draws "–" there): whole ones as integers, others floats
+    assert str(out["grade"].dtype) == "Int64" and out["grade"].isna().tolist() == [False, True, False]
+    assert out["grade"].tolist()[::2] == [3, 1]
+    assert str(out["rank: x"].dtype) == "Int64" and out["rank: x"].tolist()[::2] == [1, 40]
+    assert out["ci_low"].dtype == np.float64 and out["ci_low"].tolist()[::2] == [0.12345, -0.5]
+    assert out["note"].tolist() == ["–", "too few queries", ""]  # text stays text
+    assert T.display_table(pd.DataFrame({"mean": [np.nan, np.nan]}))["mean"].dtype == np.float64  # nothing whole
+    out = T.display_table(df, p_as_text=True, gaps_as_text=True)  # for places that show text: as before
     assert out["p_value"].tolist() == ["0.387", "<0.001", "–"]
     assert out["p adjusted"].tolist() == ["1", "0.04996", "–"]
     assert out["grade"].tolist() == ["3", "–", "1"]  # whole numbers stay whole
@@ -473,8 +480,8 @@ def test_display_table_blanks_and_p_values():
     pd.testing.assert_series_equal(out["mean"], df["mean"])
     pd.testing.assert_series_equal(out["significant"], df["significant"])
     assert not out.isna().any().any()
-    assert T.display_table(df, blank="")["grade"].tolist() == ["3", "", "1"]
-    assert T.display_table(df, p_columns=())["p_value"].tolist() == ["0.3870", "0.0000", "–"]
+    assert T.display_table(df, blank="", gaps_as_text=True)["grade"].tolist() == ["3", "", "1"]
+    assert T.display_table(df, p_columns=(), gaps_as_text=True)["p_value"].tolist() == ["0.3870", "0.0000", "–"]
 
 
 def test_reading_guide():
