@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import browser_support as B
@@ -70,10 +69,13 @@ def browser():
 def server(browser, tmp_path_factory):
     """``streamlit run app.py`` on a free port, healthy; killed (process group) at teardown."""
     problem = None
-    data = tmp_path_factory.mktemp("data")  # the server's per-user data folder (the demo's kept selections)
+    # one server serves every test of the module: its demo keeps no selections (a data folder that cannot be
+    # created, as below a file), so each new tab opens the demo as a newcomer finds it, whatever an earlier
+    # test's session still writes after its tab closed (tests/test_app_demo_state.py tests keeping them)
+    blocker = tmp_path_factory.mktemp("data") / "not-a-folder"
+    blocker.write_text("")
     try:
-        srv = B.start_streamlit(tmp_path_factory.mktemp("streamlit"), env={"XDG_DATA_HOME": str(data)})
-        srv.data_home = data  # type: ignore[attr-defined]
+        srv = B.start_streamlit(tmp_path_factory.mktemp("streamlit"), env={"XDG_DATA_HOME": str(blocker / "data")})
     except B.BrowserSetupError as e:
         problem = e
     if problem is not None:
@@ -101,11 +103,8 @@ def context(browser):
 
 
 @pytest.fixture
-def page(context, server):
-    """A new tab: a new Streamlit session (it opens on the demo, as a newcomer finds it: the selections an earlier
-    test made on the demo, kept in the server's data folder, are forgotten first)."""
-    for kept in Path(server.data_home).glob("evalcore/ui_state.sqlite*"):
-        kept.unlink()
+def page(context):
+    """A new tab: a new Streamlit session (it opens on the demo)."""
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
