@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options, add_judged_only, counting, progress_unit, search_backend
+from .options import (
+    QRELS_FORMAT_HELP,
+    add_embedding_options,
+    add_judged_only,
+    counting,
+    progress_unit,
+    search_backend,
+)
 
 __all__ = ["register", "run"]
 
@@ -14,7 +21,7 @@ def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="paired significance tests between runs")
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --per-query or --reference-emb")
-    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable; two or more runs)")
     p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
     p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")

@@ -58,11 +58,16 @@ from dataclasses import dataclass
 
 from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
+from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
 ]
+
+
+#: help of every ``--qrels-format``: the formats it takes
+QRELS_FORMAT_HELP = f"ground-truth format instead of detecting it: {', '.join(QRELS_FORMATS)} (default auto)"
 
 
 def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool = False,
@@ -122,7 +127,7 @@ def add_judged_only(p: argparse.ArgumentParser) -> None:
 def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
-    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
                    help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
