@@ -40,7 +40,7 @@ def register(sub) -> argparse.ArgumentParser:
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="compare on a random sample of N qrels queries")
     p.add_argument("--out", default=None, help="write the comparison table as CSV")

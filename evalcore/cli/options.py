@@ -137,7 +137,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")

@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mmap", action="store_true", help="memory-map the .npy files instead of reading them")
     p.add_argument("--normalized", action="store_true", help="vectors are already unit length")
     p.add_argument("--out", required=True, metavar="run.trec", help="TREC run file to write")
-    p.add_argument("--tag", default="evalcore", help="run tag (last column)")
+    p.add_argument("--tag", default="evalcore", help="run tag (last column; default evalcore)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_dask_options(p)
 
