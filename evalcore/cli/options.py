@@ -27,8 +27,9 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     A reference model's neighbours as the ground truth instead of ``--qrels``
     (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
     per item-to-item model, printed and in the report's metadata.
-``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
-    A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
+``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--fuse-method``, ``--fuse-norm``, ``--rrf-c``,
+``--rrf-top-n``, ``--rrf-ties``
+    A fusion (:func:`evalcore.fusion.fuse`; weighted RRF by default) of runs named
     before it (files, embedding runs or earlier fusions).
 ``--diversity`` (+ ``--diversity-alpha A``)
     ILD@k and α-nDCG@k (seed 002; α = A, default 0.5) for embedding runs (they need vectors).
