@@ -189,6 +189,22 @@ def test_readme_python_blocks_run_as_written(tmp_path, monkeypatch):
     assert (tmp_path / "experiments" / "e5" / "catalogue.sqlite").is_file()
 
 
+def test_the_package_docstring_example_runs(tmp_path, monkeypatch):
+    """``help(evalcore)``'s notebook example (a literal block, not a doctest: it reads files) runs as written."""
+    import textwrap
+
+    import pandas as pd
+
+    example = textwrap.dedent(re.search(r"::\n\n((?: {4}.*\n)+)", evalcore.__doc__).group(1))
+    assert "evaluate(" in example
+    readme_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    exec(compile(example, "evalcore/__init__.py", "exec"), ns)
+    summary = ns["summarize"](ns["ev"].table)
+    assert isinstance(summary, pd.DataFrame) and set(summary["k"]) == {10, 100}
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # the README names the old module paths too
 def test_readme_names_of_the_python_api_exist():
     """Every dotted name ``evalcore.x.y`` the README cites imports (a module, or a name in one)."""
