@@ -322,6 +322,13 @@ def test_every_option_of_every_command_says_what_it_does():
     assert len(parsers) >= 12 and bare == []
 
 
+def test_help_texts_are_plain_text():
+    # `evalcore topk --help` once opened with the module docstring's reST: "``evalcore topk``: exact ..."
+    for words, p in _parsers():
+        text = p.format_help()
+        assert "``" not in text and ":func:" not in text, words
+
+
 def test_every_option_with_a_default_states_it():
     # --report-depth (10), --no-relevant (zero) and topk's --tag (evalcore) once left theirs unsaid
     import argparse

@@ -65,7 +65,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "topk",
         help="exact cosine top-k of embeddings as a TREC run",
-        description=__doc__.split("\n\n")[0],
+        description="Exact cosine top-k of embeddings, written as a TREC run. Without --queries the documents are "
+                    "their own queries (item-to-item); add --exclude-self so that an item does not retrieve itself.",
     )
     add_arguments(p)
     p.set_defaults(func=run)
