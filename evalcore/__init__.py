@@ -1,6 +1,6 @@
 """evalcore: exact retrieval evaluation — every metric at every k, paired statistics, fusion.
 
-Pure Python (numpy, pandas, scipy, pyarrow); never imports Streamlit.
+Pure Python (numpy, pandas, scipy, pyarrow, threadpoolctl); never imports Streamlit.
 
 The public API a notebook needs is importable from here; each name is loaded on
 first use (so ``python -m evalcore topk`` never pays for pandas or SciPy)::

@@ -16,7 +16,8 @@ What it checks (issue 4, "a real-browser test in CI"):
 Also measured in the browser (reported, not asserted): page load to the Overview's
 charts, and the time for interactions (k, query, baseline) until the page settles;
 written to ``out/browser_timings.json``. With ``EVALCORE_SCREENSHOTS=1`` it saves the
-README tour's screenshots of the six demo pages to ``docs/screenshots/``.
+tour's (docs/TOUR.md) screenshots of seven demo pages to ``docs/screenshots/`` (the eighth, Versions, is
+``test_browser_versions.py``'s).
 
 Chromium or playwright missing is a failure with install instructions, never a skip.
 """

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from evalcore import evaluate
 from evalcore.cli import main
-from evalcore.errors import UnsafeFileError
-from evalcore.io import load_qrels, load_run
+from evalcore.errors import InputFormatError, UnsafeFileError
+from evalcore.io import load_embeddings, load_qrels, load_run, read_ids, read_token_ids
 from evalcore.io.trec import read_trec_qrels, read_trec_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -100,3 +102,52 @@ def test_command_line_reads_compressed_files(tmp_path, trec_dir, capsys):
     assert main(["evaluate", "--qrels", str(q), "--run", f"std={r}", "--metrics", "num_rel_ret", "map@all"]) == 0
     out = capsys.readouterr().out
     assert "131 (sum)" in out and "0.179±" in out  # num_rel_ret 131 and map 0.1785 in out.test.aq
+
+
+def _embedding_files(tmp_path):
+    """One small embedding file of each kind, and its ids, written plain."""
+    ids = ["d1", "d2", "d3"]
+    vecs = np.arange(6, dtype=np.float32).reshape(3, 2) + 1
+    np.save(tmp_path / "e.npy", vecs)
+    np.savez(tmp_path / "e.npz", ids=np.array(ids), embeddings=vecs)
+    (tmp_path / "e.json").write_text(json.dumps({i: v.tolist() for i, v in zip(ids, vecs, strict=True)}))
+    (tmp_path / "e.csv").write_text("id,a,b\n" + "".join(f"{i},{v[0]},{v[1]}\n" for i, v in zip(ids, vecs, strict=True)))
+    pd.DataFrame({"id": ids, "embedding": list(vecs)}).to_parquet(tmp_path / "e.parquet")
+    (tmp_path / "ids.txt").write_text("\n".join(ids) + "\n")
+    return ids
+
+
+@pytest.mark.parametrize("kind", ["npy", "npz", "json", "csv", "parquet"])
+@pytest.mark.parametrize("suffix", [".gz", ""])
+def test_compressed_embeddings_are_refused_saying_so(tmp_path, kind, suffix):
+    # embeddings are read as they are (a .npy or .npz memory-mapped): a gzip file is one clear error naming
+    # it, not "binary content, expected CSV text" or "no NUMPY header"
+    _embedding_files(tmp_path)
+    p = tmp_path / f"packed.{kind}{suffix}"
+    p.write_bytes(gzip.compress((tmp_path / f"e.{kind}").read_bytes()))
+    kwargs = {"ids_src": tmp_path / "ids.txt"} if kind == "npy" else {}
+    with pytest.raises(InputFormatError, match="gzip-compressed") as ei:
+        load_embeddings(p, **kwargs)
+    assert p.name in str(ei.value) and "decompress" in str(ei.value)
+
+
+@pytest.mark.parametrize("reader", [read_ids, read_token_ids])
+def test_compressed_id_files_are_refused_saying_so(tmp_path, reader):
+    _embedding_files(tmp_path)
+    p = tmp_path / "ids.txt.gz"
+    p.write_bytes(gzip.compress((tmp_path / "ids.txt").read_bytes()))
+    assert list(reader(tmp_path / "ids.txt")) == ["d1", "d2", "d3"]
+    with pytest.raises(InputFormatError, match="gzip-compressed") as ei:
+        reader(p)
+    assert "ids.txt.gz" in str(ei.value)
+
+
+def test_command_line_names_a_compressed_embedding_file(tmp_path, capsys):
+    _embedding_files(tmp_path)
+    (tmp_path / "qrels.txt").write_text("q 0 d1 1\n")
+    (tmp_path / "q.json").write_text(json.dumps({"q": [1.0, 2.0]}))
+    p = tmp_path / "docs.json.gz"
+    p.write_bytes(gzip.compress((tmp_path / "e.json").read_bytes()))
+    code = main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--emb", f"e={p},{tmp_path / 'q.json'}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "docs.json.gz" in err and "gzip-compressed" in err and "Traceback" not in err

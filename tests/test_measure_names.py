@@ -114,6 +114,21 @@ def test_trec_eval_groups():
     assert len(ev.table) == 29
 
 
+@pytest.mark.parametrize("group", ["all_trec", "set"])
+def test_the_group_warning_points_at_a_table_that_exists(group):
+    # the warning sends the user to a Python name: it must import and list what was left out
+    with pytest.warns(EvalcoreWarning) as rec:
+        parse_measures(group)
+    text = str(rec[0].message)
+    where = re.search(r"see ([\w.]+)\.(\w+)\)", text)
+    assert where, text
+    import importlib
+
+    table = getattr(importlib.import_module(where.group(1)), where.group(2))
+    left_out = re.search(r"also holds (.*), which", text).group(1).split(", ")
+    assert set(left_out) <= set(table)
+
+
 @pytest.mark.parametrize(("trec", "why"), [
     ("unj_5", "judged@k"), ("Rprec_mult_0.20", "not computed"), ("utility", "not computed"),
     ("relstring", "string"), ("runid", "name"), ("set_map", "not computed"), ("gm_bpref", "not computed"),

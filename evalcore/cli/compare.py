@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options, add_judged_only, counting, progress_unit, search_backend
+from .options import (
+    QRELS_FORMAT_HELP,
+    add_embedding_options,
+    add_judged_only,
+    counting,
+    progress_unit,
+    search_backend,
+)
 
 __all__ = ["register", "run"]
 
@@ -14,7 +21,7 @@ def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="paired significance tests between runs")
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --per-query or --reference-emb")
-    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable; two or more runs)")
     p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
     p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")
@@ -33,7 +40,7 @@ def register(sub) -> argparse.ArgumentParser:
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="compare on a random sample of N qrels queries")
     p.add_argument("--out", default=None, help="write the comparison table as CSV")

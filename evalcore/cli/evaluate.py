@@ -21,7 +21,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_eval_options(p)
     p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
     p.add_argument("--report-depth", type=counting(0), default=10,
-                   help="top-k list length stored per query in report.json (0: none)")
+                   help="top-k list length stored per query in report.json (default 10; 0: none)")
     add_embedding_options(p)
     from .workspace import add_workspace_option
 

@@ -15,6 +15,8 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> argparse.ArgumentParser:
+    from .options import QRELS_FORMAT_HELP
+
     p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
     p.add_argument("--run", action="append", required=True, metavar="NAME=FILE",
                    help="a ranked run to fuse (repeatable; two or more)")
@@ -34,7 +36,7 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--search", choices=["grid", "random"], default=None,
                    help="search the weights on --metric against --qrels instead of giving them")
     g.add_argument("--qrels", default=None, help="ground truth of the weight search")
-    g.add_argument("--qrels-format", default="auto", help="override format detection")
+    g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (minimises where lower is "
                    "better: first_rel_rank; default ndcg@10)")
     g.add_argument("--step", type=float, default=0.1, help="grid step; 1/step an integer (default 0.1)")

@@ -27,8 +27,9 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     A reference model's neighbours as the ground truth instead of ``--qrels``
     (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
     per item-to-item model, printed and in the report's metadata.
-``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``
-    A weighted RRF (:func:`evalcore.fusion.weighted_rrf`) of runs named
+``--fuse NAME=RUN1:W1,RUN2:W2,...`` (repeatable) with ``--fuse-method``, ``--fuse-norm``, ``--rrf-c``,
+``--rrf-top-n``, ``--rrf-ties``
+    A fusion (:func:`evalcore.fusion.fuse`; weighted RRF by default) of runs named
     before it (files, embedding runs or earlier fusions).
 ``--diversity`` (+ ``--diversity-alpha A``)
     ILD@k and α-nDCG@k (seed 002; α = A, default 0.5) for embedding runs (they need vectors).
@@ -58,11 +59,16 @@ from dataclasses import dataclass
 
 from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
+from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
 ]
+
+
+#: help of every ``--qrels-format``: the formats it takes
+QRELS_FORMAT_HELP = f"ground-truth format instead of detecting it: {', '.join(QRELS_FORMATS)} (default auto)"
 
 
 def split_named(spec: str, *, flag: str, what: str = "NAME=FILE", bare_ok: bool = False,
@@ -122,7 +128,7 @@ def add_judged_only(p: argparse.ArgumentParser) -> None:
 def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
-    p.add_argument("--qrels-format", default="auto", help="override format detection")
+    p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
                    help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
@@ -132,7 +138,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
     p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval) or skip them")
+                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")

@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mmap", action="store_true", help="memory-map the .npy files instead of reading them")
     p.add_argument("--normalized", action="store_true", help="vectors are already unit length")
     p.add_argument("--out", required=True, metavar="run.trec", help="TREC run file to write")
-    p.add_argument("--tag", default="evalcore", help="run tag (last column)")
+    p.add_argument("--tag", default="evalcore", help="run tag (last column; default evalcore)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_dask_options(p)
 
@@ -65,7 +65,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "topk",
         help="exact cosine top-k of embeddings as a TREC run",
-        description=__doc__.split("\n\n")[0],
+        description="Exact cosine top-k of embeddings, written as a TREC run. Without --queries the documents are "
+                    "their own queries (item-to-item); add --exclude-self so that an item does not retrieve itself.",
     )
     add_arguments(p)
     p.set_defaults(func=run)

@@ -1,4 +1,4 @@
-"""``evalcore workspace``: list, remove, export and import the runs of a persistent workspace.
+"""``evalcore workspace``: list, remove, export and import the runs of a persistent workspace; gc its artifacts.
 
 ::
 
@@ -32,20 +32,20 @@ def add_workspace_option(p: argparse.ArgumentParser, *, help: str = WORKSPACE_HE
 
 
 def register(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("workspace", help="list, remove, export or import the runs of a workspace",
+    p = sub.add_parser("workspace", help="list, remove, export, import or gc (clean up) a workspace",
                        description="Manage a persistent workspace. " + WORKSPACE_HELP[0].upper() + WORKSPACE_HELP[1:]
                        + ", else the per-user default workspace.")
     actions = p.add_subparsers(dest="action", required=True)
     a = actions.add_parser("list", help="one line per run: name, kind, model, version, step (tab-separated)")
     add_workspace_option(a)
     a = actions.add_parser("remove", help="remove a run (and the fused runs built on it)")
-    a.add_argument("name", metavar="NAME")
+    a.add_argument("name", metavar="NAME", help="the run to remove")
     add_workspace_option(a)
     a = actions.add_parser("export", help="write the workspace as one portable .zip")
-    a.add_argument("--out", required=True, metavar="FILE.zip")
+    a.add_argument("--out", required=True, metavar="FILE.zip", help="the .zip file to write")
     add_workspace_option(a)
     a = actions.add_parser("import", help="unpack an exported .zip into a new (absent or empty) workspace folder")
-    a.add_argument("bundle", metavar="FILE.zip")
+    a.add_argument("bundle", metavar="FILE.zip", help="a .zip written by `evalcore workspace export`")
     add_workspace_option(a)
     a = actions.add_parser("gc", help="remove artifacts no run, ground truth or evaluation refers to")
     add_workspace_option(a)

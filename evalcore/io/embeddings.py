@@ -49,7 +49,7 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS
+from .source import _TOKEN_WS, GZIP_MAGIC
 
 __all__ = ["EMBEDDING_FORMATS", "Embeddings", "read_ids", "read_token_ids", "save_embeddings", "gather_rows"]
 
@@ -179,6 +179,14 @@ def _detect(name: str, data: bytes | None, path: Path | None) -> str:
     return "csv"
 
 
+def _refuse_gzip(head: bytes, name: str, what: str) -> None:
+    """Embedding files and their id files are read as they are (``.npy`` / ``.npz`` memory-mapped, never
+    inflated in memory): gzip data is refused by name rather than parsed as something else."""
+    if head[:2] == GZIP_MAGIC:
+        raise InputFormatError(f"gzip-compressed; {what} are read uncompressed (a .npy or .npz is memory-mapped): "
+                               "decompress it first", file=name)
+
+
 def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
     """Ids from a text file, one per line (blank trailing lines ignored, CRLF accepted)."""
     data, path, name = _open(src, label)
@@ -188,6 +196,7 @@ def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
             data = path.read_bytes()
         except OSError as e:
             raise UnreadableFileError(f"cannot read ids file ({e.strerror or e})", file=name) from None
+    _refuse_gzip(data, name, "id files")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -216,6 +225,7 @@ def read_token_ids(path: str | os.PathLike) -> np.ndarray:
         raise InputFormatError("file not found", file=label) from e
     except OSError as e:
         raise InputFormatError(f"cannot be read ({e.strerror or e})", file=label) from e
+    _refuse_gzip(data, label, "id files")
     if b"\x00" in data:
         raise BinaryFileError("is binary (NUL bytes); expected one id per line", file=label)
     try:

@@ -37,6 +37,7 @@ from .embeddings import (
     _head,
     _ids_array,
     _open,
+    _refuse_gzip,
     _rows_from_mapping,
     _vectors_array,
     read_ids,
@@ -93,6 +94,7 @@ def load_embeddings(
     if isinstance(src, Embeddings):
         return src
     data, path, name = _open(src, label)
+    _refuse_gzip(_head(data, path, 2), name, "embedding files")
     fmt = _detect(name, data, path) if format == "auto" else format.lower().lstrip(".")
     if fmt == "npz":
         ids, vecs = _read_npz(data, path, name, mmap=mmap)

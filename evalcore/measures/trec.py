@@ -114,7 +114,7 @@ def _group(name: str) -> list[str]:
     names, left_out = GROUPS[name]
     if left_out:
         warn(f"trec_eval's {name} also holds {', '.join(left_out)}, which evalcore does not compute "
-             "(see evalcore.trec_names.NOT_COMPUTED); left out")
+             "(see evalcore.measures.trec.NOT_COMPUTED); left out")
     return list(names)
 
 
