@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .options import add_embedding_options, add_judged_only, counting, progress_unit, search_backend
+from .options import (
+    add_embedding_options,
+    add_judged_only,
+    add_strict_option,
+    counting,
+    progress_unit,
+    search_backend,
+)
 
 __all__ = ["register", "run"]
 
@@ -41,6 +48,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
                         "independent groups (as ranx)")
     p.add_argument("--hsd-out", default=None, metavar="CSV", help="write the Tukey HSD table as CSV")
+    add_strict_option(p)
     add_embedding_options(p)
     p.set_defaults(func=run)
     return p

@@ -15,7 +15,8 @@ The same steps as the dashboard's in-memory pipeline (:mod:`.pipeline`), on stor
    evaluation never ranks again; a fused run is the weighted RRF of its inputs (its own
    ``ties`` when it was recorded with one, else ``Settings.ties``). A run that fails
    (a damaged artifact, a missing input...) is reported in :attr:`Resolved.errors` and
-   the others go on;
+   the others go on — in strict mode (:func:`evalcore.errors.strict_coverage`) but for a
+   coverage problem (:class:`~evalcore.errors.MissingIdsError`), which stops the evaluation;
 4. :func:`~.pipeline.evaluate_workspace`: every run against its aspect (or the reference
    ground truth), every metric at every k at once.
 
@@ -34,10 +35,17 @@ import numpy as np
 
 from .. import __version__
 from ..data import Qrels, Run
-from ..errors import EvalcoreError, OptionError
+from ..errors import (
+    EvalcoreError,
+    MissingIdsError,
+    OptionError,
+    coverage_is_strict,
+    strict_coverage,
+    warn,
+)
 from ..evaluate import Evaluation
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore
-from .evaluations import mark_inputs
+from .evaluations import mark_inputs, record_evaluation
 from .model import Settings, capture, stable_key
 from .pipeline import (
     evaluate_workspace,
@@ -47,7 +55,7 @@ from .pipeline import (
 )
 from .rankings import embedding_ranking, ranking_key
 
-__all__ = ["Resolved", "resolve", "ranking_key"]
+__all__ = ["Resolved", "resolve", "ranking_key", "evaluate_stored"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -253,6 +261,8 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                         raise OptionError(f"run {rec.name!r}: a run it fuses failed to load: {failed}")
                     run, msgs = capture(_fused_run, rec, built, settings)
             except EvalcoreError as e:
+                if isinstance(e, MissingIdsError) and coverage_is_strict():
+                    raise  # strict mode: a run not (fully) covered stops the evaluation, not left out
                 out.errors[rec.name] = str(e)
                 continue
             built[rec.name] = run
@@ -273,3 +283,25 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                          [list(s) for s in side], [(r.name, r.content_key(), out.run_aspect.get(r.name))
                                                    for r in records])
     return out
+
+
+def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
+                    progress: ProgressFn | None = None, record: bool = True, strict: bool = False) -> Evaluation:
+    """:meth:`evalcore.workspace.Workspace.evaluate`: resolve, report each run's warnings (and the runs left
+    out), evaluate, and (``record``, a writable workspace) record the evaluation.
+
+    With ``strict`` (:func:`evalcore.errors.strict_coverage`) a coverage problem raises before anything
+    is recorded: a ground-truth query a run does not answer, or that an embedding run's (query)
+    embeddings lack, a relevant document absent from its corpus (:class:`~evalcore.errors.MissingIdsError`).
+    """
+    with strict_coverage(strict):
+        res = resolve(core, settings, runs=runs, progress=progress)
+        for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
+            warn(msg, stacklevel=3)
+        for run_name, msg in res.errors.items():
+            warn(f"run {run_name!r} not evaluated: {msg}", stacklevel=3)
+        ev = res.evaluate(progress=progress)
+    if record and not core.read_only:
+        key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))
+        record_evaluation(core, ev, key=key, ground_truth_id=res.ground_truth.id)
+    return ev
