@@ -16,6 +16,7 @@ without it, the same warning as before. Other warnings stay warnings.
 from __future__ import annotations
 
 import json
+import sqlite3
 import warnings
 from pathlib import Path
 
@@ -64,6 +65,12 @@ def _raised(exc: type[Exception], fn, *args, **kwargs) -> str:
 
 def _lines(text: str, start: str) -> list[str]:
     return [ln[len(start):] for ln in text.splitlines() if ln.startswith(start)]
+
+
+def _kept_rankings(ws: Workspace) -> int:
+    """Embedding-run rankings the workspace keeps (its ``derived`` table)."""
+    with sqlite3.connect(ws.path / "catalogue.sqlite") as conn:
+        return conn.execute("SELECT COUNT(*) FROM derived").fetchone()[0]
 
 
 # ----------------------------------------------------------------------------- the switch itself
@@ -162,11 +169,14 @@ def test_cli_usage_errors_keep_exit_2_and_only_commands_checking_coverage_take_s
 def test_workspace_evaluate_strict_stops_on_a_ranked_run_and_records_nothing(tmp_path):
     ws = Workspace.open(tmp_path / "W")
     ws.set_ground_truth(Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d1": 1}}))
+    docs = _emb(["d1", "d2", "q1", "q2", "q3"])
+    ws.add_embedding_run("items", docs.vectors, list(docs.ids))  # item-to-item, every query there
     ws.add_run("part", Run.from_dict({"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, name="part"))
     generation = ws.generation
     msg = _raised(MissingIdsError, ws.evaluate, metrics=["recall"], k=[1], strict=True)
     assert msg == missing_queries_message("part", 3, 1) + STRICT
     assert ws.evaluations().empty and ws.generation == generation
+    assert _kept_rankings(ws) == 0  # checked before anything was ranked
     assert _warned(ws.evaluate, metrics=["recall"], k=[1]) == []  # without strict: as before
     assert len(ws.evaluations()) == 1
 
@@ -224,6 +234,8 @@ def _workspace_with_partial_embeddings(path: Path) -> Workspace:
     ws = Workspace.open(path)
     ws.set_ground_truth(Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 2}}))
     docs = _emb(["d1", "d2", "d3", "d4"])
+    ws.add_embedding_run("full", docs.vectors, list(docs.ids), query_embeddings=_emb(["q1", "q2", "q3"]).vectors,
+                         query_ids=["q1", "q2", "q3"])
     queries = _emb(["q1", "q2"], seed=1)  # q3 missing
     ws.add_embedding_run("e5", docs.vectors, list(docs.ids), query_embeddings=queries.vectors,
                          query_ids=list(queries.ids))
@@ -238,8 +250,9 @@ def test_workspace_evaluate_strict_stops_on_an_embedding_run_even_with_a_kept_ra
     assert msg.startswith("run 'e5': 1 of 3 ground-truth queries are not in ") and msg.endswith(
         "(e.g. ['q3']); they are scored 0 (partial coverage)" + STRICT)
     assert ws.evaluations().empty and ws.generation == generation
-    warned = _warned(ws.evaluate, metrics=["recall"], k=[2])  # ranks, keeps the ranking, records
-    assert warned == [msg[: -len(STRICT)]] and len(ws.evaluations()) == 1
+    assert _kept_rankings(ws) == 0  # not even the full run's: checked before anything was ranked
+    warned = _warned(ws.evaluate, metrics=["recall"], k=[2])  # ranks, keeps the rankings, records
+    assert warned == [msg[: -len(STRICT)]] and len(ws.evaluations()) == 1 and _kept_rankings(ws) == 2
     # the kept ranking must not let a strict evaluation through
     assert _raised(MissingIdsError, ws.evaluate, metrics=["recall"], k=[2], strict=True) == msg
     assert len(ws.evaluations()) == 1

@@ -21,7 +21,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..data import Qrels, Run
-from ..errors import coverage_is_strict
 from ..ranking import rank_order
 from .artifacts import cached
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore, qrels_key
@@ -39,17 +38,9 @@ def ranking_key(rec: RunRecord, depth: int, qrels: Qrels) -> str:
 
 def embedding_ranking(core: WorkspaceCore, rec: RunRecord, qrels: Qrels, depth: int,
                       progress: ProgressFn | None) -> tuple[Run, list[str]]:
-    """The run of an embedding run (named ``rec.name``) and the warnings its ranking gave.
+    """The run of an embedding run (named ``rec.name``) and the warnings its ranking gave."""
+    from ..embedding_runs import embedding_run
 
-    In strict mode (:func:`evalcore.errors.strict_coverage`) the run's coverage is checked first
-    (:func:`~evalcore.embedding_runs.check_embedding_coverage`; ids only, no ranking), kept ranking
-    or not: a ranking kept by a run that was not strict (or by ``evaluate --workspace``, which keeps
-    no warnings) may lack queries or relevant documents, which must stop a strict evaluation.
-    """
-    from ..embedding_runs import check_embedding_coverage, embedding_run
-
-    if coverage_is_strict():
-        check_embedding_coverage(*core.run_embeddings(rec), qrels=qrels, name=rec.name)
     key = ranking_key(rec, depth, qrels)
     hit = core.derived_run(key, name=rec.name)
     if hit is not None:

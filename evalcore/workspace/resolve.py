@@ -15,8 +15,9 @@ The same steps as the dashboard's in-memory pipeline (:mod:`.pipeline`), on stor
    evaluation never ranks again; a fused run is the weighted RRF of its inputs (its own
    ``ties`` when it was recorded with one, else ``Settings.ties``). A run that fails
    (a damaged artifact, a missing input...) is reported in :attr:`Resolved.errors` and
-   the others go on — in strict mode (:func:`evalcore.errors.strict_coverage`) but for a
-   coverage problem (:class:`~evalcore.errors.MissingIdsError`), which stops the evaluation;
+   the others go on — but in strict mode (:func:`evalcore.errors.strict_coverage`) a coverage
+   problem (:class:`~evalcore.errors.MissingIdsError`) stops the evaluation, every run's
+   coverage checked before any run is built;
 4. :func:`~.pipeline.evaluate_workspace`: every run against its aspect (or the reference
    ground truth), every metric at every k at once.
 
@@ -40,6 +41,7 @@ from ..errors import (
     MissingIdsError,
     OptionError,
     coverage_is_strict,
+    coverage_problem,
     strict_coverage,
     warn,
 )
@@ -183,6 +185,34 @@ def _needed(records: Sequence[RunRecord], names: Sequence[str] | None) -> list[R
     return [r for r in records if r.name in want]
 
 
+def _check_coverage_first(core: WorkspaceCore, records: Sequence[RunRecord], aspects: Sequence[str],
+                          default: str | None, qrels_of: Callable[[str | None], Qrels]) -> None:
+    """Strict mode: every ranked and embedding run's coverage, before any run is built (an embedding run's
+    ranking can take minutes) and whether its ranking was kept or not (a ranking kept by a run that was not
+    strict, or by ``evaluate --workspace``, which keeps no warnings, must not let a strict evaluation
+    through). The first coverage problem raises; a run failing otherwise is reported when it is built."""
+    from ..coverage import missing_queries_message, missing_query_count
+    from ..embedding_runs import check_embedding_coverage
+
+    for rec in records:
+        try:
+            if rec.kind == "embedding":
+                check_embedding_coverage(*core.run_embeddings(rec), qrels=qrels_of(run_aspect(rec, aspects, default)),
+                                         name=rec.name)
+            elif rec.kind == "ranked":
+                qrels = qrels_of(run_aspect(rec, aspects, default))
+                run = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}")
+                missing = missing_query_count(qrels, run)
+                if missing:
+                    coverage_problem(missing_queries_message(rec.name, qrels.n_queries, missing,
+                                                             run_query_ids=run.query_ids,
+                                                             ground_truth_query_ids=qrels.query_ids), warning=False)
+        except MissingIdsError:
+            raise
+        except EvalcoreError:
+            continue
+
+
 def _fused_run(rec: RunRecord, built: dict[str, Run], settings: Settings) -> Run:
     from ..fusion import WEIGHTED_METHODS, fuse
 
@@ -236,6 +266,8 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
         runs = list(runs)
     records = _needed(core.run_records(), runs)
     out.records = tuple(records)
+    if coverage_is_strict():
+        _check_coverage_first(core, records, out.aspects, default, qrels_of)
     built: dict[str, Run] = {}
     pending = [r for r in records if r.kind != "fused"] + [r for r in records if r.kind == "fused"]
     while pending:
