@@ -15,13 +15,18 @@ unless asked to include them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from ._columns import positions_in
 from ._lazy import pd
+from .data import Qrels, Run
 from .errors import OptionError
 
-__all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text", "nothing_evaluated"]
+__all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text", "nothing_evaluated",
+           "missing_queries_message", "missing_query_count"]
 
 #: Coverage below which a run is flagged by default (answers fewer than 90% of the ground truth's queries).
 DEFAULT_MIN_COVERAGE = 0.9
@@ -92,6 +97,41 @@ def coverage_text(n_with_results: int, n_ground_truth: int) -> str:
     else:
         pct = str(100 * n // total)
     return f"{n_with_results}/{n_ground_truth} ({pct}%)"
+
+
+def missing_queries_message(run: str, n_ground_truth: int, n_missing: int, *, run_query_ids: Sequence[Any] = (),
+                            ground_truth_query_ids: Sequence[Any] | None = None) -> str:
+    """What is said of a run that does not answer ``n_missing`` of the ``n_ground_truth`` ground-truth queries.
+
+    The command line's warning (its missing queries count 0 in its values and tests), or, in strict
+    mode, the error (:func:`evalcore.errors.coverage_problem`). When it answers none, the first ids of
+    the run (``run_query_ids``) and of the ground truth name a likely id mismatch.
+
+    >>> missing_queries_message("dense", 200, 100)
+    "run 'dense' answers 100/200 (50%) of the ground-truth queries, below the 90% the dashboard flags; the other 100 count 0 in its values and tests"
+    """
+    total, missing = int(n_ground_truth), int(n_missing)
+    if missing == total:
+        ids = ", ".join(repr(str(x)) for x in run_query_ids[:2])
+        want = "" if ground_truth_query_ids is None else "; the ground truth's like " + ", ".join(
+            repr(str(x)) for x in ground_truth_query_ids[:2])
+        return (f"run {run!r} answers none of the {total} ground-truth queries (its query ids look like {ids}{want}): "
+                "every value is 0")
+    flag = f", below the {DEFAULT_MIN_COVERAGE:.0%} the dashboard flags" if (total - missing) < \
+        DEFAULT_MIN_COVERAGE * total else ""
+    return (f"run {run!r} answers {coverage_text(total - missing, total)} of the ground-truth queries{flag}; "
+            f"the other {missing} count 0 in its values and tests")
+
+
+def missing_query_count(qrels: Qrels, run: Run) -> int:
+    """How many of the ground truth's queries ``run`` has no row for: its ``n_missing`` in
+    :attr:`evalcore.evaluate.Evaluation.coverage`, without evaluating.
+
+    >>> missing_query_count(Qrels.from_dict({"q1": {"d": 1}, "q2": {"d": 1}}), Run.from_dict({"q1": {"d": 1.0}}))
+    1
+    """
+    qi = positions_in(qrels.query_ids, run.query_ids)[run.q]
+    return int(qrels.n_queries - len(np.unique(qi[qi >= 0])))
 
 
 def nothing_evaluated(coverage: pd.DataFrame | Iterable[Mapping[str, Any]], *, rel_threshold: int = 1,

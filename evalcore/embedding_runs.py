@@ -35,14 +35,16 @@ from .errors import (
     MissingIdsError,
     OptionError,
     ShapeMismatchError,
+    coverage_problem,
     quiet_warnings,
-    warn,
+    strict_coverage,
 )
 from .evaluate import DEFAULT_METRICS, Evaluation, evaluate
 from .io.embeddings import Embeddings, gather_rows
 
 __all__ = [
     "embedding_run",
+    "check_embedding_coverage",
     "reference_qrels",
     "evaluate_against_reference",
     "reference_ground_truth",
@@ -94,13 +96,14 @@ def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str,
             f"run {name!r}: none of the {len(wanted)} {what} is in the embeddings "
             f"(e.g. {_first(wanted)}; the file has ids like {_first(source.ids, 3)})", file=source.source)
     if n_missing:
-        warn(f"run {name!r}: {n_missing} of {len(wanted)} {what} are not in {source.label} "
-             f"(e.g. {_first(wanted[~found])}); they are scored 0 (partial coverage)")
+        coverage_problem(f"run {name!r}: {n_missing} of {len(wanted)} {what} are not in {source.label} "
+                         f"(e.g. {_first(wanted[~found])}); they are scored 0 (partial coverage)")
     return wanted[found], rows[found]
 
 
 def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray, *, name: str) -> None:
-    """Warn when relevant documents of the evaluated queries are absent from the corpus; raise when all are."""
+    """Warn (strict mode: raise) when relevant documents of the evaluated queries are absent from the corpus;
+    raise when all are."""
     rel = qrels.grades > 0
     qmask = (positions_in(query_ids, qrels.query_ids) >= 0)[qrels.q]
     docs = factorize_strings(qrels.doc_ids[rel & qmask])[1]
@@ -112,8 +115,8 @@ def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray
             f"run {name!r}: none of the {len(docs)} relevant documents of the ground truth is in the corpus "
             f"{corpus.label} (e.g. {_first(missing)}); nothing can be found", file=corpus.source)
     if len(missing):
-        warn(f"run {name!r}: {len(missing)} of {len(docs)} relevant documents are not in the corpus "
-             f"{corpus.label} (e.g. {_first(missing)}); they can never be retrieved")
+        coverage_problem(f"run {name!r}: {len(missing)} of {len(docs)} relevant documents are not in the corpus "
+                         f"{corpus.label} (e.g. {_first(missing)}); they can never be retrieved")
 
 
 def embedding_run(
@@ -128,6 +131,7 @@ def embedding_run(
     progress: Callable[[int, int], None] | None = None,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     backend: Any = None,
+    strict: bool = False,
 ) -> Run:
     """Rank by exact cosine similarity and return the top ``k`` of each query as a :class:`Run`.
 
@@ -152,44 +156,62 @@ def embedding_run(
     Coverage: ground-truth queries missing from the embeddings and relevant
     documents missing from the corpus are counted in a warning (the queries
     then score 0); :class:`MissingIdsError` is raised only when nothing can be
-    evaluated (no query found, or no relevant document in the corpus).
+    evaluated (no query found, or no relevant document in the corpus). With
+    ``strict`` (default False; :func:`evalcore.errors.strict_coverage`) each of
+    those two warnings is a :class:`MissingIdsError` with the same message,
+    raised before anything is ranked. Zero vectors stay a warning.
 
     Raises
     ------
     ShapeMismatchError
         Corpus and queries differ in dimension (both dimensions and files named).
     MissingIdsError
-        No ground-truth query (or no relevant document) is in the embeddings.
+        No ground-truth query (or no relevant document) is in the embeddings; with
+        ``strict``, some is not.
     OptionError
         ``k`` < 1.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise OptionError(f"run {name!r}: depth k must be an integer >= 1, got {k!r}")
-    wanted = None
-    what = "queries"
-    if query_ids is not None:
-        wanted = np.asarray(list(query_ids), dtype=object)
-    elif qrels is not None:
-        wanted = qrels.query_ids
-        what = "ground-truth queries"
-    if queries is None:
-        qids, rows = _select_queries(docs, wanted, what=what, name=name)
-        qv = gather_rows(docs.vectors, rows)
-        excl = True if exclude_self is None else bool(exclude_self)
-    else:
-        if queries.dim != docs.dim:
-            raise ShapeMismatchError(
-                f"run {name!r}: dimension mismatch: corpus {docs.label} has {docs.dim} dimensions but "
-                f"queries {queries.label} have {queries.dim}", file=queries.source)
-        qids, rows = _select_queries(queries, wanted, what=what, name=name)
-        qv = gather_rows(queries.vectors, rows)
-        excl = False if exclude_self is None else bool(exclude_self)
-    if qrels is not None:
-        _check_relevant_docs(qrels, docs, qids, name=name)
+    qids, rows = check_embedding_coverage(docs, queries, qrels=qrels, query_ids=query_ids, name=name, strict=strict)
+    qv = gather_rows((docs if queries is None else queries).vectors, rows)
+    excl = (queries is None) if exclude_self is None else bool(exclude_self)
     top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress,
                 backend=backend)
     return _run_from_topk(top, docs, qids, name=name,
                           source=docs.label if queries is None else f"{queries.label} vs {docs.label}")
+
+
+def check_embedding_coverage(
+    docs: Embeddings,
+    queries: Embeddings | None = None,
+    *,
+    qrels: Qrels | None = None,
+    query_ids: Sequence[str] | np.ndarray | None = None,
+    name: str = "emb",
+    strict: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The checks :func:`embedding_run` makes before it ranks, alone: its warnings and errors, as there.
+
+    Returns the query ids found (in ``queries``, else in ``docs``) and their rows there. A ranking
+    kept from an earlier search is checked with it in strict mode (:mod:`evalcore.workspace.rankings`).
+    """
+    with strict_coverage(strict):
+        wanted = None
+        what = "queries"
+        if query_ids is not None:
+            wanted = np.asarray(list(query_ids), dtype=object)
+        elif qrels is not None:
+            wanted = qrels.query_ids
+            what = "ground-truth queries"
+        if queries is not None and queries.dim != docs.dim:
+            raise ShapeMismatchError(
+                f"run {name!r}: dimension mismatch: corpus {docs.label} has {docs.dim} dimensions but "
+                f"queries {queries.label} have {queries.dim}", file=queries.source)
+        qids, rows = _select_queries(docs if queries is None else queries, wanted, what=what, name=name)
+        if qrels is not None:
+            _check_relevant_docs(qrels, docs, qids, name=name)
+    return qids, rows
 
 
 def _run_from_topk(top: Any, docs: Embeddings, qids: np.ndarray, *, name: str, source: str) -> Run:
@@ -206,11 +228,12 @@ def _run_from_topk(top: Any, docs: Embeddings, qids: np.ndarray, *, name: str, s
 # ------------------------------------------------------------------ reference model as ground truth
 def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] | np.ndarray | None, *,
                    block_bytes: int, progress: Callable[[int, int], None] | None,
-                   backend: Any = None) -> tuple[Any, np.ndarray]:
+                   backend: Any = None, strict: bool = False) -> tuple[Any, np.ndarray]:
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1:
         raise OptionError(f"reference depth must be an integer >= 1, got {depth!r}")
     wanted = None if query_ids is None else np.asarray(list(query_ids), dtype=object)
-    qids, rows = _select_queries(reference, wanted, what="queries", name="reference")
+    with strict_coverage(strict):  # query ids absent from the reference: a warning, in strict mode an error
+        qids, rows = _select_queries(reference, wanted, what="queries", name="reference")
     qv = gather_rows(reference.vectors, rows)
     top = _topk(qv, reference, int(depth), query_ids=qids, exclude_self=True, block_bytes=block_bytes,
                 progress=progress, backend=backend)
@@ -222,15 +245,16 @@ def _reference_top(reference: Embeddings, depth: int, query_ids: Sequence[str] |
 
 def reference_neighbours(reference: Embeddings, *, depth: int, query_ids: Sequence[str] | np.ndarray | None = None,
                          block_bytes: int = DEFAULT_BLOCK_BYTES, progress: Callable[[int, int], None] | None = None,
-                         backend: Any = None) -> tuple[np.ndarray, np.ndarray]:
+                         backend: Any = None, strict: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The exact top-``depth`` neighbours of each query item in ``reference`` (itself excluded).
 
     Returns ``(neighbours, query_ids)``: rows of ``reference``, shape (n_queries, m), in order of
     cosine descending then id ascending (``-1`` pads when fewer items exist), and the query ids
-    found in ``reference`` (default every item), in the order of the rows.
+    found in ``reference`` (default every item), in the order of the rows. ``query_ids`` absent
+    from ``reference`` are left out with a warning; with ``strict``, a :class:`MissingIdsError`.
     """
     top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress,
-                               backend=backend)
+                               backend=backend, strict=strict)
     return top.indices, qids
 
 
@@ -256,6 +280,7 @@ def reference_qrels(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     backend: Any = None,
+    strict: bool = False,
 ) -> Qrels:
     """Ground truth from a reference model (seed 000): each query's top-``depth`` neighbours.
 
@@ -265,10 +290,11 @@ def reference_qrels(
     ``graded`` the item at position ``pos`` (1-based) gets grade
     ``n + 1 − pos`` (``n`` = depth, capped at the number of other items), so
     the first is the most relevant; otherwise every one gets grade 1.
-    ``backend`` (where the exact top-k runs) as in :func:`embedding_run`.
+    ``backend`` (where the exact top-k runs) as in :func:`embedding_run`; ``strict`` as in
+    :func:`reference_neighbours`.
     """
     top, qids = _reference_top(reference, depth, query_ids, block_bytes=block_bytes, progress=progress,
-                               backend=backend)
+                               backend=backend, strict=strict)
     return _qrels_from_top(top.indices, reference, qids, int(depth), graded=graded)
 
 
@@ -327,17 +353,18 @@ def reference_ground_truth(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     backend: Any = None,
+    strict: bool = False,
 ) -> ReferenceGroundTruth:
     """Reference neighbours as ground truth for every cutoff (one exact top-k pass).
 
     See :func:`evaluate_against_reference` for the modes and the query sampling;
-    ``backend`` as in :func:`embedding_run`.
+    ``backend`` as in :func:`embedding_run`, ``strict`` as in :func:`reference_neighbours`.
     """
     ks, gt_depth = reference_depths(k, mode=mode, depth=depth)
     base = reference.ids if query_ids is None else np.asarray(list(query_ids), dtype=object)
     qids = _sampled_ids(base, n_samples, seed)
     top, qids = _reference_top(reference, max(gt_depth, max(ks)), qids, block_bytes=block_bytes,
-                               progress=progress, backend=backend)
+                               progress=progress, backend=backend, strict=strict)
     return reference_ground_truth_from_neighbours(reference, top.indices, qids, k=ks, mode=mode, depth=depth,
                                                   n_samples=n_samples, seed=seed)
 
@@ -399,10 +426,15 @@ def evaluate_reference_runs(
     ties: str = "docid_asc",
     rel_threshold: int = 1,
     no_relevant: str = "zero",
+    strict: bool = False,
 ) -> Evaluation:
-    """Evaluate runs against a :class:`ReferenceGroundTruth` at its cutoffs, as one Evaluation."""
+    """Evaluate runs against a :class:`ReferenceGroundTruth` at its cutoffs, as one Evaluation.
+
+    ``strict``: a reference query a run does not answer is an error, as in :func:`evalcore.evaluate`.
+    """
     gt = ground_truth
-    opts = dict(metrics=list(metrics), ties=ties, rel_threshold=rel_threshold, no_relevant=no_relevant)
+    opts = dict(metrics=list(metrics), ties=ties, rel_threshold=rel_threshold, no_relevant=no_relevant,
+                strict=strict)
     extra = {"reference": dict(gt.settings)}
     if gt.mode == "fixed":
         if gt.fixed is None:
@@ -432,6 +464,7 @@ def evaluate_against_reference(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     backend: Any = None,
+    strict: bool = False,
 ) -> Evaluation:
     """Evaluate models against a reference model's neighbours (seed 000).
 
@@ -458,13 +491,17 @@ def evaluate_against_reference(
 
     ``backend`` (where the exact top-k runs) as in :func:`embedding_run`.
 
+    ``strict`` (default False): every coverage warning — query ids absent from the reference or
+    from a model, the reference's neighbours absent from a model, a reference query a ready run
+    does not answer — is a :class:`MissingIdsError` with the same message (:func:`embedding_run`).
+
     Returns one :class:`Evaluation`; ``settings["reference"]`` records the
     file, mode, depth, sample size and seed.
     """
     if not models:
         raise OptionError("give at least one model to evaluate against the reference")
     gt = reference_ground_truth(reference, k=k, mode=mode, depth=depth, query_ids=query_ids, n_samples=n_samples,
-                                seed=seed, block_bytes=block_bytes, progress=progress, backend=backend)
+                                seed=seed, block_bytes=block_bytes, progress=progress, backend=backend, strict=strict)
     runs: dict[str, Run] = {}
     rd = int(run_depth) if run_depth is not None else max(gt.ks)
     for name, model in models.items():
@@ -472,9 +509,9 @@ def evaluate_against_reference(
             runs[name] = model if model.name == name else model.renamed(name)
         else:
             runs[name] = embedding_run(model, qrels=gt.deepest, k=rd, name=name, block_bytes=block_bytes,
-                                       progress=progress, backend=backend)
+                                       progress=progress, backend=backend, strict=strict)
     return evaluate_reference_runs(gt, runs, metrics=metrics, ties=ties, rel_threshold=rel_threshold,
-                                   no_relevant=no_relevant)
+                                   no_relevant=no_relevant, strict=strict)
 
 
 def reference_agreement(
@@ -483,13 +520,15 @@ def reference_agreement(
     *,
     n_pairs: int = 10_000,
     seed: int = 42,
+    strict: bool = False,
 ) -> pd.DataFrame:
     """Seed 000's training metrics per model: Spearman ρ and MAE of cosine similarities on sampled pairs.
 
     Items are matched by id (models may list them in another order or hold
     more); pairs are drawn among the ids common to all with
     :func:`evalcore.retrieval.similarity_agreement` (same pairs for every
-    model given the seed). Columns: ``model, spearman, mae, n_pairs, n_items``.
+    model given the seed). Columns: ``model, spearman, mae, n_pairs, n_items``. Reference ids
+    absent from a model are left out with a warning; with ``strict``, a :class:`MissingIdsError`.
     """
     from .retrieval import similarity_agreement
 
@@ -500,7 +539,9 @@ def reference_agreement(
         raise MissingIdsError(f"fewer than 2 ids are shared by the reference {reference.label} and the models",
                               file=reference.source)
     if len(common) < len(reference):
-        warn(f"similarity agreement uses the {len(common)} of {len(reference)} reference ids present in every model")
+        with strict_coverage(strict):
+            coverage_problem(f"similarity agreement uses the {len(common)} of {len(reference)} reference ids "
+                             "present in every model")
     ref_v = np.asarray(reference.vectors[reference.rows_of(common)])
     rows = []
     for name, m in models.items():

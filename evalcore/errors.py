@@ -159,6 +159,74 @@ def quiet_warnings(pattern: str) -> Iterator[None]:
         _QUIET.reset(token)
 
 
+# --------------------------------------------------------------------------- strict mode (coverage problems)
+#: The coverage problems strict mode stops on (``--strict``, ``strict=True``), each an error of the class named,
+#: with the warning's message. Every other warning (zero vectors, tie notes, depth notes...) stays a warning.
+COVERAGE_PROBLEMS = (
+    "a ground-truth query a run does not answer (it would count 0): MissingIdsError",
+    "a ground-truth query absent from the (query) embeddings of an embedding run: MissingIdsError",
+    "a relevant document absent from an embedding run's corpus (it could never be retrieved): MissingIdsError",
+    "reference ids absent from a model's embeddings (the similarity agreement): MissingIdsError",
+)
+
+#: The switch that made coverage problems errors in this context (``"--strict"``, ``"strict=True"``); None: warnings.
+_STRICT: contextvars.ContextVar[str | None] = contextvars.ContextVar("evalcore_strict", default=None)
+
+
+def _flag(value: object, name: str) -> bool:
+    """``value`` as a bool (a numpy bool too); anything else is an :class:`OptionError`."""
+    if isinstance(value, bool):
+        return value
+    kind = type(value)
+    if kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):
+        return bool(value)
+    raise OptionError(f"{name} must be True or False, got {value!r}")
+
+
+@contextlib.contextmanager
+def strict_coverage(strict: bool = True, *, switch: str = "strict=True") -> Iterator[None]:
+    """Inside, with ``strict``, each coverage problem (:data:`COVERAGE_PROBLEMS`) raises instead of warning.
+
+    In this context only, and in the threads evalcore starts for the work (like
+    :func:`collected_warnings`). ``switch`` names what turned strict mode on, for the error's hint
+    (``"--strict"`` on the command line). Without ``strict`` nothing changes: a strict caller
+    further out stays strict (its switch is named).
+
+    >>> with strict_coverage():
+    ...     coverage_problem("run 'a' lacks 2 queries")
+    Traceback (most recent call last):
+    evalcore.errors.MissingIdsError: run 'a' lacks 2 queries (an error because of strict=True)
+    """
+    if not _flag(strict, "strict") or _STRICT.get() is not None:
+        yield
+        return
+    token = _STRICT.set(str(switch))
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+def coverage_is_strict() -> bool:
+    """Whether coverage problems are errors here (inside a strict :func:`strict_coverage`)."""
+    return _STRICT.get() is not None
+
+
+def coverage_problem(message: str, *, error: type[EvalcoreError] | None = None, warning: bool = True,
+                     stacklevel: int = 2) -> None:
+    """Report a coverage problem: a warning (:func:`warn`), or in strict mode an ``error`` (default
+    :class:`MissingIdsError`) with the same message and the switch that made it an error.
+
+    ``warning=False``: a problem that is only counted (not warned about) outside strict mode.
+    """
+    switch = _STRICT.get()
+    if switch is None:
+        if warning:
+            warn(message, stacklevel=stacklevel + 1)
+        return
+    raise (error or MissingIdsError)(f"{message} (an error because of {switch})")
+
+
 @contextlib.contextmanager
 def plain_warnings():
     """Inside, an :class:`EvalcoreWarning` prints as one line ``warning: <message>`` on stderr.

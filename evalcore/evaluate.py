@@ -40,8 +40,9 @@ import numpy as np
 
 from ._columns import factorize_strings, positions_in
 from ._threads import in_caller_context, thread_count
+from .coverage import missing_queries_message
 from .data import Qrels, Run
-from .errors import OptionError, warn
+from .errors import OptionError, coverage_problem, strict_coverage, warn
 from .evaluation import Evaluation
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
@@ -440,6 +441,7 @@ def evaluate(
     judged_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    strict: bool = False,
 ) -> Evaluation:
     """Evaluate one or many runs against graded judgments.
 
@@ -468,6 +470,10 @@ def evaluate(
     workers : int, optional
         Threads evaluating runs at once (default: the cores this process may use;
         1: one run after the other). The result does not depend on it.
+    strict : bool
+        A ground-truth query a run does not answer is an error (:class:`~evalcore.errors.MissingIdsError`,
+        the command line's warning as its message) instead of a 0 counted in ``n_missing``; nothing is
+        returned (see :func:`evalcore.errors.strict_coverage`). Default False.
 
     Returns
     -------
@@ -530,6 +536,7 @@ def evaluate(
                                      max_positives=max_positives)
 
     with contextlib.ExitStack() as stack:
+        stack.enter_context(strict_coverage(strict))  # (or a caller's: the command line's --strict)
         pool = ThreadPoolExecutor(n_workers, thread_name_prefix="evalcore-evaluate") if n_workers > 1 else None
         if pool is not None:  # (on an error, the runs not started yet are not evaluated)
             stack.callback(pool.shutdown, cancel_futures=True)
@@ -558,6 +565,9 @@ def evaluate(
                 "n_skipped": int(nq - len(keep_idx)),
                 "depth": depth,
             })
+            if prep.n_missing:  # counted; in strict mode an error (the other runs are not evaluated)
+                coverage_problem(missing_queries_message(name, nq, prep.n_missing, run_query_ids=run_map[name].query_ids,
+                                                         ground_truth_query_ids=qrels.query_ids), warning=False)
             if progress is not None:
                 progress(ri + 1, len(run_map))
 

@@ -9,6 +9,7 @@ from .options import (
     QRELS_FORMAT_HELP,
     add_embedding_options,
     add_judged_only,
+    add_strict_option,
     counting,
     progress_unit,
     search_backend,
@@ -48,6 +49,7 @@ def register(sub) -> argparse.ArgumentParser:
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
                         "independent groups (as ranx)")
     p.add_argument("--hsd-out", default=None, metavar="CSV", help="write the Tukey HSD table as CSV")
+    add_strict_option(p)
     add_embedding_options(p)
     p.set_defaults(func=run)
     return p

@@ -19,12 +19,13 @@ from ..data import Qrels, Run
 from ..diversity import diversity_table
 from ..embedding_runs import (
     DEFAULT_BLOCK_BYTES,
+    check_embedding_coverage,
     embedding_run,
     evaluate_reference_runs,
     reference_agreement,
     reference_ground_truth,
 )
-from ..errors import OptionError, warn
+from ..errors import OptionError, coverage_is_strict, coverage_problem, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties, has_equal_scores
@@ -138,6 +139,11 @@ def runs_from_embeddings(
         raise OptionError(f"--emb-ids names {sorted(unknown)} match no --emb")
     depth = _depth(args, list(ks) if ks is not None else _ks(args))
     block = _block_bytes(args)
+    if coverage_is_strict():  # --strict: every run's coverage checked before any is ranked (minutes, maybe)
+        for sp in parsed:
+            check_embedding_coverage(cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids)
+                                     if sp.queries else None, name=sp.name,
+                                     qrels=qrels.get(sp.name) if isinstance(qrels, Mapping) else qrels)
     runs: dict[str, Run] = {}
     for sp in parsed:
         if sp.name in runs:
@@ -334,6 +340,8 @@ def evaluate_from_args(
         qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
         label = str(args.qrels)
 
+    if coverage_is_strict():  # --strict: the run files' coverage checked before any embedding is ranked
+        _check_run_files(runs, qrels_for)
     if emb_specs:
         runs_emb = runs_from_embeddings(emb_specs, qrels=qrels_for, args=args, progress=progress, ks=ks,
                                         cache=cache, info=emb_info, backend=backend)
@@ -403,6 +411,19 @@ def evaluate_from_args(
     return ev, runs, label
 
 
+def _check_run_files(runs: Mapping[str, Run], qrels_for: Qrels | Mapping[str, Qrels]) -> None:
+    """The coverage problem (:func:`evalcore.errors.coverage_problem`) of the first run answering only part of
+    its ground truth's queries, as :func:`evalcore.evaluate` (``strict``) would report it after the ranking."""
+    from ..coverage import missing_queries_message, missing_query_count
+
+    for name, run in runs.items():
+        q = qrels_for[name] if isinstance(qrels_for, Mapping) else qrels_for
+        missing = missing_query_count(q, run)
+        if missing:
+            coverage_problem(missing_queries_message(name, q.n_queries, missing, run_query_ids=run.query_ids,
+                                                     ground_truth_query_ids=q.query_ids), warning=False)
+
+
 def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tuple[str, str | None]:
     ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
     for s in specs:
@@ -437,9 +458,10 @@ def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapp
     """One ``warning:`` line per run file answering only part of the ground truth's queries (the missing
     ones count 0 in its values and tests); none answered: the first ids of both, to spot an id mismatch.
 
-    Embedding runs and fusions are left to their own warnings (the search's and the fusion's).
+    Embedding runs and fusions are left to their own warnings (the search's and the fusion's). With
+    ``--strict`` the evaluation already stopped on such a run (:func:`evalcore.evaluate`'s ``strict``).
     """
-    from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text
+    from ..coverage import missing_queries_message
 
     files = set(details.get("file_runs", ()))
     qrels_for = details.get("qrels_for", {})
@@ -447,14 +469,6 @@ def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapp
         name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
         if name not in files or not missing or not total:
             continue
-        if missing == total:
-            q = qrels_for.get(name)
-            ids = ", ".join(repr(str(x)) for x in runs[name].query_ids[:2])
-            want = "" if q is None else "; the ground truth's like " + ", ".join(repr(str(x)) for x in q.query_ids[:2])
-            warn(f"run {name!r} answers none of the {total} ground-truth queries (its query ids look like {ids}{want}): "
-                 "every value is 0")
-            continue
-        flag = f", below the {DEFAULT_MIN_COVERAGE:.0%} the dashboard flags" if (total - missing) < \
-            DEFAULT_MIN_COVERAGE * total else ""
-        warn(f"run {name!r} answers {coverage_text(total - missing, total)} of the ground-truth queries{flag}; "
-             f"the other {missing} count 0 in its values and tests")
+        q = qrels_for.get(name)
+        coverage_problem(missing_queries_message(name, total, missing, run_query_ids=runs[name].query_ids,
+                                                 ground_truth_query_ids=None if q is None else q.query_ids))

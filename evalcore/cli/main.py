@@ -2,7 +2,9 @@
 
 Bad input ends with one line ``error: <file>, line N: <what is wrong>`` on
 stderr and exit status 2 — never a traceback; a file or folder that cannot be
-written (or read) ends with ``error: <path>: <reason>`` and exit status 1. Each subcommand lives in its own
+written (or read) ends with ``error: <path>: <reason>`` and exit status 1. With ``--strict`` (``evaluate``,
+``compare``) a coverage problem (:data:`evalcore.errors.COVERAGE_PROBLEMS`) is such an error too, instead of
+a warning. Each subcommand lives in its own
 module (:mod:`.evaluate`, :mod:`.compare`, :mod:`.fuse`, :mod:`.agree`, :mod:`.topk`,
 :mod:`.metrics`, :mod:`.workspace`) with ``register`` (its arguments) and ``run`` (the work).
 """
@@ -14,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from ..errors import EvalcoreError, plain_warnings
+from ..errors import EvalcoreError, plain_warnings, strict_coverage
 from . import agree, compare, evaluate, fuse, metrics, topk, workspace
 from .background import close_loader, open_loader
 
@@ -115,7 +117,8 @@ def _run(argv: Sequence[str] | None) -> int:
         chosen = sub.choices[args.command]
         chosen.error(_unrecognized(chosen, extras))  # exits with argparse's status 2
     try:
-        return int(args.func(args) or 0)
+        with strict_coverage(getattr(args, "strict", False), switch="--strict"):  # evaluate, compare
+            return int(args.func(args) or 0)
     except EvalcoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1 if isinstance(e, OSError) else EXIT_USAGE  # a workspace that cannot be written: as any file

@@ -63,7 +63,7 @@ from ..io.detect import QRELS_FORMATS
 
 __all__ = [
     "QRELS_FORMAT_HELP", "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
-    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit",
+    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
 ]
 
 
@@ -125,6 +125,17 @@ def add_judged_only(p: argparse.ArgumentParser) -> None:
                    help="remove retrieved documents without a judgment (grade >= 0) before scoring (trec_eval -J)")
 
 
+def add_strict_option(p: argparse.ArgumentParser) -> None:
+    """``--strict``: coverage problems (:data:`evalcore.errors.COVERAGE_PROBLEMS`) stop the command
+    (:func:`evalcore.cli.main.main` runs it inside :func:`evalcore.errors.strict_coverage`)."""
+    p.add_argument("--strict", action="store_true",
+                   help="stop with an error (exit status 2; nothing written: no --out file, nothing recorded) "
+                        "instead of a warning when the ground truth is not fully covered: a ground-truth query "
+                        "that a run does not answer or that is not in an embedding run's (query) embeddings, a "
+                        "relevant document not in an embedding run's corpus, reference ids absent from a model "
+                        "(--agreement-pairs). Other warnings (zero vectors, ties, depth, sampling...) stay warnings")
+
+
 def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
@@ -142,6 +153,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
     p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
+    add_strict_option(p)
 
 
 

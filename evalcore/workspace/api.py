@@ -43,7 +43,7 @@ from typing import Any
 
 from .._lazy import pd
 from ..data import Qrels, Run
-from ..errors import OptionError, warn
+from ..errors import OptionError
 from ..evaluate import Evaluation
 from ..io.embeddings import Embeddings
 from . import codecs
@@ -58,8 +58,7 @@ from .inputs import (
     run_input,
 )
 from .locations import default_path
-from .model import stable_key
-from .resolve import Resolved, resolve
+from .resolve import Resolved, evaluate_stored, resolve
 from .sidecar import SettingsAndSideFiles
 from .store import NoChange, dumps, loads, now
 
@@ -532,7 +531,7 @@ class Workspace(SettingsAndSideFiles):
                  ties: str | None = None, rel_threshold: int | None = None, no_relevant: str | None = None,
                  runs: Sequence[str] | None = None, sample_size: int | None = None, seed: int | None = None,
                  depth: int | None = None, judged_only: bool | None = None, record: bool = True,
-                 progress: Callable[[int, int], None] | None = None) -> Evaluation:
+                 progress: Callable[[int, int], None] | None = None, strict: bool = False) -> Evaluation:
         """Evaluate the stored runs against the active ground truth (every metric at every k).
 
         Options left None take the stored settings (:meth:`settings`; ``judged_only``:
@@ -542,19 +541,15 @@ class Workspace(SettingsAndSideFiles):
         :class:`~evalcore.errors.EvalcoreWarning` and listed in ``settings["errors"]``
         of the result. With ``record`` (and a writable workspace) the evaluation is
         stored in the catalogue, its per-query table as Parquet (once per distinct input).
+        ``strict`` (default False): a ground-truth query a run does not answer or that an embedding
+        run's embeddings lack, or a relevant document absent from its corpus, raises
+        :class:`~evalcore.errors.MissingIdsError` (the coverage warning's message) and nothing is
+        recorded (:func:`~.resolve.evaluate_stored`).
         """
-        res = self.resolve(runs=runs, progress=progress, metrics=metrics, k=k, ties=ties,
-                           rel_threshold=rel_threshold, no_relevant=no_relevant, sample_size=sample_size, seed=seed,
-                           depth=depth, judged_only=judged_only)
-        for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
-            warn(msg)
-        for run_name, msg in res.errors.items():
-            warn(f"run {run_name!r} not evaluated: {msg}")
-        ev = res.evaluate(progress=progress)
-        if record and not self.read_only:
-            key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))
-            self.record_evaluation(ev, key=key, ground_truth_id=res.ground_truth.id)
-        return ev
+        return evaluate_stored(self, self._settings_with(dict(
+            metrics=metrics, k=k, ties=ties, rel_threshold=rel_threshold, no_relevant=no_relevant,
+            sample_size=sample_size, seed=seed, depth=depth, judged_only=judged_only)),
+            runs=runs, progress=progress, record=record, strict=strict)
 
     def record_evaluation(self, ev: Evaluation, *, key: str | None = None, ground_truth_id: int | None = None) -> int:
         """Store an evaluation (its table as Parquet); returns its id. The same ``key`` is stored once."""

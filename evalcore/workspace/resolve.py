@@ -15,7 +15,9 @@ The same steps as the dashboard's in-memory pipeline (:mod:`.pipeline`), on stor
    evaluation never ranks again; a fused run is the weighted RRF of its inputs (its own
    ``ties`` when it was recorded with one, else ``Settings.ties``). A run that fails
    (a damaged artifact, a missing input...) is reported in :attr:`Resolved.errors` and
-   the others go on;
+   the others go on — but in strict mode (:func:`evalcore.errors.strict_coverage`) a coverage
+   problem (:class:`~evalcore.errors.MissingIdsError`) stops the evaluation, every run's
+   coverage checked before any run is built;
 4. :func:`~.pipeline.evaluate_workspace`: every run against its aspect (or the reference
    ground truth), every metric at every k at once.
 
@@ -34,10 +36,18 @@ import numpy as np
 
 from .. import __version__
 from ..data import Qrels, Run
-from ..errors import EvalcoreError, OptionError
+from ..errors import (
+    EvalcoreError,
+    MissingIdsError,
+    OptionError,
+    coverage_is_strict,
+    coverage_problem,
+    strict_coverage,
+    warn,
+)
 from ..evaluate import Evaluation
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore
-from .evaluations import mark_inputs
+from .evaluations import mark_inputs, record_evaluation
 from .model import Settings, capture, stable_key
 from .pipeline import (
     evaluate_workspace,
@@ -47,7 +57,7 @@ from .pipeline import (
 )
 from .rankings import embedding_ranking, ranking_key
 
-__all__ = ["Resolved", "resolve", "ranking_key"]
+__all__ = ["Resolved", "resolve", "ranking_key", "evaluate_stored"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -175,6 +185,34 @@ def _needed(records: Sequence[RunRecord], names: Sequence[str] | None) -> list[R
     return [r for r in records if r.name in want]
 
 
+def _check_coverage_first(core: WorkspaceCore, records: Sequence[RunRecord], aspects: Sequence[str],
+                          default: str | None, qrels_of: Callable[[str | None], Qrels]) -> None:
+    """Strict mode: every ranked and embedding run's coverage, before any run is built (an embedding run's
+    ranking can take minutes) and whether its ranking was kept or not (a ranking kept by a run that was not
+    strict, or by ``evaluate --workspace``, which keeps no warnings, must not let a strict evaluation
+    through). The first coverage problem raises; a run failing otherwise is reported when it is built."""
+    from ..coverage import missing_queries_message, missing_query_count
+    from ..embedding_runs import check_embedding_coverage
+
+    for rec in records:
+        try:
+            if rec.kind == "embedding":
+                check_embedding_coverage(*core.run_embeddings(rec), qrels=qrels_of(run_aspect(rec, aspects, default)),
+                                         name=rec.name)
+            elif rec.kind == "ranked":
+                qrels = qrels_of(run_aspect(rec, aspects, default))
+                run = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}")
+                missing = missing_query_count(qrels, run)
+                if missing:
+                    coverage_problem(missing_queries_message(rec.name, qrels.n_queries, missing,
+                                                             run_query_ids=run.query_ids,
+                                                             ground_truth_query_ids=qrels.query_ids), warning=False)
+        except MissingIdsError:
+            raise
+        except EvalcoreError:
+            continue
+
+
 def _fused_run(rec: RunRecord, built: dict[str, Run], settings: Settings) -> Run:
     from ..fusion import WEIGHTED_METHODS, fuse
 
@@ -228,6 +266,8 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
         runs = list(runs)
     records = _needed(core.run_records(), runs)
     out.records = tuple(records)
+    if coverage_is_strict():
+        _check_coverage_first(core, records, out.aspects, default, qrels_of)
     built: dict[str, Run] = {}
     pending = [r for r in records if r.kind != "fused"] + [r for r in records if r.kind == "fused"]
     while pending:
@@ -253,6 +293,8 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                         raise OptionError(f"run {rec.name!r}: a run it fuses failed to load: {failed}")
                     run, msgs = capture(_fused_run, rec, built, settings)
             except EvalcoreError as e:
+                if isinstance(e, MissingIdsError) and coverage_is_strict():
+                    raise  # strict mode: a run not (fully) covered stops the evaluation, not left out
                 out.errors[rec.name] = str(e)
                 continue
             built[rec.name] = run
@@ -273,3 +315,25 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                          [list(s) for s in side], [(r.name, r.content_key(), out.run_aspect.get(r.name))
                                                    for r in records])
     return out
+
+
+def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
+                    progress: ProgressFn | None = None, record: bool = True, strict: bool = False) -> Evaluation:
+    """:meth:`evalcore.workspace.Workspace.evaluate`: resolve, report each run's warnings (and the runs left
+    out), evaluate, and (``record``, a writable workspace) record the evaluation.
+
+    With ``strict`` (:func:`evalcore.errors.strict_coverage`) a coverage problem raises before anything
+    is recorded: a ground-truth query a run does not answer, or that an embedding run's (query)
+    embeddings lack, a relevant document absent from its corpus (:class:`~evalcore.errors.MissingIdsError`).
+    """
+    with strict_coverage(strict):
+        res = resolve(core, settings, runs=runs, progress=progress)
+        for msg in (*res.gt_warnings, *(m for ms in res.warnings.values() for m in ms)):
+            warn(msg, stacklevel=3)
+        for run_name, msg in res.errors.items():
+            warn(f"run {run_name!r} not evaluated: {msg}", stacklevel=3)
+        ev = res.evaluate(progress=progress)
+    if record and not core.read_only:
+        key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))
+        record_evaluation(core, ev, key=key, ground_truth_id=res.ground_truth.id)
+    return ev
