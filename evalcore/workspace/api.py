@@ -49,6 +49,7 @@ from ..data import Run
 from ..errors import OptionError, warn
 from ..evaluate import Evaluation
 from ..io.embeddings import Embeddings
+from .inputs import check_bool
 from .locations import default_path
 from .model import stable_key
 from .resolve import Resolved, resolve
@@ -185,6 +186,7 @@ class Workspace(RunChanges):
         of the result. With ``record`` (and a writable workspace) the evaluation is
         stored in the catalogue, its per-query table as Parquet (once per distinct input).
         """
+        record = check_bool(record, "record")
         res = self.resolve(runs=runs, progress=progress, metrics=metrics, k=k, ties=ties,
                            rel_threshold=rel_threshold, no_relevant=no_relevant, sample_size=sample_size, seed=seed,
                            depth=depth, judged_only=judged_only)

@@ -24,7 +24,7 @@ from ..io.embeddings import Embeddings
 from .locations import plain_text
 
 __all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
-           "check_run_name", "check_label", "check_step", "check_tags", "check_id",
+           "check_run_name", "check_label", "check_step", "check_tags", "check_id", "check_bool",
            "is_whole"]
 
 _MAX_NAME = 200
@@ -226,6 +226,17 @@ def check_step(step: Any) -> float | None:
     if not math.isfinite(value):
         raise OptionError(f"step must be finite, got {step!r:.40}")
     return value
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """A yes/no option (``replace``, ``record``, ``read_only``...): ``True`` or ``False`` (a numpy bool too).
+
+    Anything else — ``"yes"``, ``"false"``, ``1``, ``None`` — is an :class:`~evalcore.errors.OptionError`
+    naming the option and the value (``bool("false")`` is true: taking it as given would do the opposite).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise OptionError(f"{what} must be True or False, got {type(value).__name__} {value!r:.60}")
 
 
 def is_whole(value: Any) -> bool:

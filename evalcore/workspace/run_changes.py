@@ -16,6 +16,7 @@ from ..errors import OptionError
 from . import codecs
 from .ground_truths import GroundTruths
 from .inputs import (
+    check_bool,
     check_label,
     check_run_name,
     check_step,
@@ -65,7 +66,7 @@ class RunChanges(GroundTruths):
         source_name, source_sha256 : str, optional
             Provenance to record (default: the file's name and the SHA-256 of its bytes).
         """
-        name = check_run_name(name)
+        name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
         run, src_name, sha = run_input(path_or_run, name=name, format=format, label=source_name)
         aspect = self._aspect(aspect)
@@ -95,7 +96,7 @@ class RunChanges(GroundTruths):
         model, version, step, tags, aspect, replace, source_name, source_sha256 :
             As in :meth:`add_run`; ``query_source_name`` names the query file.
         """
-        name = check_run_name(name)
+        name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
         docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name)
         queries = None
@@ -135,7 +136,7 @@ class RunChanges(GroundTruths):
         those of :func:`evalcore.fusion.fuse`. The fusion is computed at evaluation from
         its inputs; removing an input removes it too; ``aspect`` defaults to the first input's.
         """
-        name = check_run_name(name)
+        name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
         options = fusion_options(name, inputs, weights=weights, c=c, top_n=top_n, ties=ties, method=method, norm=norm)
         names = options["inputs"]
