@@ -10,7 +10,9 @@ from test_app import (
     errors,
     goto,
     npz,
+    open_app,
     start,
+    store_snapshot,
     trec_qrels,
     trec_run,
     unescape,
@@ -54,11 +56,14 @@ def test_a_file_in_the_wrong_uploader_is_told_where_it_belongs():
 
 def test_a_kept_run_that_cannot_be_evaluated_is_not_said_not_loaded():
     """An item-to-item embedding run none of whose ids is a ground-truth query is stored (it stays in the
-    workspace) but cannot be evaluated: it read 'Not loaded'."""
-    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
+    workspace) but cannot be evaluated: it read 'Not loaded'. (Such a run is stored before the ground truth:
+    once there is one, the workspace refuses it.)"""
+    ws, _ = W.add_ranked_run(W.Snapshot(), W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
     ws, _ = W.add_embedding_run(ws, W.Blob.of("items.npz", npz([f"x{i}" for i in range(8)], 4, 1)), name="items")
-    at = goto(start(ws), "data")
+    name = store_snapshot(ws)
+    with W.WorkspaceRoot().open(name) as stored_ws:
+        stored_ws.set_ground_truth(trec_qrels(), source_name="qrels.txt")
+    at = goto(open_app(name), "data")
     assert not at.exception
     errs = errors(at)
     assert any(e.startswith("Not evaluated (the run is kept): ") for e in errs), errs

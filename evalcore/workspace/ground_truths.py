@@ -12,10 +12,13 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..data import Qrels
-from ..errors import OptionError
+from ..errors import CorruptArtifactError, OptionError
 from ..io.embeddings import Embeddings
 from . import codecs
+from .idchecks import check_embedding_ids, check_qrels_ids
 from .inputs import check_label, embeddings_input, qrels_parts
 from .sidecar import SettingsAndSideFiles
 from .store import NoChange, dumps, now
@@ -44,8 +47,15 @@ class GroundTruths(SettingsAndSideFiles):
             ``"auto"`` (detected) or one of :data:`evalcore.io.QRELS_FORMATS`.
         source_name : str, optional
             The file name to record for bytes or a stream (also used for format detection).
+
+        Raises
+        ------
+        InputFormatError
+            A query or document id holds a control character (tab, line break, NUL...): nothing is stored.
         """
         parts, src_name, sha, fmt = qrels_parts(path_or_qrels, format=format, label=source_name)
+        for aspect, q in parts:
+            check_qrels_ids(q, owner="the ground truth" + (f" (aspect {aspect!r})" if aspect else ""), file=src_name)
         label = check_label(name, "the ground truth's name") or src_name or "ground truth"
         stage = lambda: [self.put("qrels", lambda p, q=q: codecs.write_qrels(q, p)) for _, q in parts]  # noqa: E731
         counts = [(q.n_queries, len(q)) for _, q in parts]
@@ -73,6 +83,7 @@ class GroundTruths(SettingsAndSideFiles):
         is a setting (:meth:`set_settings`), applied at evaluation.
         """
         emb, src_name, sha = embeddings_input(embeddings, ids, what="reference embeddings", label=source_name)
+        check_embedding_ids(emb, owner="the reference embeddings", what="id", file=src_name)
         sha = sha or source_sha256
         label = check_label(name, "the ground truth's name") or src_name or "reference"
 
@@ -137,6 +148,24 @@ class GroundTruths(SettingsAndSideFiles):
             raise OptionError("the ground truth is a reference model: its judgments depend on the settings; "
                               "use resolve().qrels")
         return self.read_qrels(gt.part(aspect), label=gt.name)
+
+    def query_universe(self, aspect: str | None = None) -> tuple[np.ndarray, str] | None:
+        """The query ids a run is evaluated on, and the ground truth's name; None without a ground truth.
+
+        Every query of the active ground truth (of ``aspect``, a stored aspect name, else the first part;
+        before any sampling), or a reference model's items. None too when it cannot be read (a damaged
+        artifact: :meth:`evaluate` reports that).
+        """
+        gt = self.ground_truth_record()
+        if gt is None:
+            return None
+        try:
+            if gt.kind == "reference":
+                return np.asarray(self.reference_ids(), dtype=object), gt.name
+            part = gt.part(aspect if aspect in gt.aspects else None)
+            return self.read_qrels(part, label=gt.name).query_ids, gt.name
+        except CorruptArtifactError:
+            return None
 
     def load_reference(self) -> Embeddings:
         """A reference ground truth's embeddings (memory-mapped)."""

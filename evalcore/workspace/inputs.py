@@ -149,9 +149,13 @@ def _ids_source(ids: Any, what: str) -> Any:
     """An ids argument as an ids file for :func:`evalcore.io.load_embeddings` (a sequence -> its lines)."""
     if ids is None or is_source(ids):
         return ids
+    from ..io.source import first_broken_id
+    from .idchecks import broken_id_error
+
     values = [str(x) for x in _as_ids(ids, what).tolist()]
-    if any("\n" in v or "\r" in v for v in values):
-        raise OptionError(f"{what}: an id contains a line break")
+    row = first_broken_id(values)
+    if row is not None:  # (a line break would split it into two ids of the file)
+        raise broken_id_error(what, "id", values[row], row)
     return ("\n".join(values) + "\n").encode("utf-8")
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..errors import OptionError
 from . import codecs
 from .ground_truths import GroundTruths
+from .idchecks import check_answers_some, check_embedding_ids, check_run_ids
 from .inputs import (
     check_bool,
     check_label,
@@ -65,11 +66,24 @@ class RunChanges(GroundTruths):
             run of that name is an error.
         source_name, source_sha256 : str, optional
             Provenance to record (default: the file's name and the SHA-256 of its bytes).
+
+        Raises
+        ------
+        MissingIdsError
+            None of the run's query ids is a query of the active ground truth (a wrong id array); a run
+            answering some of them is stored, its evaluation scoring the others 0. Nothing is checked
+            while the workspace has no ground truth.
+        InputFormatError
+            A query or document id holds a control character (tab, line break, NUL...).
+
+        Nothing is written when an error is raised.
         """
         name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
         run, src_name, sha = run_input(path_or_run, name=name, format=format, label=source_name)
+        check_run_ids(run, owner=f"run {name!r}", file=src_name)
         aspect = self._aspect(aspect)
+        self._check_answers(name, run.query_ids, aspect)
         return self._insert(name, "ranked", meta, lambda: [self.put("run", lambda p: codecs.write_run(run, p))],
                             {"aspect": aspect} if aspect else {}, src_name, source_sha256 or sha,
                             (run.n_queries, len(run), None), replace)
@@ -95,6 +109,14 @@ class RunChanges(GroundTruths):
             own item is excluded.
         model, version, step, tags, aspect, replace, source_name, source_sha256 :
             As in :meth:`add_run`; ``query_source_name`` names the query file.
+
+        Raises
+        ------
+        MissingIdsError
+            As in :meth:`add_run`: none of the query ids (item-to-item: none of the item ids) is a query of
+            the active ground truth.
+        InputFormatError
+            A document or query id holds a control character (tab, line break, NUL...).
         """
         name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
@@ -110,6 +132,10 @@ class RunChanges(GroundTruths):
             options["query_source"] = qname
         elif query_ids is not None:
             raise OptionError(f"run {name!r}: query_ids without query_embeddings")
+        check_embedding_ids(docs, owner=f"run {name!r}", what="document id", file=src_name)
+        if queries is not None:
+            check_embedding_ids(queries, owner=f"run {name!r}", what="query id", file=options.get("query_source"))
+        self._check_answers(name, (docs if queries is None else queries).ids, aspect, items=queries is None)
 
         def stage() -> list:
             out = [self.put("embeddings", lambda p: codecs.write_vectors(docs.vectors, p)),
@@ -157,6 +183,13 @@ class RunChanges(GroundTruths):
         from ..io.lists import pick_aspect
 
         return pick_aspect(list(gt.aspects), str(aspect), label=f"ground truth {gt.name!r}")
+
+    def _check_answers(self, name: str, query_ids: Any, aspect: str | None, *, items: bool = False) -> None:
+        """Refuse a run none of whose query ids (an item-to-item run: item ids) is a query of the active
+        ground truth (:func:`~.idchecks.check_answers_some`); without a ground truth there is nothing to check."""
+        universe = self.query_universe(aspect)
+        if universe is not None:
+            check_answers_some(name, query_ids, universe[0], ground_truth=universe[1], items=items)
 
     def _meta(self, model: Any, version: Any, step: Any, tags: Any) -> tuple:
         return check_label(model, "model"), check_label(version, "version"), check_step(step), check_tags(tags)
