@@ -25,7 +25,7 @@ from ..errors import (
 )
 
 __all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC",
-           "first_broken_id"]
+           "first_broken_id", "LINE_BREAKS"]
 
 #: the first two bytes of gzip data (RFC 1952)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -38,11 +38,14 @@ _TOKEN_WS = re.compile(r"[ \t\v\f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u
 #: Unicode line / paragraph separator — each ends a record or a field of some text file evalcore writes
 #: (TREC and BEIR lines, CSV rows, one id per line beside a ``.npy``), or makes it binary (NUL).
 _ID_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What ends a line for :meth:`str.splitlines` (and so for a file of one id per line read back).
+LINE_BREAKS = re.compile("[\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]")
 
 
-def first_broken_id(ids: Iterable[Any]) -> int | None:
+def first_broken_id(ids: Iterable[Any], pattern: re.Pattern[str] = _ID_BREAKING) -> int | None:
     """Position of the first id whose text holds a control character or a line separator; None when none does.
 
+    ``pattern``: another set of characters to look for (one character each match, e.g. :data:`LINE_BREAKS`).
     One regular-expression scan of the ids' joined text (no Python test per id).
 
     >>> first_broken_id(["q1", "q2", "q\\t3"]), first_broken_id(["q1", "q 2"])
@@ -54,7 +57,7 @@ def first_broken_id(ids: Iterable[Any]) -> int | None:
     except TypeError:  # not all text (integers...): their text
         texts = [str(x) for x in texts]
         joined = "".join(texts)
-    found = _ID_BREAKING.search(joined)
+    found = pattern.search(joined)
     if found is None:
         return None
     ends = itertools.accumulate(map(len, texts))
