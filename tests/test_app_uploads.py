@@ -10,7 +10,10 @@ from test_app import (
     errors,
     goto,
     npz,
+    open_app,
     start,
+    store_snapshot,
+    stored,
     trec_qrels,
     trec_run,
     unescape,
@@ -54,11 +57,14 @@ def test_a_file_in_the_wrong_uploader_is_told_where_it_belongs():
 
 def test_a_kept_run_that_cannot_be_evaluated_is_not_said_not_loaded():
     """An item-to-item embedding run none of whose ids is a ground-truth query is stored (it stays in the
-    workspace) but cannot be evaluated: it read 'Not loaded'."""
-    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))
-    ws, _ = W.add_ranked_run(ws, W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
+    workspace) but cannot be evaluated: it read 'Not loaded'. (Such a run is stored before the ground truth:
+    once there is one, the workspace refuses it.)"""
+    ws, _ = W.add_ranked_run(W.Snapshot(), W.Blob.of("bm25.trec", trec_run(1)), name="bm25")
     ws, _ = W.add_embedding_run(ws, W.Blob.of("items.npz", npz([f"x{i}" for i in range(8)], 4, 1)), name="items")
-    at = goto(start(ws), "data")
+    name = store_snapshot(ws)
+    with W.WorkspaceRoot().open(name) as stored_ws:
+        stored_ws.set_ground_truth(trec_qrels(), source_name="qrels.txt")
+    at = goto(open_app(name), "data")
     assert not at.exception
     errs = errors(at)
     assert any(e.startswith("Not evaluated (the run is kept): ") for e in errs), errs
@@ -79,3 +85,17 @@ def test_removing_a_run_names_the_fused_runs_that_go_with_it():
     assert not at.exception and not errors(at)
     assert [r.name for r in at.session_state["ws"].runs] == ["b"]
     assert "removed a and the fused run(s) made of it: ab" in [unescape(s.value) for s in at.success]
+
+
+def test_a_run_answering_no_query_of_the_ground_truth_is_refused_at_its_uploader():
+    """A run file none of whose query ids is a query of the ground truth (an id mismatch) was stored and showed
+    0% coverage everywhere; the workspace refuses it, as for a training script: the message is next to the
+    uploader and nothing is stored."""
+    at = goto(start(W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))), "data")
+    box = next(u for u in at.get("file_uploader") if str(u.key).startswith("up_runs"))
+    box.set_value([("other.trec", b"x1 Q0 d1 1 1.0 t\nx2 Q0 d2 1 1.0 t\n", "text/plain")]).run()
+    assert not at.exception
+    said = errors(at)
+    assert any("run 'other': none of its query ids (2) is a query of the ground truth 'qrels.txt' (e.g. ['x1', "
+               "'x2']; the ground truth has query ids like ['q0', 'q1', 'q2'])" in e for e in said), said
+    assert not at.session_state["ws"].runs and stored(at).run_names() == []

@@ -186,16 +186,27 @@ def test_the_picker_reaches_the_last_of_5000_queries():
 # ------------------------------------------------------------------------------------------ item 4
 
 
-def coverage_workspace() -> W.Snapshot:
+def coverage_workspace() -> str:
+    """A stored workspace (its name): runs answering all, 40% and none of the queries. The ground truth comes
+    last: 'nomatch' (none of its query ids is a query of it) would be refused after it, and is flagged at 0%."""
     qids = [f"q{i}" for i in range(30)]
     qrels = trec([f"{q} 0 d1 1" for q in qids] + [f"{q} 0 d2 1" for q in qids])
     weak = trec([f"{q} Q0 d{j} {r + 1} {9 - r} w" for q in qids for r, j in enumerate((3, 4, 1))])  # d1 at rank 3
     partial = trec([f"{q} Q0 d{j} {r + 1} {10 - r} p" for q in qids[:12] for r, j in enumerate((1, 2))])
     nomatch = trec([f"Q-{i} Q0 d1 1 1.0 n" for i in range(30)])
-    ws = W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", qrels))
+    ws = W.Snapshot()
     for name, data in (("weak", weak), ("partial", partial), ("nomatch", nomatch)):
         ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", data))
-    return ws
+    name = T.store_snapshot(ws)
+    with W.WorkspaceRoot().open(name) as stored:
+        stored.set_ground_truth(qrels, source_name="qrels.txt")
+    return name
+
+
+def start_stored(name: str, page: str) -> AppTest:
+    at = T.open_app(name)
+    goto(at, page)
+    return at
 
 
 def test_a_search_without_match_says_so_and_shows_the_search_as_text():
@@ -213,7 +224,7 @@ def test_a_search_without_match_says_so_and_shows_the_search_as_text():
 
 
 def test_low_coverage_is_flagged_everywhere_and_left_out_of_stars_and_tests():
-    at = start(coverage_workspace(), "overview")
+    at = start_stored(coverage_workspace(), "overview")
     warn = [unescape(w.value) for w in at.warning if "Low coverage" in w.value]
     assert warn and "partial: results for 12/30 (40%)" in warn[0] and "nomatch: results for 0/30 (0%)" in warn[0]
     text = overview(at)
@@ -247,7 +258,7 @@ def test_low_coverage_is_flagged_everywhere_and_left_out_of_stars_and_tests():
 
 
 def test_the_coverage_threshold_is_a_setting():
-    at = start(coverage_workspace(), "data")
+    at = start_stored(coverage_workspace(), "data")
     at.number_input(key="set_mincov").set_value(30)
     at.button[[b.label for b in at.button].index("Apply settings")].click().run()
     assert at.session_state["ws"].settings.min_coverage == 0.3
@@ -445,12 +456,13 @@ def test_sidebar_marks_a_failed_file_in_the_same_run_and_counts_read_well():
     assert any("picture.png" in unescape(e.value) and "binary" in unescape(e.value) for e in at.error)
     side = "\n".join(t.value for t in at.sidebar.text)
     assert "picture.png" not in side and "run: one [ranked]\n" in side + "\n"
-    # a stored run that fails when it is built (no query of the ground truth among its ids) is marked
-    T.stored(at).add_embedding_run("elsewhere", np.eye(3, dtype=np.float32), ["x1", "x2", "x3"])
+    # a stored run that fails when it is built (its items hold the query but none of its relevant documents)
+    T.stored(at).add_embedding_run("elsewhere", np.eye(3, dtype=np.float32), ["q1", "x2", "x3"])
     at.run()
     side = "\n".join(t.value for t in at.sidebar.text)
     assert "run: elsewhere [embedding] (not loaded)" in side and "run: one [ranked]\n" in side + "\n"
-    assert any("none of the 1 ground-truth queries" in unescape(e.value) for e in at.error)
+    assert any("none of the 1 relevant documents of the ground truth is in the corpus" in unescape(e.value)
+               for e in at.error)
     main = [c.value for c in at.caption]
     assert "1 query, 1 ranked item" in main
     assert not any(c.startswith("detected:") and "trec" in c for c in main[main.index("1 query, 1 ranked item"):])

@@ -102,8 +102,9 @@ def test_a_run_without_matching_queries_is_flagged_and_every_ci_in_range(server,
                                                for r, j in enumerate((1, 2))])
     nomatch = trec(tmp_path / "nomatch.trec", [f"Q-{i} Q0 d1 1 1.0 n" for i in range(30)])
     fresh_session(page, server)
-    upload(page, "up_gt", [qrels], sidebar=["qrels.txt"], main=["loaded ground truth"])
-    upload(page, "up_runs", [weak, partial, nomatch], sidebar=["run: nomatch"], main=["Low coverage"])
+    # the runs first: after the ground truth, 'nomatch' (none of its query ids is a query of it) is refused
+    upload(page, "up_runs", [weak, partial, nomatch], sidebar=["run: nomatch"])
+    upload(page, "up_gt", [qrels], sidebar=["qrels.txt"], main=["loaded ground truth", "Low coverage"])
     B.go_to(page, "Overview", timeout=STEP, expect=["Leaderboard", "Low coverage"])
     main = B.main_text(page)
     assert "nomatch: results for 0/30 (0%)" in main and "partial: results for 12/30 (40%)" in main

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from evalcore.data import Qrels, Run
-from evalcore.errors import AspectError, EvalcoreError, OptionError
+from evalcore.errors import AspectError, EvalcoreError, InputFormatError, OptionError
 from evalcore.io import (
     FORMAT_DESCRIPTIONS,
     QRELS_FORMATS,
@@ -25,6 +26,7 @@ from evalcore.io import (
     load_domains,
     load_qrels,
     load_run,
+    save_embeddings,
     write_beir_qrels,
     write_ordered_lists,
     write_qrels_csv,
@@ -354,6 +356,43 @@ def test_writers_refuse_ids_that_would_not_read_back(tmp_path):
     q = Qrels.from_records([" a"], ["b"], [1])
     with pytest.raises(EvalcoreError, match="white space"):
         write_qrels_csv(q, tmp_path / "q.csv")
+
+
+def _emb(ids):
+    from evalcore.io import Embeddings
+
+    return Embeddings.from_arrays(ids, np.eye(len(ids), dtype=np.float32))
+
+
+#: (writer, file name, an id it wrote but that did not read back: the reader refused the file or split the id)
+BROKEN_WRITES = [
+    (lambda i, p: write_trec_run(Run.from_records(["q0", "q1"], ["d0", i], [1.0, 2.0]), p), "r.trec", "d\x001"),
+    (lambda i, p: write_trec_qrels(Qrels.from_records([i, "q1"], ["d0", "d1"], [1, 1]), p), "q.trec", "q\x000"),
+    (lambda i, p: write_beir_qrels(Qrels.from_records([i, "q1"], ["d0", "d1"], [1, 1]), p), "q.tsv", "q\t0"),
+    (lambda i, p: write_beir_qrels(Qrels.from_records(["q0", "q1"], ["d0", i], [1, 1]), p), "q.tsv", "d\n1"),
+    (lambda i, p: write_run_csv(Run.from_records([i, "q1"], ["d0", "d1"], [1.0, 2.0]), p), "r.csv", "q\r0"),
+    (lambda i, p: write_qrels_csv(Qrels.from_records(["q0", "q1"], ["d0", i], [1, 1]), p, sep="\t"), "q.tsv", "d\x001"),
+    (lambda i, p: save_embeddings(_emb(["a", i]), p), "e.npy", "b\u2028c"),
+    (lambda i, p: save_embeddings(_emb(["a", i]), p), "e.npy", "b\x85c"),
+    (lambda i, p: save_embeddings(_emb(["a", i]), p), "e.csv", "b\rc"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BROKEN_WRITES)))
+def test_writers_refuse_a_control_character_that_would_not_read_back(tmp_path, case):
+    write, name, bad = BROKEN_WRITES[case]
+    with pytest.raises(InputFormatError, match=re.escape(repr(bad))):
+        write(bad, tmp_path / name)
+    assert not (tmp_path / name).exists()
+
+
+def test_writers_keep_writing_awkward_ids_that_read_back(tmp_path):
+    r = Run.from_records(["q\n0", "q\t1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
+    write_run_csv(r, tmp_path / "r.csv")  # quoted: a line feed and a tab read back
+    assert_same_run(load_run(tmp_path / "r.csv"), r)
+    r = Run.from_records(["q0", "q1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
+    write_trec_run(r, tmp_path / "r.trec")
+    assert_same_run(load_run(tmp_path / "r.trec"), r)
 
 
 # ============================================================================ detection and overrides

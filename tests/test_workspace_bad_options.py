@@ -12,6 +12,7 @@ import pytest
 
 from evalcore import Qrels, Run, Workspace
 from evalcore.errors import OptionError
+from evalcore.workspace import WorkspaceRoot
 
 QIDS = [f"q{i}" for i in range(8)]
 
@@ -64,16 +65,50 @@ BAD = {
     "gc age text": lambda ws: ws.gc(age="x"),
     "gc age negative": lambda ws: ws.gc(age=-5),
     "gc age NaN": lambda ws: ws.gc(age=float("nan")),
+    # a yes/no option is True or False: bool("false") is true, so "false" replaced, 0 kept nothing out...
+    "add_run replace 'yes'": lambda ws: ws.add_run("bm25", _run("bm25"), replace="yes"),
+    "add_run replace 1": lambda ws: ws.add_run("bm25", _run("bm25"), replace=1),
+    "add_run replace 'false'": lambda ws: ws.add_run("new", _run("new"), replace="false"),
+    "add_run replace None": lambda ws: ws.add_run("new", _run("new"), replace=None),
+    "add_embedding_run replace 'no'": lambda ws: ws.add_embedding_run(
+        "emb", np.eye(3, dtype=np.float32), ["d0", "d1", "d2"], replace="no"),
+    "add_fused_run replace 0": lambda ws: ws.add_fused_run("f", ["bm25", "dense"], replace=0),
+    "evaluate record 'no'": lambda ws: ws.evaluate(metrics=["recall"], k=[3], record="no"),
+    "evaluate judged_only 'yes'": lambda ws: ws.evaluate(metrics=["ndcg"], k=[5], judged_only="yes"),
+    "resolve judged_only 1": lambda ws: ws.resolve(judged_only=1),
+    "set_settings judged_only 'false'": lambda ws: ws.set_settings(judged_only="false"),
+    "open read_only 'no'": lambda ws: Workspace.open(ws.path, read_only="no"),
+    "open create 'false'": lambda ws: Workspace.open(ws.path.parent / "absent", create="false"),
+    "WorkspaceRoot.open create 'yes'": lambda ws: WorkspaceRoot(ws.path.parent).open("other", create="yes"),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD))
 def test_a_wrongly_typed_option_is_one_line_and_changes_nothing(ws: Workspace, case: str) -> None:
     before = _state(ws)
+    folders = sorted(p.name for p in ws.path.parent.iterdir())
     with pytest.raises(OptionError) as info:
         BAD[case](ws)
     assert "\n" not in str(info.value) and len(str(info.value)) < 300
     assert _state(ws) == before
+    assert sorted(p.name for p in ws.path.parent.iterdir()) == folders  # no workspace created either
+
+
+@pytest.mark.parametrize("case", [c for c in BAD if "replace" in c or "record" in c or "judged_only" in c
+                                  or "read_only" in c or "create" in c])
+def test_a_yes_no_option_names_itself_and_the_value(ws: Workspace, case: str) -> None:
+    with pytest.raises(OptionError, match=r"^(replace|record|judged_only|read_only|create) must be True or False, "
+                                          r"got (str|int|NoneType) "):
+        BAD[case](ws)
+
+
+def test_numpy_booleans_are_yes_no_values(ws: Workspace) -> None:
+    ws.add_run("bm25", _run("bm25"), replace=np.bool_(True))
+    assert ws.run_record("bm25").n_rows == 1
+    n_evaluations = len(ws.evaluations())
+    ev = ws.evaluate(metrics=["ndcg"], k=[5], judged_only=np.bool_(True), record=np.bool_(False))
+    assert ev.settings["judged_only"] is True and len(ws.evaluations()) == n_evaluations
+    assert Workspace.open(ws.path, read_only=np.bool_(True)).read_only
 
 
 def test_one_run_name_as_a_string_is_that_run(ws: Workspace) -> None:

@@ -87,9 +87,11 @@ def _objects(path: Path) -> dict[str, bytes]:
 
 def test_export_import_round_trip_bit_for_bit(ws: Workspace, tmp_path: Path) -> None:
     qrels, runs = tie_heavy(9)
-    ws.set_ground_truth(qrels, name="gt")
     ws.add_run("a", runs["bm25"], model="m", step=1)
+    # an item-to-item run whose items hold none of the queries (it fails to evaluate, and so does its fusion):
+    # stored before the ground truth, which would refuse it
     ws.add_embedding_run("e", np.random.default_rng(0).normal(size=(30, 4)), [f"d{j}" for j in range(30)])
+    ws.set_ground_truth(qrels, name="gt")
     ws.add_fused_run("f", ["a", "e"])
     ws.set_settings(k=(5, 10))
     with pytest.warns(EvalcoreWarning):
@@ -272,9 +274,9 @@ def test_public_names() -> None:
 
 def test_process_cache_serves_one_copy(ws: Workspace) -> None:
     qrels, runs = tie_heavy(1)
+    ws.add_embedding_run("e", np.ones((3, 2)), ["x", "y", "z"])  # (before the ground truth, which has no such query)
     ws.set_ground_truth(qrels)
     ws.add_run("a", runs["bm25"])
-    ws.add_embedding_run("e", np.ones((3, 2)), ["x", "y", "z"])
     other = Workspace.open(ws.path)
     before = ws.load_run("a").scores
     assert other.load_run("a").scores is before  # shared arrays, one copy per process

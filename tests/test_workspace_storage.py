@@ -52,11 +52,12 @@ _CHILD = textwrap.dedent("""
     run = Run.from_dict({f"q{i}": {d: float(rng.random()) for d in rng.choice(docs, 40, replace=False)}
                          for i in range(150)}, name="b")
     vectors = rng.normal(size=(400, 32)).astype(np.float32)
+    items = [f"q{i}" for i in range(150)] + docs[150:]  # an item-to-item run: the queries among its items
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
     out = {}
     for what, call in [("add_run", lambda: ws.add_run("b", run, model="m", step=2)),
-                       ("add_embedding_run", lambda: ws.add_embedding_run("e", vectors, docs, model="m", step=3)),
+                       ("add_embedding_run", lambda: ws.add_embedding_run("e", vectors, items, model="m", step=3)),
                        ("evaluate", lambda: ws.evaluate(metrics=["ndcg", "recall"], k=[5]))]:
         try:
             call()

@@ -272,7 +272,8 @@ def evaluate_from_args(
     every run by name, and a label of the ground truth. ``details`` (optional)
     receives what recording into a workspace needs: ``embeddings`` (the loaded files,
     a ``get(path, ids)`` cache), ``qrels_for`` (name -> the Qrels each run was ranked
-    and evaluated against), ``depth`` (of embedding runs) and ``file_runs`` (names of
+    and evaluated against), ``query_universe`` (name -> every query id of its ground truth,
+    before ``--n-samples``), ``depth`` (of embedding runs) and ``file_runs`` (names of
     the ``--run`` runs, in order).
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
@@ -329,6 +330,7 @@ def evaluate_from_args(
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
         full: dict[str | None, set] = {}
+        whole: dict[str | None, np.ndarray] = {}  # every query id of each aspect, before the sample
         if n_samples:
             _warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
             picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
@@ -336,6 +338,7 @@ def evaluate_from_args(
                 q = gt_of(a)
                 have = set(q.query_ids.tolist())
                 full[a] = have
+                whole[a] = q.query_ids
                 cached[a] = q.subset([x for x in picked if x in have])
         qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
         label = str(args.qrels)
@@ -380,6 +383,8 @@ def evaluate_from_args(
                 for n in runs}
         details.update(embeddings=cache, depth=next((i["depth"] for i in emb_info.values()), None),
                        qrels_for={n: (gt.deepest if gt is not None else qrels_for[n]) for n in runs},
+                       query_universe={n: (reference.ids if gt is not None else whole.get(
+                           per_run_aspect.get(n, default_aspect), qrels_for[n].query_ids)) for n in runs},
                        file_runs=[n for n in runs if n not in emb_info and n not in fusion_info])
     if gt is not None:
         ev = evaluate_reference_runs(gt, runs, **opts)

@@ -118,7 +118,6 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     from ..workspace import Workspace
     from .options import file_exists, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
-    ws = Workspace.open(args.workspace)
     per_run, default_aspect = parse_aspects(getattr(args, "aspect", None))
     cache = details["embeddings"]
     ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None)) \
@@ -135,6 +134,8 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
     fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
     settings = _settings_from_args(args, details.get("depth"))
+    _check_ids(runs, details, paths=paths, sharded=sharded, vectors=vectors)
+    ws = Workspace.open(args.workspace)
     # the check and the writes under the writer lock: no other process records in between
     with ws.exclusive():
         return _record(ws, args, ev, runs, details, ref=ref, per_run=per_run, default_aspect=default_aspect,
@@ -197,6 +198,34 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
     kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
     return (f"recorded the ground truth, {len(runs)} run{'' if len(runs) == 1 else 's'}{kept} and the evaluation "
             f"in workspace {ws.path}")
+
+
+def _check_ids(runs: dict, details: dict[str, Any], *, paths: dict, sharded: dict, vectors: dict) -> None:
+    """What ``Workspace.add_run`` / ``add_embedding_run`` would refuse, refused before anything is recorded.
+
+    A run file none of whose query ids is a query of the ground truth (the evaluation only warned:
+    every value 0) and an id holding a control character (:mod:`evalcore.workspace.idchecks`): the
+    same error, before the ground truth and the first runs are written (the ground truth's own ids
+    are checked by ``set_ground_truth``, the first write). Embedding runs answering no query never
+    get here: their ranking refused them.
+    """
+    from ..workspace.idchecks import check_answers_some, check_embedding_ids, check_run_ids
+
+    for name in [*paths, *sharded]:
+        path = paths.get(name)
+        check_run_ids(runs[name], owner=f"run {name!r}", file=os.path.basename(path) if path else None)
+        if name in paths:
+            check_answers_some(name, runs[name].query_ids, details["query_universe"][name],
+                               ground_truth=_ground_truth_label(details, name))
+    for name, (docs, queries) in vectors.items():
+        check_embedding_ids(docs, owner=f"run {name!r}", what="document id", file=docs.source)
+        if queries is not None:
+            check_embedding_ids(queries, owner=f"run {name!r}", what="query id", file=queries.source)
+
+
+def _ground_truth_label(details: dict[str, Any], name: str) -> str:
+    source = getattr(details["qrels_for"].get(name), "source", None)
+    return os.path.basename(str(source)) if source else "ground truth"
 
 
 def add_run_info_options(p: argparse.ArgumentParser) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -49,7 +50,9 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS, GZIP_MAGIC
+from .source import _TOKEN_WS, GZIP_MAGIC, LINE_BREAKS, first_broken_id
+
+_NOT_IN_CSV = re.compile("[\r\x00]")
 
 __all__ = ["EMBEDDING_FORMATS", "Embeddings", "read_ids", "read_token_ids", "save_embeddings", "gather_rows"]
 
@@ -422,6 +425,10 @@ def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "
             np.savez(fh, ids=ids, embeddings=vecs)
         return [p]
     if fmt == "npy":
+        broken = first_broken_id(ids, LINE_BREAKS)
+        if broken is not None:  # one id per line: an id holding a line break would read back as two
+            raise InputFormatError(f"id {str(ids[broken])!r} (row {broken}) holds a line break and cannot be written "
+                                   "to the ids file beside a .npy", file=str(p))
         with open(p, "wb") as fh:
             np.save(fh, vecs, allow_pickle=False)
         stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
@@ -436,6 +443,10 @@ def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "
         pq.write_table(pa.table({"id": pa.array(ids.tolist(), pa.string()), "embedding": col}), str(p))
         return [p]
     if fmt in ("csv", "tsv"):
+        broken = first_broken_id(ids, _NOT_IN_CSV)
+        if broken is not None:  # (a line break even when quoted; NUL: the file reads back as binary)
+            raise InputFormatError(f"id {str(ids[broken])!r} (row {broken}) holds a carriage return or NUL and would "
+                                   "not read back", file=str(p))
         frame = pd.DataFrame(vecs, columns=[f"d{i}" for i in range(vecs.shape[1])])
         frame.insert(0, "id", ids)
         frame.to_csv(p, index=False, sep="\t" if fmt == "tsv" else ",", float_format="%.9g", na_rep="nan")

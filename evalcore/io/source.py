@@ -8,11 +8,13 @@ a run named after its file).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import zlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..errors import (
     BinaryFileError,
@@ -22,7 +24,8 @@ from ..errors import (
     UnsafeFileError,
 )
 
-__all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC"]
+__all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC",
+           "first_broken_id", "LINE_BREAKS"]
 
 #: the first two bytes of gzip data (RFC 1952)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -31,6 +34,34 @@ Source = str | os.PathLike | bytes | IO[bytes]
 PathOrBytes = Source
 #: White space that cannot appear inside a one-token id (TREC files, id lists).
 _TOKEN_WS = re.compile(r"[ \t\v\f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+#: What no id may hold: a control character (C0, DEL, C1: tab, line feed, carriage return, NUL...) or a
+#: Unicode line / paragraph separator — each ends a record or a field of some text file evalcore writes
+#: (TREC and BEIR lines, CSV rows, one id per line beside a ``.npy``), or makes it binary (NUL).
+_ID_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What ends a line for :meth:`str.splitlines` (and so for a file of one id per line read back).
+LINE_BREAKS = re.compile("[\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]")
+
+
+def first_broken_id(ids: Iterable[Any], pattern: re.Pattern[str] = _ID_BREAKING) -> int | None:
+    """Position of the first id whose text holds a control character or a line separator; None when none does.
+
+    ``pattern``: another set of characters to look for (one character each match, e.g. :data:`LINE_BREAKS`).
+    One regular-expression scan of the ids' joined text (no Python test per id).
+
+    >>> first_broken_id(["q1", "q2", "q\\t3"]), first_broken_id(["q1", "q 2"])
+    (2, None)
+    """
+    texts = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+    try:
+        joined = "".join(texts)
+    except TypeError:  # not all text (integers...): their text
+        texts = [str(x) for x in texts]
+        joined = "".join(texts)
+    found = pattern.search(joined)
+    if found is None:
+        return None
+    ends = itertools.accumulate(map(len, texts))
+    return next(i for i, end in enumerate(ends) if end > found.start())
 
 
 # ============================================================================ sources and text

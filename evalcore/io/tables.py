@@ -489,6 +489,8 @@ def _check_write_ids(values: Iterable[Any], what: str) -> None:
         s = str(v)
         if not s or s != s.strip():
             raise InputFormatError(f"{what} {s!r} is empty or has surrounding white space and would not read back")
+        if "\r" in s or "\x00" in s:  # (a line break even when quoted; NUL: the file reads back as binary)
+            raise InputFormatError(f"{what} {s!r} holds a carriage return or NUL and would not read back")
 
 
 def _open_text(dest: str | os.PathLike | IO[str]) -> tuple[IO[str], bool]:

@@ -355,12 +355,20 @@ def _data_line(text: str, row: int) -> int:
 
 # ---------------------------------------------------------------------------- writers
 _SAFE_ID = re.compile(r"^\S+$")
+_NOT_IN_BEIR = re.compile(r"[\t\n\r\x00]")  # a field or line break of a BEIR TSV, or NUL (read back as binary)
 
 
 def _check_ids(values: np.ndarray, what: str) -> None:
     for v in np.unique(values.astype(str)):
-        if not _SAFE_ID.match(v):
-            raise InputFormatError(f"{what} {v!r} contains white space and cannot be written to a TREC file")
+        if not _SAFE_ID.match(v) or "\x00" in v:  # (NUL: the file would read back as binary)
+            raise InputFormatError(f"{what} {v!r} contains white space or NUL and cannot be written to a TREC file")
+
+
+def _check_beir_ids(values: np.ndarray, what: str) -> None:
+    for v in np.unique(values.astype(str)):
+        if _NOT_IN_BEIR.search(v):
+            raise InputFormatError(f"{what} {v!r} holds a tab, line break or NUL and cannot be written to a BEIR "
+                                   "qrels file")
 
 
 def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | None = None,
@@ -404,6 +412,8 @@ def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
 
 def write_beir_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
     """Write BEIR qrels TSV with header ``query-id corpus-id score``."""
+    _check_beir_ids(qrels.query_ids, "query id")
+    _check_beir_ids(qrels.doc_ids, "document id")
     qs = qrels.query_ids[qrels.q].astype(str)
     lines = ["query-id\tcorpus-id\tscore"] + [
         f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True)]

@@ -3,7 +3,9 @@
 The persistent store (issue #9) — a folder with an SQLite catalogue and content-addressed
 Parquet / ``.npy`` artifacts, shared by the Python API, the CLI and the dashboard:
 
-* :mod:`.api` — :class:`Workspace` (``from evalcore import Workspace``), the public API;
+* :mod:`.api` — :class:`Workspace` (``from evalcore import Workspace``), the public API, built on
+  :mod:`.ground_truths` (setting and reading the ground truth) and :mod:`.run_changes` (adding and
+  editing runs);
 * :mod:`.roots` — :class:`WorkspaceRoot` (named workspaces), :func:`order_versions`;
   ``Workspace.demo()`` is the built-in demo as a read-only workspace (:mod:`.demostore`);
   ``demo_workspace`` (of :mod:`.model`) stays the dashboard's in-memory demo ``Snapshot``;

@@ -159,6 +159,9 @@ class WorkspaceCore:
     """A workspace folder opened for reading (see the module docstring)."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False, create: bool = True) -> None:
+        from .inputs import check_bool
+
+        read_only, create = check_bool(read_only, "read_only"), check_bool(create, "create")
         self.path = Path(path).expanduser()
         if not is_workspace(self.path):
             if read_only or not create:

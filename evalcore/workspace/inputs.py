@@ -24,7 +24,7 @@ from ..io.embeddings import Embeddings
 from .locations import plain_text
 
 __all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
-           "check_run_name", "check_label", "check_step", "check_tags", "check_id",
+           "check_run_name", "check_label", "check_step", "check_tags", "check_id", "check_bool",
            "is_whole"]
 
 _MAX_NAME = 200
@@ -149,9 +149,13 @@ def _ids_source(ids: Any, what: str) -> Any:
     """An ids argument as an ids file for :func:`evalcore.io.load_embeddings` (a sequence -> its lines)."""
     if ids is None or is_source(ids):
         return ids
+    from ..io.source import first_broken_id
+    from .idchecks import broken_id_error
+
     values = [str(x) for x in _as_ids(ids, what).tolist()]
-    if any("\n" in v or "\r" in v for v in values):
-        raise OptionError(f"{what}: an id contains a line break")
+    row = first_broken_id(values)
+    if row is not None:  # (a line break would split it into two ids of the file)
+        raise broken_id_error(what, "id", values[row], row)
     return ("\n".join(values) + "\n").encode("utf-8")
 
 
@@ -226,6 +230,17 @@ def check_step(step: Any) -> float | None:
     if not math.isfinite(value):
         raise OptionError(f"step must be finite, got {step!r:.40}")
     return value
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """A yes/no option (``replace``, ``record``, ``read_only``...): ``True`` or ``False`` (a numpy bool too).
+
+    Anything else — ``"yes"``, ``"false"``, ``1``, ``None`` — is an :class:`~evalcore.errors.OptionError`
+    naming the option and the value (``bool("false")`` is true: taking it as given would do the opposite).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise OptionError(f"{what} must be True or False, got {type(value).__name__} {value!r:.60}")
 
 
 def is_whole(value: Any) -> bool:

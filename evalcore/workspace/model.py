@@ -197,8 +197,9 @@ class Settings:
 
     def validated(self) -> Settings:
         """A normalised copy; raise :class:`OptionError` on an invalid value."""
-        from .inputs import is_whole
+        from .inputs import check_bool, is_whole
 
+        check_bool(self.judged_only, "judged_only")
         for what, values in (("k", self.k), ("rel_threshold", [self.rel_threshold]), ("sample_size", [self.sample_size]),
                              ("seed", [self.seed]), ("depth", [self.depth]), ("gt_depth", [self.gt_depth])):
             bad = [v for v in values if not is_whole(v)]
