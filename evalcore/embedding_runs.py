@@ -35,6 +35,7 @@ from .errors import (
     MissingIdsError,
     OptionError,
     ShapeMismatchError,
+    check_flag,
     coverage_problem,
     quiet_warnings,
     strict_coverage,
@@ -173,6 +174,8 @@ def embedding_run(
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise OptionError(f"run {name!r}: depth k must be an integer >= 1, got {k!r}")
+    if exclude_self is not None:
+        exclude_self = check_flag(exclude_self, "exclude_self")
     qids, rows = check_embedding_coverage(docs, queries, qrels=qrels, query_ids=query_ids, name=name, strict=strict)
     qv = gather_rows((docs if queries is None else queries).vectors, rows)
     excl = (queries is None) if exclude_self is None else bool(exclude_self)

@@ -173,14 +173,18 @@ COVERAGE_PROBLEMS = (
 _STRICT: contextvars.ContextVar[str | None] = contextvars.ContextVar("evalcore_strict", default=None)
 
 
-def _flag(value: object, name: str) -> bool:
-    """``value`` as a bool (a numpy bool too); anything else is an :class:`OptionError`."""
+def check_flag(value: object, name: str) -> bool:
+    """A yes/no option: ``True`` or ``False`` (a numpy bool too), returned as a bool.
+
+    Anything else — ``"yes"``, ``"false"``, ``1``, ``None`` — is an :class:`OptionError` naming the
+    option and the value (``bool("false")`` is true: taking it as given would do the opposite).
+    """
     if isinstance(value, bool):
         return value
     kind = type(value)
     if kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):
         return bool(value)
-    raise OptionError(f"{name} must be True or False, got {value!r}")
+    raise OptionError(f"{name} must be True or False, got {type(value).__name__} {value!r:.60}")
 
 
 @contextlib.contextmanager
@@ -197,7 +201,7 @@ def strict_coverage(strict: bool = True, *, switch: str = "strict=True") -> Iter
     Traceback (most recent call last):
     evalcore.errors.MissingIdsError: run 'a' lacks 2 queries (an error because of strict=True)
     """
-    if not _flag(strict, "strict") or _STRICT.get() is not None:
+    if not check_flag(strict, "strict") or _STRICT.get() is not None:
         yield
         return
     token = _STRICT.set(str(switch))

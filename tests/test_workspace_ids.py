@@ -226,3 +226,22 @@ def test_cli_embedding_run_answering_no_query_was_and_stays_an_error(files, tmp_
                  "--workspace", str(tmp_path / "W")])
     assert code == 2 and "none of the 6 ground-truth queries is in the embeddings" in capsys.readouterr().err
     assert not (tmp_path / "W").exists()
+
+
+@pytest.mark.parametrize("value", ["no", "false", 1, 0, None])
+def test_exclude_self_of_the_search_and_of_embedding_runs_is_a_real_bool(value: object) -> None:
+    # bool("false") is True: the search would have dropped each query's own item when asked not to
+    from evalcore.embedding_runs import embedding_run
+    from evalcore.errors import OptionError
+    from evalcore.retrieval import exact_topk
+
+    vecs = np.eye(3, dtype=np.float32)
+    ids = np.array(["a", "b", "c"])
+    with pytest.raises(OptionError, match=r"exclude_self must be True or False"):
+        exact_topk(vecs, vecs, 2, corpus_ids=ids, query_ids=ids, exclude_self=value)
+    if value is not None:  # None is embedding_run's default (True item-to-item, False against queries)
+        with pytest.raises(OptionError, match=r"exclude_self must be True or False"):
+            embedding_run(Embeddings(ids, vecs), k=2, exclude_self=value)
+    # numpy booleans are booleans
+    top = exact_topk(vecs, vecs, 2, corpus_ids=ids, query_ids=ids, exclude_self=np.bool_(True))
+    assert not (np.asarray(top.indices)[:, 0] == np.arange(3)).any()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .._threads import thread_count
-from ..errors import EmptyInputError, OptionError, ShapeMismatchError, warn
+from ..errors import EmptyInputError, OptionError, ShapeMismatchError, check_flag, warn
 from .backends import Backend, SearchTask
 from .inputs import _as_ids, _as_matrix, _check_k, _id_ranks, _scan_rows
 from .local import LocalBackend
@@ -126,6 +126,7 @@ def exact_topk(
         raise OptionError("corpus_ids is required (one id per corpus row)")
     c_arr, cids = _corpus_matrix(corpus, corpus_ids)
     k = _check_k(k)
+    exclude_self = check_flag(exclude_self, "exclude_self")
     if isinstance(block_bytes, bool) or not isinstance(block_bytes, (int, np.integer)) or block_bytes <= 0:
         raise OptionError(f"block_bytes must be a positive integer, got {block_bytes!r}")
     n_threads = max(1, min(thread_count(threads, name="threads"), 16))

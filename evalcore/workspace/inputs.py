@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Qrels, Run
-from ..errors import OptionError
+from ..errors import OptionError, check_flag
 from ..io.embeddings import Embeddings
 from .locations import plain_text
 
@@ -233,14 +233,8 @@ def check_step(step: Any) -> float | None:
 
 
 def check_bool(value: Any, what: str) -> bool:
-    """A yes/no option (``replace``, ``record``, ``read_only``...): ``True`` or ``False`` (a numpy bool too).
-
-    Anything else — ``"yes"``, ``"false"``, ``1``, ``None`` — is an :class:`~evalcore.errors.OptionError`
-    naming the option and the value (``bool("false")`` is true: taking it as given would do the opposite).
-    """
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise OptionError(f"{what} must be True or False, got {type(value).__name__} {value!r:.60}")
+    """A yes/no option (``replace``, ``record``, ``read_only``...): see :func:`evalcore.errors.check_flag`."""
+    return check_flag(value, what)
 
 
 def is_whole(value: Any) -> bool:
