@@ -328,3 +328,21 @@ def test_emb_names_used_twice_are_refused_before_any_ranking(tmp_path, capsys, m
     assert main(["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", f"{run_name}={tmp_path / 'r.trec'}",
                  *embs]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare", "fuse", "agree"])
+def test_every_run_option_says_how_a_bare_file_is_named(command, capsys):
+    """`--run FILE` without NAME= works everywhere (named by its TREC tag, else its file stem), which no help said."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--run [NAME=]FILE" in help_text and "a bare FILE is named by its TREC run tag, else its file stem" in help_text
+
+
+def test_a_bare_table_run_is_named_by_its_file_stem(tmp_path, capsys):
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "dense_v2.csv").write_text("query_id,doc_id,score\nq1,d1,2.0\n")
+    out = tmp_path / "out"
+    assert main(["evaluate", "--qrels", str(tmp_path / "q.txt"), "--run", str(tmp_path / "dense_v2.csv"),
+                 "--metrics", "ndcg", "--k", "5", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert set(pd.read_csv(out / "per_query.csv")["run"].astype(str)) == {"dense_v2"}

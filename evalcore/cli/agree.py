@@ -14,7 +14,8 @@ __all__ = ["register", "run"]
 
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("agree", help="agreement between runs: overlap@k, RBO, Kendall's tau")
-    p.add_argument("--run", action="append", required=True, metavar="NAME=FILE", help="a ranked run (two or more)")
+    p.add_argument("--run", action="append", required=True, metavar="[NAME=]FILE",
+                   help="a ranked run (two or more; a bare FILE is named by its TREC run tag, else its file stem)")
     p.add_argument("--k", nargs="+", type=int, default=[10], metavar="K",
                    help="cutoffs (default 10; 0 = whole lists)")
     p.add_argument("--measures", nargs="+", default=["overlap", "rbo", "kendall_tau"],

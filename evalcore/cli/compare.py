@@ -23,7 +23,8 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --per-query or --reference-emb")
     p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
-    p.add_argument("--run", action="append", metavar="NAME=FILE", help="a ranked run (repeatable; two or more runs)")
+    p.add_argument("--run", action="append", metavar="[NAME=]FILE",
+                   help="a ranked run (repeatable; two or more runs; a bare FILE is named by its TREC run tag, else its file stem)")
     p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
     p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")
     p.add_argument("--baseline", default=None, help="compare every run with this one (default: all pairs)")

@@ -18,8 +18,8 @@ def register(sub) -> argparse.ArgumentParser:
     from .options import QRELS_FORMAT_HELP
 
     p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
-    p.add_argument("--run", action="append", required=True, metavar="NAME=FILE",
-                   help="a ranked run to fuse (repeatable; two or more)")
+    p.add_argument("--run", action="append", required=True, metavar="[NAME=]FILE",
+                   help="a ranked run to fuse (repeatable; two or more; a bare FILE is named by its TREC run tag, else its file stem)")
     p.add_argument("--weight", action="append", metavar="NAME=W", help="weight of a run (default 1; rrf and wsum)")
     p.add_argument("--c", type=float, default=60.0, help="RRF constant (default 60)")
     p.add_argument("--top-n", type=int, default=None, help="use only the top N of each input list")
