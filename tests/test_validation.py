@@ -507,3 +507,19 @@ def test_a_relevance_threshold_above_every_grade_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", EvalcoreWarning)
         evaluate(q, r, metrics=["recall"], k=[10], rel_threshold=3)  # grade 3 reaches it: no warning
+
+
+def test_only_a_leading_number_or_top_n_declares_a_length(tmp_path):
+    """'neighbors_model_2' with 5 items was refused ('its name declares exactly 2'): a number naming a model, a
+    version or a year is not a length. A leading number (seed 001) and top-N still declare one."""
+    ids = [f"m{i}" for i in range(8)]
+    for field in ("neighbors_model_2", "similar_2024", "e5_similar", "most_similar_v2"):
+        doc = [{"movie_id": m, field: [x for x in ids if x != m][:5]} for m in ids]
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps(doc))
+        assert load_qrels(path).n_queries == 8
+    for field, n in (("3_most_similar", 3), ("top_3", 3), ("similar_top3", 3), ("similar-top-3", 3)):
+        doc = [{"movie_id": m, field: [x for x in ids if x != m][:5]} for m in ids]
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps(doc))
+        names(raises(ConstraintError, load_qrels, path), field, "has 5 items", f"exactly {n}")

@@ -39,11 +39,23 @@ __all__ = ["declared_length", "pick_aspect", "ordered_list_aspects", "read_order
 
 
 def declared_length(field: str) -> int | None:
-    """The list length a field name declares: ``5_most_similar...`` → 5, ``top_10`` / ``top10`` → 10."""
-    for tok in re.split(r"[_\-\s.]+", field.lower()):
-        m = re.fullmatch(r"(?:top)?([0-9]+)", tok)
+    """The list length a field name declares, or None.
+
+    A number that opens the name (``5_most_similar_movies_overall_ordered`` → 5, seed 001 §1.1) or
+    follows ``top`` (``top_10``, ``top10``, ``similar_top5`` → 10, 10, 5). Any other number in a name
+    declares nothing: ``neighbors_model_2``, ``similar_2024`` or ``e5_similar`` name a model, a year or
+    a version, not a length, and their lists may have any length.
+
+    >>> [declared_length(f) for f in ("5_most_similar", "top_10", "similar_top5", "neighbors_model_2", "e5_similar")]
+    [5, 10, 5, None, None]
+    """
+    toks = [t for t in re.split(r"[_\-\s.]+", field.lower()) if t]
+    for i, tok in enumerate(toks):
+        m = re.fullmatch(r"top([0-9]+)", tok)
         if m:
             return int(m.group(1))
+        if tok.isdigit() and tok.isascii() and (i == 0 or toks[i - 1] == "top"):
+            return int(tok)
     return None
 
 
