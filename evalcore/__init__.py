@@ -116,24 +116,31 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-class _Package(types.ModuleType):
-    """The package's module type: ``evalcore.evaluate`` is always the function :func:`evaluate`.
+def _function_not_module(name: str) -> property:
+    """A package attribute that is always the function ``name`` of the submodule of the same name."""
 
-    The function shares its name with the module :mod:`evalcore.evaluate`. Importing that
-    module (``from evalcore.evaluate import Evaluation``, directly or through a lazy name)
-    makes Python bind the module on the package under that name, after which ``from evalcore
-    import evaluate`` gave the module — depending on what had been imported before. This
-    descriptor keeps the public name meaning the function (the module stays importable as
-    ``from evalcore.evaluate import ...`` and in ``sys.modules``).
+    def get(self: types.ModuleType) -> Any:
+        return getattr(importlib.import_module(f".{name}", __name__), name)
+
+    def set_(self: types.ModuleType, value: Any) -> None:  # the import system binding the submodule: ignored
+        pass
+
+    return property(get, set_)
+
+
+class _Package(types.ModuleType):
+    """The package's module type: ``evalcore.evaluate`` and ``evalcore.agreement`` are always the functions.
+
+    Each function shares its name with its module (:mod:`evalcore.evaluate`, :mod:`evalcore.agreement`).
+    Importing that module (``from evalcore.evaluate import Evaluation``, ``import evalcore.agreement``,
+    directly or through a lazy name) makes Python bind the module on the package under that name, after
+    which ``from evalcore import evaluate`` gave the module — depending on what had been imported before.
+    These descriptors keep the public names meaning the functions (the modules stay importable as
+    ``from evalcore.agreement import ...`` and in ``sys.modules``).
     """
 
-    @property
-    def evaluate(self) -> Any:
-        return importlib.import_module(".evaluate", __name__).evaluate
-
-    @evaluate.setter
-    def evaluate(self, value: Any) -> None:  # the import system binding the submodule: the function stays
-        pass
+    evaluate = _function_not_module("evaluate")
+    agreement = _function_not_module("agreement")
 
 
 sys.modules[__name__].__class__ = _Package

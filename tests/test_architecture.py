@@ -210,3 +210,17 @@ def test_old_import_paths_still_work():
         assert [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)] == \
             [f"{old} moved to {new}; import it from there"]
     assert importlib.import_module("evalcore.loaders").load_run is new_load_run
+
+
+@pytest.mark.parametrize("name", ["evaluate", "agreement"])
+def test_a_function_named_like_its_module_is_the_function_whatever_was_imported_first(name):
+    """`import evalcore.agreement` first, then `from evalcore import agreement` gave the module (not callable):
+    the answer depended on what the session had imported before."""
+    import subprocess
+    import sys
+
+    code = (f"import evalcore.{name}\nfrom evalcore import {name} as f\nimport evalcore\n"
+            f"assert callable(f) and f.__module__ == 'evalcore.{name}', type(f)\n"
+            f"assert evalcore.{name} is f\nfrom evalcore.{name} import {name} as g\nassert g is f\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
