@@ -517,14 +517,9 @@ def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapp
     Embedding runs and fusions are left to their own warnings (the search's and the fusion's). With
     ``--strict`` the evaluation already stopped on such a run (:func:`evalcore.evaluate`'s ``strict``).
     """
-    from ..coverage import missing_queries_message
+    from ..coverage import warn_missing_queries
 
-    files = set(details.get("file_runs", ()))
+    files = [n for n in details.get("file_runs", ()) if n in runs]
     qrels_for = details.get("qrels_for", {})
-    for row in ev.coverage_rows:
-        name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
-        if name not in files or not missing or not total:
-            continue
-        q = qrels_for.get(name)
-        coverage_problem(missing_queries_message(name, total, missing, run_query_ids=runs[name].query_ids,
-                                                 ground_truth_query_ids=None if q is None else q.query_ids))
+    warn_missing_queries(ev.coverage_rows, {n: runs[n].query_ids for n in files},
+                         {n: qrels_for[n].query_ids for n in files if qrels_for.get(n) is not None})
