@@ -257,7 +257,8 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
     them, before anything is written — unless ``--replace`` is given; a replaced run keeps its model,
     version, step and tags. ``checked``: what :func:`check_before_recording` (before the work) and
     :func:`check_rankings` found; it is checked again, under the writer lock, only when the workspace
-    changed since (without it: every check here).
+    changed since (without it: every check here). When the command made another ground truth the active
+    one, a warning names the runs left there that answer none of its queries.
     """
     from ..workspace import Workspace
 
@@ -273,7 +274,11 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
 
 def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], plan: _Plan,
             checked: Checked) -> str:
+    import re
+
+    from ..errors import quiet_warnings
     from ..workspace.artifacts import sha256_file
+    from ..workspace.idchecks import ANSWERING_NONE_PREFIX, warn_runs_answering_none
     from ..workspace.resolve import ranking_key
 
     keep, kept_info, per_run, default_aspect = set(checked.keep), dict(checked.info), plan.per_run, plan.default_aspect
@@ -282,13 +287,16 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
     if given:  # --run-model/--run-version/--run-step: the one run's info, over what it had
         for name in runs:
             kept_info[name] = {**kept_info.get(name, {}), **given}
-    if checked.same_gt:
-        pass  # recorded from these very bytes: nothing to store again
-    elif plan.ref is not None:
-        sha = sha256_file(args.reference_emb) if os.path.isfile(args.reference_emb) else None
-        ws.set_reference(plan.ref, source_name=os.path.basename(args.reference_emb), source_sha256=sha)
-    else:
-        ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
+    before = ws.ground_truth()
+    # the runs answering none of a new ground truth's queries are named once this command's runs are recorded
+    with quiet_warnings(re.escape(ANSWERING_NONE_PREFIX)):
+        if checked.same_gt:
+            pass  # recorded from these very bytes: nothing to store again
+        elif plan.ref is not None:
+            sha = sha256_file(args.reference_emb) if os.path.isfile(args.reference_emb) else None
+            ws.set_reference(plan.ref, source_name=os.path.basename(args.reference_emb), source_sha256=sha)
+        else:
+            ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
     ws.set_settings(**plan.settings)
     for name, path in plan.paths.items():
         if name not in keep:
@@ -318,6 +326,8 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
                              **kept_info.get(name, {}))
     for name in keep & set(kept_info):  # the same content, new run info
         ws.set_run_info(name, **given)
+    if before is None or ws.ground_truth()["id"] != before["id"]:
+        warn_runs_answering_none(ws)
     ws.record_evaluation(ev)
     kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
     return (f"recorded the ground truth, {len(runs)} run{'' if len(runs) == 1 else 's'}{kept} and the evaluation "

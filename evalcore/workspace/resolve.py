@@ -47,6 +47,7 @@ from ..errors import (
     warn,
 )
 from ..evaluate import Evaluation
+from .aspects import run_aspect
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore
 from .evaluations import mark_inputs, record_evaluation
 from .model import Settings, capture, stable_key
@@ -123,16 +124,6 @@ class Resolved:
         ev = evaluate_workspace(qmap, pairs, self.settings, reference=self.reference, progress=progress)
         return mark_inputs(ev.with_settings({"errors": dict(self.errors)}), records=self.records,
                            ground_truth_id=self.ground_truth.id)
-
-
-def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
-    """The aspect a run is evaluated against: its own (exact, case-insensitive or a unique part,
-    :func:`evalcore.io.lists.pick_aspect`), else the first; a ground truth without aspects ignores it."""
-    if not aspects or not rec.aspect:
-        return default
-    from ..io.lists import pick_aspect
-
-    return pick_aspect(list(aspects), rec.aspect, label=f"run {rec.name!r}")
 
 
 def _sample(ids: np.ndarray, settings: Settings) -> np.ndarray | None:
