@@ -23,10 +23,10 @@ import numpy as np
 from ._columns import positions_in
 from ._lazy import pd
 from .data import Qrels, Run
-from .errors import OptionError
+from .errors import OptionError, coverage_problem
 
 __all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text", "nothing_evaluated",
-           "missing_queries_message", "missing_query_count"]
+           "missing_queries_message", "missing_query_count", "warn_missing_queries"]
 
 #: Coverage below which a run is flagged by default (answers fewer than 90% of the ground truth's queries).
 DEFAULT_MIN_COVERAGE = 0.9
@@ -121,6 +121,28 @@ def missing_queries_message(run: str, n_ground_truth: int, n_missing: int, *, ru
         DEFAULT_MIN_COVERAGE * total else ""
     return (f"run {run!r} answers {coverage_text(total - missing, total)} of the ground-truth queries{flag}; "
             f"the other {missing} count 0 in its values and tests")
+
+
+def warn_missing_queries(coverage_rows: Iterable[Mapping[str, Any]], run_query_ids: Mapping[str, Sequence[Any]],
+                         ground_truth_query_ids: Mapping[str, Sequence[Any] | None], *, stacklevel: int = 2) -> None:
+    """One coverage problem per run of ``run_query_ids`` answering only part of its ground truth's queries:
+    :func:`missing_queries_message` as a warning, or in strict mode an error
+    (:func:`evalcore.errors.coverage_problem`).
+
+    ``coverage_rows``: the evaluation's (:attr:`evalcore.evaluate.Evaluation.coverage_rows`; a run's
+    ``n_missing`` of its ``n_qrels_queries``); ``run_query_ids``: the query ids of each run to report,
+    by name (the others are left to their own warnings: an embedding run's search, a fusion);
+    ``ground_truth_query_ids``: each run's evaluated ground-truth query ids (shown when it answers none).
+    The command line's ``evaluate`` and :meth:`evalcore.workspace.Workspace.evaluate` both report
+    ranked runs this way. ``stacklevel`` as :func:`evalcore.errors.warn`'s, from the caller.
+    """
+    for row in coverage_rows:
+        name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
+        if name not in run_query_ids or not missing or not total:
+            continue
+        coverage_problem(missing_queries_message(name, total, missing, run_query_ids=run_query_ids[name],
+                                                 ground_truth_query_ids=ground_truth_query_ids.get(name)),
+                         stacklevel=stacklevel + 1)
 
 
 def missing_query_count(qrels: Qrels, run: Run) -> int:

@@ -27,8 +27,9 @@ def register(sub) -> argparse.ArgumentParser:
 
     add_workspace_option(p, help="also record the ground truth, every run and the evaluation in workspace DIR "
                                  "(default: $EVALCORE_WORKSPACE when set; nothing is recorded otherwise). A run "
-                                 "already there with the same content is kept; another run of the same name or "
-                                 "another ground truth is an error, unless --replace")
+                                 "already there with the same content is kept; another run of the same name, "
+                                 "another ground truth or other stored settings stop the command before any "
+                                 "work, unless --replace")
     from .workspace import add_run_info_options
 
     add_run_info_options(p)
@@ -63,10 +64,21 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
     details: dict = {}
+    checked: list = []  # with --workspace: what it holds against the command, checked before any ranking
+    check = None
+    if args.workspace:
+        from .workspace import check_before_recording
+
+        def check(inputs) -> None:
+            checked.append(check_before_recording(args, inputs))
     with search_backend(args) as backend:
         ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
                                                 progress=ProgressBar("ranking", unit=progress_unit(args)),
-                                                details=details, backend=backend)
+                                                details=details, backend=backend, check_inputs=check)
+    if args.workspace:  # the rankings of sharded corpora, before anything is printed or written
+        from .workspace import check_rankings
+
+        checked[:] = [check_rankings(args, runs, details, checked[0] if checked else None)]
     warn_partial_coverage(ev, runs, details)
     print(columns_mean_pm_std_text(ev.columns, title=f"EVALUATION RESULTS ({gt_label})"))
     not_sampled = details.get("not_sampled", {})
@@ -96,5 +108,5 @@ def run(args: argparse.Namespace) -> int:
     if args.workspace:
         from .workspace import record_evaluation
 
-        print(record_evaluation(args, ev, runs, details))
+        print(record_evaluation(args, ev, runs, details, checked=checked[0]))
     return 0

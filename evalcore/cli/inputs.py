@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,8 @@ from .options import (
     split_named,
 )
 
-__all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage"]
+__all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage",
+           "InputsRead"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -83,15 +86,21 @@ class _EmbCache:
         return self._hit[key]
 
 
-def _depth(args: argparse.Namespace, ks: Sequence[int]) -> int:
+def _depth_value(args: argparse.Namespace, ks: Sequence[int]) -> int:
+    """The depth embedding runs are ranked to: ``--emb-depth``, default max(100, largest k)."""
     d = getattr(args, "emb_depth", None)
     if d is None:
         return max(100, max(ks) if ks else 0)
     if d < 1:
         raise OptionError(f"--emb-depth must be >= 1, got {d}")
-    if ks and d < max(ks):
-        warn(f"--emb-depth {d} is below the largest cutoff {max(ks)}: metrics at larger k see only {d} documents")
     return int(d)
+
+
+def _depth(args: argparse.Namespace, ks: Sequence[int]) -> int:
+    d = _depth_value(args, ks)
+    if getattr(args, "emb_depth", None) is not None and ks and d < max(ks):
+        warn(f"--emb-depth {d} is below the largest cutoff {max(ks)}: metrics at larger k see only {d} documents")
+    return d
 
 
 def _block_bytes(args: argparse.Namespace) -> int:
@@ -238,6 +247,35 @@ def _only_queries(run: Run, keep: set[str]) -> Run:
 
 
 # ---------------------------------------------------------------------------- the whole command
+@dataclass(frozen=True)
+class InputsRead:
+    """What :func:`evaluate_from_args` has read before it ranks, fuses or evaluates anything: given to its
+    ``check_inputs`` (``evaluate --workspace`` checks there what it would record, so that a conflict stops
+    the command before minutes of work).
+
+    Attributes
+    ----------
+    embeddings : a cache of the loaded embedding files (``get(path, ids)``; vectors memory-mapped, not ranked)
+    reference : Embeddings or None
+        The ``--reference-emb`` model (its neighbours not searched yet).
+    runs : dict of str -> Run
+        The ``--run`` files, parsed, in order.
+    query_universe : dict of str -> ndarray
+        Per ``--run`` run, every query id of its ground truth (before ``--n-samples``; a reference: its items).
+    ground_truth : str
+        The ground truth's file name, as errors name it.
+    depth : int or None
+        The depth the ``--emb`` runs will be ranked to (None without ``--emb``).
+    """
+
+    embeddings: Any
+    reference: Embeddings | None
+    runs: Mapping[str, Run]
+    query_universe: Mapping[str, np.ndarray]
+    ground_truth: str
+    depth: int | None
+
+
 def _field_names(args: argparse.Namespace, typed: Mapping[str, str | None]) -> dict[str, str]:
     """Each run's aspect as the file names it (``--aspect vibe=vib`` -> the ``..._vibes_ordered`` field)."""
     from ..io import list_aspects
@@ -261,6 +299,7 @@ def evaluate_from_args(
     progress: ProgressFn | None = None,
     details: dict[str, Any] | None = None,
     backend: Any = None,
+    check_inputs: Callable[[InputsRead], None] | None = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
@@ -274,7 +313,10 @@ def evaluate_from_args(
     a ``get(path, ids)`` cache), ``qrels_for`` (name -> the Qrels each run was ranked
     and evaluated against), ``query_universe`` (name -> every query id of its ground truth,
     before ``--n-samples``), ``depth`` (of embedding runs) and ``file_runs`` (names of
-    the ``--run`` runs, in order).
+    the ``--run`` runs, in order). ``check_inputs`` (optional) is called once the ground truth and the
+    run files are read, before anything is ranked (a reference's neighbours, embedding runs), fused
+    or evaluated, with what was read (:class:`InputsRead`); what it raises stops the command there,
+    as ``--strict``'s checks of the run files do.
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
@@ -307,8 +349,15 @@ def evaluate_from_args(
     runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
     _check_emb_names(emb_specs, runs)  # before any ranking (a minute or more): not after the first
     emb_info: dict[str, Any] = {}
+
+    def inputs_read(universe: Mapping[str, np.ndarray], source: str, reference: Embeddings | None = None) -> None:
+        if check_inputs is not None:  # (--workspace: what it holds, checked before minutes of ranking)
+            check_inputs(InputsRead(cache, reference, dict(runs), universe, os.path.basename(source),
+                                    _depth_value(args, ks) if emb_specs else None))
+
     if ref_path:
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
+        inputs_read({n: reference.ids for n in runs}, str(reference.source), reference)  # before its search
         gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
                                     depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=seed,
                                     block_bytes=block, progress=progress, backend=backend)
@@ -342,6 +391,8 @@ def evaluate_from_args(
                 cached[a] = q.subset([x for x in picked if x in have])
         qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
         label = str(args.qrels)
+        inputs_read({n: whole.get(per_run_aspect.get(n, default_aspect), qrels_for[n].query_ids) for n in runs},
+                    str(args.qrels))
 
     if coverage_is_strict():  # --strict: the run files' coverage checked before any embedding is ranked
         _check_run_files(runs, qrels_for)
@@ -466,14 +517,9 @@ def warn_partial_coverage(ev: Evaluation, runs: Mapping[str, Run], details: Mapp
     Embedding runs and fusions are left to their own warnings (the search's and the fusion's). With
     ``--strict`` the evaluation already stopped on such a run (:func:`evalcore.evaluate`'s ``strict``).
     """
-    from ..coverage import missing_queries_message
+    from ..coverage import warn_missing_queries
 
-    files = set(details.get("file_runs", ()))
+    files = [n for n in details.get("file_runs", ()) if n in runs]
     qrels_for = details.get("qrels_for", {})
-    for row in ev.coverage_rows:
-        name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
-        if name not in files or not missing or not total:
-            continue
-        q = qrels_for.get(name)
-        coverage_problem(missing_queries_message(name, total, missing, run_query_ids=runs[name].query_ids,
-                                                 ground_truth_query_ids=None if q is None else q.query_ids))
+    warn_missing_queries(ev.coverage_rows, {n: runs[n].query_ids for n in files},
+                         {n: qrels_for[n].query_ids for n in files if qrels_for.get(n) is not None})

@@ -9,9 +9,12 @@
     evalcore workspace gc     [--workspace DIR]              remove unreferenced artifacts
 
 ``--workspace`` defaults to ``$EVALCORE_WORKSPACE``, else the per-user default workspace
-(:func:`evalcore.workspace.locations.default_path`). :func:`record_evaluation` is what
-``evalcore evaluate ... --workspace DIR`` calls to record its ground truth, runs and
-evaluation.
+(:func:`evalcore.workspace.locations.default_path`). ``evalcore evaluate ... --workspace DIR``
+calls :func:`check_before_recording` as soon as its files are read (what the workspace holds
+against them: a conflict stops the command before any ranking or output), :func:`check_rankings`
+once the rankings are computed (a sharded corpus's run, whose content is its ranking) and, after
+its output, :func:`record_evaluation` to record its ground truth, runs and evaluation; the comparisons
+themselves are in :mod:`.workspace_diff`.
 """
 
 from __future__ import annotations
@@ -19,10 +22,24 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from .workspace_diff import (
+    _ground_truth_change,
+    _info_text,
+    _same_fusion,
+    _same_run,
+    _same_source_ground_truth,
+    _same_vectors_pair,
+    _settings_change,
+    _step,
+)
+
 __all__ = ["register", "run", "add_workspace_option", "add_run_info_options", "run_info_options", "record_evaluation",
-           "WORKSPACE_HELP"]
+           "WORKSPACE_HELP", "Checked", "check_before_recording", "check_rankings"]
 
 WORKSPACE_HELP = "workspace folder (default: $EVALCORE_WORKSPACE when set)"
 
@@ -51,13 +68,6 @@ def register(sub) -> argparse.ArgumentParser:
     add_workspace_option(a)
     p.set_defaults(func=run)
     return p
-
-
-def _step(value: Any) -> str:
-    if value is None or value != value:  # None or NaN
-        return ""
-    value = float(value)
-    return str(int(value)) if value.is_integer() else repr(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,7 +109,140 @@ def _settings_from_args(args: argparse.Namespace, depth: int | None) -> dict[str
     return out
 
 
-def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class Checked:
+    """What the checks of ``evaluate --workspace`` found in the workspace; still true while its
+    :attr:`~evalcore.workspace.Workspace.generation` is the one read with it.
+
+    ``generation`` None: no workspace there yet (nothing to conflict with). ``keep``: runs already
+    there with the same content; ``info``: the model, version, step and tags of those ``--replace``
+    replaces; ``pending``: runs of a sharded corpus whose stored content (a ranked run) can only be
+    compared with the ranking once it is computed.
+    """
+
+    generation: int | None
+    same_gt: bool = False
+    keep: frozenset[str] = frozenset()
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pending: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the command records, from its options and the files it read (see :func:`_plan`)."""
+
+    ref: Any
+    per_run: dict
+    default_aspect: Any
+    paths: dict[str, str]
+    embs: list
+    sharded: dict
+    vectors: dict
+    fusions: list
+    fusion_opts: dict
+    settings: dict[str, Any]
+
+
+def _plan(args: argparse.Namespace, cache: Any, file_runs: Sequence[str], depth: int | None) -> _Plan:
+    """The ground truth, runs and settings the command records: ``--run`` files by name (``file_runs``, in
+    order) with their paths, ``--emb`` vectors (the loaded files of ``cache``; a corpus of shards is not
+    copied into the workspace: its run is recorded as the ranking computed here), ``--fuse`` specs."""
+    from ..io.shards import is_shard_spec
+    from .options import file_exists, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
+
+    per_run, default_aspect = parse_aspects(getattr(args, "aspect", None))
+    ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None)) \
+        if getattr(args, "reference_emb", None) else None
+    paths = dict(zip(file_runs, [split_named(s, flag="--run", bare_ok=True, exists=file_exists)[1]
+                                 for s in getattr(args, "run", None) or []], strict=True))
+    ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
+    embs = [parse_emb_spec(spec, ids_map) for spec in getattr(args, "emb", None) or []]
+    sharded = {sp.name: sp for sp in embs if is_shard_spec(sp.docs)}
+    embs = [sp for sp in embs if sp.name not in sharded]
+    vectors = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries else None)
+               for sp in embs}
+    fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
+    fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
+    return _Plan(ref, per_run, default_aspect, paths, embs, sharded, vectors, fusions, fusion_opts,
+                 _settings_from_args(args, depth))
+
+
+def check_before_recording(args: argparse.Namespace, inputs: Any) -> Checked:
+    """Everything ``evaluate --workspace`` can check before it ranks or evaluates anything: what
+    ``Workspace.add_run`` / ``add_embedding_run`` would refuse (:func:`_check_ids`), a place where no
+    workspace can be created, and what the workspace already holds (:func:`_check_existing`: a run of the
+    same name with other content, another ground truth, other stored settings — without ``--replace`` an
+    error, exit 2). ``inputs``: what :func:`evalcore.cli.inputs.evaluate_from_args` has read
+    (:class:`~evalcore.cli.inputs.InputsRead`), given as its ``check_inputs``.
+
+    Nothing is written (no workspace folder created). Left for later: the runs of a sharded corpus,
+    whose content is the ranking (:func:`check_rankings`).
+    """
+    from ..workspace import Workspace
+    from ..workspace.core import check_can_create
+    from ..workspace.locations import is_workspace
+
+    plan = _plan(args, inputs.embeddings, list(inputs.runs), inputs.depth)
+    _check_ids(inputs.runs, plan, cache=inputs.embeddings, universe=inputs.query_universe,
+               labels=dict.fromkeys(inputs.runs, inputs.ground_truth))
+    path = Path(args.workspace).expanduser()
+    if not is_workspace(path):
+        check_can_create(path)
+        return Checked(None)
+    ws = Workspace.open(path, create=False)
+    try:
+        with ws.exclusive():  # read-only folder: refused here, as the recording would be
+            return _check(ws, args, plan, inputs.runs, computed=False)
+    finally:
+        ws.close()
+
+
+def check_rankings(args: argparse.Namespace, runs: dict, details: dict[str, Any], checked: Checked | None) -> Checked:
+    """After the ranking and before anything is printed or written: the runs of a sharded corpus (their content
+    is the ranking) against what the workspace holds, and everything again if another process changed the
+    workspace since :func:`check_before_recording` (its generation moved)."""
+    from ..workspace import Workspace
+    from ..workspace.locations import is_workspace
+
+    path = Path(args.workspace).expanduser()
+    if not is_workspace(path):
+        return checked if checked is not None else Checked(None)
+    plan = _plan(args, details["embeddings"], details["file_runs"], details.get("depth"))
+    ws = Workspace.open(path, create=False)
+    try:
+        with ws.exclusive():
+            return _recheck(ws, args, plan, runs, checked)
+    finally:
+        ws.close()
+
+
+def _check(ws: Any, args: argparse.Namespace, plan: _Plan, runs: Any, *, computed: bool) -> Checked:
+    """What ``ws`` holds against the command's runs (``computed``: the rankings of sharded corpora too)."""
+    same_gt = _same_source_ground_truth(ws, args, plan.ref)
+    file_runs = {n: (runs[n], p) for n, p in plan.paths.items()}
+    if computed:
+        file_runs.update({n: (runs[n], None) for n in plan.sharded})
+    generation = ws.generation
+    keep, info, pending = _check_existing(ws, args, ref=plan.ref, file_runs=file_runs, vectors=plan.vectors,
+                                          fusions=plan.fusion_opts, settings=plan.settings, same_gt=same_gt,
+                                          ranked_later=() if computed else tuple(plan.sharded))
+    return Checked(generation, same_gt, frozenset(keep), info, tuple(pending))
+
+
+def _recheck(ws: Any, args: argparse.Namespace, plan: _Plan, runs: dict, checked: Checked | None) -> Checked:
+    """``checked`` completed with the rankings it left pending, when the workspace is as it was then; else
+    every check again (another process changed it meanwhile, or it was not checked)."""
+    if checked is None or checked.generation is None or ws.generation != checked.generation:
+        return _check(ws, args, plan, runs, computed=True)
+    if not checked.pending:
+        return checked
+    keep, info, _ = _check_existing(ws, args, ref=plan.ref, file_runs={n: (runs[n], None) for n in checked.pending},
+                                    vectors={}, fusions={}, settings=plan.settings, same_gt=True)
+    return Checked(checked.generation, checked.same_gt, checked.keep | frozenset(keep), {**checked.info, **info})
+
+
+def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], *,
+                      checked: Checked | None = None) -> str:
     """Record what ``evalcore evaluate`` read and computed into ``args.workspace``; returns a summary line.
 
     The ground truth (the ``--qrels`` file with all its aspects, or the ``--reference-emb``
@@ -110,73 +253,62 @@ def record_evaluation(args: argparse.Namespace, ev: Any, runs: dict, details: di
 
     What the workspace already holds is never replaced silently: a run of the same name with
     the same content is kept as it is (with its model, version and step), and a run of the
-    same name with other content, or another ground truth, is an error naming them, before
-    anything is written — unless ``--replace`` is given; a replaced run keeps its model,
-    version, step and tags.
+    same name with other content, another ground truth or other stored settings is an error naming
+    them, before anything is written — unless ``--replace`` is given; a replaced run keeps its model,
+    version, step and tags. ``checked``: what :func:`check_before_recording` (before the work) and
+    :func:`check_rankings` found; it is checked again, under the writer lock, only when the workspace
+    changed since (without it: every check here). When the command made another ground truth the active
+    one, a warning names the runs left there that answer none of its queries.
     """
-    from ..io.shards import is_shard_spec
     from ..workspace import Workspace
-    from .options import file_exists, parse_aspects, parse_emb_spec, parse_fuse_spec, split_named
 
-    per_run, default_aspect = parse_aspects(getattr(args, "aspect", None))
-    cache = details["embeddings"]
-    ref = cache.get(args.reference_emb, getattr(args, "reference_ids", None)) \
-        if getattr(args, "reference_emb", None) else None
-    paths = dict(zip(details["file_runs"], [split_named(s, flag="--run", bare_ok=True, exists=file_exists)[1]
-                                            for s in getattr(args, "run", None) or []], strict=True))
-    ids_map = dict(split_named(s, flag="--emb-ids", exists=file_exists) for s in getattr(args, "emb_ids", None) or [])
-    embs = [parse_emb_spec(spec, ids_map) for spec in getattr(args, "emb", None) or []]
-    # a corpus of shards is not copied into the workspace: its run is recorded as the ranking computed here
-    sharded = {sp.name: sp for sp in embs if is_shard_spec(sp.docs)}
-    embs = [sp for sp in embs if sp.name not in sharded]
-    vectors = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries else None)
-               for sp in embs}
-    fusions = [parse_fuse_spec(spec) for spec in getattr(args, "fuse", None) or []]
-    fusion_opts = {name: _fusion_options(args, name, weights) for name, weights in fusions}
-    settings = _settings_from_args(args, details.get("depth"))
-    _check_ids(runs, details, paths=paths, sharded=sharded, vectors=vectors)
+    plan = _plan(args, details["embeddings"], details["file_runs"], details.get("depth"))
+    if checked is None:
+        _check_ids(runs, plan, cache=details["embeddings"], universe=details["query_universe"],
+                   labels={n: _ground_truth_label(details, n) for n in plan.paths})
     ws = Workspace.open(args.workspace)
     # the check and the writes under the writer lock: no other process records in between
     with ws.exclusive():
-        return _record(ws, args, ev, runs, details, ref=ref, per_run=per_run, default_aspect=default_aspect,
-                       paths=paths, embs=embs, vectors=vectors, fusions=fusions, fusion_opts=fusion_opts,
-                       settings=settings, sharded=sharded)
+        return _record(ws, args, ev, runs, details, plan, _recheck(ws, args, plan, runs, checked))
 
 
-def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], *, ref: Any,
-            per_run: dict, default_aspect: Any, paths: dict, embs: list, vectors: dict, fusions: list,
-            fusion_opts: dict, settings: dict[str, Any], sharded: dict) -> str:
+def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dict[str, Any], plan: _Plan,
+            checked: Checked) -> str:
+    import re
+
+    from ..errors import quiet_warnings
     from ..workspace.artifacts import sha256_file
+    from ..workspace.idchecks import ANSWERING_NONE_PREFIX, warn_runs_answering_none
     from ..workspace.resolve import ranking_key
 
-    same_gt = _same_source_ground_truth(ws, args, ref)
-    file_runs = {**{n: (runs[n], p) for n, p in paths.items()}, **{n: (runs[n], None) for n in sharded}}
-    keep, kept_info = _check_existing(ws, args, ref=ref, file_runs=file_runs,
-                                      vectors=vectors, fusions=fusion_opts, settings=settings, same_gt=same_gt)
+    keep, kept_info, per_run, default_aspect = set(checked.keep), dict(checked.info), plan.per_run, plan.default_aspect
     replacing = set(kept_info)  # recorded with other content, and --replace given
     given = run_info_options(args)
     if given:  # --run-model/--run-version/--run-step: the one run's info, over what it had
         for name in runs:
             kept_info[name] = {**kept_info.get(name, {}), **given}
-    if same_gt:
-        pass  # recorded from these very bytes: nothing to store again
-    elif ref is not None:
-        sha = sha256_file(args.reference_emb) if os.path.isfile(args.reference_emb) else None
-        ws.set_reference(ref, source_name=os.path.basename(args.reference_emb), source_sha256=sha)
-    else:
-        ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
-    ws.set_settings(**settings)
-    for name, path in paths.items():
+    before = ws.ground_truth()
+    # the runs answering none of a new ground truth's queries are named once this command's runs are recorded
+    with quiet_warnings(re.escape(ANSWERING_NONE_PREFIX)):
+        if checked.same_gt:
+            pass  # recorded from these very bytes: nothing to store again
+        elif plan.ref is not None:
+            sha = sha256_file(args.reference_emb) if os.path.isfile(args.reference_emb) else None
+            ws.set_reference(plan.ref, source_name=os.path.basename(args.reference_emb), source_sha256=sha)
+        else:
+            ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
+    ws.set_settings(**plan.settings)
+    for name, path in plan.paths.items():
         if name not in keep:
             ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,
                        source_name=os.path.basename(path), source_sha256=sha256_file(path), **kept_info.get(name, {}))
-    for name, sp in sharded.items():
+    for name, sp in plan.sharded.items():
         if name not in keep:
             ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,
                        source_name=f"{os.path.basename(os.path.normpath(sp.docs))} (top-{details['depth']} of a "
                                    "sharded corpus)", **kept_info.get(name, {}))
-    for sp in embs:
-        docs, queries = vectors[sp.name]
+    for sp in plan.embs:
+        docs, queries = plan.vectors[sp.name]
         if sp.name not in keep:
             ws.add_embedding_run(sp.name, docs, query_embeddings=queries, aspect=per_run.get(sp.name, default_aspect),
                                  replace=sp.name in replacing, source_name=os.path.basename(sp.docs),
@@ -186,7 +318,7 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
         rec = ws.run_record(sp.name)
         key = ranking_key(rec, details["depth"], details["qrels_for"][sp.name])
         ws.store_derived(key, runs[sp.name], inputs=rec.artifacts, warnings=())
-    for name, weights in fusions:
+    for name, weights in plan.fusions:
         if name not in keep:
             ws.add_fused_run(name, weights, c=args.rrf_c, top_n=args.rrf_top_n, ties=args.rrf_ties,
                              aspect=per_run.get(name, default_aspect), replace=name in replacing,
@@ -194,30 +326,33 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
                              **kept_info.get(name, {}))
     for name in keep & set(kept_info):  # the same content, new run info
         ws.set_run_info(name, **given)
+    if before is None or ws.ground_truth()["id"] != before["id"]:
+        warn_runs_answering_none(ws)
     ws.record_evaluation(ev)
     kept = f" ({len(keep)} already there with the same content: kept)" if keep else ""
     return (f"recorded the ground truth, {len(runs)} run{'' if len(runs) == 1 else 's'}{kept} and the evaluation "
             f"in workspace {ws.path}")
 
 
-def _check_ids(runs: dict, details: dict[str, Any], *, paths: dict, sharded: dict, vectors: dict) -> None:
+def _check_ids(runs: Mapping[str, Any], plan: _Plan, *, cache: Any, universe: Mapping[str, Any],
+               labels: Mapping[str, str]) -> None:
     """What ``Workspace.add_run`` / ``add_embedding_run`` would refuse, refused before anything is recorded.
 
     A run file none of whose query ids is a query of the ground truth (the evaluation only warned:
-    every value 0) and an id holding a control character (:mod:`evalcore.workspace.idchecks`): the
-    same error, before the ground truth and the first runs are written (the ground truth's own ids
-    are checked by ``set_ground_truth``, the first write). Embedding runs answering no query never
-    get here: their ranking refused them.
+    every value 0) and an id holding a control character (:mod:`evalcore.workspace.idchecks`) in a
+    run file or an embedding file (the shards of a corpus too: its ranking's ids are theirs): the
+    same error, before anything is ranked or written (the ground truth's own ids are checked by
+    ``set_ground_truth``, the first write). Embedding runs answering no query never get here: the
+    search refuses them.
     """
     from ..workspace.idchecks import check_answers_some, check_embedding_ids, check_run_ids
 
-    for name in [*paths, *sharded]:
-        path = paths.get(name)
-        check_run_ids(runs[name], owner=f"run {name!r}", file=os.path.basename(path) if path else None)
-        if name in paths:
-            check_answers_some(name, runs[name].query_ids, details["query_universe"][name],
-                               ground_truth=_ground_truth_label(details, name))
-    for name, (docs, queries) in vectors.items():
+    for name, path in plan.paths.items():
+        check_run_ids(runs[name], owner=f"run {name!r}", file=os.path.basename(path))
+        check_answers_some(name, runs[name].query_ids, universe[name], ground_truth=labels[name])
+    shards = {sp.name: (cache.get(sp.docs, sp.docs_ids), cache.get(sp.queries, sp.queries_ids) if sp.queries
+                        else None) for sp in plan.sharded.values()}
+    for name, (docs, queries) in {**plan.vectors, **shards}.items():
         check_embedding_ids(docs, owner=f"run {name!r}", what="document id", file=docs.source)
         if queries is not None:
             check_embedding_ids(queries, owner=f"run {name!r}", what="query id", file=queries.source)
@@ -264,13 +399,16 @@ def _fusion_options(args: argparse.Namespace, name: str, weights: Any) -> dict[s
 
 
 def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: dict, vectors: dict,
-                    fusions: dict, settings: dict[str, Any], same_gt: bool = False
-                    ) -> tuple[set[str], dict[str, dict[str, Any]]]:
-    """(runs already in ``ws`` with the same content, the model/version/step/tags of those to replace).
+                    fusions: dict, settings: dict[str, Any], same_gt: bool = False, ranked_later: Sequence[str] = ()
+                    ) -> tuple[set[str], dict[str, dict[str, Any]], list[str]]:
+    """(runs already in ``ws`` with the same content, the model/version/step/tags of those to replace, the runs
+    of ``ranked_later`` still to compare).
 
     Raises OptionError, before anything is written, when a run of the same name holds other content,
     the workspace's ground truth is another one, or its stored settings differ from the command's
-    (the dashboard and ``Workspace.evaluate()`` use them), unless ``args.replace``.
+    (the dashboard and ``Workspace.evaluate()`` use them), unless ``args.replace``. ``ranked_later``: runs
+    whose content is a ranking not computed yet (a sharded corpus's): one stored under that name as
+    another kind than a ranked run differs; a ranked one is returned as still to compare.
     """
     from ..errors import OptionError
 
@@ -284,6 +422,8 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
               for n, (r, p) in file_runs.items()]
     checks += [(n, lambda n=n, v=v: _same_vectors_pair(ws.load_embeddings(n), v)) for n, v in vectors.items()]
     checks += [(n, lambda n=n, o=o: _same_fusion(have[n].options, o)) for n, o in fusions.items()]
+    pending = [n for n in ranked_later if n in have and have[n].kind == "ranked"]
+    differ += [n for n in ranked_later if n in have and have[n].kind != "ranked"]
     for name, is_same in checks:
         if name in have:
             expected = "ranked" if name in file_runs else "embedding" if name in vectors else "fused"
@@ -311,138 +451,4 @@ def _check_existing(ws: Any, args: argparse.Namespace, *, ref: Any, file_runs: d
         raise OptionError(f"nothing recorded in workspace {ws.path}: {'; '.join(what)}; {advice}")
     info = {n: {"model": have[n].model, "version": have[n].version, "step": have[n].step, "tags": have[n].tags}
             for n in differ}
-    return same, info
-
-
-#: The command-line form of each setting ``evaluate --workspace`` records.
-_SETTING_FLAGS = {"k": "--k", "metrics": "--metrics", "ties": "--ties", "rel_threshold": "--rel-threshold",
-                  "no_relevant": "--no-relevant", "sample_size": "--n-samples", "seed": "--seed",
-                  "judged_only": "-J", "depth": "--emb-depth", "gt_mode": "--reference-mode",
-                  "gt_depth": "--reference-depth"}
-
-
-def _setting_text(value: Any) -> str:
-    if isinstance(value, (tuple, list)):
-        return " ".join(map(str, value))
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    return str(value)
-
-
-def _settings_change(ws: Any, settings: dict[str, Any]) -> tuple[str, str]:
-    """(what differs between the workspace's stored settings and the command's, the flags giving the
-    workspace's), ('', '') when they agree or the workspace has none stored yet."""
-    from dataclasses import replace as dc_replace
-
-    if not ws.has_settings():
-        return "", ""
-    have = ws.settings()
-    new = dc_replace(have, **settings).validated()
-    diff = [n for n in settings if getattr(have, n) != getattr(new, n)]
-    if not diff:
-        return "", ""
-    parts = [f"{n} {_setting_text(getattr(have, n))} (this command: {_setting_text(getattr(new, n))})"
-             for n in diff]
-    flags = []
-    for n in diff:
-        flag, value = _SETTING_FLAGS[n], getattr(have, n)
-        if isinstance(value, bool):
-            flags.append(flag if value else f"no {flag}")
-        elif n == "sample_size" and not value:
-            flags.append(f"no {flag}")
-        else:
-            flags.append(f"{flag} {_setting_text(value)}")
-    return "its settings are " + "; ".join(parts), " ".join(flags)
-
-
-def _info_text(rec: Any) -> str:
-    parts = [f"{k} {v}" for k, v in (("model", rec.model), ("version", rec.version), ("step", _step(rec.step))) if v]
-    return f" ({', '.join(parts)})" if parts else ""
-
-
-def _same_source_ground_truth(ws: Any, args: argparse.Namespace, ref: Any) -> bool:
-    """Whether the workspace's active ground truth was recorded from the very file the command reads.
-
-    The same name, kind and SHA-256 of the bytes; for judgments the same format (the one asked
-    for, or detected from these bytes and name, as when it was recorded); for a reference model
-    the same ids too (a ``.npy``'s ids come from another file). Then nothing needs parsing,
-    comparing or storing again (a 300 MB reference was written and hashed twice per command).
-    """
-    import hashlib
-
-    import numpy as np
-
-    from ..io import detect_qrels_format
-    from ..workspace.artifacts import sha256_file
-
-    gt = ws.ground_truth()
-    path = str(args.reference_emb if ref is not None else args.qrels)
-    name = os.path.basename(path)
-    if (gt is None or gt["kind"] != ("reference" if ref is not None else "qrels") or not gt.get("source_sha256")
-            or gt["name"] != name or not os.path.isfile(path)):
-        return False
-    if ref is not None:
-        return (gt["source_sha256"] == sha256_file(path)
-                and np.array_equal(np.asarray(ws.reference_ids(), dtype=str), np.asarray(ref.ids, dtype=str)))
-    with open(path, "rb") as fh:
-        data = fh.read()
-    fmt = getattr(args, "qrels_format", "auto") or "auto"
-    return (gt["source_sha256"] == hashlib.sha256(data).hexdigest()
-            and (detect_qrels_format(data, name) if fmt == "auto" else fmt) == gt["format"])
-
-
-def _ground_truth_change(ws: Any, args: argparse.Namespace, ref: Any) -> str:
-    """What differs between the workspace's ground truth and the command's ('' when nothing does or it has none)."""
-    gt = ws.ground_truth()
-    if gt is None:
-        return ""
-    if ref is not None:
-        if gt["kind"] == "reference" and _same_embeddings(ws.load_reference(), ref):
-            return ""
-        new = f"the reference model {os.path.basename(args.reference_emb)}"
-    else:
-        from ..workspace.inputs import qrels_parts
-
-        parts, *_ = qrels_parts(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto", label=None)
-        if gt["kind"] == "qrels" and [a for a, _ in parts] == list(gt["aspects"] or [None]) and all(
-                _same_qrels(ws.load_qrels(a), q) for a, q in parts):
-            return ""
-        new = f"{os.path.basename(str(args.qrels))} ({sum(q.n_queries for _, q in parts[:1])} queries)"
-    old = f"{gt['name']}" + (f" ({gt['n_queries']} queries)" if gt.get("n_queries") else "")
-    return f"its ground truth is {old}, not {new} (every run there is evaluated against it)"
-
-
-def _same_qrels(a: Any, b: Any) -> bool:
-    import numpy as np
-
-    return (list(map(str, a.query_ids)) == list(map(str, b.query_ids)) and np.array_equal(a.q, b.q)
-            and list(map(str, a.doc_ids)) == list(map(str, b.doc_ids)) and np.array_equal(a.grades, b.grades))
-
-
-def _same_run(a: Any, b: Any) -> bool:
-    import numpy as np
-
-    return (len(a) == len(b) and list(map(str, a.query_ids)) == list(map(str, b.query_ids))
-            and np.array_equal(a.q, b.q) and np.array_equal(a.scores, b.scores)
-            and list(map(str, a.doc_ids)) == list(map(str, b.doc_ids)))
-
-
-def _same_embeddings(a: Any, b: Any) -> bool:
-    """Same ids and the same float32 vectors (as stored), compared in blocks of rows."""
-    import numpy as np
-
-    if a is None or b is None:
-        return a is None and b is None
-    if len(a) != len(b) or a.dim != b.dim or list(map(str, a.ids)) != list(map(str, b.ids)):
-        return False
-    step = max(1, 2**24 // max(a.dim, 1))
-    return all(np.array_equal(np.asarray(a.vectors[i:i + step], dtype=np.float32),
-                              np.asarray(b.vectors[i:i + step], dtype=np.float32)) for i in range(0, len(a), step))
-
-
-def _same_vectors_pair(stored: tuple, new: tuple) -> bool:
-    return _same_embeddings(stored[0], new[0]) and _same_embeddings(stored[1], new[1])
-
-
-def _same_fusion(stored: dict, new: dict) -> bool:
-    return {k: v for k, v in stored.items() if k != "aspect"} == {k: v for k, v in new.items() if k != "aspect"}
+    return same, info, pending

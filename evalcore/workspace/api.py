@@ -184,6 +184,9 @@ class Workspace(RunChanges):
         :class:`~evalcore.errors.EvalcoreWarning` and listed in ``settings["errors"]``
         of the result. With ``record`` (and a writable workspace) the evaluation is
         stored in the catalogue, its per-query table as Parquet (once per distinct input).
+        A ranked run answering only part of the evaluated ground-truth queries (the others count 0)
+        is said in a warning, in the command line's words (:func:`evalcore.coverage.warn_missing_queries`);
+        embedding and fused runs have their own warnings (the search's, the fusion's).
         ``strict`` (default False): a ground-truth query a run does not answer or that an embedding
         run's embeddings lack, or a relevant document absent from its corpus, raises
         :class:`~evalcore.errors.MissingIdsError` (the coverage warning's message) and nothing is

@@ -36,7 +36,8 @@ from .locations import CATALOGUE_NAME, is_workspace
 from .store import BUSY_DEADLINE, Catalogue, dumps, folder_writable, loads, now
 from .writelock import LOCK_NAME, writer_lock
 
-__all__ = ["WorkspaceCore", "RunRecord", "run_records_in", "GroundTruthRecord", "PartRecord", "KIND_EXT", "RUN_KINDS", "qrels_key"]
+__all__ = ["WorkspaceCore", "check_can_create", "RunRecord", "run_records_in", "GroundTruthRecord", "PartRecord",
+           "KIND_EXT", "RUN_KINDS", "qrels_key"]
 
 T = TypeVar("T")
 
@@ -155,6 +156,19 @@ _OWN_NAMES = frozenset({"objects", "tmp", f"{CATALOGUE_NAME}-wal", f"{CATALOGUE_
                         LOCK_NAME})
 
 
+def check_can_create(path: Path) -> None:
+    """Refuse, before anything is done, a place where a workspace would not be created: a file, or a folder
+    holding other files (:class:`~evalcore.errors.WorkspaceError` naming it); a workspace, a new or an empty
+    folder pass. What opening with ``create=True`` checks, for a command that works before it opens."""
+    if is_workspace(path):
+        return
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError("is a file, not a workspace folder", file=str(path))
+    if path.is_dir() and any(p.name not in _OWN_NAMES for p in path.iterdir()):
+        raise WorkspaceError("this folder holds other files and no evalcore workspace (catalogue.sqlite); "
+                             "a workspace is created in a new or empty folder", file=str(path))
+
+
 class WorkspaceCore:
     """A workspace folder opened for reading (see the module docstring)."""
 
@@ -166,11 +180,7 @@ class WorkspaceCore:
         if not is_workspace(self.path):
             if read_only or not create:
                 raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(self.path))
-            if self.path.exists() and not self.path.is_dir():
-                raise WorkspaceError("is a file, not a workspace folder", file=str(self.path))
-            if self.path.is_dir() and any(p.name not in _OWN_NAMES for p in self.path.iterdir()):
-                raise WorkspaceError("this folder holds other files and no evalcore workspace (catalogue.sqlite); "
-                                     "a workspace is created in a new or empty folder", file=str(self.path))
+            check_can_create(self.path)
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
             except OSError as e:  # no permission in the parent folder, a read-only or full disk

@@ -18,7 +18,7 @@ from ..data import Qrels
 from ..errors import CorruptArtifactError, OptionError
 from ..io.embeddings import Embeddings
 from . import codecs
-from .idchecks import check_embedding_ids, check_qrels_ids
+from .idchecks import check_embedding_ids, check_qrels_ids, warn_runs_answering_none
 from .inputs import check_label, embeddings_input, qrels_parts
 from .sidecar import SettingsAndSideFiles
 from .store import NoChange, dumps, now
@@ -52,6 +52,17 @@ class GroundTruths(SettingsAndSideFiles):
         ------
         InputFormatError
             A query or document id holds a control character (tab, line break, NUL...): nothing is stored.
+
+        Warns
+        -----
+        EvalcoreWarning
+            When another ground truth becomes the active one (none was there, or another one was), one
+            warning names the stored runs none of whose query ids is one of its queries (item-to-item
+            embedding runs: none of their item ids), with a few ids of both sides
+            (:func:`~.idchecks.warn_runs_answering_none`): evaluated against it they would count 0 (an
+            embedding run: not be evaluated). Not an error: changing the ground truth is legitimate, and
+            those runs stay stored for the ground truth they answer (:meth:`use_ground_truth` brings an
+            earlier one back; :meth:`remove_run` removes a run). :meth:`add_run` refuses such a run.
         """
         parts, src_name, sha, fmt = qrels_parts(path_or_qrels, format=format, label=source_name)
         for aspect, q in parts:
@@ -59,8 +70,10 @@ class GroundTruths(SettingsAndSideFiles):
         label = check_label(name, "the ground truth's name") or src_name or "ground truth"
         stage = lambda: [self.put("qrels", lambda p, q=q: codecs.write_qrels(q, p)) for _, q in parts]  # noqa: E731
         counts = [(q.n_queries, len(q)) for _, q in parts]
-        self._set_gt(stage, "qrels", label, src_name, sha, fmt, {},
-                     lambda stored: [(a, s.sha256, None, *c) for (a, _), s, c in zip(parts, stored, counts, strict=True)])
+        if self._set_gt(stage, "qrels", label, src_name, sha, fmt, {},
+                        lambda stored: [(a, s.sha256, None, *c) for (a, _), s, c in zip(parts, stored, counts,
+                                                                                        strict=True)]):
+            warn_runs_answering_none(self)
 
     def set_reference(self, embeddings: Any, ids: Any = None, *, name: str | None = None,
                       source_name: str | None = None, source_sha256: str | None = None) -> None:
@@ -80,7 +93,8 @@ class GroundTruths(SettingsAndSideFiles):
         Notes
         -----
         How the neighbours become judgments (``gt_mode`` ``"tied"`` or ``"fixed"``, ``gt_depth``)
-        is a setting (:meth:`set_settings`), applied at evaluation.
+        is a setting (:meth:`set_settings`), applied at evaluation. The reference's items are the queries:
+        as in :meth:`set_ground_truth`, a warning names the stored runs answering none of them.
         """
         emb, src_name, sha = embeddings_input(embeddings, ids, what="reference embeddings", label=source_name)
         check_embedding_ids(emb, owner="the reference embeddings", what="id", file=src_name)
@@ -91,12 +105,14 @@ class GroundTruths(SettingsAndSideFiles):
             return [self.put("embeddings", lambda p: codecs.write_vectors(emb.vectors, p)),
                     self.put("ids", lambda p: codecs.write_ids(emb.ids, p))]
 
-        self._set_gt(stage, "reference", label, src_name, sha, None, {"dim": emb.dim},
-                     lambda stored: [(None, stored[0].sha256, stored[1].sha256, len(emb), None)])
+        if self._set_gt(stage, "reference", label, src_name, sha, None, {"dim": emb.dim},
+                        lambda stored: [(None, stored[0].sha256, stored[1].sha256, len(emb), None)]):
+            warn_runs_answering_none(self)
 
     def _set_gt(self, stage: Callable[[], list], kind: str, name: str, src_name: str | None, sha: str | None,
-                fmt: str | None, options: dict, parts: Callable[[list], list]) -> None:
-        def record(conn: sqlite3.Connection, stored: list) -> None:
+                fmt: str | None, options: dict, parts: Callable[[list], list]) -> bool:
+        """Store a ground truth; True when it became the active one (False: the active one again, maybe renamed)."""
+        def record(conn: sqlite3.Connection, stored: list) -> bool:
             rows = parts(stored)
             active = conn.execute("SELECT id, name, kind FROM ground_truths WHERE active = 1").fetchone()
             if active is not None and active[2] == kind:
@@ -106,11 +122,11 @@ class GroundTruths(SettingsAndSideFiles):
                     if active[1] != name:  # the same judgments, another file name: renamed (evaluations stay current)
                         conn.execute("UPDATE ground_truths SET name = ?, source_name = ?, source_sha256 = ?, format = ? "
                                      "WHERE id = ?", (name, src_name, sha, fmt, active[0]))
-                        return
+                        return False
                     if sha and conn.execute("UPDATE ground_truths SET source_sha256 = ? WHERE id = ? AND "
                                             "source_sha256 IS NULL", (sha, active[0])).rowcount:
-                        return  # the same again, now with its source's SHA-256 (recorded before without)
-                    raise NoChange()  # the same ground truth again
+                        return False  # the same again, now with its source's SHA-256 (recorded before without)
+                    raise NoChange(False)  # the same ground truth again
             conn.execute("UPDATE ground_truths SET active = 0 WHERE active = 1")
             cur = conn.execute("INSERT INTO ground_truths (name, kind, source_name, source_sha256, format, options, "
                                "created_at, active) VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
@@ -119,8 +135,9 @@ class GroundTruths(SettingsAndSideFiles):
                 conn.execute("INSERT INTO ground_truth_parts (gt_id, position, aspect, artifact, ids_artifact, "
                              "n_queries, n_rows) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (cur.lastrowid, i, aspect, art, ids_art, nq, nr))
+            return True
 
-        self.commit(stage, record)
+        return bool(self.commit(stage, record))
 
     def ground_truth(self) -> dict | None:
         """The active ground truth: name, kind (``qrels``/``reference``), source, format, aspects..., or None."""

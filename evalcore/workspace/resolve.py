@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..coverage import warn_missing_queries
 from ..data import Qrels, Run
 from ..errors import (
     EvalcoreError,
@@ -46,6 +47,7 @@ from ..errors import (
     warn,
 )
 from ..evaluate import Evaluation
+from .aspects import run_aspect
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore
 from .evaluations import mark_inputs, record_evaluation
 from .model import Settings, capture, stable_key
@@ -122,16 +124,6 @@ class Resolved:
         ev = evaluate_workspace(qmap, pairs, self.settings, reference=self.reference, progress=progress)
         return mark_inputs(ev.with_settings({"errors": dict(self.errors)}), records=self.records,
                            ground_truth_id=self.ground_truth.id)
-
-
-def run_aspect(rec: RunRecord, aspects: Sequence[str], default: str | None) -> str | None:
-    """The aspect a run is evaluated against: its own (exact, case-insensitive or a unique part,
-    :func:`evalcore.io.lists.pick_aspect`), else the first; a ground truth without aspects ignores it."""
-    if not aspects or not rec.aspect:
-        return default
-    from ..io.lists import pick_aspect
-
-    return pick_aspect(list(aspects), rec.aspect, label=f"run {rec.name!r}")
 
 
 def _sample(ids: np.ndarray, settings: Settings) -> np.ndarray | None:
@@ -320,7 +312,10 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
 def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
                     progress: ProgressFn | None = None, record: bool = True, strict: bool = False) -> Evaluation:
     """:meth:`evalcore.workspace.Workspace.evaluate`: resolve, report each run's warnings (and the runs left
-    out), evaluate, and (``record``, a writable workspace) record the evaluation.
+    out), evaluate, report each ranked run answering only part of the evaluated ground-truth queries (the
+    command line's warning, :func:`evalcore.coverage.warn_missing_queries`: the missing ones count 0;
+    embedding and fused runs have their own warnings, from the search and the fusion), and (``record``, a
+    writable workspace) record the evaluation.
 
     With ``strict`` (:func:`evalcore.errors.strict_coverage`) a coverage problem raises before anything
     is recorded: a ground-truth query a run does not answer, or that an embedding run's (query)
@@ -333,6 +328,9 @@ def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[s
         for run_name, msg in res.errors.items():
             warn(f"run {run_name!r} not evaluated: {msg}", stacklevel=3)
         ev = res.evaluate(progress=progress)
+        ranked = {r.name for r in res.records if r.kind == "ranked"} & set(res.runs)
+        warn_missing_queries(ev.coverage_rows, {n: res.runs[n].query_ids for n in ranked},
+                             {n: res.qrels_for(n).query_ids for n in ranked}, stacklevel=3)
     if record and not core.read_only:
         key = res.key if not res.errors else stable_key(res.key, sorted(res.errors))
         record_evaluation(core, ev, key=key, ground_truth_id=res.ground_truth.id)

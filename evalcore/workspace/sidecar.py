@@ -160,12 +160,13 @@ class SettingsAndSideFiles(WorkspaceCore):
 
     def use_ground_truth(self, gt_id: int) -> None:
         """Make an earlier ground truth (an ``id`` of :meth:`ground_truths`) the active one again; the runs are
-        evaluated against it from then on (evaluations recorded against another one read as stale)."""
+        evaluated against it from then on (evaluations recorded against another one read as stale). As
+        :meth:`set_ground_truth`, a warning names the stored runs answering none of its queries."""
         from .inputs import check_id
 
         gt_id = check_id(gt_id, "a ground truth")
 
-        def record(conn: sqlite3.Connection, stored: list) -> None:
+        def record(conn: sqlite3.Connection, stored: list) -> bool:
             row = conn.execute("SELECT active FROM ground_truths WHERE id = ?", (gt_id,)).fetchone()
             if row is None:
                 have = [r[0] for r in conn.execute("SELECT id FROM ground_truths ORDER BY id")]
@@ -174,8 +175,12 @@ class SettingsAndSideFiles(WorkspaceCore):
                 raise NoChange()
             conn.execute("UPDATE ground_truths SET active = 0 WHERE active = 1")
             conn.execute("UPDATE ground_truths SET active = 1 WHERE id = ?", (gt_id,))
+            return True
 
-        self.commit(lambda: [], record)
+        if self.commit(lambda: [], record):
+            from .idchecks import warn_runs_answering_none
+
+            warn_runs_answering_none(self)  # type: ignore[arg-type]  # (self is a Workspace)
 
     def _settings_with(self, overrides: Mapping[str, Any]) -> Settings:
         changes = {k: v for k, v in overrides.items() if v is not None}
