@@ -369,6 +369,34 @@ def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: s
     return list(value)
 
 
+def runs_shown(ctx: S.Context, candidates: Sequence[str], *, scope: str, label: str = "Runs compared",
+               help: str | None = None) -> list[str]:
+    """The runs a page draws or compares: every one of ``candidates`` up to
+    :data:`dashboard.versions.COMPARE_ALL_UP_TO`; beyond, those of a multiselect whose value is the Compare page's
+    shared choice :data:`~dashboard.state.SEL_CMP_RUNS` (chosen once, it follows the user from page to page),
+    starting at :func:`dashboard.versions.default_compared` (the latest version of each model and every run without
+    one): 120 checkpoints drawn at once make a legend that hides the chart, colours that repeat and a runs × runs
+    matrix of 14,000 cells. ``label`` must be fixed text (labels render Markdown). In ``candidates`` order."""
+    from dashboard import versions as VS
+
+    candidates = list(candidates)
+    if len(candidates) <= VS.COMPARE_ALL_UP_TO:
+        return candidates
+    own = st.session_state.get(S.SEL_CMP_RUNS)
+    desired = [r for r in own or [] if r in candidates]
+    if own is None or (own and not desired):  # never chosen, or chosen among other runs (another aspect)
+        desired = VS.default_compared(candidates, ctx.ws.runs)
+    wkey = f"w_{scope}_{S.SEL_CMP_RUNS}"
+    st.session_state[wkey] = desired  # always: the same key on another page is another widget
+    value = st.multiselect(label, candidates, key=wkey, on_change=_sync, args=(wkey, S.SEL_CMP_RUNS),
+                           help=help or f"With more than {VS.COMPARE_ALL_UP_TO} runs: the latest version of each "
+                                        "model and every run without a model at first. The choice is shared with "
+                                        "the other pages (Compare's \"Runs compared\"). Type to search.")
+    P.publish()
+    chosen = set(value)
+    return [r for r in candidates if r in chosen]
+
+
 def aspect_note(ctx: S.Context) -> None:
     """Say which runs are evaluated against which ground-truth aspect, when there are several."""
     in_use = S.aspects_in_use(ctx)
