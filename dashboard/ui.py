@@ -110,7 +110,8 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
     st.error(f"{prefix}: {md_escape(text)}", icon=":material/error:")
 
 
-def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, **kwargs: Any) -> Any:
+def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, pin: Sequence[str] = (),
+              **kwargs: Any) -> Any:
     """``st.dataframe`` with every float column shown to ``digits`` decimals, trailing zeros kept (``0.5700``
     beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format. Every table's
     p-value columns (:data:`dashboard.tables.P_VALUE_COLUMNS` holding numbers, as :func:`~dashboard.tables.display_table`
@@ -119,13 +120,17 @@ def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, 
     replace the text); a column config given for one must be a number column without a format. A missing value
     reads ``–`` (the browser draws a number column's missing cell as its ``placeholder``, "None" by default, whatever
     the Styler says; :func:`~dashboard.tables.display_table`'s blank), in every number column: display_table leaves a
-    number column with gaps a number column (whole numbers ``Int64``, read ``37``; others float, ``digits`` here)."""
+    number column with gaps a number column (whole numbers ``Int64``, read ``37``; others float, ``digits`` here).
+    ``pin``: columns kept in view (pinned, as text) when the table scrolls sideways (long run names push the others
+    out of view)."""
     import pandas as pd
     from pandas.io.formats.style import Styler
 
     from dashboard.tables import p_value_columns, p_values_read
 
     config = dict(column_config or {})
+    for col in pin:  # the key columns (``"_index"``: the index) stay in view when the others scroll sideways
+        config.setdefault(col, st.column_config.TextColumn(None if col == "_index" else col, pinned=True))
     if isinstance(data, pd.DataFrame) and p_value_columns(data):
         data = p_values_read(data)
     frame = data.data if isinstance(data, Styler) else data

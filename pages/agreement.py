@@ -62,7 +62,7 @@ summ = out.value.summary
 sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
            & (summ["run_a"].astype(str) != summ["run_b"].astype(str))]
 ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
-             key="ag_table")
+             key="ag_table", pin=("run_a", "run_b"))
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
            "fewer than 2 shared items), left out of the mean.")
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),

@@ -83,7 +83,7 @@ if len(small):  # one message, however many (40 domains of a few queries each ma
 
 wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=shown)
 st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")
-ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
+ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table", pin=("_index",))
 
 if len(compared) >= 2 and baseline in compared:
     correction = ui.correction_picker("domains")
@@ -99,7 +99,7 @@ if len(compared) >= 2 and baseline in compared:
         tested = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
-        ui.dataframe(T.display_table(tested), hide_index=True, key="dom_significance")
+        ui.dataframe(T.display_table(tested), hide_index=True, key="dom_significance", pin=("domain", "run"))
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns)."
@@ -111,6 +111,6 @@ if len(compared) >= 2 and baseline in compared:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):
                 st.caption("Domains that disagree with the overall result (significant, opposite sign)")
-                ui.dataframe(flips, hide_index=True, key="dom_flips")
+                ui.dataframe(flips, hide_index=True, key="dom_flips", pin=("run", "domain"))
             else:
                 st.caption("No domain disagrees with the overall result (none is significant with the opposite sign).")

@@ -163,7 +163,7 @@ st.caption("★ = best of the column" + (" among the runs of the same aspect" if
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: mean over its n queries and the "
                         "95% CI's bounds (ci_low, ci_high)."))
-ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
+ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric", pin=("run",))
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     in_names = [ws.run_by_uid(u).name for u in uids]

@@ -76,7 +76,7 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0.")
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
-                 hide_index=True, key="overview_numbers")
+                 hide_index=True, key="overview_numbers", pin=("run",))
     declared = summ[summ["aggregation"] != "mean"] if "aggregation" in summ.columns else summ.iloc[:0]
     if len(declared):
         st.caption("Metrics summarised otherwise than by the mean (the mean above is that of the per-query values; "

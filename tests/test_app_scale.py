@@ -164,3 +164,23 @@ def test_a_page_visited_again_computes_nothing_again(workspace, monkeypatch):
 def test_fusion_starts_from_the_latest_versions_not_the_first_checkpoints(workspace):
     at = goto(open_app(workspace), "fusion")
     assert at.multiselect(key="fu_runs").value == DEFAULT[:3]  # enc/step001..003 before
+
+
+def pinned(at, *columns: str) -> set[str]:
+    """The pinned columns of the first table holding ``columns``."""
+    cfg = next(json.loads(d.proto.columns) for d in at.dataframe
+               if set(columns) <= set(getattr(d.value, "columns", [])) | {d.value.index.name})
+    return {c for c, v in cfg.items() if v.get("pinned")}
+
+
+def test_the_key_columns_stay_in_view_beside_long_run_names(workspace):
+    """Runs named in 90 characters push a table's other columns sideways: its key columns are pinned."""
+    at = goto(open_app(workspace), "domains")
+    assert {"domain", "run"} <= pinned(at, "domain", "run", "run − baseline")
+    assert "_index" in pinned(at, "n_queries", *DEFAULT)  # the per-domain means: the domain is the index
+    goto(at, "agreement")
+    assert {"run_a", "run_b"} <= pinned(at, "run_a", "run_b", "n_undefined")
+    goto(at, "overview")
+    assert "run" in pinned(at, "run", "metric", "k", "sem")
+    goto(at, "fusion")
+    assert "run" in pinned(at, "run", "n", "mean", "ci_low")
