@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -292,6 +293,10 @@ def sidebar(ctx: S.Context | None = None) -> None:
                                       "SVG (vector), drawn by your browser.")
 
 
+#: Runs the sidebar names one by one; beyond, it counts them (by kind) and names only those not loaded.
+SIDEBAR_RUNS = 12
+
+
 def refresh_sidebar(ctx: S.Context) -> None:
     """Redraw the sidebar with what this run resolved (failed files marked "(not loaded)", query counts)."""
     if getattr(_LOCAL, "slot", None) is not None and ctx.ws is S.get_ws():
@@ -313,8 +318,13 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
         if ctx is not None and ctx.gt_error:
             lines[0] += " (not loaded)"
         failed = set(ctx.run_errors) if ctx is not None else st.session_state.get(S.FAILED_KEY, set())
+        many = len(ws.runs) > SIDEBAR_RUNS  # then counted, and only those not loaded named (137 runs took 274 lines
+        if many:  # above the settings)
+            kinds = Counter(r.kind for r in ws.runs)
+            lines.append(f"runs: {len(ws.runs):,} (" + ", ".join(f"{n:,} {k}" for k, n in kinds.items()) + ")")
         for r in ws.runs:
-            lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
+            if not many or r.uid in failed:
+                lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
         for blob, what, err in ((ws.domain_blob, "domains", ctx and ctx.domain_error),
                                 (ws.metadata_blob, "metadata", ctx and ctx.metadata_error),
                                 (getattr(ws, "queries_blob", None), "query texts", ctx and ctx.queries_error)):

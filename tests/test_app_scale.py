@@ -184,3 +184,11 @@ def test_the_key_columns_stay_in_view_beside_long_run_names(workspace):
     assert "run" in pinned(at, "run", "metric", "k", "sem")
     goto(at, "fusion")
     assert "run" in pinned(at, "run", "n", "mean", "ci_low")
+
+
+def test_the_sidebar_counts_many_runs_and_keeps_the_settings_in_view(workspace):
+    """137 runs were 274 lines of the sidebar above the queries evaluated and the settings."""
+    at = open_app(workspace)
+    side = "\n".join(t.value for t in at.sidebar.text)
+    assert "runs: 15 (15 ranked)" in side and "run: " not in side
+    assert f"queries evaluated: {NQ} of {NQ}" in side
