@@ -112,11 +112,17 @@ def query_table(
     wide = wide_per_query(t, metric=metric, k=k, runs=list(runs) if runs is not None else None)
     out = wide.reset_index()
     if run_a is not None and run_b is not None:
-        for r in (run_a, run_b):
-            if r not in out.columns:
-                raise OptionError(f"run {r!r} is not among the runs of the table")
-        out[DIFF_COLUMN] = out[run_b] - out[run_a]
+        return with_difference(out, run_a=run_a, run_b=run_b)
     return out
+
+
+def with_difference(qt: pd.DataFrame, *, run_a: str, run_b: str) -> pd.DataFrame:
+    """A :func:`query_table` (without runs A and B) with its ``difference`` column, B − A: a new frame, ``qt``
+    unchanged (a page keeps the table of every run once and adds the difference of the pair it shows)."""
+    for r in (run_a, run_b):
+        if r not in qt.columns:
+            raise OptionError(f"run {r!r} is not among the runs of the table")
+    return qt.assign(**{DIFF_COLUMN: qt[run_b] - qt[run_a]})
 
 
 def filter_queries(
