@@ -153,7 +153,8 @@ if show_pr:
         low = S.low_coverage(ctx)
         ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{low}:{drawn}", lambda: charts.pr_curves(pr, runs=drawn, flagged=low)),
                  key="overview_pr", name="precision_recall")
-        st.caption("One line per run: at each recall level x, the mean over the evaluated queries of the interpolated "
+        st.caption(("One line per run drawn (Runs drawn, above)" if len(drawn) < len(runs) else "One line per run")
+                   + ": at each recall level x, the mean over the evaluated queries of the interpolated "
                    "precision — the best precision at any rank where the run has reached recall x (trec_eval's "
                    "iprec_at_recall; 0 where it never does). Hover for the 95% CI and n.")
 

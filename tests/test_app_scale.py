@@ -134,6 +134,9 @@ def test_overview_draws_the_chosen_runs_and_one_download_button(workspace):
     assert len(results) == 1  # the results of the run chosen (15 buttons before)
     assert at.selectbox(key="dl_results_run").options == RUNS
     assert len(next(d.value for d in at.dataframe if d.value.index.name == "run")) == len(RUNS)  # the table: all
+    at.toggle(key="ov_pr").set_value(True).run()
+    assert [n for n in names(chart(at, "overview_pr")) if n] == [ptext(r) for r in DEFAULT]
+    assert any(c.value.startswith("One line per run drawn") for c in at.caption)
 
 
 def test_the_data_page_edits_the_runs_a_page_at_a_time(workspace):
