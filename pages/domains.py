@@ -75,11 +75,14 @@ with h2:
     st.caption("Domain sizes (evaluated queries)")
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
 small = sizes[sizes["n_queries"] < min_q]
-if len(small):  # one message, however many (40 domains of a few queries each made a wall of warnings)
-    ui.show_warning(("domain " if len(small) == 1 else f"{len(small)} domains ") + ", ".join(
+if len(small) == 1:
+    row = small.iloc[0]
+    ui.show_warning(f"domain {row['domain']} has only {ui.plural(int(row['n_queries']), 'query', 'queries')} (fewer "
+                    f"than {min_q}): too small to test; its means are shown but not tested")
+elif len(small):  # one message, however many (40 domains of a few queries each made a wall of warnings)
+    ui.show_warning(f"{len(small)} domains have fewer than {min_q} queries: " + ", ".join(
         f"{row.domain} ({ui.plural(int(row.n_queries), 'query', 'queries')})" for row in small.itertuples(index=False))
-        + f" {'has' if len(small) == 1 else 'have'} fewer than {min_q} queries: too small to test; "
-        + ("its" if len(small) == 1 else "their") + " means are shown but not tested")
+        + "; too small to test, their means are shown but not tested")
 
 wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=shown)
 st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")

@@ -73,5 +73,5 @@ def test_a_domain_too_small_to_test_is_counted_in_words():
     shown = [unescape(w.value) for w in at.warning]
     # (one message for all of them: 40 domains of a few queries each made a wall of warnings)
     small = [w for w in shown if "too small to test" in w]
-    assert len(small) == 1 and small[0].startswith("2 domains art (2 queries), law (1 query) have fewer than 5 "
-                                                   "queries"), shown
+    assert len(small) == 1 and small[0].startswith("2 domains have fewer than 5 queries: art (2 queries), law (1 "
+                                                   "query)"), shown
