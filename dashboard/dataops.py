@@ -351,3 +351,11 @@ def runs_matching(sources: list[W.RunSource], text: str | None) -> list[W.RunSou
         return list(sources)
     return [r for r in sources if any(t in (v or "").lower() for v in (r.name, r.model, r.version))]
 
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def run_preview(key: str, _run: Any) -> Any:
+    """The first rows of a run (the Data page's preview), once per server and run content ``key``: not in the
+    session's memo, where paging through the runs of a big workspace added an entry per run and pushed the
+    pages' work out."""
+    return _run.to_frame().head(8)
+

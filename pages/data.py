@@ -239,7 +239,7 @@ for src in listed:
         if run is not None and src.uid not in ctx.run_errors:
             st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
             with st.expander("Preview (first rows)"):
-                st.dataframe(S.memo(f"preview:{ctx.run_keys[src.uid]}", lambda run=run: run.to_frame().head(8)),
+                st.dataframe(D.run_preview(ctx.run_keys[src.uid], run),
                              hide_index=True)
 
 # ---------------------------------------------------------------- side files

@@ -152,14 +152,15 @@ def test_the_data_page_edits_the_runs_a_page_at_a_time(workspace):
 
 def test_a_page_visited_again_computes_nothing_again(workspace, monkeypatch):
     """The memo keeps a page's work while another page is visited, whatever the number of runs: one entry per
-    run (the Overview's check for embeddings, each stored run read) pushed out everything else beyond MEMO_SIZE
-    runs (128; here the memo is made as small as the runs are few)."""
+    run (the Overview's check for embeddings, each stored run read, each run's preview on the Data page) pushed
+    out everything else beyond MEMO_SIZE runs (128; here the memo is made as small as the runs are few)."""
     monkeypatch.setattr(S, "MEMO_SIZE", len(RUNS) + 15)
     calls = []
     real = D.domain_frame
     monkeypatch.setattr(D, "domain_frame", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     at = goto(open_app(workspace), "domains")
     goto(goto(at, "overview"), "data")
+    at.number_input(key="data_runs_page_2").set_value(2).run()  # every run's preview seen
     goto(at, "domains")
     assert len(calls) == 1
 
