@@ -55,15 +55,17 @@ def evaluated_queries(ctx: S.Context) -> list[str]:
         str(q) for qrels in ctx.qrels.values() for q in qrels.query_ids)))
 
 
-def agreement(ctx: S.Context, p: float, k: int, measure: str) -> S.Outcome:
-    """``measure`` (``overlap``, ``rbo`` with persistence ``p``, ``kendall_tau``) of every pair of evaluated
-    runs (and each with itself) at ``k``.
+def agreement(ctx: S.Context, p: float, k: int, measure: str, runs: list[str] | None = None) -> S.Outcome:
+    """``measure`` (``overlap``, ``rbo`` with persistence ``p``, ``kendall_tau``) of every pair of ``runs``
+    (default: every evaluated run; each with itself too) at ``k``.
 
-    One k and one measure at a time: at 14 runs x 20,000 queries each costs seconds to tens of seconds.
+    One k and one measure at a time: at 14 runs x 20,000 queries each costs seconds to tens of seconds (the
+    pairs grow as the square of the runs: the page passes the runs it shows).
     """
-    names = ctx.run_names
+    names = list(ctx.run_names if runs is None else runs)
     ks = (int(k),)
-    key = S._key("agree", ctx.eval_key, float(p) if measure == "rbo" else None, ks, measure)
+    key = S._key("agree", ctx.eval_key, float(p) if measure == "rbo" else None, ks, measure,
+                 None if runs is None else names)
     runs = {n: ctx.runs[n] for n in names}
     return S.memo(key, lambda: _c_agreement(key, runs, evaluated_queries(ctx), ks, float(p), ctx.settings.ties,
                                             measure))
@@ -180,9 +182,13 @@ def diversity(ctx: S.Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diver
     m0, k0 = S.metric_k_pairs(ctx)[0]
     first = S.metric_slice(ctx, m0, k0)
     tables, runs, without, errs = [], [], [], {}
+    sources = {r.name: r for r in ctx.ws.runs}
+    # one entry for every run (one per run pushed the rest of the session's memo out beyond MEMO_SIZE runs)
+    with_embeddings = S.memo("hasemb:" + ctx.eval_key, lambda: {
+        name: W.has_embeddings(sources[name]) for name in ctx.run_names})
     for name in ctx.run_names:
-        src = next(r for r in ctx.ws.runs if r.name == name)
-        if not S.memo(f"hasemb:{ctx.run_keys[src.uid]}", lambda src=src: W.has_embeddings(src)):
+        src = sources[name]
+        if not with_embeddings[name]:
             without.append(name)
             continue
         aspect = ctx.run_aspect[name]

@@ -8,75 +8,41 @@ entities back to the literal characters).
 
 from __future__ import annotations
 
-import html
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.chartkit import (  # noqa: F401  (the shared pieces stay importable from here)
+    AGREEMENT_PLOT_PX,
+    DASHES,
+    LABEL_CHARS,
+    PALETTE,
+    PATTERNS,
+    SYMBOLS,
+    TICK_FONT_PX,
+    TITLE_BAND_PX,
+    TITLE_FONT_PX,
+    TITLE_PAD_PX,
+    _layout,
+    _rgba,
+    color_of,
+    dash_of,
+    pattern_of,
+    ptext,
+    short_labels,
+    symbol_of,
+    top_labels,
+    ttext,
+    value_title,
+)
+from dashboard.domain_charts import DOMAIN_BARS_UP_TO, DOMAIN_ROW_PX, domain_bars, domain_heatmap  # noqa: F401
+
 #: From this many points on, scatter plots are drawn with WebGL (``scattergl``).
 SCATTERGL_FROM = 1000
 #: Beyond this many queries, the per-query scatter shows their density and only this many points.
 SCATTER_POINTS = 400
-
-PALETTE = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC",
-           "#EECA3B")
-
-
-def ptext(s: object) -> str:
-    """A user string made safe for Plotly text (titles, legends, hovers, annotations)."""
-    return html.escape(str(s), quote=False)
-
-
-def ttext(s: object) -> str:
-    """:func:`ptext` for a string placed inside a ``hovertemplate`` (``%{`` would start a substitution)."""
-    return ptext(s).replace("%{", "%\u200b{")
-
-
-def value_title(metric_label: object, higher_is_better: bool = True) -> str:
-    """An axis or colour-bar title for a metric's values (:func:`ptext`), "(lower is better)" when it is."""
-    return ptext(metric_label) + ("" if higher_is_better else " (lower is better)")
-
-
-#: Beyond the palette's colours the same colour comes back with another marker symbol, line dash and bar
-#: pattern, so the first 50 series never look alike (a workspace of 3 models x 6 epochs has 18 runs).
-SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x")
-DASHES = ("solid", "dash", "dashdot", "longdash", "longdashdot")
-PATTERNS = ("", "/", "x", ".", "\\")
-
-
-def color_of(i: int) -> str:
-    return PALETTE[i % len(PALETTE)]
-
-
-def symbol_of(i: int) -> str:
-    """Marker symbol of series ``i`` (the same for the first ``len(PALETTE)`` series)."""
-    return SYMBOLS[(i // len(PALETTE)) % len(SYMBOLS)]
-
-
-def dash_of(i: int) -> str:
-    """Line dash of series ``i`` (solid for the first ``len(PALETTE)`` series; "dot" is kept for low coverage)."""
-    return DASHES[(i // len(PALETTE)) % len(DASHES)]
-
-
-def pattern_of(i: int) -> str:
-    """Bar pattern of series ``i`` (none for the first ``len(PALETTE)`` series)."""
-    return PATTERNS[(i // len(PALETTE)) % len(PATTERNS)]
-
-
-def _rgba(hex_color: str, alpha: float) -> str:
-    h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
-    return f"rgba({r},{g},{b},{alpha})"
-
-
-def _layout(fig: go.Figure, *, title: str | None = None, height: int = 420) -> go.Figure:
-    fig.update_layout(title=title, height=height, margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-                      legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0})
-    return fig
-
 
 def _per_run(frame: pd.DataFrame, runs: Sequence[str] | None, x: str):
     """(index, run, its rows sorted by ``x``) for each run with rows, in ``runs`` order (default: the frame's)."""
@@ -287,7 +253,8 @@ def compare_heatmap(matrix: dict[str, pd.DataFrame], *, metric_label: str, highe
 
 def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
                  max_points: int = SCATTER_POINTS, bins: int = 40) -> go.Figure:
-    """Per-query values of run A (x) vs run B (y), one colour per domain, with the diagonal.
+    """Per-query values of run A (x) vs run B (y), one colour per domain (up to the palette's; the rest grey,
+    :func:`_domain_groups`), with the diagonal.
 
     Up to ``max_points`` queries every query is a point. Beyond, the queries are aggregated
     before plotting: their density as a grey 2-D histogram (``bins`` × ``bins``, counted
@@ -312,19 +279,39 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"color": "#888", "dash": "dash"},
                              name="equal (diagonal)", hoverinfo="skip"))
     trace = go.Scattergl if len(pts) > SCATTERGL_FROM else go.Scatter
-    for i, (dom, d) in enumerate(pts.groupby("domain", sort=True)):
-        name = ptext(dom if dom else "(no domain)")
+    for i, (name, d) in enumerate(_domain_groups(pts)):
         fig.add_trace(trace(
             x=d["a"].to_numpy(), y=d["b"].to_numpy(), mode="markers", name=name,
-            marker={"color": color_of(i), "symbol": symbol_of(i), "size": 7, "opacity": 0.75},
+            marker={"color": OTHER_COLOUR if i == len(PALETTE) - 1 else color_of(i), "symbol": symbol_of(i),
+                    "size": 7, "opacity": 0.75},
             customdata=d["query_id"].map(ptext).to_numpy(dtype=str),
-            hovertemplate="query %{customdata}<br>domain %{fullData.name}<br>A=%{x:.4f}<br>B=%{y:.4f}"
-                          "<extra></extra>",
+            text=d["domain"].map(lambda x: ptext(x if x else "(no domain)")).to_numpy(dtype=str),
+            hovertemplate="query %{customdata}<br>domain %{text}<br>A=%{x:.4f}<br>B=%{y:.4f}<extra></extra>",
         ))
     fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
     fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
                      range=[lo - 0.02, hi + 0.02])
     return _layout(fig, height=480)
+
+
+#: The colour of the points of the domains beyond the palette's (:func:`_domain_groups`).
+OTHER_COLOUR = "#9E9E9E"
+
+
+def _domain_groups(pts: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(legend name, points) per domain, in name order; beyond ``len(PALETTE)`` domains, the largest
+    ``len(PALETTE) - 1`` (most points; ties by name) keep a colour each and the others share one group,
+    "other domains (N)", last (40 domains took 40 legend entries above a squeezed chart, each colour four
+    times). The hover names each point's own domain."""
+    groups = [(ptext(dom if dom else "(no domain)"), d) for dom, d in pts.groupby("domain", sort=True)]
+    if len(groups) <= len(PALETTE):
+        return groups
+    size = pts["domain"].value_counts()
+    top = set(sorted(size.index, key=lambda dom: (-int(size[dom]), str(dom)))[: len(PALETTE) - 1])
+    rest = pts[~pts["domain"].isin(top)]
+    kept = [(ptext(dom if dom else "(no domain)"), d) for dom, d in pts[pts["domain"].isin(top)].groupby(
+        "domain", sort=True)]
+    return [*kept, (f"other domains ({rest['domain'].nunique()})", rest)]
 
 
 def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str, bins: int = 40) -> go.Figure:
@@ -347,72 +334,6 @@ def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: st
     return _layout(fig, height=360)
 
 
-def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], higher_is_better: bool = True
-                ) -> go.Figure:
-    """Grouped bars: the metric's aggregate (the mean, unless it declares another) per domain, one bar per
-    run, its 95% CI as error bars (none where n < 2 or for a total); the y title says when lower is better."""
-    fig = go.Figure()
-    for i, run in enumerate(runs):
-        d = dom[dom["run"] == run]
-        ok = np.isfinite(d["aggregate_ci_low"].to_numpy(dtype=float)) & (d["n"].to_numpy() >= 2)
-        up = np.where(ok, d["aggregate_ci_high"] - d["aggregate"], np.nan)
-        down = np.where(ok, d["aggregate"] - d["aggregate_ci_low"], np.nan)
-        fig.add_trace(go.Bar(
-            x=[ptext(x) for x in d["domain"]], y=d["aggregate"], name=ptext(run),
-            marker={"color": color_of(i), "pattern": {"shape": pattern_of(i)}},
-            error_y={"type": "data", "symmetric": False, "array": up, "arrayminus": down},
-            customdata=d["n"], hovertemplate=f"{ttext(run)}<br>%{{x}}: %{{y:.4f}} (n=%{{customdata}})<extra></extra>",
-        ))
-    fig.update_layout(barmode="group")
-    fig.update_yaxes(title=value_title(metric_label, higher_is_better))
-    return _layout(fig)
-
-
-def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], higher_is_better: bool = True
-                   ) -> go.Figure:
-    """Run × domain heatmap of the metric's aggregate (the mean, unless it declares another): the brightest cell
-    is the best (the scale reversed where lower is better, which the colour bar's title says)."""
-    wide = dom.pivot(index="run", columns="domain", values="aggregate").reindex(list(runs))
-    z = wide.to_numpy(dtype=float)
-    text = np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.3f}")(z)
-    fig = go.Figure(go.Heatmap(z=z, x=[ptext(c) for c in wide.columns], y=[ptext(r) for r in wide.index],
-                               text=text, texttemplate="%{text}", colorscale="Viridis",
-                               reversescale=not higher_is_better,
-                               colorbar={"title": value_title(metric_label, higher_is_better)},
-                               hovertemplate="%{y} / %{x}: %{z:.4f}<extra></extra>"))
-    fig.update_yaxes(autorange="reversed")
-    return _layout(fig, height=max(260, 70 * len(runs) + 120))
-
-
-#: Tick label and title font sizes (px) of charts whose margins are computed from their text.
-TICK_FONT_PX = 12
-#: most characters of a run name on a heatmap's axes (:func:`short_labels`; the hover shows it whole)
-LABEL_CHARS = 28
-TITLE_FONT_PX = 16
-#: A title's line (px, from its font size) and the room above it.
-TITLE_BAND_PX = round(1.5 * TITLE_FONT_PX)
-TITLE_PAD_PX = 8
-#: Narrowest plot area (px) assumed for the agreement heatmap's x labels (the page's narrowest layout).
-AGREEMENT_PLOT_PX = 360
-
-
-def short_labels(names: Sequence[object], *, max_len: int = LABEL_CHARS) -> list[str]:
-    """Tick labels of at most ``max_len`` characters (or as few more as keep them distinct): a long name keeps
-    its start and, longer, its end — where checkpoints differ — around "…"; the hover keeps the full name.
-
-    >>> short_labels(["sentence-transformers_finetuned_epoch_12_final", "bm25"], max_len=24)
-    ['sentenc…d_epoch_12_final', 'bm25']
-    """
-    texts = [str(x) for x in names]
-    longest = max((len(t) for t in texts), default=0)
-    for n in range(max(max_len, 5), longest + 1):
-        head = (n - 1) // 3
-        out = [t if len(t) <= n else t[:head] + "…" + t[len(t) - (n - 1 - head):] for t in texts]
-        if len(set(out)) == len(set(texts)):
-            return out
-    return texts
-
-
 def _category_ticks(fig: go.Figure, names: Sequence[object]) -> None:
     """Both axes of a runs × runs heatmap labelled with :func:`short_labels` (the categories, and so the
     hover's ``%{x}``/``%{y}``, stay the full names)."""
@@ -420,21 +341,6 @@ def _category_ticks(fig: go.Figure, names: Sequence[object]) -> None:
     short = [ptext(t) for t in short_labels(names)]
     fig.update_xaxes(tickvals=full, ticktext=short)
     fig.update_yaxes(tickvals=full, ticktext=short)
-
-
-def top_labels(labels: Sequence[object], *, plot_px: int) -> tuple[int, int]:
-    """(tick angle, px of height) of category labels drawn above a plot ``plot_px`` wide.
-
-    Horizontal when every label fits its share of the width, else tilted by 45°. The height
-    is an upper estimate (a character at most 0.65 of the font size wide, a line 1.3 of it
-    high, plus Plotly's gap of the ticks) so that what is above (the title) never covers them.
-    """
-    texts = [str(x) for x in labels] or [""]
-    width = max(len(t) for t in texts) * 0.65 * TICK_FONT_PX
-    line = 1.3 * TICK_FONT_PX
-    if width * len(texts) <= plot_px * 0.9:
-        return 0, math.ceil(line + 8)
-    return -45, math.ceil((width + line) * math.sqrt(0.5) + 8)
 
 
 def agreement_heatmap(matrix: pd.DataFrame, *, measure_label: str, lo: float = 0.0) -> go.Figure:
@@ -554,3 +460,4 @@ def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Seque
     _whole_step_ticks(fig, [float(x) for t in fig.data for x in t.x])
     fig.update_yaxes(title=value_title(metric_label, higher_is_better))
     return _layout(fig)
+

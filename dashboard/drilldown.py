@@ -112,11 +112,17 @@ def query_table(
     wide = wide_per_query(t, metric=metric, k=k, runs=list(runs) if runs is not None else None)
     out = wide.reset_index()
     if run_a is not None and run_b is not None:
-        for r in (run_a, run_b):
-            if r not in out.columns:
-                raise OptionError(f"run {r!r} is not among the runs of the table")
-        out[DIFF_COLUMN] = out[run_b] - out[run_a]
+        return with_difference(out, run_a=run_a, run_b=run_b)
     return out
+
+
+def with_difference(qt: pd.DataFrame, *, run_a: str, run_b: str) -> pd.DataFrame:
+    """A :func:`query_table` (without runs A and B) with its ``difference`` column, B − A: a new frame, ``qt``
+    unchanged (a page keeps the table of every run once and adds the difference of the pair it shows)."""
+    for r in (run_a, run_b):
+        if r not in qt.columns:
+            raise OptionError(f"run {r!r} is not among the runs of the table")
+    return qt.assign(**{DIFF_COLUMN: qt[run_b] - qt[run_a]})
 
 
 def filter_queries(
@@ -386,29 +392,42 @@ def domain_flips(overall: pd.DataFrame, by_domain: pd.DataFrame, baseline: str) 
 # ------------------------------------------------------------------------------------------ domains
 
 
-def domain_frame(table: pd.DataFrame, *, metric: str, k: int, n_resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+def domain_frame(table: pd.DataFrame, *, metric: str, k: int, n_resamples: int = 1000, seed: int = 0,
+                 runs: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean, CI and n of metric@k per run × domain (:func:`evalcore.intervals.summarize_with_intervals` by
     domain: percentile-bootstrap CIs on resamples shared by every run, none where n < 2), with the
     metric's declared aggregate (``aggregate``, ``aggregate_ci_low``, ``aggregate_ci_high``: the total
     of a count, the geometric mean of ``gm_map``), which the Domains page shows.
 
-    Unknown domains (``""``) are shown as ``"(none)"``.
+    ``runs``: only these runs' rows (the resamples are still drawn over every query of ``table`` with a value,
+    so a run's intervals do not depend on which other runs are shown). Unknown domains (``""``) are shown as
+    ``"(none)"``.
     """
     t = _plain(table)
     sel = t[(t["metric"].astype(str) == metric) & (t["k"] == int(k))]
     if sel.empty:
         raise OptionError(f"no values for {metric_at_k_label(metric, k)!r}")
+    drawn = None
+    if runs is not None:
+        drawn = sorted({str(q) for q in sel.loc[np.isfinite(sel["value"].to_numpy(dtype=float)), "query_id"]})
+        sel = sel[sel["run"].astype(str).isin(set(runs)).to_numpy()]
+        if sel.empty:
+            raise OptionError("no run chosen")
     s = summarize_with_intervals(sel, by=("run", "domain", "metric", "k"), n_resamples=n_resamples, seed=seed,
-                                 aggregates=True)
+                                 aggregates=True, query_ids=drawn)
     s["run"] = s["run"].astype(str)
     s["domain"] = s["domain"].replace("", "(none)")
     return s
 
 
 def domain_sizes(table: pd.DataFrame) -> pd.DataFrame:
-    """Number of evaluated queries per domain: ``domain, n_queries`` (largest first)."""
-    t = _plain(table)
-    per = t[["query_id", "domain"]].drop_duplicates()
-    out = per.groupby("domain", observed=True).size().rename("n_queries").reset_index()
+    """Number of evaluated queries per domain: ``domain, n_queries`` (largest first).
+
+    ``table``: the per-query table, or one metric@k of it (:func:`dashboard.tables.metric_slice`: every evaluated
+    query has a row there for each run, and it is a small part of the whole table to read)."""
+    q = table["query_id"].astype(str).to_numpy(dtype=object)
+    d = _plain(table[["domain"]])["domain"].to_numpy(dtype=object)
+    per = pd.DataFrame({"query_id": q, "domain": d}).drop_duplicates()
+    out = per.groupby("domain").size().rename("n_queries").reset_index()
     out["domain"] = out["domain"].replace("", "(none)")
     return out.sort_values(["n_queries", "domain"], ascending=[False, True], kind="mergesort").reset_index(drop=True)

@@ -137,12 +137,10 @@ def memo(key: str, compute: Callable[[], Any]) -> Any:
     if key in m:
         m.move_to_end(key)
         return m[key]
+    t0 = time.perf_counter()
+    value = compute()
     if _TIMING:
-        t0 = time.perf_counter()
-        value = compute()
         sys.stderr.write(f"[evalcore dashboard] {key[:40]:<40} {time.perf_counter() - t0:8.3f}s\n")
-    else:
-        value = compute()
     m[key] = value
     while len(m) > MEMO_SIZE:
         m.popitem(last=False)
@@ -456,8 +454,9 @@ def _load_run(ctx: Context, src: W.RunSource, q: Qrels, rkey: str, settings: W.S
         f = src.fusion
         pkey = "prep:" + _key([ctx.run_keys[u] for u in f.inputs], f.method, f.norm, f.top_n, f.ties or settings.ties)
         out = _c_fused_run(rkey, src, settings, inputs, pkey)
-    else:
-        out = memo(rkey, lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb))
+    else:  # a stored ranked run is kept per server: not in the memo too (an entry per run flushed it beyond MEMO_SIZE)
+        read = lambda: _c_run(rkey, src, q if src.kind == "embedding" else None, settings, inputs, cb)  # noqa: E731
+        out = read() if src.kind in LAZY_KINDS else memo(rkey, read)
     if out.warnings:
         ctx.run_warnings[src.uid] = out.warnings
     if not out.ok:

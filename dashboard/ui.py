@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,8 @@ def show_error(message: Any, *, prefix: str = "Not loaded") -> None:
     st.error(f"{prefix}: {md_escape(text)}", icon=":material/error:")
 
 
-def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, **kwargs: Any) -> Any:
+def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, pin: Sequence[str] = (),
+              **kwargs: Any) -> Any:
     """``st.dataframe`` with every float column shown to ``digits`` decimals, trailing zeros kept (``0.5700``
     beside ``0.5744``, not ``0.57``); columns given in ``column_config`` keep their own format. Every table's
     p-value columns (:data:`dashboard.tables.P_VALUE_COLUMNS` holding numbers, as :func:`~dashboard.tables.display_table`
@@ -119,13 +121,17 @@ def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, 
     replace the text); a column config given for one must be a number column without a format. A missing value
     reads ``–`` (the browser draws a number column's missing cell as its ``placeholder``, "None" by default, whatever
     the Styler says; :func:`~dashboard.tables.display_table`'s blank), in every number column: display_table leaves a
-    number column with gaps a number column (whole numbers ``Int64``, read ``37``; others float, ``digits`` here)."""
+    number column with gaps a number column (whole numbers ``Int64``, read ``37``; others float, ``digits`` here).
+    ``pin``: columns kept in view (pinned, as text) when the table scrolls sideways (long run names push the others
+    out of view)."""
     import pandas as pd
     from pandas.io.formats.style import Styler
 
     from dashboard.tables import p_value_columns, p_values_read
 
     config = dict(column_config or {})
+    for col in pin:  # the key columns (``"_index"``: the index) stay in view when the others scroll sideways
+        config.setdefault(col, st.column_config.TextColumn(None if col == "_index" else col, pinned=True))
     if isinstance(data, pd.DataFrame) and p_value_columns(data):
         data = p_values_read(data)
     frame = data.data if isinstance(data, Styler) else data
@@ -287,6 +293,10 @@ def sidebar(ctx: S.Context | None = None) -> None:
                                       "SVG (vector), drawn by your browser.")
 
 
+#: Runs the sidebar names one by one; beyond, it counts them (by kind) and names only those not loaded.
+SIDEBAR_RUNS = 12
+
+
 def refresh_sidebar(ctx: S.Context) -> None:
     """Redraw the sidebar with what this run resolved (failed files marked "(not loaded)", query counts)."""
     if getattr(_LOCAL, "slot", None) is not None and ctx.ws is S.get_ws():
@@ -308,8 +318,13 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
         if ctx is not None and ctx.gt_error:
             lines[0] += " (not loaded)"
         failed = set(ctx.run_errors) if ctx is not None else st.session_state.get(S.FAILED_KEY, set())
+        many = len(ws.runs) > SIDEBAR_RUNS  # then counted, and only those not loaded named (137 runs took 274 lines
+        if many:  # above the settings)
+            kinds = Counter(r.kind for r in ws.runs)
+            lines.append(f"runs: {len(ws.runs):,} (" + ", ".join(f"{n:,} {k}" for k, n in kinds.items()) + ")")
         for r in ws.runs:
-            lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
+            if not many or r.uid in failed:
+                lines.append(f"run: {r.name} [{r.kind}]" + (" (not loaded)" if r.uid in failed else ""))
         for blob, what, err in ((ws.domain_blob, "domains", ctx and ctx.domain_error),
                                 (ws.metadata_blob, "metadata", ctx and ctx.metadata_error),
                                 (getattr(ws, "queries_blob", None), "query texts", ctx and ctx.queries_error)):
@@ -367,6 +382,34 @@ def bound_multiselect(label: str, options: Sequence[Any], pkey: str, *, scope: s
     st.session_state[pkey] = list(value)
     P.publish()
     return list(value)
+
+
+def runs_shown(ctx: S.Context, candidates: Sequence[str], *, scope: str, label: str = "Runs compared",
+               help: str | None = None) -> list[str]:
+    """The runs a page draws or compares: every one of ``candidates`` up to
+    :data:`dashboard.versions.COMPARE_ALL_UP_TO`; beyond, those of a multiselect whose value is the Compare page's
+    shared choice :data:`~dashboard.state.SEL_CMP_RUNS` (chosen once, it follows the user from page to page),
+    starting at :func:`dashboard.versions.default_compared` (the latest version of each model and every run without
+    one): 120 checkpoints drawn at once make a legend that hides the chart, colours that repeat and a runs × runs
+    matrix of 14,000 cells. ``label`` must be fixed text (labels render Markdown). In ``candidates`` order."""
+    from dashboard import versions as VS
+
+    candidates = list(candidates)
+    if len(candidates) <= VS.COMPARE_ALL_UP_TO:
+        return candidates
+    own = st.session_state.get(S.SEL_CMP_RUNS)
+    desired = [r for r in own or [] if r in candidates]
+    if own is None or (own and not desired):  # never chosen, or chosen among other runs (another aspect)
+        desired = VS.default_compared(candidates, ctx.ws.runs)
+    wkey = f"w_{scope}_{S.SEL_CMP_RUNS}"
+    st.session_state[wkey] = desired  # always: the same key on another page is another widget
+    value = st.multiselect(label, candidates, key=wkey, on_change=_sync, args=(wkey, S.SEL_CMP_RUNS),
+                           help=help or f"With more than {VS.COMPARE_ALL_UP_TO} runs: the latest version of each "
+                                        "model and every run without a model at first. The choice is shared with "
+                                        "the other pages (Compare's \"Runs compared\"). Type to search.")
+    P.publish()
+    chosen = set(value)
+    return [r for r in candidates if r in chosen]
 
 
 def aspect_note(ctx: S.Context) -> None:

@@ -23,7 +23,10 @@ st.caption("For each pair of runs and each evaluated query, how similar the two 
 slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
-runs = ui.need_runs(ctx, what="compare their rankings")
+runs = ui.runs_shown(ctx, ui.need_runs(ctx, what="compare their rankings"), scope="agreement")
+if len(runs) < 2:
+    st.info("Choose at least two runs to compare their rankings.", icon=":material/info:")
+    st.stop()
 
 c1, c2, c3 = st.columns(3)
 with c1:
@@ -37,18 +40,18 @@ with c3:
                         key="ag_p", disabled=measure != "rbo",
                         help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
 
-n_runs = len(ctx.run_names)
+n_runs = len(runs)
 what = MEASURES[measure].split(" (")[0]
 with st.spinner(f"{what}: comparing the top-{k} lists of {n_runs} runs ({n_runs * (n_runs - 1) // 2} pairs) on "
                 f"{len(A.evaluated_queries(ctx)):,} queries…"):  # seconds to tens of seconds at 14 x 20,000
-    out = A.agreement(ctx, p, int(k), measure)
+    out = A.agreement(ctx, p, int(k), measure, runs=runs)
 if not out.ok:
     ui.show_error(out.error, prefix="Agreement failed")
     st.stop()
 for w in out.warnings:  # e.g. a run that lists none of some evaluated queries (there an empty list)
     ui.show_warning(w)
 name = rbo_name(p) if measure == "rbo" else measure
-matrix = S.memo(S._key("agmatrix", ctx.eval_key, p, name, k), lambda: agreement_matrix(
+matrix = S.memo(S._key("agmatrix", ctx.eval_key, p, name, k, runs), lambda: agreement_matrix(
     out.value.summary, measure=name, k=int(k), runs=runs))
 label = f"{name}@{k}"
 st.subheader("Runs × runs")
@@ -59,7 +62,7 @@ summ = out.value.summary
 sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
            & (summ["run_a"].astype(str) != summ["run_b"].astype(str))]
 ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
-             key="ag_table")
+             key="ag_table", pin=("run_a", "run_b"))
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
            "fewer than 2 shared items), left out of the mean.")
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),

@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import dataops as D
 from dashboard import persist as P
+from dashboard import picker as PK
 from dashboard import state as S
 from dashboard import ui
 from dashboard import workspaces as WS
@@ -186,7 +187,20 @@ st.subheader("Loaded runs")
 D.show_flash("loaded")
 if not ws.runs:
     st.info("No run loaded yet.", icon=":material/info:")
-for src in ws.runs:
+listed = list(ws.runs)
+if len(listed) > D.RUNS_PER_PAGE:  # a search and pages: only the runs of one page are drawn (and read)
+    f1, f2 = st.columns([3, 1])
+    with f1:
+        find = st.text_input("Find a run", key="data_find_run", placeholder="part of its name, model or version")
+    listed = D.runs_matching(listed, find)
+    n_pages = PK.page_count(len(listed), D.RUNS_PER_PAGE)
+    with f2:
+        page = int(st.number_input("Page", min_value=1, max_value=n_pages, value=1, step=1,
+                                   key=f"data_runs_page_{n_pages}", help=f"{D.RUNS_PER_PAGE} runs per page"))
+    st.caption(f"{ui.plural(len(listed), 'run')} of {len(ws.runs):,}"
+               + (f", page {page:,} of {n_pages:,}." if listed else ": none matches."))
+    listed = listed[(page - 1) * D.RUNS_PER_PAGE: page * D.RUNS_PER_PAGE]
+for src in listed:
     with st.container(border=True):
         cols = st.columns([3, 3, 2])
         with cols[0]:
@@ -225,7 +239,7 @@ for src in ws.runs:
         if run is not None and src.uid not in ctx.run_errors:
             st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
             with st.expander("Preview (first rows)"):
-                st.dataframe(S.memo(f"preview:{ctx.run_keys[src.uid]}", lambda run=run: run.to_frame().head(8)),
+                st.dataframe(D.run_preview(ctx.run_keys[src.uid], run),
                              hide_index=True)
 
 # ---------------------------------------------------------------- side files

@@ -5,11 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import charts, ui
+from dashboard import domain_charts as charts
 from dashboard import drilldown as D
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard import ui
 from evalcore import workspace as W
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
@@ -20,7 +21,8 @@ slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
 runs = ctx.run_names
-sizes = S.memo("dsizes:" + ctx.eval_key, lambda: D.domain_sizes(ctx.evaluation.table))
+m0, k0 = S.metric_k_pairs(ctx)[0]  # (the queries of one metric@k: every evaluated query, for every run)
+sizes = S.memo("dsizes:" + ctx.eval_key, lambda: D.domain_sizes(S.metric_slice(ctx, m0, k0)))
 if (sizes["domain"] == "(none)").all():
     if ctx.domain_mismatch:  # a mapping is loaded, but names none of these queries
         ui.show_warning(f"The queries have no domain: {ctx.domain_mismatch}. Check the ids of the domain mapping "
@@ -30,11 +32,16 @@ if (sizes["domain"] == "(none)").all():
                 "per query) or a domain mapping file on the Data page.", icon=":material/info:")
     st.stop()
 
-compared = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))
+shown = ui.runs_shown(ctx, runs, scope="domains", label="Runs shown")
+if not shown:
+    st.info("Choose the runs to show.", icon=":material/info:")
+    st.stop()
+# tested against the baseline: the shown runs that tests consider (enough coverage, the aspect compared)
+compared = [r for r in S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT)) if r in set(shown)]
 c1, c2, c3, c4, c5 = st.columns(5)
 metric, k = ui.metric_k_picker(ctx, "domains", columns=(c1, c2))
 with c3:
-    baseline = ui.bound_selectbox("Baseline", compared or runs, S.SEL_BASELINE, scope="domains")
+    baseline = ui.bound_selectbox("Baseline", compared or shown, S.SEL_BASELINE, scope="domains")
 with c4:
     test = ui.test_picker("domains")
 with c5:  # which domains are tested is the family of the correction: kept with the shared selections
@@ -47,33 +54,39 @@ with c5:  # which domains are tested is the family of the correction: kept with 
 label = ui.label_of(metric, k)
 higher = W.higher_is_better(metric)
 
-dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}", lambda: D.domain_frame(
-    S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED))
+dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: D.domain_frame(
+    S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED, runs=shown))
 
 st.subheader(f"{label} per domain")
-ui.chart(S.memo(f"fig:dombars:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_bars(dom, metric_label=label,
-                                                                                       runs=runs,
+ui.chart(S.memo(f"fig:dombars:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: charts.domain_bars(dom, metric_label=label,
+                                                                                       runs=shown,
                                                                                        higher_is_better=higher)),
          key="dom_bars", name="per_domain_bars")
-st.caption(f"Bars: mean per domain; error bars: {S.ci_caption()} (none where a domain has fewer than 2 queries)."
+st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
+            "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "
+           "fewer than 2 queries)."
            + ("" if higher else f" Lower is better for {ui.md_escape(label)}: the shortest bar is the best; on "
                                 "the heatmap the brightest cell is the best."))
 h1, h2 = st.columns([3, 1])
 with h1:
-    ui.chart(S.memo(f"fig:domheat:{ctx.eval_key}:{metric}:{k}", lambda: charts.domain_heatmap(
-        dom, metric_label=label, runs=runs, higher_is_better=higher)), key="dom_heatmap", name="per_domain_heatmap")
+    ui.chart(S.memo(f"fig:domheat:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: charts.domain_heatmap(
+        dom, metric_label=label, runs=shown, higher_is_better=higher)), key="dom_heatmap", name="per_domain_heatmap")
 with h2:
     st.caption("Domain sizes (evaluated queries)")
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
 small = sizes[sizes["n_queries"] < min_q]
-for row in small.itertuples(index=False):
-    ui.show_warning(f"domain {row.domain} has only {ui.plural(int(row.n_queries), 'query', 'queries')} (fewer than "
-                    f"{min_q}): too small to test; "
-                    "its means are shown but not tested")
+if len(small) == 1:
+    row = small.iloc[0]
+    ui.show_warning(f"domain {row['domain']} has only {ui.plural(int(row['n_queries']), 'query', 'queries')} (fewer "
+                    f"than {min_q}): too small to test; its means are shown but not tested")
+elif len(small):  # one message, however many (40 domains of a few queries each made a wall of warnings)
+    ui.show_warning(f"{len(small)} domains have fewer than {min_q} queries: " + ", ".join(
+        f"{row.domain} ({ui.plural(int(row.n_queries), 'query', 'queries')})" for row in small.itertuples(index=False))
+        + "; too small to test, their means are shown but not tested")
 
-wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=runs)
+wide = dom.pivot(index="domain", columns="run", values="aggregate").reindex(columns=shown)
 st.caption("Mean per run and domain (n = queries); a count's total, gm_map's geometric mean")
-ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table")
+ui.dataframe(T.display_table(wide.join(sizes.set_index("domain"))), key="dom_table", pin=("_index",))
 
 if len(compared) >= 2 and baseline in compared:
     correction = ui.correction_picker("domains")
@@ -86,10 +99,10 @@ if len(compared) >= 2 and baseline in compared:
         cd = cd.assign(domain=cd["domain"].replace("", "(none)"))
         better, worse = T.better_worse(cd["wins"], cd["losses"], higher_is_better=higher)
         cd = cd.assign(wins=better, losses=worse)
-        shown = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
+        tested = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
-        ui.dataframe(T.display_table(shown), hide_index=True, key="dom_significance")
+        ui.dataframe(T.display_table(tested), hide_index=True, key="dom_significance", pin=("domain", "run"))
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    "their CI and p-value columns)."
@@ -101,6 +114,6 @@ if len(compared) >= 2 and baseline in compared:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):
                 st.caption("Domains that disagree with the overall result (significant, opposite sign)")
-                ui.dataframe(flips, hide_index=True, key="dom_flips")
+                ui.dataframe(flips, hide_index=True, key="dom_flips", pin=("run", "domain"))
             else:
                 st.caption("No domain disagrees with the overall result (none is significant with the opposite sign).")

@@ -13,6 +13,7 @@ from dashboard import kept as K
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard import versions as VS
 from evalcore import workspace as W
 from evalcore.fusion import METHODS, NORMS, RANK_METHODS, WEIGHTED_METHODS
 from evalcore.metrics import DESCRIPTIVE, metric_base
@@ -54,7 +55,9 @@ like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one 
 FU = P.SEL_FUSION
 if "fu_runs" in st.session_state:  # a run removed meanwhile leaves the choice
     st.session_state["fu_runs"] = [n for n in st.session_state["fu_runs"] if n in by_name]
-K.start("fu_runs", FU, "runs", [r.name for r in loaded if r.kind != "fused" and r.name in like][:3],
+# by default three of them, the latest version of each model first (not a model's first three checkpoints)
+K.start("fu_runs", FU, "runs", VS.default_compared([r.name for r in loaded if r.kind != "fused" and r.name in like],
+                                                   loaded)[:3],
         bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None)  # runs gone leave it
 names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs",
                        help="By default: runs evaluated against the same ground-truth aspect, with enough coverage.")
@@ -160,7 +163,7 @@ st.caption("★ = best of the column" + (" among the runs of the same aspect" if
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: mean over its n queries and the "
                         "95% CI's bounds (ci_low, ci_high)."))
-ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric")
+ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric", pin=("run",))
 
 if st.button("Add the fused run to every page", type="primary", key="fu_add"):
     in_names = [ws.run_by_uid(u).name for u in uids]

@@ -13,6 +13,7 @@ from dashboard import persist as P
 from dashboard import precision_recall as PR
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard import versions as VS
 from evalcore import workspace as W
 from evalcore.aggregate import AGGREGATE_COLUMNS
 from evalcore.coverage import coverage_text
@@ -75,7 +76,7 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0.")
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
-                 hide_index=True, key="overview_numbers")
+                 hide_index=True, key="overview_numbers", pin=("run",))
     declared = summ[summ["aggregation"] != "mean"] if "aggregation" in summ.columns else summ.iloc[:0]
     if len(declared):
         st.caption("Metrics summarised otherwise than by the mean (the mean above is that of the per-query values; "
@@ -109,6 +110,7 @@ if guide_k is not None:
 
 # ---------------------------------------------------------------- curves
 st.subheader("Metrics vs k")
+drawn = ui.runs_shown(ctx, runs, scope="overview", label="Runs drawn")  # (the curves and the precision-recall)
 curve_metrics = [m for m in metrics if any(k > 0 for mm, k in pairs if mm == m)]
 if curve_metrics:
     c1, c2, c3 = st.columns([2, 1, 1])
@@ -118,17 +120,20 @@ if curve_metrics:
     with c2:
         log_x = st.toggle("Log k axis", value=True, key="ov_logx")
     with c3:
-        bands = st.toggle("95% CI bands", value=len(runs) <= 3, key=f"ov_bands_{len(runs) <= 3}",
+        bands = st.toggle("95% CI bands", value=len(drawn) <= 3, key=f"ov_bands_{len(drawn) <= 3}",
                           help="Off by default beyond three runs (overlapping bands hide each other).")
     curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
     low = S.low_coverage(ctx)
-    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}:{low}",
-                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=runs, bands=bands, flagged=low))
+    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}:{low}:{drawn}",
+                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=drawn, bands=bands, flagged=low))
     ui.chart(fig, key="overview_curves", name=f"{metric}_vs_k")
-    st.caption("Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
+    st.caption((f"{len(drawn)} of the {len(runs)} runs drawn (Runs drawn, above; the leaderboard has them all). "
+                if len(drawn) < len(runs) else "")
+               + "Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
                + ("Bands: " + S.ci_caption() + ". " if bands else "")
                + ("Dotted: a run with low coverage (each query it does not answer counts as 0)." if low else ""))
-    for same in S.memo(f"coincide:{ctx.eval_key}:{metric}", lambda: T.coinciding_runs(curve)):
+    for same in S.memo(f"coincide:{ctx.eval_key}:{metric}:{drawn}", lambda: T.coinciding_runs(
+            curve[curve["run"].astype(str).isin(set(drawn))])):
         st.caption(ui.md_escape(f"{', '.join(same[:-1])} and {same[-1]} have the same mean at every k: their lines "
                                 "coincide (only the last one drawn shows)."))
 else:
@@ -146,9 +151,10 @@ if show_pr:
         ui.show_error(pr, prefix="Precision–recall curve not computed")
     else:
         low = S.low_coverage(ctx)
-        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{low}", lambda: charts.pr_curves(pr, runs=ctx.run_names, flagged=low)),
+        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{low}:{drawn}", lambda: charts.pr_curves(pr, runs=drawn, flagged=low)),
                  key="overview_pr", name="precision_recall")
-        st.caption("One line per run: at each recall level x, the mean over the evaluated queries of the interpolated "
+        st.caption(("One line per run drawn (Runs drawn, above)" if len(drawn) < len(runs) else "One line per run")
+                   + ": at each recall level x, the mean over the evaluated queries of the interpolated "
                    "precision — the best precision at any rank where the run has reached recall x (trec_eval's "
                    "iprec_at_recall; 0 where it never does). Hover for the 95% CI and n.")
 
@@ -211,8 +217,10 @@ with d2:
                        mime="text/csv", key="dl_perquery", on_click="ignore",
                        help="run, query_id, domain, metric, k, value: every number of the dashboard is an "
                             "aggregation of this table.")
-with d3:
-    for i, run in enumerate(runs):
+with d3:  # one button per run; beyond a few runs one, for the run chosen (137 buttons were a column as long as the page)
+    listed = runs if len(runs) <= VS.COMPARE_ALL_UP_TO else [st.selectbox("Results per k of the run", runs,
+                                                                            key="dl_results_run")]
+    for i, run in enumerate(listed):
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", run) or "run"
         st.download_button(f"Results per k of {ui.md_escape(run)} (CSV)", data=S.results_csv(ctx, run),
                            file_name=f"{safe}_results.csv", mime="text/csv", key=f"dl_results_{i}",

@@ -61,9 +61,12 @@ with c4:
     run_b = ui.bound_selectbox("Run B", [r for r in runs if r != run_a] or runs, S.SEL_RUN_B, scope="queries")
 label = ui.label_of(metric, k)
 
+# every run's value per query, once per server and metric@k; the pair's difference added (choosing run A or B
+# pivoted the whole table again: 1.5-2.3 s at 137 runs x 5,000 queries)
+wide = S.shared(f"qwide:{ctx.eval_key}:{metric}:{k}", lambda: D.query_table(S.metric_slice(ctx, metric, k),
+                                                                            metric=metric, k=k, runs=runs))
 qt = S.memo(f"qt:{ctx.eval_key}:{metric}:{k}:{run_a}:{run_b}",
-            lambda: D.query_table(S.metric_slice(ctx, metric, k), metric=metric, k=k, runs=runs, run_a=run_a,
-                                  run_b=run_b))
+            lambda: D.with_difference(wide, run_a=run_a, run_b=run_b))
 
 # ---------------------------------------------------------------- table of queries (one page at a time)
 st.subheader(f"All queries: {label}")

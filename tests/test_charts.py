@@ -158,3 +158,41 @@ def test_runs_at_a_single_k_are_dodged_so_every_error_bar_shows():
     for t in C.curves(many, metric_label="ndcg", runs=["a", "b"], bands=True).data:
         if t.mode == "lines+markers":
             assert list(t.x) == [1, 5, 10]
+
+
+def _forty_domains(runs: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([{"run": r, "domain": f"domain-{d:02d}", "aggregate": 0.5, "aggregate_ci_low": 0.4,
+                          "aggregate_ci_high": 0.6, "n": 10} for r in runs for d in range(40)])
+
+
+def test_forty_domains_are_rows_named_across_not_columns_40_px_wide():
+    """A review with 40 domains: grouped bars 3 px wide under tilted names, a run × domain heatmap of 40 nameless
+    columns; beyond DOMAIN_BARS_UP_TO domains each domain is a row (its name horizontal), runs side by side."""
+    runs = ["a", "b", "c"]
+    dom = _forty_domains(runs)
+    domains = sorted(set(dom["domain"]))
+    bars = C.domain_bars(dom, metric_label="ndcg@10", runs=runs)
+    assert [t.type for t in bars.data] == ["scatter"] * 3 and all(t.orientation == "h" for t in bars.data)
+    assert list(bars.layout.yaxis.categoryarray) == domains and bars.layout.scattermode == "group"
+    assert bars.layout.height >= C.DOMAIN_ROW_PX * 40  # a row per domain, not squeezed
+    heat = C.domain_heatmap(dom, metric_label="ndcg@10", runs=runs)
+    assert list(heat.data[0].y) == domains and list(heat.data[0].x) == runs
+    few = C.domain_bars(dom[dom["domain"].isin(domains[:5])], metric_label="ndcg@10", runs=runs)
+    assert [t.type for t in few.data] == ["bar"] * 3  # a few domains: grouped bars as before
+
+
+def test_a_scatter_of_forty_domains_colours_the_largest_and_groups_the_others():
+    """40 domains were 40 legend entries above a squeezed chart, each colour used four times."""
+    sizes = {f"d{i:02d}": 40 - i for i in range(40)}
+    domain = [d for d, n in sizes.items() for _ in range(n)]
+    rng = np.random.default_rng(3)
+    pf = pd.DataFrame({"query_id": [f"q{i}" for i in range(len(domain))], "domain": domain,
+                       "a": rng.random(len(domain)), "b": rng.random(len(domain))})
+    pf["difference"] = pf["b"] - pf["a"]
+    fig = C.pair_scatter(pf, run_a="A", run_b="B", metric_label="ndcg@10", max_points=len(pf))
+    points = [t for t in fig.data if t.mode == "markers"]
+    assert len(points) == len(C.PALETTE) and len({t.marker.color for t in points}) == len(points)
+    assert [t.name for t in points[:-1]] == [f"d{i:02d}" for i in range(len(C.PALETTE) - 1)]  # the largest
+    assert points[-1].name == f"other domains ({40 - len(C.PALETTE) + 1})"
+    assert sum(len(t.x) for t in points) == len(pf)  # every query still a point, its own domain in its hover
+    assert set(points[-1].text) == set(list(sizes)[len(C.PALETTE) - 1:]) and "%{text}" in points[-1].hovertemplate
