@@ -288,10 +288,20 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
             text=d["domain"].map(lambda x: ptext(x if x else "(no domain)")).to_numpy(dtype=str),
             hovertemplate="query %{customdata}<br>domain %{text}<br>A=%{x:.4f}<br>B=%{y:.4f}<extra></extra>",
         ))
-    fig.update_xaxes(title=f"{ptext(run_a)} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
-    fig.update_yaxes(title=f"{ptext(run_b)} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
+    short_a, short_b = (ptext(t) for t in _pair_names(run_a, run_b))
+    fig.update_xaxes(title=f"{short_a} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
+    fig.update_yaxes(title=f"{short_b} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
                      range=[lo - 0.02, hi + 0.02])
     return _layout(fig, height=480)
+
+
+def _pair_names(run_a: str, run_b: str) -> tuple[str, str]:
+    """Runs A and B as an axis title names them: :func:`short_labels` (distinct, at most ~28 characters each; two
+    names of 90 characters ran off both ends of the axis, neither run readable; the page names them in full)."""
+    if run_a == run_b:
+        return (short_labels([run_a])[0],) * 2
+    a, b = short_labels([run_a, run_b])
+    return a, b
 
 
 #: The colour of the points of the domains beyond the palette's (:func:`_domain_groups`).
@@ -328,7 +338,8 @@ def diff_histogram(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: st
                            hovertemplate="B − A in [%{customdata[0]:.3f}, %{customdata[1]:.3f})<br>%{y} queries"
                                          "<extra></extra>"))
     fig.add_vline(x=0, line={"color": "#888", "dash": "dash"})
-    fig.update_xaxes(title=f"{ptext(run_b)} − {ptext(run_a)} ({ptext(metric_label)}) per query")
+    short_a, short_b = (ptext(t) for t in _pair_names(run_a, run_b))
+    fig.update_xaxes(title=f"{short_b} − {short_a} ({ptext(metric_label)}) per query")
     fig.update_yaxes(title="queries", dtick=1 if counts.max(initial=0) <= 10 else None)  # (no 0.2 queries)
     fig.update_layout(bargap=0.05)
     return _layout(fig, height=360)

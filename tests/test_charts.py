@@ -196,3 +196,19 @@ def test_a_scatter_of_forty_domains_colours_the_largest_and_groups_the_others():
     assert points[-1].name == f"other domains ({40 - len(C.PALETTE) + 1})"
     assert sum(len(t.x) for t in points) == len(pf)  # every query still a point, its own domain in its hover
     assert set(points[-1].text) == set(list(sizes)[len(C.PALETTE) - 1:]) and "%{text}" in points[-1].hovertemplate
+
+
+def test_long_run_names_fit_the_per_query_axes_and_stay_distinct():
+    """Two names of 90 characters ran off both ends of the scatter's and the histogram's axis titles (a review at
+    scale): neither run could be read. They are shortened (short_labels), distinct, the metric kept."""
+    a = "ColBERTv2 late interaction (PLAID index, nbits=2) — zero-shot, domain adaptation off, epoch 3"
+    b = "ColBERTv2 late interaction (PLAID index, nbits=2) — zero-shot, domain adaptation off, epoch 4"
+    pf = pd.DataFrame({"query_id": ["q1", "q2", "q3"], "domain": "", "a": [0.1, 0.5, 0.9], "b": [0.2, 0.4, 0.9]})
+    pf["difference"] = pf["b"] - pf["a"]
+    scatter = C.pair_scatter(pf, run_a=a, run_b=b, metric_label="ndcg@10")
+    x, y = scatter.layout.xaxis.title.text, scatter.layout.yaxis.title.text
+    hist = C.diff_histogram(pf, run_a=a, run_b=b, metric_label="ndcg@10").layout.xaxis.title.text
+    sa, sb = C.short_labels([a, b])
+    assert sa != sb and sa.endswith("epoch 3") and sb.endswith("epoch 4")
+    assert x == f"{sa} (A) ndcg@10" and y == f"{sb} (B) ndcg@10" and hist == f"{sb} − {sa} (ndcg@10) per query"
+    assert max(len(x), len(y)) < 50 and len(hist) < 80
