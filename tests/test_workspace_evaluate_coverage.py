@@ -6,47 +6,28 @@ own warnings, not repeated. Before: the command line warned, the Python path sai
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from coverage_support import DOCS, QIDS, qrels_of, run_of, warned
 
-from evalcore import Qrels, Run, Workspace
+from evalcore import Workspace
 from evalcore.cli import main
 from evalcore.coverage import missing_queries_message
-from evalcore.errors import EvalcoreWarning, MissingIdsError
+from evalcore.errors import MissingIdsError
 from evalcore.io.trec import write_trec_qrels, write_trec_run
 
-QIDS = [f"q{i}" for i in range(10)]
-XIDS = [f"x{i}" for i in range(4)]
-DOCS = [f"d{j}" for j in range(20)]
 RNG = np.random.default_rng(4)
-
-
-def _qrels(qids) -> Qrels:
-    return Qrels.from_dict({q: {DOCS[i % 20]: 1, DOCS[(i + 3) % 20]: 2} for i, q in enumerate(qids)})
-
-
-def _run(qids, name: str) -> Run:
-    return Run.from_dict({q: {d: float(20 - j) for j, d in enumerate(DOCS[i % 5:i % 5 + 6])} for i, q in enumerate(qids)},
-                         name=name)
-
-
-def _warned(fn, *args, **kwargs) -> list[str]:
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        fn(*args, **kwargs)
-    return [str(w.message) for w in got if issubclass(w.category, EvalcoreWarning)]
 
 
 @pytest.mark.parametrize("sample", [(), ("--n-samples", "6", "--seed", "3")])
 def test_evaluate_warns_of_a_ranked_run_missing_queries_in_the_command_lines_words(tmp_path: Path, capsys,
                                                                                   sample) -> None:
-    write_trec_qrels(_qrels(QIDS), tmp_path / "qrels.txt")
-    write_trec_run(_run(QIDS[:7], "part"), tmp_path / "part.trec")
-    write_trec_run(_run(QIDS[2:3], "one"), tmp_path / "one.trec")
-    write_trec_run(_run(QIDS, "full"), tmp_path / "full.trec")
+    write_trec_qrels(qrels_of(QIDS), tmp_path / "qrels.txt")
+    write_trec_run(run_of(QIDS[:7], "part"), tmp_path / "part.trec")
+    write_trec_run(run_of(QIDS[2:3], "one"), tmp_path / "one.trec")
+    write_trec_run(run_of(QIDS, "full"), tmp_path / "full.trec")
     runs = [a for n in ("part", "one", "full") for a in ("--run", f"{n}={tmp_path / f'{n}.trec'}")]
     assert main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), *runs, "--k", "5", *sample]) == 0
     cli = [ln[len("warning: "):] for ln in capsys.readouterr().err.splitlines() if ln.startswith("warning: ")]
@@ -57,7 +38,7 @@ def test_evaluate_warns_of_a_ranked_run_missing_queries_in_the_command_lines_wor
     for name in ("part", "one", "full"):
         ws.add_run(name, tmp_path / f"{name}.trec")
     settings = {"sample_size": int(sample[1]), "seed": int(sample[3])} if sample else {}
-    assert _warned(ws.evaluate, k=[5], record=False, **settings) == cli
+    assert warned(ws.evaluate, k=[5], record=False, **settings) == cli
     with pytest.raises(MissingIdsError) as info:  # strict: the first of them, an error, nothing recorded
         ws.evaluate(k=[5], strict=True, **settings)
     assert str(info.value) == f"{cli[0]} (an error because of strict=True)"
@@ -66,12 +47,12 @@ def test_evaluate_warns_of_a_ranked_run_missing_queries_in_the_command_lines_wor
 
 def test_embedding_and_fused_runs_keep_their_own_warnings_without_repeats(tmp_path: Path) -> None:
     ws = Workspace.open(tmp_path / "W")
-    ws.set_ground_truth(_qrels(QIDS))
-    ws.add_run("part", _run(QIDS[:5], "part"))
+    ws.set_ground_truth(qrels_of(QIDS))
+    ws.add_run("part", run_of(QIDS[:5], "part"))
     ws.add_embedding_run("e5", RNG.normal(size=(20, 4)), DOCS, query_embeddings=RNG.normal(size=(6, 4)),
                          query_ids=QIDS[:6])
     ws.add_fused_run("mix", ["part", "e5"])
-    got = _warned(ws.evaluate, k=[5], record=False)
+    got = warned(ws.evaluate, k=[5], record=False)
     assert missing_queries_message("part", 10, 5) in got
     assert not [w for w in got if w.startswith(("run 'e5' answers", "run 'mix' answers"))]
     assert any("e5" in w for w in got)  # the search's own warning about its missing queries

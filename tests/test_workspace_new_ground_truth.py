@@ -6,37 +6,17 @@ and those runs evaluated to 0 or failed later.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
+from coverage_support import DOCS, QIDS, XIDS, qrels_of, run_of, warned
 
-from evalcore import Qrels, Run, Workspace
+from evalcore import Run, Workspace
 from evalcore.cli import main
-from evalcore.errors import EvalcoreWarning
 from evalcore.io import Embeddings
 from evalcore.io.trec import write_trec_qrels, write_trec_run
 
-QIDS = [f"q{i}" for i in range(10)]
-XIDS = [f"x{i}" for i in range(4)]
-DOCS = [f"d{j}" for j in range(20)]
 RNG = np.random.default_rng(4)
-
-
-def _qrels(qids) -> Qrels:
-    return Qrels.from_dict({q: {DOCS[i % 20]: 1, DOCS[(i + 3) % 20]: 2} for i, q in enumerate(qids)})
-
-
-def _run(qids, name: str) -> Run:
-    return Run.from_dict({q: {d: float(20 - j) for j, d in enumerate(DOCS[i % 5:i % 5 + 6])} for i, q in enumerate(qids)},
-                         name=name)
-
-
-def _warned(fn, *args, **kwargs) -> list[str]:
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        fn(*args, **kwargs)
-    return [str(w.message) for w in got if issubclass(w.category, EvalcoreWarning)]
 
 
 def _only(messages: list[str]) -> str:
@@ -46,35 +26,35 @@ def _only(messages: list[str]) -> str:
 
 def test_setting_another_ground_truth_names_the_stored_runs_answering_none_of_it(tmp_path: Path) -> None:
     ws = Workspace.open(tmp_path / "W")
-    ws.set_ground_truth(_qrels(QIDS), name="A")
-    ws.add_run("lex", _run(QIDS, "lex"))
+    ws.set_ground_truth(qrels_of(QIDS), name="A")
+    ws.add_run("lex", run_of(QIDS, "lex"))
     ws.add_embedding_run("items", RNG.normal(size=(30, 4)), QIDS + DOCS)  # item-to-item: its items are q*, d*
-    ws.add_run("both", _run(QIDS + XIDS, "both"))
+    ws.add_run("both", run_of(QIDS + XIDS, "both"))
     ws.add_fused_run("mix", ["lex", "items"])  # answers what its inputs answer: none of B
     ws.add_fused_run("mix2", ["lex", "both"])
     names = ws.run_names()
-    msg = _only(_warned(ws.set_ground_truth, _qrels(XIDS), name="B"))
+    msg = _only(warned(ws.set_ground_truth, qrels_of(XIDS), name="B"))
     assert msg.startswith("stored runs 'lex', 'items', 'mix' answer none of the queries of the ground truth 'B', "
                           "now the active one (ids like 'q0', 'q1' in 'lex'; the ground truth's queries like "
                           "'x0', 'x1')")
     assert "\n" not in msg
     assert ws.run_names() == names  # not an error: every run stays
-    assert _warned(ws.set_ground_truth, _qrels(XIDS), name="B") == []  # the same one again: nothing changes
-    ws.add_run("xonly", _run(XIDS, "xonly"))
+    assert warned(ws.set_ground_truth, qrels_of(XIDS), name="B") == []  # the same one again: nothing changes
+    ws.add_run("xonly", run_of(XIDS, "xonly"))
     a = next(g["id"] for g in ws.ground_truths() if g["name"] == "A")
-    assert _only(_warned(ws.use_ground_truth, a)).startswith(
+    assert _only(warned(ws.use_ground_truth, a)).startswith(
         "stored run 'xonly' answers none of the queries of the ground truth 'A', now the active one")
-    assert _warned(ws.set_ground_truth, _qrels(QIDS[:3] + XIDS[:1]), name="C") == []  # every run answers some
+    assert warned(ws.set_ground_truth, qrels_of(QIDS[:3] + XIDS[:1]), name="C") == []  # every run answers some
 
 
 def test_the_first_ground_truth_and_a_reference_are_checked_alike(tmp_path: Path) -> None:
     ws = Workspace.open(tmp_path / "W")
     ws.add_run("ints", Run.from_dict({7: {"d1": 1.0}, 8: {"d2": 1.0}}, name="ints"))  # before any ground truth
-    ws.add_run("good", _run(QIDS, "good"))
-    assert _only(_warned(ws.set_ground_truth, _qrels(QIDS), name="qrels")).startswith(
+    ws.add_run("good", run_of(QIDS, "good"))
+    assert _only(warned(ws.set_ground_truth, qrels_of(QIDS), name="qrels")).startswith(
         "stored run 'ints' answers none of the queries of the ground truth 'qrels'")
     ref = Embeddings.from_arrays(XIDS + DOCS, RNG.normal(size=(24, 4)))
-    msg = _only(_warned(ws.set_reference, ref, name="teacher"))
+    msg = _only(warned(ws.set_reference, ref, name="teacher"))
     assert msg.startswith("stored runs 'ints', 'good' answer none of the queries of the ground truth 'teacher'")
 
 
@@ -82,12 +62,12 @@ def test_evaluate_workspace_names_the_runs_left_answering_none_of_its_new_ground
                                                                                      capsys) -> None:
     """With --replace and another ground truth: the runs the command records (or replaces) are not named,
     the runs it leaves there are, once."""
-    write_trec_qrels(_qrels(XIDS), tmp_path / "B.txt")
-    write_trec_run(_run(XIDS, "new"), tmp_path / "new.trec")
+    write_trec_qrels(qrels_of(XIDS), tmp_path / "B.txt")
+    write_trec_run(run_of(XIDS, "new"), tmp_path / "new.trec")
     ws = Workspace.open(tmp_path / "W")
-    ws.set_ground_truth(_qrels(QIDS), name="A")
-    ws.add_run("lex", _run(QIDS, "lex"))
-    ws.add_run("old", _run(QIDS, "old"))  # replaced by the command with a run answering B
+    ws.set_ground_truth(qrels_of(QIDS), name="A")
+    ws.add_run("lex", run_of(QIDS, "lex"))
+    ws.add_run("old", run_of(QIDS, "old"))  # replaced by the command with a run answering B
     capsys.readouterr()
     base = ["evaluate", "--qrels", str(tmp_path / "B.txt"), "--run", f"old={tmp_path / 'new.trec'}", "--k", "5",
             "--workspace", str(ws.path)]
