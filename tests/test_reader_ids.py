@@ -266,6 +266,15 @@ def test_cli_exits_2_with_one_line_and_writes_nothing(cli_files, tmp_path, capsy
         err = capsys.readouterr().err
         assert err.startswith(f"error: {said} (U+") and err.count("\n") == 1 and "Traceback" not in err, err
         assert not out.exists() and not (tmp_path / "ws").exists()
+    np.savez(tmp_path / "docs.npz", ids=np.array(["d0", "d1", "d\u20282"]), embeddings=VECS)  # an embedding run
+    np.savez(tmp_path / "queries.npz", ids=np.array(["q0", "q1", "q2"]), embeddings=VECS)
+    args = [command, "--qrels", str(cli_files["qrels"]), "--emb", f"e={tmp_path / 'docs.npz'},{tmp_path / 'queries.npz'}",
+            "--run", f"b={cli_files['run']}", *metric, "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'docs.npz'}: id 'd\\u20282' (row 3 of the array 'ids') holds a "
+                          "control character (U+2028") and err.count("\n") == 1, err
+    assert not out.exists()
 
 
 def test_cli_per_query_input_of_compare_is_checked_alike(tmp_path, capsys) -> None:
