@@ -26,7 +26,8 @@ from .data import Qrels, Run
 from .errors import OptionError, coverage_problem
 
 __all__ = ["DEFAULT_MIN_COVERAGE", "run_coverage", "low_coverage", "coverage_text", "nothing_evaluated",
-           "missing_queries_message", "missing_query_count", "warn_missing_queries"]
+           "missing_queries_message", "missing_queries_refusal", "missing_queries_problem", "missing_query_count",
+           "warn_missing_queries"]
 
 #: Coverage below which a run is flagged by default (answers fewer than 90% of the ground truth's queries).
 DEFAULT_MIN_COVERAGE = 0.9
@@ -103,8 +104,8 @@ def missing_queries_message(run: str, n_ground_truth: int, n_missing: int, *, ru
                             ground_truth_query_ids: Sequence[Any] | None = None) -> str:
     """What is said of a run that does not answer ``n_missing`` of the ``n_ground_truth`` ground-truth queries.
 
-    The command line's warning (its missing queries count 0 in its values and tests), or, in strict
-    mode, the error (:func:`evalcore.errors.coverage_problem`). When it answers none, the first ids of
+    The command line's warning (its missing queries count 0 in its values and tests); in strict mode the
+    error says it as an error (:func:`missing_queries_refusal`). When it answers none, the first ids of
     the run (``run_query_ids``) and of the ground truth name a likely id mismatch.
 
     >>> missing_queries_message("dense", 200, 100)
@@ -112,15 +113,57 @@ def missing_queries_message(run: str, n_ground_truth: int, n_missing: int, *, ru
     """
     total, missing = int(n_ground_truth), int(n_missing)
     if missing == total:
-        ids = ", ".join(repr(str(x)) for x in run_query_ids[:2])
-        want = "" if ground_truth_query_ids is None else "; the ground truth's like " + ", ".join(
-            repr(str(x)) for x in ground_truth_query_ids[:2])
-        return (f"run {run!r} answers none of the {total} ground-truth queries (its query ids look like {ids}{want}): "
-                "every value is 0")
+        return (f"run {run!r} answers none of the {total} ground-truth queries "
+                f"{_id_mismatch(run_query_ids, ground_truth_query_ids)}: every value is 0")
     flag = f", below the {DEFAULT_MIN_COVERAGE:.0%} the dashboard flags" if (total - missing) < \
         DEFAULT_MIN_COVERAGE * total else ""
     return (f"run {run!r} answers {coverage_text(total - missing, total)} of the ground-truth queries{flag}; "
             f"the other {missing} count 0 in its values and tests")
+
+
+def _id_mismatch(run_query_ids: Sequence[Any], ground_truth_query_ids: Sequence[Any] | None) -> str:
+    """``(its query ids look like 'Q1', 'Q2'; the ground truth's like 'q1', 'q2')``: a likely id mismatch."""
+    ids = ", ".join(repr(str(x)) for x in run_query_ids[:2])
+    want = "" if ground_truth_query_ids is None else "; the ground truth's like " + ", ".join(
+        repr(str(x)) for x in ground_truth_query_ids[:2])
+    return f"(its query ids look like {ids}{want})"
+
+
+def missing_queries_refusal(run: str, n_ground_truth: int, n_missing: int, *, run_query_ids: Sequence[Any] = (),
+                            ground_truth_query_ids: Sequence[Any] | None = None) -> tuple[str, str]:
+    """``(problem, without)`` of a run that does not answer ``n_missing`` of the ``n_ground_truth`` ground-truth
+    queries, for strict mode's error (:func:`evalcore.errors.strict_refusal`): the run, the count, the first two
+    unanswered queries (when the ground truth's query ids are given), and what happens without strict mode.
+
+    >>> missing_queries_refusal("dense", 4, 2, run_query_ids=["q1", "q4"], ground_truth_query_ids=["q1", "q2", "q3", "q4"])
+    ("run 'dense' does not answer 2 of the 4 ground-truth queries (e.g. 'q2', 'q3')", 'they count 0 in its values and tests')
+    """
+    total, missing = int(n_ground_truth), int(n_missing)
+    if missing == total:
+        return (f"run {run!r} does not answer any of the {total} ground-truth queries "
+                f"{_id_mismatch(run_query_ids, ground_truth_query_ids)}", "every value is 0")
+    example = ""
+    if ground_truth_query_ids is not None:
+        gt = np.asarray(ground_truth_query_ids, dtype=object)
+        answered = set(np.asarray(run_query_ids, dtype=object).tolist())
+        lacking = [x for x in gt.tolist() if x not in answered][:2]
+        example = " (e.g. " + ", ".join(repr(str(x)) for x in lacking) + ")" if lacking else ""
+    return (f"run {run!r} does not answer {missing} of the {total} ground-truth queries{example}",
+            "they count 0 in its values and tests")
+
+
+def missing_queries_problem(run: str, n_ground_truth: int, n_missing: int, *, run_query_ids: Sequence[Any] = (),
+                            ground_truth_query_ids: Sequence[Any] | None = None, warning: bool = True,
+                            stacklevel: int = 2) -> None:
+    """The coverage problem (:func:`evalcore.errors.coverage_problem`) of a run not answering ``n_missing`` of the
+    ground truth's queries: :func:`missing_queries_message` as a warning (``warning=False``: only counted), in strict
+    mode an error in :func:`missing_queries_refusal`'s words. ``stacklevel`` as :func:`evalcore.errors.warn`'s."""
+    coverage_problem(
+        missing_queries_message(run, n_ground_truth, n_missing, run_query_ids=run_query_ids,
+                                ground_truth_query_ids=ground_truth_query_ids),
+        refusal=lambda: missing_queries_refusal(run, n_ground_truth, n_missing, run_query_ids=run_query_ids,
+                                                ground_truth_query_ids=ground_truth_query_ids),
+        warning=warning, stacklevel=stacklevel + 1)
 
 
 def warn_missing_queries(coverage_rows: Iterable[Mapping[str, Any]], run_query_ids: Mapping[str, Sequence[Any]],
@@ -140,9 +183,8 @@ def warn_missing_queries(coverage_rows: Iterable[Mapping[str, Any]], run_query_i
         name, total, missing = str(row["run"]), int(row["n_qrels_queries"]), int(row["n_missing"])
         if name not in run_query_ids or not missing or not total:
             continue
-        coverage_problem(missing_queries_message(name, total, missing, run_query_ids=run_query_ids[name],
-                                                 ground_truth_query_ids=ground_truth_query_ids.get(name)),
-                         stacklevel=stacklevel + 1)
+        missing_queries_problem(name, total, missing, run_query_ids=run_query_ids[name],
+                                ground_truth_query_ids=ground_truth_query_ids.get(name), stacklevel=stacklevel + 1)
 
 
 def missing_query_count(qrels: Qrels, run: Run) -> int:

@@ -97,9 +97,15 @@ def _select_queries(source: Embeddings, wanted: np.ndarray | None, *, what: str,
             f"run {name!r}: none of the {len(wanted)} {what} is in the embeddings "
             f"(e.g. {_first(wanted)}; the file has ids like {_first(source.ids, 3)})", file=source.source)
     if n_missing:
-        coverage_problem(f"run {name!r}: {n_missing} of {len(wanted)} {what} are not in {source.label} "
-                         f"(e.g. {_first(wanted[~found])}); they are scored 0 (partial coverage)")
+        problem = f"run {name!r}: {n_missing} of {len(wanted)} {what} are not in {source.label} " \
+                  f"(e.g. {_first(wanted[~found])})"
+        coverage_problem(f"{problem}; they are scored 0 (partial coverage)", refusal=(problem, "they are scored 0"))
     return wanted[found], rows[found]
+
+
+def _absent(ids: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The ``ids`` not in ``kept``, in their order."""
+    return ids[positions_in(kept, ids) < 0]
 
 
 def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray, *, name: str) -> None:
@@ -116,8 +122,10 @@ def _check_relevant_docs(qrels: Qrels, corpus: Embeddings, query_ids: np.ndarray
             f"run {name!r}: none of the {len(docs)} relevant documents of the ground truth is in the corpus "
             f"{corpus.label} (e.g. {_first(missing)}); nothing can be found", file=corpus.source)
     if len(missing):
-        coverage_problem(f"run {name!r}: {len(missing)} of {len(docs)} relevant documents are not in the corpus "
-                         f"{corpus.label} (e.g. {_first(missing)}); they can never be retrieved")
+        problem = (f"run {name!r}: {len(missing)} of {len(docs)} relevant documents are not in the corpus "
+                   f"{corpus.label} (e.g. {_first(missing)})")
+        coverage_problem(f"{problem}; they can never be retrieved",
+                         refusal=(problem, "the run is evaluated without them: they can never be retrieved"))
 
 
 def embedding_run(
@@ -544,7 +552,10 @@ def reference_agreement(
     if len(common) < len(reference):
         with strict_coverage(strict):
             coverage_problem(f"similarity agreement uses the {len(common)} of {len(reference)} reference ids "
-                             "present in every model")
+                             "present in every model", refusal=lambda: (
+                                 f"similarity agreement: {len(reference) - len(common)} of the {len(reference)} "
+                                 f"reference ids are not in every model (e.g. {_first(_absent(reference.ids, common))})",
+                                 f"it uses the {len(common)} present in every model"))
     ref_v = np.asarray(reference.vectors[reference.rows_of(common)])
     rows = []
     for name, m in models.items():

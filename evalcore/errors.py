@@ -13,7 +13,7 @@ import contextvars
 import re
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class EvalcoreError(Exception):
@@ -160,8 +160,10 @@ def quiet_warnings(pattern: str) -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------- strict mode (coverage problems)
-#: The coverage problems strict mode stops on (``--strict``, ``strict=True``), each an error of the class named,
-#: with the warning's message. Every other warning (zero vectors, tie notes, depth notes...) stays a warning.
+#: The coverage problems strict mode stops on (``--strict``, ``strict=True``), each an error of the class named
+#: whose message says what is wrong, what refused it and what happens without it (:func:`strict_refusal`); without
+#: strict mode, a warning (its words unchanged). Every other warning (zero vectors, tie notes, depth notes...)
+#: stays a warning.
 COVERAGE_PROBLEMS = (
     "a ground-truth query a run does not answer (it would count 0): MissingIdsError",
     "a ground-truth query absent from the (query) embeddings of an embedding run: MissingIdsError",
@@ -197,9 +199,10 @@ def strict_coverage(strict: bool = True, *, switch: str = "strict=True") -> Iter
     further out stays strict (its switch is named).
 
     >>> with strict_coverage():
-    ...     coverage_problem("run 'a' lacks 2 queries")
+    ...     coverage_problem("run 'a' lacks 2 queries: they count 0",
+    ...                      refusal=("run 'a' does not answer 2 queries", "they count 0"))
     Traceback (most recent call last):
-    evalcore.errors.MissingIdsError: run 'a' lacks 2 queries (an error because of strict=True)
+    evalcore.errors.MissingIdsError: run 'a' does not answer 2 queries; refused because of strict=True (without it they count 0)
     """
     if not check_flag(strict, "strict") or _STRICT.get() is not None:
         yield
@@ -216,11 +219,27 @@ def coverage_is_strict() -> bool:
     return _STRICT.get() is not None
 
 
-def coverage_problem(message: str, *, error: type[EvalcoreError] | None = None, warning: bool = True,
-                     stacklevel: int = 2) -> None:
-    """Report a coverage problem: a warning (:func:`warn`), or in strict mode an ``error`` (default
-    :class:`MissingIdsError`) with the same message and the switch that made it an error.
+def strict_refusal(problem: str, without: str, switch: str) -> str:
+    """The message of a coverage problem refused in strict mode, in one place: what is wrong (``problem``), what
+    refused it (``switch``: ``"--strict"``, ``"strict=True"``) and what happens without it (``without``).
 
+    >>> strict_refusal("run 'a' does not answer 3 of the 20 ground-truth queries (e.g. 'q1', 'q2')",
+    ...                "they count 0 in its values and tests", "--strict")
+    "run 'a' does not answer 3 of the 20 ground-truth queries (e.g. 'q1', 'q2'); refused because of --strict (without it they count 0 in its values and tests)"
+    """
+    return f"{problem}; refused because of {switch} (without it {without})"
+
+
+Refusal = tuple[str, str] | Callable[[], tuple[str, str]]
+
+
+def coverage_problem(message: str, *, refusal: Refusal | None = None, error: type[EvalcoreError] | None = None,
+                     warning: bool = True, stacklevel: int = 2) -> None:
+    """Report a coverage problem: the warning ``message`` (:func:`warn`), or in strict mode an ``error`` (default
+    :class:`MissingIdsError`) worded as an error (:func:`strict_refusal`).
+
+    ``refusal``: ``(problem, without)`` for :func:`strict_refusal`, or a function returning them (called in strict
+    mode only: e.g. the ids it names are looked up then); None: the warning's message is the problem.
     ``warning=False``: a problem that is only counted (not warned about) outside strict mode.
     """
     switch = _STRICT.get()
@@ -228,7 +247,10 @@ def coverage_problem(message: str, *, error: type[EvalcoreError] | None = None, 
         if warning:
             warn(message, stacklevel=stacklevel + 1)
         return
-    raise (error or MissingIdsError)(f"{message} (an error because of {switch})")
+    if refusal is None:
+        raise (error or MissingIdsError)(f"{message}; refused because of {switch}")
+    problem, without = refusal() if callable(refusal) else refusal
+    raise (error or MissingIdsError)(strict_refusal(problem, without, switch))
 
 
 @contextlib.contextmanager

@@ -40,9 +40,9 @@ import numpy as np
 
 from ._columns import factorize_strings, positions_in
 from ._threads import in_caller_context, thread_count
-from .coverage import missing_queries_message
+from .coverage import missing_queries_problem
 from .data import Qrels, Run
-from .errors import OptionError, coverage_problem, strict_coverage, warn
+from .errors import OptionError, strict_coverage, warn
 from .evaluation import Evaluation
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
@@ -566,8 +566,8 @@ def evaluate(
                 "depth": depth,
             })
             if prep.n_missing:  # counted; in strict mode an error (the other runs are not evaluated)
-                coverage_problem(missing_queries_message(name, nq, prep.n_missing, run_query_ids=run_map[name].query_ids,
-                                                         ground_truth_query_ids=qrels.query_ids), warning=False)
+                missing_queries_problem(name, nq, prep.n_missing, run_query_ids=run_map[name].query_ids,
+                                        ground_truth_query_ids=qrels.query_ids, warning=False)
             if progress is not None:
                 progress(ri + 1, len(run_map))
 

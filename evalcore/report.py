@@ -207,7 +207,18 @@ def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None
     double quotes (RFC 4180). Written by arrow's CSV writer (several times faster
     than pandas' for large tables).
     """
+    _refuse_broken(evaluation, path)
     _write_csv(_per_query_arrow(evaluation), path)
+
+
+def _refuse_broken(evaluation: Evaluation, dest: Any) -> None:
+    """The run names, query ids and domains of the per-query table, as the readers check them (a name holding a
+    control character would not read back: :func:`evalcore.io.source.refuse_broken_ids`)."""
+    from .io.source import refuse_broken_writes
+
+    cols = evaluation.columns
+    refuse_broken_writes(dest, ("run name", list(cols.runs)), ("query id", cols.query_ids),
+                         ("domain", list(cols.domains)))
 
 
 def _per_query_arrow(evaluation: Evaluation) -> Any:
@@ -284,6 +295,7 @@ def write_outputs(
     from concurrent.futures import ThreadPoolExecutor
 
     _check_result_files(evaluation.runs)
+    _refuse_broken(evaluation, Path(out_dir) / "per_query.csv")
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -99,3 +99,29 @@ def test_a_run_answering_no_query_of_the_ground_truth_is_refused_at_its_uploader
     assert any("run 'other': none of its query ids (2) is a query of the ground truth 'qrels.txt' (e.g. ['x1', "
                "'x2']; the ground truth has query ids like ['q0', 'q1', 'q2'])" in e for e in said), said
     assert not at.session_state["ws"].runs and stored(at).run_names() == []
+
+
+def test_an_id_holding_a_control_character_is_refused_at_its_uploader_in_the_readers_words():
+    """The Data page's uploads go through the workspace to the file readers: a ground truth, a run and a side file
+    whose ids hold a NUL, a line feed or U+2028 are refused next to their uploader with the reader's one line
+    (the file, its line, the id as repr shows it); nothing is stored. Before, the ground truth and the run met the
+    workspace's own check (its row counted from 0, no line), and the domain file was stored as it was."""
+    at = empty_data_page()
+    at.file_uploader(key="up_gt").set_value(("gt.json", b'{"q0": {"d0": 1},\n "q\\u00001": {"d1": 1}}',
+                                             "application/json")).run()
+    assert not at.exception
+    assert errors(at) == ["Not loaded: gt.json, line 2: query id 'q\\x001' holds a control character (U+0000, NUL); "
+                          "ids and names may not hold a tab, a line break, NUL or any other control character "
+                          "(nothing was changed)"]
+    assert at.session_state["ws"].ground_truth is None
+    box = next(u for u in at.get("file_uploader") if str(u.key).startswith("up_runs"))
+    box.set_value([("r.csv", b'query_id,doc_id,score\nq0,"d\n0",1.0\n', "text/csv")]).run()
+    assert not at.exception
+    assert any(e.startswith("Not loaded: r.csv, line 2: document id 'd\\n0' holds a control character (U+000A, a "
+                            "line feed)") for e in errors(at)), errors(at)
+    assert not at.session_state["ws"].runs
+    at.file_uploader(key="up_domains").set_value(("dom.csv", "q0,news\nq1,sp\u2028ort\n".encode(), "text/csv")).run()
+    assert not at.exception
+    assert any(e.startswith("Not loaded: dom.csv, line 2: domain 'sp\\u2028ort' holds a control character (U+2028")
+               for e in errors(at)), errors(at)
+    assert stored(at).side_files() == {}

@@ -386,13 +386,17 @@ def test_writers_refuse_a_control_character_that_would_not_read_back(tmp_path, c
     assert not (tmp_path / name).exists()
 
 
-def test_writers_keep_writing_awkward_ids_that_read_back(tmp_path):
+def test_writers_refuse_the_control_characters_the_readers_refuse(tmp_path):
+    """A quoted line feed or tab in CSV, \\x01 or DEL in TREC were written (and read back) before the readers
+    refused every control character in an id; a writer now refuses what its reader would (the ids that do read
+    back: tests/test_reader_ids.py)."""
     r = Run.from_records(["q\n0", "q\t1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
-    write_run_csv(r, tmp_path / "r.csv")  # quoted: a line feed and a tab read back
-    assert_same_run(load_run(tmp_path / "r.csv"), r)
+    with pytest.raises(InputFormatError, match=re.escape(repr("q\n0"))):
+        write_run_csv(r, tmp_path / "r.csv")
     r = Run.from_records(["q0", "q1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
-    write_trec_run(r, tmp_path / "r.trec")
-    assert_same_run(load_run(tmp_path / "r.trec"), r)
+    with pytest.raises(InputFormatError, match=re.escape(repr("d\x01"))):
+        write_trec_run(r, tmp_path / "r.trec")
+    assert not (tmp_path / "r.csv").exists() and not (tmp_path / "r.trec").exists()
 
 
 # ============================================================================ detection and overrides

@@ -15,12 +15,14 @@ from evalcore.io.trec import read_trec_run
 from evalcore.ranking import code_ranks, dense_ranks, order_rows, rank_order
 
 _ALPHABET = list("abAB01-_é漢😀") + ["\x7f"]
+#: What a TREC file's ids may hold (the readers refuse DEL, a control character): "~" is the highest ASCII then.
+_TREC_ALPHABET = [c for c in _ALPHABET if c != "\x7f"] + ["~"]
 
 
-def _ids(rng: np.random.Generator, n: int) -> list[str]:
+def _ids(rng: np.random.Generator, n: int, alphabet: list[str] = _ALPHABET) -> list[str]:
     out: set[str] = set()
     while len(out) < n:
-        out.add("".join(rng.choice(_ALPHABET, size=int(rng.integers(1, 6)))))
+        out.add("".join(rng.choice(alphabet, size=int(rng.integers(1, 6)))))
     return sorted(out, key=lambda _: rng.random())
 
 
@@ -39,7 +41,7 @@ def _oracle(q: list[int], docs: list[str], scores: list[float], ties: str) -> li
 
 def _tie_heavy(seed: int) -> tuple[list[str], list[str], list[float]]:
     rng = np.random.default_rng(seed)
-    docs = _ids(rng, 40)
+    docs = _ids(rng, 40, _TREC_ALPHABET)  # (read from a TREC file too)
     qs, ds, ss = [], [], []
     for qi in rng.permutation(25):
         for j in rng.choice(len(docs), size=int(rng.integers(1, 30)), replace=False):

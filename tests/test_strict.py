@@ -9,8 +9,9 @@ error, not to report quietly lowered scores. The coverage problems (``evalcore.e
 3. a relevant document absent from an embedding run's corpus;
 4. reference ids absent from a model (the similarity agreement).
 
-For each: strict mode raises the warning's message (plus what made it an error) and writes nothing;
-without it, the same warning as before. Other warnings stay warnings.
+For each: strict mode raises an error worded as one — what is wrong (the run, the count, a few ids), what refused
+it (``--strict`` / ``strict=True``) and what happens without it — and writes nothing; without it, the same warning
+as before. Other warnings stay warnings.
 """
 
 from __future__ import annotations
@@ -40,8 +41,17 @@ from evalcore.io import Embeddings, save_embeddings
 from evalcore.io.trec import write_trec_qrels, write_trec_run
 
 FIX = Path(__file__).resolve().parent / "fixtures"
-STRICT = " (an error because of strict=True)"
-CLI_STRICT = " (an error because of --strict)"
+STRICT, CLI_STRICT = "strict=True", "--strict"
+
+
+def _refusal(msg: str, switch: str, *parts: str, without: str) -> None:
+    """``msg`` reads as an error: the problem (holding each of ``parts``: the run, the count, the ids), then
+    "refused because of" the switch and, in parentheses, what happens ``without`` it; not a warning's words."""
+    problem, sep, tail = msg.partition(f"; refused because of {switch} (without it ")
+    assert sep and tail == f"{without})", msg
+    for part in parts:
+        assert part in problem, (part, msg)
+    assert "partial coverage" not in msg and "an error because" not in msg and "\n" not in msg
 
 
 def _emb(ids, dim: int = 4, seed: int = 0, source: str = "e.npz") -> Embeddings:
@@ -79,14 +89,16 @@ def test_the_list_is_explicit_and_other_warnings_stay_warnings():
     with strict_coverage():
         with pytest.warns(EvalcoreWarning, match="a tie note"):
             warn("a tie note")  # not a coverage problem
-        assert _raised(MissingIdsError, coverage_problem, "3 ids lack") == "3 ids lack" + STRICT
-    with pytest.warns(EvalcoreWarning, match="^3 ids lack$"):  # outside: the warning, as before
-        coverage_problem("3 ids lack")
+        _refusal(_raised(MissingIdsError, coverage_problem, "3 ids lack: they count 0",
+                         refusal=("3 ids lack", "they count 0")), STRICT, "3 ids lack", without="they count 0")
+        assert _raised(MissingIdsError, coverage_problem, "3 ids lack") == "3 ids lack; refused because of strict=True"
+    with pytest.warns(EvalcoreWarning, match="^3 ids lack: they count 0$"):  # outside: the warning, as before
+        coverage_problem("3 ids lack: they count 0", refusal=lambda: pytest.fail("only strict mode words an error"))
 
 
 def test_a_caller_that_is_not_strict_inside_a_strict_one_stays_strict_and_the_flag_is_checked():
     with strict_coverage(True, switch="--strict"), strict_coverage(False):
-        assert _raised(MissingIdsError, coverage_problem, "x") == "x" + CLI_STRICT
+        assert _raised(MissingIdsError, coverage_problem, "x") == "x; refused because of --strict"
     qrels = Qrels.from_dict({"q1": {"d1": 1}})
     run = Run.from_dict({"q1": {"d1": 1.0}}, name="r")
     for bad in ("yes", 1, None):
@@ -104,12 +116,11 @@ def test_evaluate_strict_stops_on_ground_truth_queries_a_run_does_not_answer():
     msg = _raised(MissingIdsError, evaluate, qrels, {"full": Run.from_dict({q: {"d1": 1.0} for q in
                                                                            ("q1", "q2", "q3", "q4")}),
                                                      "part": part}, strict=True)
-    assert msg == ("run 'part' answers 1/4 (25%) of the ground-truth queries, below the 90% the dashboard flags; "
-                   "the other 3 count 0 in its values and tests" + STRICT)
-    assert msg == missing_queries_message("part", 4, 3) + STRICT
+    _refusal(msg, STRICT, "run 'part' does not answer 3 of the 4 ground-truth queries", "(e.g. 'q2', 'q3')",
+             without="they count 0 in its values and tests")
     msg = _raised(MissingIdsError, evaluate, qrels, other, strict=True)
-    assert msg == ("run 'other' answers none of the 4 ground-truth queries (its query ids look like 'Q1', 'Q2'; "
-                   "the ground truth's like 'q1', 'q2'): every value is 0" + STRICT)
+    _refusal(msg, STRICT, "run 'other' does not answer any of the 4 ground-truth queries",
+             "(its query ids look like 'Q1', 'Q2'; the ground truth's like 'q1', 'q2')", without="every value is 0")
     evaluate(qrels, Run.from_dict({q: {"d9": 1.0} for q in ("q1", "q2", "q3", "q4")}), strict=True)  # all answered
 
 
@@ -138,7 +149,9 @@ def test_cli_evaluate_strict_exits_2_with_the_warning_as_error_and_writes_nothin
     out, ws = tmp_path / "out", tmp_path / "ws"
     assert main([*base, "--strict", "--out", str(out), "--workspace", str(ws)]) == 2
     err = capsys.readouterr().err
-    assert err == f"error: {warned[0]}{CLI_STRICT}\n"  # one line, the warning's words, no traceback
+    assert err.startswith("error: ") and err.endswith("\n")  # one line, worded as an error, no traceback
+    _refusal(err[len("error: "):-1], CLI_STRICT, "run 'half' does not answer 10 of the 20 ground-truth queries",
+             "(e.g. 'q10', 'q11')", without="they count 0 in its values and tests")
     assert not out.exists() and not ws.exists()  # nothing written, nothing recorded
 
     assert main([*base[:3], "--run", f"full={trec_files['full']}", "--metrics", "recall", "--strict", "--out", str(out)]) == 0
@@ -152,7 +165,10 @@ def test_cli_compare_strict_exits_2_and_writes_no_table(trec_files, tmp_path, ca
     warned = _lines(capsys.readouterr().err, "warning: ")
     assert warned == [missing_queries_message("half", 20, 10)]
     assert main([*base, "--strict", "--out", str(tmp_path / "strict.csv")]) == 2
-    assert capsys.readouterr().err == f"error: {warned[0]}{CLI_STRICT}\n"
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.endswith("\n")
+    _refusal(err[len("error: "):-1], CLI_STRICT, "run 'half' does not answer 10 of the 20", "(e.g. 'q10', 'q11')",
+             without="they count 0 in its values and tests")
     assert not (tmp_path / "strict.csv").exists()
 
 
@@ -174,7 +190,8 @@ def test_workspace_evaluate_strict_stops_on_a_ranked_run_and_records_nothing(tmp
     ws.add_run("part", Run.from_dict({"q1": {"d1": 1.0}, "q2": {"d1": 1.0}}, name="part"))
     generation = ws.generation
     msg = _raised(MissingIdsError, ws.evaluate, metrics=["recall"], k=[1], strict=True)
-    assert msg == missing_queries_message("part", 3, 1) + STRICT
+    _refusal(msg, STRICT, "run 'part' does not answer 1 of the 3 ground-truth queries (e.g. 'q3')",
+             without="they count 0 in its values and tests")
     assert ws.evaluations().empty and ws.generation == generation
     assert _kept_rankings(ws) == 0  # checked before anything was ranked
     # without strict: the same words as a warning (as the command line's; it said nothing before)
@@ -189,13 +206,14 @@ def test_embedding_run_strict_stops_on_ground_truth_queries_absent_from_the_embe
     warned = _warned(embedding_run, docs, qrels=qrels, k=2, name="x")
     assert warned == ["run 'x': 2 of 3 ground-truth queries are not in e.npz (e.g. ['zz', 'yy']); "
                       "they are scored 0 (partial coverage)"]
-    assert _raised(MissingIdsError, embedding_run, docs, qrels=qrels, k=2, name="x", strict=True) == warned[0] + STRICT
+    _refusal(_raised(MissingIdsError, embedding_run, docs, qrels=qrels, k=2, name="x", strict=True), STRICT,
+             "run 'x': 2 of 3 ground-truth queries are not in e.npz (e.g. ['zz', 'yy'])", without="they are scored 0")
     queries = _emb(["a", "zz"], source="q.npz")  # queries against a corpus: the query file lacks 'yy'
     warned = _warned(embedding_run, docs, queries, qrels=qrels, k=2, name="x")
     assert warned == ["run 'x': 1 of 3 ground-truth queries are not in q.npz (e.g. ['yy']); "
                       "they are scored 0 (partial coverage)"]
-    assert _raised(MissingIdsError, embedding_run, docs, queries, qrels=qrels, k=2, name="x",
-                   strict=True) == warned[0] + STRICT
+    _refusal(_raised(MissingIdsError, embedding_run, docs, queries, qrels=qrels, k=2, name="x", strict=True), STRICT,
+             "run 'x': 1 of 3 ground-truth queries are not in q.npz (e.g. ['yy'])", without="they are scored 0")
 
 
 def test_reference_query_ids_absent_from_the_reference():
@@ -203,8 +221,8 @@ def test_reference_query_ids_absent_from_the_reference():
     warned = _warned(reference_neighbours, ref, depth=1, query_ids=["a", "q9"])
     assert warned == ["run 'reference': 1 of 2 queries are not in ref.npz (e.g. ['q9']); "
                       "they are scored 0 (partial coverage)"]
-    assert _raised(MissingIdsError, reference_neighbours, ref, depth=1, query_ids=["a", "q9"],
-                   strict=True) == warned[0] + STRICT
+    _refusal(_raised(MissingIdsError, reference_neighbours, ref, depth=1, query_ids=["a", "q9"], strict=True),
+             STRICT, "run 'reference': 1 of 2 queries are not in ref.npz (e.g. ['q9'])", without="they are scored 0")
 
 
 def _seed001_space(root: Path, name: str, drop: str | None = None) -> Path:
@@ -227,7 +245,10 @@ def test_cli_seed001_a_movie_absent_from_one_embedding_space_stops_a_strict_run(
                          "they are scored 0 (partial coverage)")
     out, ws = tmp_path / "out", tmp_path / "ws"
     assert main([*base, "--strict", "--out", str(out), "--workspace", str(ws)]) == 2
-    assert capsys.readouterr().err == f"error: {warned[0]}{CLI_STRICT}\n"
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.endswith("\n")
+    _refusal(err[len("error: "):-1], CLI_STRICT, f"run 'content': 1 of 6 ground-truth queries are not in {content}",
+             "(e.g. ['tt0000004'])", without="they are scored 0")
     assert not out.exists() and not ws.exists()
 
 
@@ -248,12 +269,14 @@ def test_workspace_evaluate_strict_stops_on_an_embedding_run_even_with_a_kept_ra
     ws = _workspace_with_partial_embeddings(tmp_path / "W")
     generation = ws.generation
     msg = _raised(MissingIdsError, ws.evaluate, metrics=["recall"], k=[2], strict=True)
-    assert msg.startswith("run 'e5': 1 of 3 ground-truth queries are not in ") and msg.endswith(
-        "(e.g. ['q3']); they are scored 0 (partial coverage)" + STRICT)
+    _refusal(msg, STRICT, "run 'e5': 1 of 3 ground-truth queries are not in ", "(e.g. ['q3'])",
+             without="they are scored 0")
     assert ws.evaluations().empty and ws.generation == generation
     assert _kept_rankings(ws) == 0  # not even the full run's: checked before anything was ranked
     warned = _warned(ws.evaluate, metrics=["recall"], k=[2])  # ranks, keeps the rankings, records
-    assert warned == [msg[: -len(STRICT)]] and len(ws.evaluations()) == 1 and _kept_rankings(ws) == 2
+    problem = msg.partition("; refused because of")[0]
+    assert warned == [f"{problem}; they are scored 0 (partial coverage)"]  # the warning's words, as before
+    assert len(ws.evaluations()) == 1 and _kept_rankings(ws) == 2
     # the kept ranking must not let a strict evaluation through
     assert _raised(MissingIdsError, ws.evaluate, metrics=["recall"], k=[2], strict=True) == msg
     assert len(ws.evaluations()) == 1
@@ -272,9 +295,8 @@ def test_a_ranking_kept_by_the_command_line_does_not_let_a_strict_evaluation_thr
     ws = Workspace.open(tmp_path / "W")
     assert len(ws.evaluations()) == 1
     # the workspace names the stored file by its name (the command line by its path)
-    assert _raised(MissingIdsError, ws.evaluate, strict=True) == (
-        "run 'e5': 1 of 3 ground-truth queries are not in queries.npz (e.g. ['q3']); they are scored 0 (partial "
-        "coverage)" + STRICT)
+    _refusal(_raised(MissingIdsError, ws.evaluate, strict=True), STRICT,
+             "run 'e5': 1 of 3 ground-truth queries are not in queries.npz (e.g. ['q3'])", without="they are scored 0")
     assert len(ws.evaluations()) == 1
 
 
@@ -286,8 +308,9 @@ def test_embedding_run_strict_stops_on_relevant_documents_absent_from_the_corpus
     warned = _warned(embedding_run, docs, queries, qrels=qrels, k=2, name="x")
     assert warned == ["run 'x': 1 of 3 relevant documents are not in the corpus corpus.npz (e.g. ['gone']); "
                       "they can never be retrieved"]
-    assert _raised(MissingIdsError, embedding_run, docs, queries, qrels=qrels, k=2, name="x",
-                   strict=True) == warned[0] + STRICT
+    _refusal(_raised(MissingIdsError, embedding_run, docs, queries, qrels=qrels, k=2, name="x", strict=True), STRICT,
+             "run 'x': 1 of 3 relevant documents are not in the corpus corpus.npz (e.g. ['gone'])",
+             without="the run is evaluated without them: they can never be retrieved")
 
 
 def test_cli_strict_stops_on_relevant_documents_absent_from_the_corpus(tmp_path, capsys):
@@ -303,7 +326,10 @@ def test_cli_strict_stops_on_relevant_documents_absent_from_the_corpus(tmp_path,
                       "they can never be retrieved"]
     out = tmp_path / "out"
     assert main([*base, "--strict", "--out", str(out)]) == 2
-    assert capsys.readouterr().err == f"error: {warned[0]}{CLI_STRICT}\n"
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.endswith("\n")
+    _refusal(err[len("error: "):-1], CLI_STRICT, f"run 'e5': 1 of 3 relevant documents are not in the corpus {docs}",
+             "(e.g. ['d9'])", without="the run is evaluated without them: they can never be retrieved")
     assert not out.exists()
 
 
@@ -313,8 +339,9 @@ def test_reference_agreement_strict_stops_on_reference_ids_absent_from_a_model()
     model = _emb([f"i{j}" for j in range(5)], seed=3)  # lacks i5
     warned = _warned(reference_agreement, ref, {"m": model}, n_pairs=20)
     assert warned == ["similarity agreement uses the 5 of 6 reference ids present in every model"]
-    assert _raised(MissingIdsError, reference_agreement, ref, {"m": model}, n_pairs=20,
-                   strict=True) == warned[0] + STRICT
+    _refusal(_raised(MissingIdsError, reference_agreement, ref, {"m": model}, n_pairs=20, strict=True), STRICT,
+             "similarity agreement: 1 of the 6 reference ids are not in every model (e.g. ['i5'])",
+             without="it uses the 5 present in every model")
 
 
 # ----------------------------------------------------------------------------- other warnings

@@ -6,6 +6,7 @@ own warnings, not repeated. Before: the command line warned, the Python path sai
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +42,10 @@ def test_evaluate_warns_of_a_ranked_run_missing_queries_in_the_command_lines_wor
     assert warned(ws.evaluate, k=[5], record=False, **settings) == cli
     with pytest.raises(MissingIdsError) as info:  # strict: the first of them, an error, nothing recorded
         ws.evaluate(k=[5], strict=True, **settings)
-    assert str(info.value) == f"{cli[0]} (an error because of strict=True)"
+    run, missing = re.match(r"run ('[^']+') answers .*; the other (\d+) count 0", cli[0]).groups()
+    assert str(info.value).startswith(f"run {run} does not answer {missing} of the ")  # (the same run and count)
+    assert str(info.value).endswith("; refused because of strict=True (without it they count 0 in its values and "
+                                    "tests)")
     assert ws.evaluations().empty
 
 

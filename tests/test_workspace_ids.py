@@ -205,7 +205,9 @@ def test_cli_refuses_an_id_with_a_control_character_before_recording(files, tmp_
     code = _evaluate(files, tmp_path / "W", f"good={files['good']}", f"tab={tmp_path / 'tab.json'}")
     err = capsys.readouterr().err
     assert code == 2
-    assert "error: tab.json: run 'tab': document id 'd\\t1' (row 1, counted from 0) holds a control character" in err
+    # the run file's reader refuses it (naming the file and the line), before the workspace's own check
+    assert err == (f"error: {tmp_path / 'tab.json'}, line 1: document id 'd\\t1' holds a control character (U+0009, a "
+                   "tab); ids and names may not hold a tab, a line break, NUL or any other control character\n")
     assert not (tmp_path / "W").exists()
 
 

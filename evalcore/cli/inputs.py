@@ -27,7 +27,7 @@ from ..embedding_runs import (
     reference_agreement,
     reference_ground_truth,
 )
-from ..errors import OptionError, coverage_is_strict, coverage_problem, warn
+from ..errors import OptionError, coverage_is_strict, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties, has_equal_scores
@@ -470,14 +470,14 @@ def evaluate_from_args(
 def _check_run_files(runs: Mapping[str, Run], qrels_for: Qrels | Mapping[str, Qrels]) -> None:
     """The coverage problem (:func:`evalcore.errors.coverage_problem`) of the first run answering only part of
     its ground truth's queries, as :func:`evalcore.evaluate` (``strict``) would report it after the ranking."""
-    from ..coverage import missing_queries_message, missing_query_count
+    from ..coverage import missing_queries_problem, missing_query_count
 
     for name, run in runs.items():
         q = qrels_for[name] if isinstance(qrels_for, Mapping) else qrels_for
         missing = missing_query_count(q, run)
         if missing:
-            coverage_problem(missing_queries_message(name, q.n_queries, missing, run_query_ids=run.query_ids,
-                                                     ground_truth_query_ids=q.query_ids), warning=False)
+            missing_queries_problem(name, q.n_queries, missing, run_query_ids=run.query_ids,
+                                    ground_truth_query_ids=q.query_ids, warning=False)
 
 
 def _files_of(specs: Sequence[str], name: str, args: argparse.Namespace) -> tuple[str, str | None]:

@@ -25,7 +25,8 @@ Run formats (``RUN_FORMATS``)
 
 Detection (content first, the file extension only where the content is ambiguous)
     1. ``PAR1`` magic bytes → ``parquet``.
-    2. Content starting with ``{`` or ``[`` (after a BOM and blanks) → JSON:
+    2. Content starting as JSON does (after a BOM and blanks: ``{`` then a key or ``}``, ``[`` then a value and
+       ``,`` / ``]``; not a TREC line whose first id begins with ``{`` or ``[``) → JSON:
        runs → ``json_dict``; ground truth → ``graded_json`` when the head mentions
        ``"relevance_judgments"`` or ``"synonyms"``; else an array (or JSONL records with
        an id field and a list field) → ``ordered_lists``; else an object → ``json_dict``.

@@ -71,8 +71,25 @@ def _table_kind(line: str) -> str | None:
     return None
 
 
+_STR = rb'"(?:[^"\\\n]|\\.)*"'
+_OBJECT_START = re.compile(rb"\{\s*(?:\}|" + _STR + rb"\s*:)")
+_VALUE_NEXT = re.compile(rb"(?:\]|(?:" + _STR + rb"|-?[0-9][0-9.eE+-]*|true|false|null)\s*[,\]])")
+_ARRAY_OPENERS = re.compile(rb"(?:\[\s*)*")
+
+
+def looks_like_json(head: bytes) -> bool:
+    """Whether ``head`` (blanks and a BOM stripped) starts as JSON does: ``{`` then ``}`` or a key, or ``[`` then
+    ``]``, an object, or a value followed by ``,`` / ``]``. A TREC line whose first id begins with ``{`` or ``[``
+    (``{1 Q0 d1 1 0.5 run``) does not: it is read as what it is, not refused as broken JSON."""
+    opened = _ARRAY_OPENERS.match(head)
+    rest = head[opened.end():] if opened else head
+    if rest[:1] == b"{":
+        return _OBJECT_START.match(rest) is not None
+    return bool(opened and opened.end()) and _VALUE_NEXT.match(rest) is not None
+
+
 def _is_json(head: bytes, filename: str | None) -> bool:
-    return head[:1] in (b"{", b"[") or _ext(filename) == "json"
+    return looks_like_json(head) or _ext(filename) == "json"
 
 
 def _json_qrels_kind(head: bytes) -> str:
@@ -99,7 +116,7 @@ def detect_qrels_format(data: bytes, filename: str | None = None) -> str:
     if data[:4] == b"PAR1":
         return "parquet"
     head = _head(data)
-    if head[:1] in (b"{", b"["):
+    if looks_like_json(head):
         return _json_qrels_kind(head)
     line = _first_line(head)
     if [c.strip().lower() for c in line.split("\t")[:3]] == ["query-id", "corpus-id", "score"]:
@@ -118,7 +135,7 @@ def detect_run_format(data: bytes, filename: str | None = None) -> str:
     if data[:4] == b"PAR1":
         return "parquet"
     head = _head(data)
-    if head[:1] in (b"{", b"["):
+    if looks_like_json(head):
         return "json_dict"
     kind = _table_kind(_first_line(head))
     if kind:

@@ -30,7 +30,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -50,9 +49,7 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS, GZIP_MAGIC, LINE_BREAKS, first_broken_id
-
-_NOT_IN_CSV = re.compile("[\r\x00]")
+from .source import _TOKEN_WS, GZIP_MAGIC, refuse_broken_ids, refuse_broken_writes
 
 __all__ = ["EMBEDDING_FORMATS", "Embeddings", "read_ids", "read_token_ids", "save_embeddings", "gather_rows"]
 
@@ -213,6 +210,7 @@ def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
     for i, x in enumerate(ids):
         if not x:
             raise InputFormatError("empty id (blank line)", file=name, line=i + 1)
+    refuse_broken_ids(ids, what="id", file=name, line=lambda i: i + 1)
     return np.asarray(ids, dtype=object)
 
 
@@ -249,6 +247,7 @@ def read_token_ids(path: str | os.PathLike) -> np.ndarray:
     for pos in (i for i, s in enumerate(ids) if not s or s.endswith("\r")):
         what = "blank line" if not ids[pos] else "stray carriage return"
         raise InputFormatError(f"{what}; expected one id per line", file=label, line=pos + 1)
+    refuse_broken_ids(ids, what="id", file=label, line=lambda i: i + 1)
     return np.array(ids)
 
 
@@ -417,18 +416,15 @@ def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "
     """
     p = Path(path)
     fmt = _detect(p.name, b"x", None) if format == "auto" else format.lower().lstrip(".")
-    p.parent.mkdir(parents=True, exist_ok=True)
     ids = np.asarray(emb.ids, dtype=str)
+    refuse_broken_writes(p, ("id", ids))  # (the readers would refuse it; a line break would split an ids file)
+    p.parent.mkdir(parents=True, exist_ok=True)
     vecs = np.asarray(emb.vectors, dtype=np.float32)
     if fmt == "npz":
         with open(p, "wb") as fh:
             np.savez(fh, ids=ids, embeddings=vecs)
         return [p]
     if fmt == "npy":
-        broken = first_broken_id(ids, LINE_BREAKS)
-        if broken is not None:  # one id per line: an id holding a line break would read back as two
-            raise InputFormatError(f"id {str(ids[broken])!r} (row {broken}) holds a line break and cannot be written "
-                                   "to the ids file beside a .npy", file=str(p))
         with open(p, "wb") as fh:
             np.save(fh, vecs, allow_pickle=False)
         stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
@@ -443,10 +439,6 @@ def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "
         pq.write_table(pa.table({"id": pa.array(ids.tolist(), pa.string()), "embedding": col}), str(p))
         return [p]
     if fmt in ("csv", "tsv"):
-        broken = first_broken_id(ids, _NOT_IN_CSV)
-        if broken is not None:  # (a line break even when quoted; NUL: the file reads back as binary)
-            raise InputFormatError(f"id {str(ids[broken])!r} (row {broken}) holds a carriage return or NUL and would "
-                                   "not read back", file=str(p))
         frame = pd.DataFrame(vecs, columns=[f"d{i}" for i in range(vecs.shape[1])])
         frame.insert(0, "id", ids)
         frame.to_csv(p, index=False, sep="\t" if fmt == "tsv" else ",", float_format="%.9g", na_rep="nan")

@@ -45,7 +45,7 @@ from ..errors import (
     OptionError,
 )
 from .columns import kind_of, to_grade, to_score
-from .source import decode_text
+from .source import _ID_BREAKING, decode_text, refuse_broken_ids, refuse_broken_writes
 
 __all__ = ["SYNONYM_GRADES", "ID_FIELDS", "GRADED_QUERY_FIELDS", "parse_json", "read_json_dict_qrels", "read_json_dict_run", "write_qrels_json", "write_run_json"]
 
@@ -78,10 +78,11 @@ def _hook(pairs: list[tuple[str, Any]]) -> dict:
 class _Doc:
     """A parsed JSON document: the value, and the line of each top-level record when read as JSONL."""
 
-    def __init__(self, value: Any, label: str, lines: list[int] | None = None):
+    def __init__(self, value: Any, label: str, lines: list[int] | None = None, text: str | None = None):
         self.value = value
         self.label = label
         self.lines = lines
+        self.text = text  # the source text (to find the line of a refused id)
 
     def line(self, index: int | None) -> int | None:
         if self.lines is None or index is None or not 0 <= index < len(self.lines):
@@ -108,8 +109,8 @@ def parse_json(data: bytes, label: str, *, filename: str | None = None) -> _Doc:
         raise InvalidJsonError(f"invalid JSON: {str(e)[:200]}", file=label) from None
     if jsonl_ext and isinstance(value, dict):  # a JSONL file of one record
         first = next(i for i, ln in enumerate(text.split("\n"), start=1) if ln.strip())
-        return _Doc([value], label, [first])
-    return _Doc(value, label)
+        return _Doc([value], label, [first], text)
+    return _Doc(value, label, text=text)
 
 
 def _try_jsonl(text: str, label: str, *, force: bool) -> _Doc | None:
@@ -131,7 +132,7 @@ def _try_jsonl(text: str, label: str, *, force: bool) -> _Doc | None:
         if not isinstance(values[-1], dict) and not force:
             return None
         lines.append(lineno)
-    return _Doc(values, label, lines)
+    return _Doc(values, label, lines, text)
 
 
 def _key(path: str, key: Any) -> str:
@@ -180,6 +181,35 @@ def _id_text(doc: _Doc, v: Any, path: str, what: str, *, index: int | None = Non
     return s
 
 
+_STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def text_line(text: str | None, value: str) -> int | None:
+    """The line of the first JSON string in ``text`` that reads as ``value`` (blanks around it aside), or None.
+
+    For the refusal of an id holding a control character, which JSON writes escaped (``"d\\t1"``), so
+    the id's text cannot be searched for as it is.
+    """
+    found = _ID_BREAKING.search(value)
+    if text is None or found is None:
+        return None
+    for m in _STRING_LITERAL.finditer(text):
+        raw = m.group()
+        if "\\" not in raw and found.group() not in raw:
+            continue  # (quick: neither an escape nor the character as it is)
+        try:
+            if json.loads(raw).strip() == value:
+                return text.count("\n", 0, m.start()) + 1
+        except ValueError:
+            continue
+    return None
+
+
+def refuse_broken(doc: _Doc, ids: list[str], what: str) -> None:
+    """Refuse the first of ``ids`` (read from ``doc``) holding a control character, naming its line."""
+    refuse_broken_ids(ids, what=what, file=doc.label, line=lambda i: text_line(doc.text, ids[i]))
+
+
 def _records(doc: _Doc, expected: str) -> list[Any]:
     """The top-level array, or the ``queries`` / ``data`` array of a wrapping object."""
     v = doc.value
@@ -223,7 +253,13 @@ def read_json_dict_qrels(data: bytes, *, label: str, filename: str | None = None
             gs.append(to_grade(g, where=f"document {d!r} of query {q!r}", label=label, query=q, item=d))
             qs.append(q)
             ds.append(d)
+    _refuse_broken_ids(doc, qs + empty, ds)
     return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty)
+
+
+def _refuse_broken_ids(doc: _Doc, qs: list[str], ds: list[str], docs: str = "document id") -> None:
+    refuse_broken(doc, qs, "query id")
+    refuse_broken(doc, ds, docs)
 
 
 def read_json_dict_run(data: bytes, *, label: str, name: str | None = None, filename: str | None = None) -> Run:
@@ -262,6 +298,8 @@ def read_json_dict_run(data: bytes, *, label: str, name: str | None = None, file
     if not qs:
         raise EmptyInputError("run has no ranked documents", file=label)
     run_name = name or os.path.splitext(os.path.basename(label))[0] or "run"
+    _refuse_broken_ids(doc, qs, ds)
+    refuse_broken_ids([run_name], what="run name", file=label)
     return Run.from_records(qs, ds, np.asarray(ss, dtype=np.float64), name=run_name, source=label)
 
 
@@ -287,6 +325,8 @@ def _dump(obj: Any, dest: str | os.PathLike | IO[str]) -> None:
 def write_qrels_json(qrels: Qrels, dest: str | os.PathLike | IO[str], *, form: str = "dict") -> None:
     """Write judgments as ``{query: {doc: grade}}`` (``form="dict"``, read back as ``json_dict``) or as
     seed-003 ``[{query, relevance_judgments, domain}]`` (``form="graded"``, keeps the domains)."""
+    refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids),
+                         ("domain", [] if qrels.domains is None or form != "graded" else qrels.domains))
     if form == "dict":
         _dump(qrels.to_dict(), dest)
     elif form == "graded":
@@ -304,4 +344,5 @@ def write_qrels_json(qrels: Qrels, dest: str | os.PathLike | IO[str], *, form: s
 
 def write_run_json(run: Run, dest: str | os.PathLike | IO[str]) -> None:
     """Write ``{query: {doc: score}}`` (floats written exactly; read back as ``json_dict``)."""
+    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
     _dump(run.to_dict(), dest)

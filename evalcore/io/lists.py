@@ -33,7 +33,9 @@ from .jsonfmt import (
     _records,
     _shape,
     parse_json,
+    refuse_broken,
 )
+from .source import refuse_broken_writes
 
 __all__ = ["declared_length", "pick_aspect", "ordered_list_aspects", "read_ordered_lists", "check_grade_scheme", "read_graded_json", "write_ordered_lists"]
 
@@ -114,6 +116,7 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
                 f"required (seed 001 §1.3)", file=doc.label, line=doc.line(i), query=qid, item=qid)
         where[qid] = i
         ids.append(qid)
+    refuse_broken(doc, ids, id_field)
     known = set(ids)
     # entries whose id is a JSON number: named when a listed id is unknown (a string id typed as a number)
     numbers = {i: e[id_field] for i, e in enumerate(entries) if not isinstance(e[id_field], str)}
@@ -126,6 +129,7 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
     aspects = [f for f in list_fields
                if f in force or any(isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip() in known
                       for e in entries if isinstance(e.get(f), list) for x in e[f])]
+    refuse_broken(doc, aspects, "ordered-list field (aspect)")
     lists: dict[str, list[list[str]]] = {f: [] for f in aspects}
     for i, e in enumerate(entries):
         qid = ids[i]
@@ -139,6 +143,7 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
                 raise JsonShapeError(f"{_at(path)}: expected a list of ids, found {kind_of(raw)}; query {qid!r}",
                                      file=doc.label, line=doc.line(i), query=qid)
             items = [_id_text(doc, x, _key(path, j), "id", index=i) for j, x in enumerate(raw)]
+            refuse_broken(doc, items, f"id in {f!r}")
             _check_list(doc, i, qid, f, items, known, numbers=numbers if len(numbers) < len(entries) else {},
                         id_field=id_field)
             lists[f].append(items)
@@ -348,6 +353,9 @@ def read_graded_json(data: bytes, *, label: str, grade_scheme: Mapping[str, int]
                                  f"the fields are {list(r)}", file=label, line=doc.line(i), query=q)
         if len(qs) == n_before:
             empty.append(q)
+    refuse_broken(doc, list(where), "query")
+    refuse_broken(doc, ds, "item")
+    refuse_broken(doc, list(domains.values()), "domain")
     return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty,
                               domains=domains if any_domain else None)
 
@@ -367,6 +375,9 @@ def write_ordered_lists(lists: Qrels | Mapping[str, Qrels], dest: str | os.PathL
     by_aspect: dict[str, Qrels] = {aspect: lists} if isinstance(lists, Qrels) else dict(lists)
     if not by_aspect:
         raise OptionError("no aspect to write")
+    refuse_broken_writes(dest, ("aspect", list(by_aspect)), ("id field", [id_field]),
+                         *[(what, ids) for qr in by_aspect.values()
+                           for what, ids in (("query id", qr.query_ids), ("document id", qr.doc_ids))])
     ids: list[str] = []
     seen: set[str] = set()
     for qr in by_aspect.values():

@@ -16,7 +16,7 @@ import numpy as np
 from .._lazy import pd
 from ..errors import EmptyInputError, InputFormatError, MissingColumnError
 from ..metrics import NAN_METRICS, metric_base
-from .source import Source, decode_text, read_bytes
+from .source import Source, decode_text, read_bytes, refuse_broken_ids
 
 __all__ = ["PER_QUERY_COLUMNS", "read_per_query_csv"]
 
@@ -67,6 +67,8 @@ def read_per_query_csv(src: Source, *, name: str | None = None) -> pd.DataFrame:
         bad = table[col].isna().to_numpy()
         if bad.any():
             raise InputFormatError(f"empty {col}", file=label, line=_line(bad))
+    for col, what in (("run", "run name"), ("query_id", "query id"), ("domain", "domain")):
+        refuse_broken_ids(table[col].to_numpy(object), what=what, file=label, line=lambda i: i + 2)
     _check_values(table, label)
     return table[list(PER_QUERY_COLUMNS)].reset_index(drop=True)
 

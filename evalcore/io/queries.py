@@ -11,8 +11,9 @@ Accepted files (detected from the content, then the extension):
 * a header-less two-column TSV ``id<TAB>text`` (MS MARCO's ``queries.tsv``;
   the text is everything after the first tab).
 
-A duplicate id, a record without an id or a text, or an empty file is an error
-naming the file and the line (JSON Lines, text tables) or the record.
+A duplicate id, a record without an id or a text, an id holding a control character
+(a tab, a line break, NUL...), or an empty file is an error naming the file and the
+line (JSON, text tables) or the record. A text is prose: it may hold tabs and line breaks.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from typing import Any
 from ..errors import DuplicateIdError, EmptyInputError, InputFormatError, MissingColumnError
 from .columns import QUERY_COLUMNS, norm_column
 from .detect import _ext, _head, _is_json
-from .jsonfmt import parse_json
-from .source import Source, decode_text, read_source, source_filename
+from .jsonfmt import parse_json, refuse_broken
+from .source import Source, decode_text, read_source, refuse_broken_ids, source_filename
 
 __all__ = ["QUERY_ID_FIELDS", "QUERY_TEXT_FIELDS", "load_queries"]
 
@@ -50,10 +51,13 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _add(out: dict[str, str], qid: Any, text: Any, *, label: str, line: int | None, where: str = "") -> None:
+def _add(out: dict[str, str], qid: Any, text: Any, *, label: str, line: int | None, where: str = "",
+         check: bool = True) -> None:
     if qid is None or (isinstance(qid, str) and not qid.strip()) or isinstance(qid, (dict, list, bool)):
         raise InputFormatError(f"query id missing or not a string/number{where}", file=label, line=line)
     q = str(qid).strip()
+    if check:  # (an id, not its text: a text may hold tabs and line breaks)
+        refuse_broken_ids([q], what="query id", file=label, line=lambda _: line, where=lambda _: where)
     if q in out:
         raise DuplicateIdError(f"query {q!r} is given twice{where}", file=label, line=line, query=q)
     out[q] = _text(text)
@@ -67,7 +71,8 @@ def _from_json(data: bytes, label: str, filename: str | None) -> dict[str, str]:
         for k, text in v.items():
             if isinstance(text, (dict, list)):
                 raise InputFormatError(f"query {k!r}: expected a text, got a {type(text).__name__}", file=label)
-            _add(out, k, text, label=label, line=None)
+            _add(out, k, text, label=label, line=None, check=False)
+        refuse_broken(doc, list(out), "query id")
         return out
     if isinstance(v, dict):  # {qid: {text: ...}}
         records = [{"_id": k, **body} for k, body in v.items()]
@@ -90,7 +95,8 @@ def _from_json(data: bytes, label: str, filename: str | None) -> dict[str, str]:
         if tk is None:
             raise MissingColumnError(f"no query text field (accepted: {', '.join(QUERY_TEXT_FIELDS)}); the fields "
                                      f"are {names}{where}", file=label, line=line)
-        _add(out, r[idk], r[tk], label=label, line=line, where=where)
+        _add(out, r[idk], r[tk], label=label, line=line, where=where, check=False)
+    refuse_broken(doc, list(out), "query id")
     return out
 
 

@@ -47,8 +47,8 @@ from ..errors import (
     ValueTypeError,
 )
 from ..retrieval import load_npy_mmap
-from .embeddings import _VEC_NAMES, Embeddings, _ids_array, read_ids, read_token_ids
-from .vectors import _ids_beside
+from .embeddings import _VEC_NAMES, Embeddings, read_ids, read_token_ids
+from .vectors import _ids_beside, npz_ids
 
 __all__ = ["Shard", "ShardSet", "is_shard_spec", "list_shard_files", "open_shards", "single_shard",
            "shard_embeddings"]
@@ -205,7 +205,7 @@ class ShardSet:
         s = self.shards[i]
         if s.kind == "npz":
             with np.load(s.path, allow_pickle=False) as npz:
-                ids = _ids_array(npz["ids"], s.path)
+                ids = npz_ids(npz["ids"], s.path)
         elif self.strict_ids:
             ids = read_token_ids(s.ids_path)
         else:
@@ -274,7 +274,7 @@ def _shard_meta(path: str, offset: int, strict_ids: bool,
         raise ValueTypeError(f"'{member}' must hold real numbers, got dtype {dtype}", file=path)
     with np.load(path, allow_pickle=False) as npz:
         try:
-            n_ids = len(_ids_array(npz["ids"], path))
+            n_ids = len(npz_ids(npz["ids"], path))
         except ValueError as e:
             raise UnsafeFileError(f"'ids' cannot be read without unpickling ({e})", file=path) from None
     if n_ids != shape[0]:

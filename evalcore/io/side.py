@@ -26,7 +26,17 @@ from .columns import (
     pick_column,
 )
 from .detect import _ext, _head, _is_json
-from .jsonfmt import _at, _cell, _id_text, _key, _no_dup_keys, _records, _shape, parse_json
+from .jsonfmt import (
+    _at,
+    _cell,
+    _id_text,
+    _key,
+    _no_dup_keys,
+    _records,
+    _shape,
+    parse_json,
+    refuse_broken,
+)
 from .source import Source, decode_text, read_source, source_filename
 from .tables import _domains_of, _first_true, _id_column, _require, _Table, _table, sniff_separator
 
@@ -161,6 +171,8 @@ def read_json_domains(data: bytes, *, label: str, filename: str | None = None) -
             out[q] = dom
     if not out:
         raise EmptyInputError("no query domains", file=label)
+    refuse_broken(doc, list(out), "query id")
+    refuse_broken(doc, list(out.values()), "domain")
     return out
 
 
@@ -198,6 +210,7 @@ def read_json_metadata(data: bytes, *, label: str, filename: str | None = None) 
             rows.append({k: x for k, x in r.items() if k != ik})
     if not ids:
         raise EmptyInputError("no documents", file=label)
+    refuse_broken(doc, ids, "document id")
     cols: list[str] = []
     for r in rows:
         for k in r:

@@ -74,7 +74,7 @@ from .columns import (
     SCORE_COLUMNS,
     pick_column,
 )
-from .source import decode_text, file_stem
+from .source import decode_text, file_stem, refuse_broken_ids, refuse_broken_writes
 
 __all__ = ["first_line", "sniff_separator", "read_table_qrels", "read_table_run", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet"]
 
@@ -295,6 +295,7 @@ def _id_column(tbl: _Table, j: int, what: str) -> Any:
     if i is not None:
         raise MissingValueError(f"empty {what} in column {tbl.names[j]!r}{tbl.where(i)}",
                                 file=tbl.label, line=tbl.line(i))
+    refuse_broken_ids(arr, what=what, file=tbl.label, line=tbl.line, where=tbl.where)
     return arr
 
 
@@ -394,6 +395,7 @@ def _domains_of(tbl: _Table, qs: np.ndarray, j: int | None) -> dict[str, str] | 
                                  file=tbl.label) from None
     dom = np.asarray(pc.fill_null(arr, "").to_pylist(), dtype=object)
     dom = np.asarray([d.strip() for d in dom], dtype=object)
+    refuse_broken_ids(dom, what="domain", file=tbl.label, line=tbl.line, where=tbl.where)
     frame = pd.DataFrame({"q": qs, "d": dom})
     first = frame.drop_duplicates("q").set_index("q")["d"]
     clash = frame["d"].to_numpy() != first.reindex(frame["q"]).to_numpy()
@@ -478,6 +480,7 @@ def read_table_qrels(data: bytes, *, fmt: str, label: str) -> Qrels:
 def read_table_run(data: bytes, *, fmt: str, label: str, name: str | None = None) -> Run:
     """A run from a CSV / TSV / Parquet long table ``query_id, doc_id, score`` (or ``rank``)."""
     run_name = name or file_stem(label) or "run"
+    refuse_broken_ids([run_name], what="run name", file=label)
     return _table(data, label, fmt, lambda t: _build_run(t, run_name))
 
 
@@ -489,8 +492,11 @@ def _check_write_ids(values: Iterable[Any], what: str) -> None:
         s = str(v)
         if not s or s != s.strip():
             raise InputFormatError(f"{what} {s!r} is empty or has surrounding white space and would not read back")
-        if "\r" in s or "\x00" in s:  # (a line break even when quoted; NUL: the file reads back as binary)
-            raise InputFormatError(f"{what} {s!r} holds a carriage return or NUL and would not read back")
+
+
+def _refuse_broken_qrels(qrels: Qrels, dest: Any) -> None:
+    refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids),
+                         ("domain", [] if qrels.domains is None else qrels.domains))
 
 
 def _open_text(dest: str | os.PathLike | IO[str]) -> tuple[IO[str], bool]:
@@ -504,6 +510,7 @@ def write_qrels_csv(qrels: Qrels, dest: str | os.PathLike | IO[str], *, sep: str
 
     Queries without any judgment cannot be represented in a long table and are not written.
     """
+    _refuse_broken_qrels(qrels, dest)
     _check_write_ids(qrels.query_ids, "query id")
     _check_write_ids(np.unique(qrels.doc_ids.astype(str)), "document id")
     fh, close = _open_text(dest)
@@ -526,6 +533,7 @@ def write_run_csv(run: Run, dest: str | os.PathLike | IO[str], *, sep: str = ","
     """Write ``query_id, doc_id, rank, score`` in evaluation order (scores with 17 significant digits)."""
     from ..ranking import rank_order
 
+    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
     _check_write_ids(run.query_ids, "query id")
     _check_write_ids(run.doc_vocab, "document id")
     order, pos = rank_order(run, ties=ties)
@@ -551,6 +559,7 @@ def _write_parquet(frame: pd.DataFrame, dest: str | os.PathLike | IO[bytes]) -> 
 
 def write_qrels_parquet(qrels: Qrels, dest: str | os.PathLike | IO[bytes]) -> None:
     """Write ``query_id, doc_id, relevance[, domain]`` as Parquet (ids as strings, grades int64)."""
+    _refuse_broken_qrels(qrels, dest)
     frame = qrels.to_frame()
     frame["query_id"] = frame["query_id"].astype(str)
     frame["doc_id"] = frame["doc_id"].astype(str)
@@ -559,6 +568,7 @@ def write_qrels_parquet(qrels: Qrels, dest: str | os.PathLike | IO[bytes]) -> No
 
 def write_run_parquet(run: Run, dest: str | os.PathLike | IO[bytes]) -> None:
     """Write ``query_id, doc_id, score`` as Parquet."""
+    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
     frame = run.to_frame()
     frame["query_id"] = frame["query_id"].astype(str)
     frame["doc_id"] = frame["doc_id"].astype(str)

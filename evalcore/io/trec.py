@@ -17,7 +17,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,7 +35,15 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS, PathOrBytes, file_stem, read_bytes
+from .source import (
+    _ID_BREAKING,
+    _TOKEN_WS,
+    PathOrBytes,
+    file_stem,
+    read_bytes,
+    refuse_broken_ids,
+    refuse_broken_writes,
+)
 
 if TYPE_CHECKING:
     from ..retrieval import TopK
@@ -124,6 +132,35 @@ def _find_pair_line(data: bytes, qcol: int, dcol: int, query: str, doc: str, nth
             if seen == nth:
                 return lineno
     return None
+
+
+def _field_line(data: bytes, col: int, value: str) -> int | None:
+    """The first line whose field ``col`` is ``value``, as the fast reader splits fields, else as the line-by-line
+    reader does (only after a refusal: names the line of an id)."""
+    want = value.encode("utf-8")
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        parts = _WS.split(raw.strip(b" \t\r\f\v"))
+        if not raw.startswith(b"#") and len(parts) > col and parts[col] == want:
+            return lineno
+    for lineno, parts in _iter_lines(data):
+        if len(parts) > col and parts[col] == value:
+            return lineno
+    return None
+
+
+def _refuse_broken(data: bytes, label: str, col: int, ids: Any, what: str) -> None:
+    """Refuse the first id of ``ids`` (read from field ``col``) holding a control character, naming its line."""
+    def value(i: int) -> str:
+        return str(ids[i].as_py() if hasattr(ids[i], "as_py") else ids[i])
+
+    refuse_broken_ids(ids, what=what, file=label, line=lambda i: _field_line(data, col, value(i)))
+
+
+def _refuse_broken_name(run_name: str, *, name: str | None, tag: str | None, body: bytes, label: str) -> None:
+    """Refuse a run name holding a control character: the one given, else the run tag of the first line."""
+    from_tag = not name and tag is not None and run_name == tag
+    first = next((lineno for lineno, _ in _iter_lines(body[: 1 << 16])), None) if from_tag else None
+    refuse_broken_ids([run_name], what="run tag" if from_tag else "run name", file=label, line=lambda _: first)
 
 
 def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, str]):
@@ -226,6 +263,9 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
             scores = numbers(tbl.column("c4"))
             tag = _first_tag(body)
             run_name = name or tag or file_stem(label)
+            _refuse_broken(data, label, 0, qu, "query id")
+            _refuse_broken(data, label, 2, docs, "document id")
+            _refuse_broken_name(run_name, name=name, tag=tag, body=body, label=label)
             if not np.all(np.isfinite(scores)):
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
             return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
@@ -234,6 +274,9 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
         dc, du = factorize_strings(np.asarray(c2, dtype=object))
         scores = np.asarray(c4, dtype=np.float64)
         run_name = name or c5[0] or file_stem(label)
+        _refuse_broken(data, label, 0, c0, "query id")
+        _refuse_broken(data, label, 2, c2, "document id")
+        _refuse_broken_name(run_name, name=name, tag=c5[0], body=body, label=label)
         if not np.all(np.isfinite(scores)):
             _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
         return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
@@ -286,6 +329,8 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
             _diagnose(data, label, ncols=4, layout=layout, numeric=numeric)
         qc, qu = encode_strings(tbl.column("c0"))
         docs = tbl.column("c2").combine_chunks()
+        _refuse_broken(data, label, 0, qu, "query id")
+        _refuse_broken(data, label, 2, docs, "document id")
         fast = Qrels.from_arrow_docs(qu, qc, docs, gs.astype(np.int64), source=label)
         if fast is not None:
             return fast
@@ -293,6 +338,8 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         ds = strings(docs)
     else:
         c0, c2, c3 = _python_table(body, 4, [0, 2, 3], label, layout, numeric)
+        _refuse_broken(data, label, 0, c0, "query id")
+        _refuse_broken(data, label, 2, c2, "document id")
         qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)
         gs = np.asarray(c3, dtype=np.float64).astype(np.int64)
     try:
@@ -323,6 +370,8 @@ def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         i = int(np.flatnonzero(empty.to_numpy())[0])
         raise ColumnCountError("expected 3 tab-separated columns (query-id, corpus-id, score)",
                                file=label, line=_data_line(text, i))
+    for j, what in ((0, "query id"), (1, "document id")):
+        refuse_broken_ids(df[cols[j]].to_numpy(object), what=what, file=label, line=lambda i: _data_line(text, i))
     grades = pd.to_numeric(df[cols[2]], errors="coerce")
     bad = grades.isna() | (grades != np.round(grades)) | ~np.isfinite(grades) | (grades.abs() > _GRADE_LIMIT)
     if bad.any():
@@ -355,20 +404,23 @@ def _data_line(text: str, row: int) -> int:
 
 # ---------------------------------------------------------------------------- writers
 _SAFE_ID = re.compile(r"^\S+$")
-_NOT_IN_BEIR = re.compile(r"[\t\n\r\x00]")  # a field or line break of a BEIR TSV, or NUL (read back as binary)
 
 
 def _check_ids(values: np.ndarray, what: str) -> None:
+    """Ids must be one token (after :func:`~.source.refuse_broken_writes`' check of control characters); a query
+    id, which starts its line, must not start with ``#`` (the readers take such a line for a comment)."""
     for v in np.unique(values.astype(str)):
-        if not _SAFE_ID.match(v) or "\x00" in v:  # (NUL: the file would read back as binary)
-            raise InputFormatError(f"{what} {v!r} contains white space or NUL and cannot be written to a TREC file")
+        if not _SAFE_ID.match(v):
+            raise InputFormatError(f"{what} {v!r} contains white space and cannot be written to a TREC file")
+    if what == "query id":
+        _check_not_comment(values)
 
 
-def _check_beir_ids(values: np.ndarray, what: str) -> None:
-    for v in np.unique(values.astype(str)):
-        if _NOT_IN_BEIR.search(v):
-            raise InputFormatError(f"{what} {v!r} holds a tab, line break or NUL and cannot be written to a BEIR "
-                                   "qrels file")
+def _check_not_comment(query_ids: np.ndarray) -> None:
+    for v in query_ids.tolist():
+        if str(v).startswith("#"):
+            raise InputFormatError(f"query id {str(v)!r} begins with '#' and cannot be written to a TREC file: its "
+                                   "lines would be read back as comments")
 
 
 def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | None = None,
@@ -385,13 +437,14 @@ def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | No
     order, pos = rank_order(run, ties=ties)
     keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
     order, pos = order[keep], pos[keep]
+    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
     qs = run.query_ids[run.q[order]].astype(str)
     ds = run.doc_vocab[run.d[order]].astype(str)
     _check_ids(run.query_ids, "query id")
     _check_ids(run.doc_vocab, "document id")
     t = tag or run.name
-    if not _SAFE_ID.match(t):
-        t = re.sub(r"\s+", "_", t)
+    if not _SAFE_ID.match(t) or _ID_BREAKING.search(t):  # (the tag is one token the reader takes)
+        t = _ID_BREAKING.sub("_", re.sub(r"\s+", "_", t))
     sc = np.char.mod("%.17g", run.scores[order])
     lines = np.char.add(np.char.add(np.char.add(np.char.add(qs, " Q0 "), ds), " "),
                         np.char.add(np.char.add((pos + 1).astype(str), " "), sc))
@@ -403,6 +456,7 @@ def write_trec_run(run: Run, dest: str | os.PathLike | IO[str], *, tag: str | No
 
 def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
     """Write ``qid 0 docid grade`` lines."""
+    refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids))
     _check_ids(qrels.query_ids, "query id")
     _check_ids(qrels.doc_ids, "document id")
     qs = qrels.query_ids[qrels.q].astype(str)
@@ -412,8 +466,7 @@ def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
 
 def write_beir_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
     """Write BEIR qrels TSV with header ``query-id corpus-id score``."""
-    _check_beir_ids(qrels.query_ids, "query id")
-    _check_beir_ids(qrels.doc_ids, "document id")
+    refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids))  # (tab, line break...)
     qs = qrels.query_ids[qrels.q].astype(str)
     lines = ["query-id\tcorpus-id\tscore"] + [
         f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True)]
@@ -478,7 +531,9 @@ def _check_trec_ids(ids: np.ndarray, what: str) -> None:
 
 def write_trec_topk(topk: TopK, dest: str | os.PathLike | IO[str], *, tag: str = "evalcore") -> None:
     """Write ``topk`` as a TREC run file (or to an open text stream)."""
+    refuse_broken_writes(dest, ("query id", topk.query_ids), ("document id", topk.corpus_ids), ("run tag", [tag]))
     _check_trec_ids(topk.query_ids, "query id")
+    _check_not_comment(topk.query_ids)
     _check_trec_ids(topk.corpus_ids, "document id")
     if hasattr(dest, "write"):
         for chunk in format_trec_topk(topk, tag):

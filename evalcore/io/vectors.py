@@ -42,11 +42,13 @@ from .embeddings import (
     _vectors_array,
     read_ids,
 )
+from .jsonfmt import text_line
 from .npzmap import map_npz_member
+from .source import refuse_broken_ids
 from .trec import looks_like_run_line
 
 # --------------------------------------------------------------------- loading
-__all__ = ["load_embeddings", "load_vectors"]
+__all__ = ["load_embeddings", "load_vectors", "npz_ids"]
 
 
 def load_embeddings(
@@ -214,11 +216,18 @@ def _npz_keys(keys: list[str], name: str) -> str:
 
 
 def _npz_arrays(ids_arr: np.ndarray, vec_arr: np.ndarray, vec_key: str, name: str) -> tuple[np.ndarray, np.ndarray]:
-    ids = _ids_array(ids_arr, name)
+    ids = npz_ids(ids_arr, name)
     vecs = _vectors_array(vec_arr, name)
     if len(ids) != vecs.shape[0]:
         raise ShapeMismatchError(f"{vecs.shape[0]} rows in '{vec_key}' but {len(ids)} ids in 'ids'", file=name)
     return ids, vecs
+
+
+def npz_ids(ids_arr: np.ndarray, name: str) -> np.ndarray:
+    """The ``ids`` array of a ``.npz`` as text ids; one holding a control character is refused, with its row."""
+    ids = _ids_array(ids_arr, name)
+    refuse_broken_ids(ids, what="id", file=name, where=lambda i: f" (row {i + 1} of the array 'ids')")
+    return ids
 
 
 def _map_npz(path: Path, name: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -281,6 +290,7 @@ def _read_parquet(data: bytes | None, path: Path | None, name: str,
         row = int(np.flatnonzero(idcol.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputFormatError(f"id missing (null) in row {row + 1} of column {idc!r}", file=name)
     ids = _ids_array(idcol.to_numpy(zero_copy_only=False), name)
+    refuse_broken_ids(ids, what="id", file=name, where=lambda i: f" (row {i + 1})")
     rest = [c for c in cols if c != idc]
     lists = [c for c in rest if kinds[c] == "list"]
     if lists:
@@ -346,6 +356,7 @@ def _read_csv(data: bytes | None, path: Path | None, name: str, id_column: str |
         i = int(np.flatnonzero((id_vals == "").to_numpy())[0])
         raise InputFormatError(f"empty id in column {idc!r}", file=name, line=i + 2)
     ids = _ids_array(id_vals.to_numpy(), name)
+    refuse_broken_ids(ids, what="id", file=name, line=lambda i: i + 2)  # (the first such row: no line break before)
     rest = [c for c in cols if c != idc]
     lists = [c for c in rest if kinds[c] == "list"]
     if lists:
@@ -407,7 +418,8 @@ def _read_json(data: bytes | None, path: Path | None, name: str) -> tuple[np.nda
         return seen
 
     try:
-        obj = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=pairs_hook)
+        text = raw.decode("utf-8-sig")
+        obj = json.loads(text, object_pairs_hook=pairs_hook)
     except UnicodeDecodeError as e:
         raise InputFormatError(f"not UTF-8 text (byte {e.start})", file=name) from None
     except json.JSONDecodeError as e:
@@ -417,6 +429,8 @@ def _read_json(data: bytes | None, path: Path | None, name: str) -> tuple[np.nda
                                file=name)
     if not obj:
         raise EmptyInputError("no vectors", file=name)
+    ids = [str(k) for k in obj]
+    refuse_broken_ids(ids, what="id", file=name, line=lambda i: text_line(text, ids[i]))
     return _rows_from_mapping(obj.items(), name, check_dupes=False)
 
 

@@ -3,8 +3,9 @@
 * An id holding a control character (a tab, a line break, NUL... — C0 and C1 controls and DEL)
   or a Unicode line / paragraph separator is refused, whatever form it came in (arrays, engine
   objects, files): it would break the TREC, CSV and ids files written from the workspace later.
-  :class:`~evalcore.errors.InputFormatError` (the class of the readers' and writers' refusals of
-  such ids) names the id (its ``repr``) and its row, counted from 0 as in the arrays given:
+  :class:`~evalcore.errors.InputFormatError` (the readers' and writers' refusal of such ids, in their
+  words: :func:`evalcore.io.source.broken_id_text`) names the id (its ``repr``) and its row, counted
+  from 0 as in the arrays given (a file is refused by its reader first, naming its line or row):
   :func:`check_embedding_ids` (a vector's row), :func:`check_run_ids` and :func:`check_qrels_ids`
   (the first row of the run or judgments holding it).
 * :func:`check_answers_some`: a run none of whose query ids is a query of the active ground truth
@@ -29,7 +30,7 @@ import numpy as np
 from ..data import Qrels, Run
 from ..errors import EvalcoreError, InputFormatError, MissingIdsError, warn
 from ..io.embeddings import Embeddings
-from ..io.source import first_broken_id
+from ..io.source import broken_id_text, first_broken_id
 
 __all__ = ["check_embedding_ids", "check_run_ids", "check_qrels_ids", "check_answers_some", "broken_id_error",
            "answers_some", "runs_answering_none", "warn_runs_answering_none", "ANSWERING_NONE_PREFIX"]
@@ -37,9 +38,7 @@ __all__ = ["check_embedding_ids", "check_run_ids", "check_qrels_ids", "check_ans
 
 def broken_id_error(owner: str, what: str, value: Any, row: int, file: str | None = None) -> InputFormatError:
     """The error refusing id ``value`` at ``row`` (see the module docstring); ``owner`` names whose it is."""
-    return InputFormatError(f"{owner}: {what} {str(value)!r:.80} (row {row}, counted from 0) holds a control "
-                            "character (a tab, line break, NUL...); it would break the TREC and CSV files "
-                            "written from the workspace", file=file)
+    return InputFormatError(f"{owner}: {broken_id_text(what, value, where=f' (row {row}, counted from 0)')}", file=file)
 
 
 def check_embedding_ids(emb: Embeddings, *, owner: str, what: str, file: str | None = None) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 from ..data import Qrels, Run
 from ..errors import OptionError, check_flag
 from ..io.embeddings import Embeddings
+from ..io.source import first_broken_id
 from .locations import plain_text
 
 __all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
@@ -149,7 +150,6 @@ def _ids_source(ids: Any, what: str) -> Any:
     """An ids argument as an ids file for :func:`evalcore.io.load_embeddings` (a sequence -> its lines)."""
     if ids is None or is_source(ids):
         return ids
-    from ..io.source import first_broken_id
     from .idchecks import broken_id_error
 
     values = [str(x) for x in _as_ids(ids, what).tolist()]
@@ -212,7 +212,7 @@ def check_label(value: Any, what: str) -> str | None:
     if not isinstance(value, (str, int, np.integer)) or isinstance(value, bool):  # (np.arange's epochs: integers)
         raise OptionError(f"{what} must be text, got {type(value).__name__}")
     text = unicodedata.normalize("NFC", str(int(value)) if isinstance(value, np.integer) else str(value).strip())
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+    if first_broken_id([text]) is not None:  # (the readers' one definition: C0, DEL, C1, U+2028/9)
         raise OptionError(f"{what} {text!r}: no control characters (tabs, line breaks)")
     return text or None
 

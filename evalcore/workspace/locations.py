@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from ..errors import WorkspaceError
+from ..io.source import first_broken_id
 
 __all__ = [
     "ENV_WORKSPACE",
@@ -102,7 +103,7 @@ def plain_text(value: object, *, what: str, limit: int, error: type[Exception]) 
         raise error(f"{what} cannot be empty")
     if len(text) > limit:
         raise error(f"{what} has at most {limit} characters ({len(text)} given)")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+    if first_broken_id([text]) is not None:  # (the readers' one definition: C0, DEL, C1, U+2028/9)
         raise error(f"{what} {text!r}: no control characters (tabs, line breaks)")
     return text
 

@@ -42,7 +42,6 @@ from ..errors import (
     MissingIdsError,
     OptionError,
     coverage_is_strict,
-    coverage_problem,
     strict_coverage,
     warn,
 )
@@ -183,7 +182,7 @@ def _check_coverage_first(core: WorkspaceCore, records: Sequence[RunRecord], asp
     ranking can take minutes) and whether its ranking was kept or not (a ranking kept by a run that was not
     strict, or by ``evaluate --workspace``, which keeps no warnings, must not let a strict evaluation
     through). The first coverage problem raises; a run failing otherwise is reported when it is built."""
-    from ..coverage import missing_queries_message, missing_query_count
+    from ..coverage import missing_queries_problem, missing_query_count
     from ..embedding_runs import check_embedding_coverage
 
     for rec in records:
@@ -196,9 +195,8 @@ def _check_coverage_first(core: WorkspaceCore, records: Sequence[RunRecord], asp
                 run = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}")
                 missing = missing_query_count(qrels, run)
                 if missing:
-                    coverage_problem(missing_queries_message(rec.name, qrels.n_queries, missing,
-                                                             run_query_ids=run.query_ids,
-                                                             ground_truth_query_ids=qrels.query_ids), warning=False)
+                    missing_queries_problem(rec.name, qrels.n_queries, missing, run_query_ids=run.query_ids,
+                                            ground_truth_query_ids=qrels.query_ids, warning=False)
         except MissingIdsError:
             raise
         except EvalcoreError:
