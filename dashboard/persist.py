@@ -60,11 +60,14 @@ URL_VERSIONS = {"model": S.SEL_VERSION_MODEL, "reference": S.SEL_VERSION_REFEREN
 URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY, *URL_VERSIONS)
 #: The Fusion page's set-up, one dict (runs, method, weights by run, c, top-N, the search's options; dashboard.kept).
 SEL_FUSION = "sel_fusion"
+#: The Fusion page's last weight search: its result under the key of its inputs (dashboard.analysis.weight_search),
+#: so a reload or a restarted server shows it without searching again.
+SEL_FUSION_SEARCH = "sel_fusion_search"
 #: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
               S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
               S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_Q_SEARCH,
-              SEL_FUSION, *URL_VERSIONS.values())
+              SEL_FUSION, SEL_FUSION_SEARCH, *URL_VERSIONS.values())
 
 
 # ------------------------------------------------------------------------------------------ where
