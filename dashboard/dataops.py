@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from dashboard import persist as P
+from dashboard import selections, ui
 from dashboard import state as S
-from dashboard import ui
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, OptionError
 
@@ -305,8 +305,7 @@ def cb_rename(uid: str) -> None:
 
 
 #: The shared selections that hold run names (one, or a list).
-RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S.SEL_VERSION_REFERENCE,
-                  S.SEL_VERSION_A, S.SEL_VERSION_B, S.SEL_CMP_RUNS)
+RUN_SELECTIONS = selections.RUN_SELECTIONS
 
 
 def follow_rename(state: Any, old: str, new: str) -> None:
