@@ -127,7 +127,7 @@ class FoundWeights:
     n_test: int
 
 
-#: A weight search is kept for a reload or a restarted server (:func:`kept_search`) when its trials hold at most
+#: A weight search is kept for a reload or a restarted server (:func:`weight_search`) when its trials hold at most
 #: this many numbers (a weight per run and a value per trial: ~1 MB of JSON); a bigger one is searched again.
 KEPT_SEARCH_NUMBERS = 60_000
 

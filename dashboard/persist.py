@@ -33,6 +33,7 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
@@ -248,8 +249,6 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
     the difference written back (best effort); a read-only workspace's are in the user's data folder, where the
     selections of workspaces whose folder is gone are forgotten at the same time
     (:func:`evalcore.workspace.localstate.forget_missing`)."""
-    from dashboard import selections
-
     if ws.read_only:
         localstate.forget_missing()
     kept = localstate.read(_local_key(ws)) if ws.read_only else ws.ui_state()
