@@ -9,9 +9,11 @@ is one evalcore call each (:mod:`evalcore.workspace.analysis`, :mod:`evalcore.st
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -111,23 +113,115 @@ def similarity(ctx: S.Context) -> S.Outcome:
     return S.memo(key, lambda: _c_similarity(key, gt, sources))
 
 
+@dataclass(frozen=True)
+class FoundWeights:
+    """What the Fusion page shows of a weight search (:func:`weight_search`): the best weights by run, every
+    trial (``trial``, ``weight:<run>``..., ``value``, ``best``, as :class:`evalcore.fusion_search.WeightSearch`'s),
+    the best mean on the tuning queries and on the held-out ones (NaN without a split), and how many of each."""
+
+    weights: dict[str, float]
+    trials: pd.DataFrame
+    value_tune: float
+    value_test: float
+    n_tune: int
+    n_test: int
+
+
+#: A weight search is kept for a reload or a restarted server (:func:`weight_search`) when its trials hold at most
+#: this many numbers (a weight per run and a value per trial: ~1 MB of JSON); a bigger one is searched again.
+KEPT_SEARCH_NUMBERS = 60_000
+
+
+def _number(x: Any) -> float | None:
+    """A float for JSON (NaN: None)."""
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def search_record(key: str, found: S.Outcome) -> dict[str, Any] | None:
+    """A successful :func:`weight_search` outcome as a JSON-able record under its ``key`` (None when it is too big
+    to keep, :data:`KEPT_SEARCH_NUMBERS`)."""
+    res: FoundWeights = found.value
+    names = list(res.weights)
+    if len(res.trials) * (len(names) + 1) > KEPT_SEARCH_NUMBERS:
+        return None
+    best = res.trials.index[res.trials["best"].to_numpy(dtype=bool)]
+    return {"key": key, "runs": names, "weights": [float(res.weights[n]) for n in names],
+            "trial_weights": [[float(w) for w in res.trials[f"weight:{n}"]] for n in names],
+            "values": [_number(v) for v in res.trials["value"]], "best": int(best[0]) if len(best) else None,
+            "value_tune": _number(res.value_tune), "value_test": _number(res.value_test),
+            "n_tune": int(res.n_tune), "n_test": int(res.n_test), "warnings": list(found.warnings)}
+
+
+def search_of_record(record: Any, key: str) -> S.Outcome | None:
+    """The outcome a :func:`search_record` holds when it was kept for these very inputs (``key``), else None
+    (another key, or not a record: a changed input, an older dashboard's state)."""
+    if not isinstance(record, dict) or record.get("key") != key:
+        return None
+    try:
+        names = [str(n) for n in record["runs"]]
+        frame = pd.DataFrame({"trial": np.arange(len(record["values"]))})
+        for n, column in zip(names, record["trial_weights"], strict=True):
+            frame[f"weight:{n}"] = np.asarray(column, dtype=float)
+        frame["value"] = np.asarray([np.nan if v is None else v for v in record["values"]], dtype=float)
+        frame["best"] = frame["trial"] == record["best"]
+        nan = float("nan")
+        found = FoundWeights(dict(zip(names, map(float, record["weights"]), strict=True)), frame,
+                             nan if record["value_tune"] is None else float(record["value_tune"]),
+                             nan if record["value_test"] is None else float(record["value_test"]),
+                             int(record["n_tune"]), int(record["n_test"]))
+        return S.Outcome(found, None, tuple(str(w) for w in record["warnings"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _found(out: S.Outcome) -> S.Outcome:
+    """The engine's :class:`~evalcore.fusion_search.WeightSearch` outcome as :class:`FoundWeights`."""
+    if not out.ok:
+        return out
+    r = out.value
+    return S.Outcome(FoundWeights(dict(r.weights), r.trials, float(r.value_tune), float(r.value_test),
+                                  len(r.tune_queries), len(r.test_queries)), None, out.warnings)
+
+
 def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, progress_slot: Any = None,
                   **options: Any) -> S.Outcome:
-    """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`); a
-    search not yet made shows its trials in ``progress_slot`` with a Cancel button (a minute at 20,000 queries)."""
+    """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`), as
+    :class:`FoundWeights`; a search not yet made shows its trials in ``progress_slot`` with a Cancel button (a
+    minute at 20,000 queries).
+
+    Its result is kept with the session's selections (:data:`dashboard.persist.SEL_FUSION_SEARCH`, in the
+    workspace's ui_state or the user's data folder), under a key of everything it depends on: the evaluation's
+    key (the runs' names and contents, the ground truth's content, the settings), the fused runs' contents, the
+    metric@k, every option of the search (method, normalisation, strategy, step, trials, seed, split, c, top-N)
+    and the engine's code (:func:`evalcore.workspace.derived.code_fingerprint`). A reload, a new tab or a restarted
+    server with the same inputs shows it without searching again; any other input searches again (and keeps that).
+    """
+    from dashboard import persist as P
+    from evalcore.workspace.derived import code_fingerprint
+
     aspect = ctx.run_aspect[names[0]]
     key = S._key("weights", ctx.eval_key, [ctx.run_keys[S.ws_uid(ctx.ws, n)] for n in names], metric, int(k),
-                 sorted(options.items()))
+                 sorted(options.items()), code_fingerprint())
+    if key not in S._memo():
+        kept = search_of_record(st.session_state.get(P.SEL_FUSION_SEARCH), key)
+        if kept is not None:
+            return S.memo(key, lambda: kept)
     cb, skip = S.long_step(progress_slot, "searching the fusion weights (trials)", key, known=key in S._memo())
     if skip:
         return S.Outcome(error=S.CANCELLED)
     runs = {n: ctx.runs[n] for n in names}
     try:
-        return S.memo(key, lambda: _c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings, metric,
-                                              int(k), dict(options), cb))
+        out = S.memo(key, lambda: _found(_c_weights(key, ctx.qrels[aspect], ctx.reference, runs, ctx.settings,
+                                                    metric, int(k), dict(options), cb)))
     finally:
         if progress_slot is not None:
             progress_slot.empty()
+    before = st.session_state.get(P.SEL_FUSION_SEARCH)
+    if out.ok and not (isinstance(before, dict) and before.get("key") == key):
+        st.session_state[P.SEL_FUSION_SEARCH] = search_record(key, out)  # (None: too big, the older one dropped)
+        P.publish()
+    return out
 
 
 def tie_reordered(ctx: S.Context) -> list[str]:

@@ -8,7 +8,7 @@ entities back to the literal characters).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,7 @@ from dashboard.chartkit import (  # noqa: F401  (the shared pieces stay importab
     value_title,
 )
 from dashboard.domain_charts import DOMAIN_BARS_UP_TO, DOMAIN_ROW_PX, domain_bars, domain_heatmap  # noqa: F401
+from dashboard.runstyles import RunStyle, model_styles, run_styles
 
 #: From this many points on, scatter plots are drawn with WebGL (``scattergl``).
 SCATTERGL_FROM = 1000
@@ -58,10 +59,25 @@ def _ci_n(d: pd.DataFrame) -> np.ndarray:
     return np.stack([d["ci_low"], d["ci_high"], d["n"]], axis=1)
 
 
-def _flag(run: str, flagged: Sequence[str], i: int = 0) -> tuple[str, str]:
-    """(legend name, line dash) of run number ``i``: low-coverage runs dotted and named so (their means count
-    every query they do not answer as 0); the others :func:`dash_of`."""
-    return (ptext(run) + " (low coverage)", "dot") if run in flagged else (ptext(run), dash_of(i))
+def _looks(frame: pd.DataFrame, runs: Sequence[str] | None, flagged: Sequence[str],
+           styles: Mapping[str, RunStyle] | None) -> dict[str, RunStyle]:
+    """Each run's look: ``styles`` (:func:`dashboard.runstyles.run_styles` with the runs' models and versions),
+    else by position among ``runs`` (default: the frame's), as for runs without a model."""
+    order = [str(r) for r in (runs if runs is not None else dict.fromkeys(frame["run"]))]
+    if styles is not None and all(r in styles for r in order):
+        return dict(styles)
+    return run_styles(order, flagged=flagged)
+
+
+def _legend(run: str, flagged: Sequence[str]) -> str:
+    """A run's legend name (plain text): low-coverage runs named so (their means count every query they do not
+    answer as 0)."""
+    return ptext(run) + (" (low coverage)" if run in flagged else "")
+
+
+def _hover_head(run: str, look: RunStyle) -> str:
+    """The hover's first line(s): the run, and its model and version when it has them."""
+    return ttext(run) + (f"<br>{ttext(look.note)}" if look.note else "")
 
 
 def _ok_spans(ok: np.ndarray) -> list[np.ndarray]:
@@ -71,7 +87,7 @@ def _ok_spans(ok: np.ndarray) -> list[np.ndarray]:
 
 
 def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs: Sequence[str] | None = None,
-           bands: bool = True, flagged: Sequence[str] = ()) -> go.Figure:
+           bands: bool = True, flagged: Sequence[str] = (), styles: Mapping[str, RunStyle] | None = None) -> go.Figure:
     """Mean of one metric vs k, one line per run; with ``bands``, its 95% CI as a band in the same legend group.
 
     ``curve``: :func:`dashboard.tables.curve_frame` output (run, k, n, mean, ci_low, ci_high).
@@ -80,13 +96,16 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
     computed at a single k) gets an error bar, a band of one point being invisible; such points are dodged, each run's
     a little aside (:func:`_dodge`), so that one run's bar does not hide another's at the same k (the hover gives
     the real k). Runs in ``flagged`` (low coverage) are dotted and named "(low coverage)" in the legend.
+    ``styles``: each run's look (:func:`dashboard.runstyles.run_styles`: a model's versions along one hue, light
+    to dark); default: by position, as runs without a model.
     """
     fig = go.Figure()
     drawn = list(_per_run(curve, runs, "k"))
+    looks = _looks(curve, runs, flagged, styles)
     ks = curve["k"].to_numpy(dtype=float) if len(curve) else np.zeros(0)
-    for j, (i, run, d) in enumerate(drawn):
-        c = color_of(i)
-        name, dash = _flag(run, flagged, i)
+    for j, (_, run, d) in enumerate(drawn):
+        look = looks[str(run)]
+        c, name, dash = look.color, _legend(run, flagged), look.dash
         x = d["k"].to_numpy()
         lo, hi = d["ci_low"].to_numpy(dtype=float), d["ci_high"].to_numpy(dtype=float)
         mean = d["mean"].to_numpy(dtype=float)
@@ -110,9 +129,9 @@ def curves(curve: pd.DataFrame, *, metric_label: str, log_x: bool = False, runs:
         shown_x = _dodge(x, alone, j, len(drawn), ks, log_x=log_x) if alone.any() and len(drawn) > 1 else x
         fig.add_trace(go.Scatter(
             x=shown_x, y=mean, mode="lines+markers", name=name, legendgroup=name, error_y=error_y,
-            line={"color": c, "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
+            line={"color": c, "width": 2, "dash": dash}, marker={"symbol": look.marker, "size": 7},
             customdata=np.stack([lo, hi, d["n"], x], axis=1),
-            hovertemplate=f"{ttext(run)}<br>k=%{{customdata[3]}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
+            hovertemplate=f"{_hover_head(run, look)}<br>k=%{{customdata[3]}}<br>mean=%{{y:.4f}}<br>95% CI [%{{customdata[0]:.4f}}, "
                           "%{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
     fig.update_xaxes(title="k", type="log" if log_x else "linear",
@@ -141,21 +160,23 @@ def _dodge(x: np.ndarray, alone: np.ndarray, j: int, n_runs: int, ks: np.ndarray
     return out
 
 
-def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None, flagged: Sequence[str] = ()) -> go.Figure:
+def pr_curves(pr: pd.DataFrame, *, runs: Sequence[str] | None = None, flagged: Sequence[str] = (),
+              styles: Mapping[str, RunStyle] | None = None) -> go.Figure:
     """Interpolated precision vs recall, one line per run (the 11-point precision–recall curve).
 
     ``pr``: :func:`dashboard.tables.pr_frame` output (run, recall, mean, ci_low, ci_high, n). One
     trace per run, named after it (low-coverage runs in ``flagged``: dotted, "(low coverage)");
-    the hover gives the 95% CI of the mean at each level.
+    the hover gives the 95% CI of the mean at each level. ``styles``: as :func:`curves`'.
     """
     fig = go.Figure()
-    for i, run, d in _per_run(pr, runs, "recall"):
-        name, dash = _flag(run, flagged, i)
+    looks = _looks(pr, runs, flagged, styles)
+    for _, run, d in _per_run(pr, runs, "recall"):
+        look = looks[str(run)]
         fig.add_trace(go.Scatter(
-            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=name,
-            line={"color": color_of(i), "width": 2, "dash": dash}, marker={"symbol": symbol_of(i), "size": 7},
+            x=d["recall"].to_numpy(), y=d["mean"].to_numpy(), mode="lines+markers", name=_legend(run, flagged),
+            line={"color": look.color, "width": 2, "dash": look.dash}, marker={"symbol": look.marker, "size": 7},
             customdata=_ci_n(d),
-            hovertemplate=f"{ttext(run)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
+            hovertemplate=f"{_hover_head(run, look)}<br>recall %{{x:.1f}}<br>interpolated precision %{{y:.4f}}<br>95% CI "
                           "[%{customdata[0]:.4f}, %{customdata[1]:.4f}]<br>n=%{customdata[2]}<extra></extra>",
         ))
     fig.update_xaxes(title="recall", range=[-0.02, 1.02], dtick=0.1)
@@ -442,17 +463,23 @@ def _whole_step_ticks(fig: go.Figure, xs: Sequence[float]) -> None:
 
 
 def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Sequence[float] | None]], *,
-                  metric_label: str, higher_is_better: bool = True) -> go.Figure:
+                  metric_label: str, higher_is_better: bool = True,
+                  styles: Mapping[str, RunStyle] | None = None) -> go.Figure:
     """Every model's metric across its versions on one axis: one line per model, no bands.
 
     ``curves``: per model ``(model, frame, labels, steps)`` — ``frame`` a
     :func:`evalcore.workspace.version_curve` output, ``labels`` the versions' texts, ``steps``
     their steps, or None when the model's versions have none (then every model is drawn at its
-    version's position 1, 2, ...: the x axis is steps only when all models have them).
+    version's position 1, 2, ...: the x axis is steps only when all models have them). ``styles``: each
+    model's look (:func:`dashboard.runstyles.model_styles` of every model, as its versions' hue elsewhere);
+    default: the models' own, in ``curves`` order.
     """
     fig = go.Figure()
     by_step = all(steps is not None for _, _, _, steps in curves)
-    for i, (model, frame, texts, steps) in enumerate(curves):
+    looks = dict(styles) if styles is not None and all(str(m) in styles for m, _, _, _ in curves) else \
+        model_styles([str(m) for m, _, _, _ in curves])
+    for model, frame, texts, steps in curves:
+        look = looks[str(model)]
         xs = np.asarray(steps if by_step else np.arange(1, len(frame) + 1), dtype=float)
         custom = np.empty((len(frame), 5), dtype=object)
         custom[:, 0] = [ttext(v) for v in texts]
@@ -462,7 +489,7 @@ def models_curves(curves: Sequence[tuple[str, pd.DataFrame, Sequence[str], Seque
         custom[:, 4] = frame["n"].to_numpy()
         fig.add_trace(go.Scatter(
             x=xs, y=frame["mean"].to_numpy(dtype=float), mode="lines+markers", name=ptext(model),
-            line={"color": color_of(i), "width": 2, "dash": dash_of(i)}, marker={"symbol": symbol_of(i), "size": 7},
+            line={"color": look.color, "width": 2, "dash": look.dash}, marker={"symbol": look.marker, "size": 7},
             customdata=custom,
             hovertemplate=f"{ttext(model)}: %{{customdata[0]}} (run %{{customdata[1]}})<br>mean=%{{y:.4f}}<br>"
                           "95% CI [%{customdata[2]:.4f}, %{customdata[3]:.4f}]<br>n=%{customdata[4]}<extra></extra>",

@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 
 from dashboard import persist as P
+from dashboard import selections, ui
 from dashboard import state as S
-from dashboard import ui
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, OptionError
 
@@ -49,6 +49,8 @@ def show_flash(where: str | None = None) -> None:
     for kind, text, prefix, _ in mine:
         if kind == "error":
             ui.show_error(text, prefix=prefix)
+        elif kind == "warning":
+            ui.show_warning(text)
         else:
             st.success(ui.md_escape(text), icon=":material/check_circle:")
 
@@ -62,6 +64,31 @@ def report(result: P.Written, done: str, *, failed: str = "nothing was changed",
     else:
         flash("error", f"{result.error} ({failed})", prefix, where=where)
     return result.ok
+
+
+def write_telling(change: Callable[[W.Workspace], Any], done: str, *, where: str | None, on_demo: str = "copy",
+                  failed: str = "nothing was changed", prefix: str = "Not done") -> bool:
+    """:func:`dashboard.persist.write` of ``change`` and :func:`report` of it, then the evalcore warnings the change
+    gave, flashed next to section ``where`` instead of going to the server's log (a change that failed: its error
+    only). Making another ground truth the active one warns about the stored runs that answer none of its queries
+    (:func:`evalcore.workspace.idchecks.warn_runs_answering_none`: the first few named, then "and N more"), which
+    the user changing it must see. Shown as plain text (:func:`dashboard.ui.show_warning`)."""
+    from evalcore.errors import collected_warnings
+
+    told: list[str] = []
+
+    def run(ws: W.Workspace) -> Any:
+        with collected_warnings() as got:
+            try:
+                return change(ws)
+            finally:
+                told[:] = got
+
+    ok = report(P.write(run, on_demo=on_demo), done, failed=failed, prefix=prefix, where=where)
+    if ok:
+        for text in dict.fromkeys(told):
+            flash("warning", text, where=where)
+    return ok
 
 
 # ------------------------------------------------------------------------------------------ uploads
@@ -107,14 +134,14 @@ def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
     belong to the other choice, a reference model's embeddings."""
     failed = "nothing was changed" + ("; these are vectors: choose \"Ground truth from: a reference model's "
                                       "embeddings\" above" if W.looks_like_embeddings(blob) else "")
-    return report(P.write(lambda ws: ws.set_ground_truth(blob.data, source_name=blob.name, format=fmt), on_demo="new"),
-                  f"loaded ground truth {blob.name}", failed=failed, prefix="Not loaded", where="gt")
+    return write_telling(lambda ws: ws.set_ground_truth(blob.data, source_name=blob.name, format=fmt),
+                         f"loaded ground truth {blob.name}", on_demo="new", failed=failed, prefix="Not loaded",
+                         where="gt")
 
 
 def use_ground_truth(gt_id: int, label: str) -> bool:
     """Make an earlier ground truth of the workspace the active one again."""
-    return report(P.write(lambda ws: ws.use_ground_truth(gt_id)), f"the ground truth is {label} again",
-                  where="gt")
+    return write_telling(lambda ws: ws.use_ground_truth(gt_id), f"the ground truth is {label} again", where="gt")
 
 
 def earlier_ground_truths() -> list[dict]:
@@ -124,10 +151,10 @@ def earlier_ground_truths() -> list[dict]:
 
 
 def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
-    return report(P.write(lambda ws: ws.set_reference(blob.data, None if ids is None else ids.data,
-                                                      source_name=blob.name), on_demo="new"),
-                  f"reference ground truth {blob.name}: its nearest items are the relevant ones", prefix="Not loaded",
-                  where="gt")
+    return write_telling(lambda ws: ws.set_reference(blob.data, None if ids is None else ids.data,
+                                                     source_name=blob.name),
+                         f"reference ground truth {blob.name}: its nearest items are the relevant ones", on_demo="new",
+                         prefix="Not loaded", where="gt")
 
 
 def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tuple[str, list[str]]:
@@ -243,8 +270,10 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
         return ws.add_embedding_run(run_name, main, ids_p, query_embeddings=q_p, query_ids=qids_p, aspect=asp)
 
     failed = _failed_text()
-    return report(P.write(change, on_demo="new"), f"added {label} from its path ({PATH_KINDS[kind]})", failed=failed,
-                  prefix="Not loaded", where="path")
+    done = f"added {label} from its path ({PATH_KINDS[kind]})"
+    if kind in ("qrels", "reference"):  # the stored runs answering none of the new ground truth's queries: said here
+        return write_telling(change, done, on_demo="new", failed=failed, prefix="Not loaded", where="path")
+    return report(P.write(change, on_demo="new"), done, failed=failed, prefix="Not loaded", where="path")
 
 
 # ------------------------------------------------------------------------------------------ edits (callbacks)
@@ -276,8 +305,7 @@ def cb_rename(uid: str) -> None:
 
 
 #: The shared selections that hold run names (one, or a list).
-RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S.SEL_VERSION_REFERENCE,
-                  S.SEL_VERSION_A, S.SEL_VERSION_B, S.SEL_CMP_RUNS)
+RUN_SELECTIONS = selections.RUN_SELECTIONS
 
 
 def follow_rename(state: Any, old: str, new: str) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
@@ -60,11 +61,14 @@ URL_VERSIONS = {"model": S.SEL_VERSION_MODEL, "reference": S.SEL_VERSION_REFEREN
 URL_KEYS = (URL_METRIC, URL_RUN, URL_BASELINE, URL_QUERY, *URL_VERSIONS)
 #: The Fusion page's set-up, one dict (runs, method, weights by run, c, top-N, the search's options; dashboard.kept).
 SEL_FUSION = "sel_fusion"
+#: The Fusion page's last weight search: its result under the key of its inputs (dashboard.analysis.weight_search),
+#: so a reload or a restarted server shows it without searching again.
+SEL_FUSION_SEARCH = "sel_fusion_search"
 #: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
               S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
               S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_Q_SEARCH,
-              SEL_FUSION, *URL_VERSIONS.values())
+              SEL_FUSION, SEL_FUSION_SEARCH, *URL_VERSIONS.values())
 
 
 # ------------------------------------------------------------------------------------------ where
@@ -222,12 +226,15 @@ def _start_session() -> None:
 
 
 def _restore_selections(ws: W.Workspace) -> None:
-    """Selections of a workspace just opened in this session: its ui_state, then what the URL names."""
+    """Selections of a workspace just opened in this session: its ui_state, then what the URL names.
+
+    What it kept is trimmed first (:func:`_trim_kept`): selections of runs, a model, an aspect or a query gone
+    are dropped, and so written back."""
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
     try:
-        kept = localstate.read(_local_key(ws)) if ws.read_only else ws.ui_state()
+        kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
         saved = {}
@@ -235,6 +242,38 @@ def _restore_selections(ws: W.Workspace) -> None:
     saved.update(state.pop(PENDING, {}))
     for key, value in saved.items():
         state[key] = value
+
+
+def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
+    """The selections ``ws`` keeps, without those referring to things gone (:func:`dashboard.selections.trimmed`),
+    the difference written back (best effort); a read-only workspace's are in the user's data folder, where the
+    selections of workspaces whose folder is gone are forgotten at the same time
+    (:func:`evalcore.workspace.localstate.forget_missing`)."""
+    if ws.read_only:
+        localstate.forget_missing()
+    kept = localstate.read(_local_key(ws)) if ws.read_only else ws.ui_state()
+    if not kept:
+        return kept
+    try:
+        records = ws.run_records()
+        aspects = ws.aspects()
+        universes = [ws.query_universe(a) for a in (aspects or (None,))]
+        queries = None if any(u is None for u in universes) else {str(q) for u in universes for q in u[0].tolist()}
+        trimmed = selections.trimmed(kept, known=SELECTIONS, runs=[r.name for r in records],
+                                     models=[r.model for r in records if r.model], aspects=aspects, queries=queries,
+                                     fusion=SEL_FUSION, fusion_search=SEL_FUSION_SEARCH)
+    except (EvalcoreError, OSError):
+        return kept
+    delta = selections.changes(kept, trimmed)
+    if delta:
+        try:
+            if ws.read_only:
+                localstate.write(_local_key(ws), delta)
+            else:
+                ws.set_ui_state(**delta)
+        except (EvalcoreError, OSError):
+            pass  # the view's memory only: never an error for the user
+    return trimmed
 
 
 def sync() -> W.Snapshot:

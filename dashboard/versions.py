@@ -20,6 +20,7 @@ import streamlit as st
 
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard.runstyles import RunStyle, model_styles, run_styles
 from evalcore import workspace as W
 
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
@@ -58,6 +59,25 @@ def run_info(ctx: S.Context, *, exclude: Sequence[str] = ()) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=["name", "model", "version", "step", "created_at"])
     frame["step"] = frame["step"].astype(float)
     return frame
+
+
+def drawn_styles(ctx: S.Context, runs: Sequence[str], flagged: Sequence[str] = ()) -> tuple[str, dict[str, RunStyle]]:
+    """(a key of, the look of) each of ``runs`` drawn as a line (:func:`dashboard.runstyles.run_styles`): a model's
+    versions along one hue, light to dark in version order, from the runs' run info; memoized. The key changes
+    with the run info (a model or step set on the Data page), which the evaluation's key does not hold."""
+    info = run_info(ctx)
+    key = "styles:" + S._key(info.astype(str).to_numpy().tolist(), [str(r) for r in runs], sorted(map(str, flagged)))
+    return key, S.memo(key, lambda: run_styles(list(runs), info, flagged=flagged))
+
+
+def model_looks(ctx: S.Context) -> dict[str, RunStyle]:
+    """Each model's look on "Every model on one chart" (:func:`dashboard.runstyles.model_styles`), ranked among the
+    models of every evaluated run as :func:`drawn_styles` ranks them: a model has the hue of its versions elsewhere."""
+    info = run_info(ctx)
+    models = info[info["model"].notna() & (info["model"].astype(str) != "")]
+    key = "modelstyles:" + S._key(models.astype(str).to_numpy().tolist())
+    return S.memo(key, lambda: model_styles(W.version_models(W.version_series(models, min_versions=1))
+                                            if len(models) else []))
 
 
 def series(ctx: S.Context) -> Series:

@@ -233,8 +233,8 @@ for w in found.warnings:
     ui.show_warning(w)
 res = found.value
 m1, m2, m3 = st.columns(3)
-m1.metric(f"tuned on {len(res.tune_queries)} queries", f"{res.value_tune:.4f}")
-m2.metric(f"held out: {len(res.test_queries)} queries", "–" if not res.test_queries else f"{res.value_test:.4f}")
+m1.metric(f"tuned on {res.n_tune} queries", f"{res.value_tune:.4f}")
+m2.metric(f"held out: {res.n_test} queries", "–" if not res.n_test else f"{res.value_test:.4f}")
 m3.metric("trials", len(res.trials))
 ui.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
              key="fu_best")

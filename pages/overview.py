@@ -124,8 +124,10 @@ if curve_metrics:
                           help="Off by default beyond three runs (overlapping bands hide each other).")
     curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
     low = S.low_coverage(ctx)
-    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}:{low}:{drawn}",
-                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=drawn, bands=bands, flagged=low))
+    skey, looks = VS.drawn_styles(ctx, drawn, low)  # a model's checkpoints along one hue, light to dark
+    fig = S.memo(f"fig:curves:{ctx.eval_key}:{metric}:{log_x}:{bands}:{skey}",
+                 lambda: charts.curves(curve, metric_label=metric, log_x=log_x, runs=drawn, bands=bands, flagged=low,
+                                       styles=looks))
     ui.chart(fig, key="overview_curves", name=f"{metric}_vs_k")
     st.caption((f"{len(drawn)} of the {len(runs)} runs drawn (Runs drawn, above; the leaderboard has them all). "
                 if len(drawn) < len(runs) else "")
@@ -151,7 +153,9 @@ if show_pr:
         ui.show_error(pr, prefix="Precision–recall curve not computed")
     else:
         low = S.low_coverage(ctx)
-        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{low}:{drawn}", lambda: charts.pr_curves(pr, runs=drawn, flagged=low)),
+        skey, looks = VS.drawn_styles(ctx, drawn, low)
+        ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{skey}", lambda: charts.pr_curves(pr, runs=drawn, flagged=low,
+                                                                                 styles=looks)),
                  key="overview_pr", name="precision_recall")
         st.caption(("One line per run drawn (Runs drawn, above)" if len(drawn) < len(runs) else "One line per run")
                    + ": at each recall level x, the mean over the evaluated queries of the interpolated "

@@ -182,7 +182,8 @@ if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_m
             ui.show_error(o.error, prefix="The curve failed")
             st.text(f"(model: {m})")
     drawn = [(m, o.value.frame, o.value.labels, o.value.x if o.value.by_step else None) for m, o in every if o.ok]
-    ui.chart(charts.models_curves(drawn, metric_label=label, higher_is_better=W.higher_is_better(metric)),
+    ui.chart(charts.models_curves(drawn, metric_label=label, higher_is_better=W.higher_is_better(metric),
+                                  styles=V.model_looks(ctx)),
              key="ver_all_curve", name="versions_all_models")
     st.caption("x = the steps when every model's versions have them, else each model's versions in order "
                f"(1 = its first). Line: mean {label} over the queries of each model's versions.")

@@ -38,7 +38,7 @@ from ..errors import ValueTypeError
 from ..io.embeddings import Embeddings
 
 __all__ = [
-    "write_qrels", "read_qrels", "write_run", "read_run", "write_vectors", "read_vectors",
+    "write_qrels", "read_qrels", "write_run", "read_run", "read_run_query_ids", "write_vectors", "read_vectors",
     "write_ids", "read_ids", "write_results", "read_results", "write_domains", "read_domains",
     "write_metadata", "read_metadata", "write_queries", "read_queries", "embeddings_of",
 ]
@@ -208,6 +208,38 @@ def read_run(path: Path, *, name: str = "run", source: str | None = None) -> Run
     vocab, d = _dictionary_codes(data.column("doc_id"))
     scores = numbers(data.column("score"))
     return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source)
+
+
+def read_run_query_ids(path: Path) -> np.ndarray:
+    """``read_run(path).query_ids`` without reading the run: only the header rows of the ``query_id`` column.
+
+    The number of header rows is the ``doc_id`` column's null count, read from the Parquet footer's
+    statistics; only the row groups holding header rows are read, and of them only ``query_id``
+    (dictionary-encoded). A file without those statistics (not one :func:`write_run` writes) is read whole.
+    """
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(str(path), read_dictionary=["query_id"])
+    meta = pf.metadata
+    doc = pf.schema_arrow.get_field_index("doc_id")
+    nulls, rows = [], []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(doc).statistics
+        if doc < 0 or stats is None or not stats.has_null_count:
+            return read_run(path).query_ids
+        nulls.append(int(stats.null_count))
+        rows.append(int(meta.row_group(g).num_rows))
+    n_head, groups, covered = sum(nulls), [], 0
+    for g, n in enumerate(rows):
+        if covered >= n_head:
+            break
+        groups.append(g)
+        covered += n
+    if not groups:
+        return np.empty(0, dtype=object)
+    column = pf.read_row_groups(groups, columns=["query_id"]).column("query_id").slice(0, n_head)
+    vocab, head = _dictionary_codes(column)
+    return vocab[head]
 
 
 # ------------------------------------------------------------------ embeddings

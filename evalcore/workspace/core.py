@@ -271,6 +271,11 @@ class WorkspaceCore:
         run = self._load(sha, "run", what=what, parse=lambda p: codecs.read_run(p, name=name, source=None))
         return run if run.name == name else run.renamed(name)
 
+    def read_run_query_ids(self, sha: str, *, what: str) -> np.ndarray:
+        """A stored Run artifact's query ids (``read_run(...).query_ids``), verified as :meth:`read_run` does, but
+        reading only its query id column's header rows (:func:`.codecs.read_run_query_ids`; cached by hash)."""
+        return self._load(sha, "run", what=what, cache_kind="run_query_ids", parse=codecs.read_run_query_ids)
+
     def read_embeddings(self, sha: str, ids_sha: str, *, what: str, source: str | None) -> Embeddings:
         """Stored vectors (memory-mapped) and ids as Embeddings, cached per (vectors, ids) pair."""
         from .artifacts import cached

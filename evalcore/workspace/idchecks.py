@@ -33,7 +33,7 @@ from ..io.embeddings import Embeddings
 from ..io.source import broken_id_text, first_broken_id
 
 __all__ = ["check_embedding_ids", "check_run_ids", "check_qrels_ids", "check_answers_some", "broken_id_error",
-           "answers_some", "runs_answering_none", "warn_runs_answering_none", "ANSWERING_NONE_PREFIX"]
+           "answers_some", "runs_answering_none", "warn_runs_answering_none", "ANSWERING_NONE_PREFIX", "NAMED_RUNS"]
 
 
 def broken_id_error(owner: str, what: str, value: Any, row: int, file: str | None = None) -> InputFormatError:
@@ -111,15 +111,16 @@ ANSWERING_NONE_PREFIX = "stored run"
 
 def _query_ids(ws: Any, rec: Any, by_name: dict[str, Any], seen: dict[str, np.ndarray | None]
                ) -> np.ndarray | None:
-    """The ids a stored run answers queries with: a ranked run's query ids, an embedding run's query ids (an
-    item-to-item run: its item ids), a fused run's inputs' together; None when they cannot be read (a damaged
-    artifact, a missing input: evaluating says so)."""
+    """The ids a stored run answers queries with: a ranked run's query ids (read alone: the artifact is verified,
+    then only the header rows of its query id column are read, :meth:`~.core.WorkspaceCore.read_run_query_ids`),
+    an embedding run's query ids (an item-to-item run: its item ids), a fused run's inputs' together; None when
+    they cannot be read (a damaged artifact, a missing input: evaluating says so)."""
     if rec.name in seen:
         return seen[rec.name]
     seen[rec.name] = None  # (a circle of fusions, never written by the API, ends here)
     try:
         if rec.kind == "ranked":
-            ids = ws.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}").query_ids
+            ids = ws.read_run_query_ids(rec.artifact, what=f"run {rec.name!r}")  # its query ids only, not the run
         elif rec.kind == "embedding":
             docs, queries = ws.run_embeddings(rec)
             ids = (docs if queries is None else queries).ids
@@ -166,9 +167,15 @@ def runs_answering_none(ws: Any) -> list[tuple[str, np.ndarray]]:
     return out
 
 
+#: How many runs the warning of :func:`warn_runs_answering_none` names; beyond, "and N more" (every name is in
+#: the list it returns, and in :func:`runs_answering_none`).
+NAMED_RUNS = 5
+
+
 def warn_runs_answering_none(ws: Any, *, stacklevel: int = 2) -> list[str]:
     """One warning naming the stored runs that answer none of the active ground truth's queries
-    (:func:`runs_answering_none`), with a few ids of both sides; returns their names (``[]``: no warning).
+    (:func:`runs_answering_none`; the first :data:`NAMED_RUNS`, then "and N more"), with a few ids of both sides;
+    returns all their names (``[]``: no warning).
 
     ``stacklevel`` as :func:`evalcore.errors.warn`'s, counted from the caller of this function.
     """
@@ -179,10 +186,12 @@ def warn_runs_answering_none(ws: Any, *, stacklevel: int = 2) -> list[str]:
     universe = ws.query_universe(None)
     names = [n for n, _ in found]
     many = len(names) > 1
+    listed = ", ".join(map(repr, names[:NAMED_RUNS])) + (
+        f" and {len(names) - NAMED_RUNS:,} more" if len(names) > NAMED_RUNS else "")
     theirs = ", ".join(repr(str(x)) for x in np.asarray(found[0][1], dtype=object)[:2].tolist())
     mine = "" if universe is None else "; the ground truth's queries like " + ", ".join(
         repr(str(x)) for x in np.asarray(universe[0], dtype=object)[:2].tolist())
-    warn(f"{ANSWERING_NONE_PREFIX}{'s' if many else ''} {', '.join(map(repr, names))} answer{'' if many else 's'} "
+    warn(f"{ANSWERING_NONE_PREFIX}{'s' if many else ''} {listed} answer{'' if many else 's'} "
          f"none of the queries of the ground truth {gt.name!r}, now the active one (ids like {theirs}"
          f"{f' in {names[0]!r}' if many else ''}{mine}): evaluated against it, every value is 0, or, for an "
          f"embedding run, nothing; {'they stay' if many else 'it stays'} stored for the ground truth "
