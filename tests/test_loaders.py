@@ -352,6 +352,40 @@ def test_write_ordered_lists_refuses_invalid(tmp_path):
     assert not (tmp_path / "bad.json").exists()
 
 
+@pytest.mark.parametrize(("lists", "error", "message"), [
+    # ordinary judgments (documents are not queries): the list names no entry, so the reader finds no aspect
+    ({"near": Qrels.from_records(["a", "b"], ["d1", "d2"], [1, 2])}, "ConstraintError",
+     "aspect 'near': none of its listed ids is the id of an entry ('d1', listed by query 'a', is not)"),
+    # nothing relevant: every list empty, which the reader takes for no aspect either
+    ({"near": Qrels.from_records(["a", "b"], ["b", "a"], [0, 0])}, "EmptyInputError",
+     "aspect 'near' lists no id: no query has a document with grade >= 1"),
+    # one aspect that reads back and one that would not
+    ({"near": Qrels.from_records(["a", "b"], ["b", "a"], [1, 1]),
+      "far": Qrels.from_records(["a", "b"], ["x", "y"], [1, 1])}, "ConstraintError",
+     "aspect 'far': none of its listed ids is the id of an entry ('x', listed by query 'a', is not)"),
+])
+def test_write_ordered_lists_refuses_lists_the_reader_would_not_take(tmp_path, lists, error, message):
+    """It wrote them: a file on which the reader found no ordered list ('no ordered-list field (aspect) whose items
+    are entry ids'), or lost that aspect from a file of several. What evalcore writes must read back."""
+    dest = tmp_path / "o.json"
+    with pytest.raises(InputFormatError) as info:
+        write_ordered_lists(lists, dest)
+    assert type(info.value).__name__ == error
+    assert str(info.value).startswith(f"{dest}: {message}"), str(info.value)
+    assert "\n" not in str(info.value)
+    assert not dest.exists()
+
+
+def test_write_ordered_lists_writes_a_query_with_an_empty_list_that_reads_back(tmp_path):
+    """An entry with nothing relevant is fine beside a list that names entries: it reads back as a query without
+    judgments."""
+    q = Qrels.from_records(["a", "b", "c"], ["b", "a", "a"], [1, 1, 0])
+    write_ordered_lists(q, tmp_path / "o.json", aspect="near")
+    back = load_qrels(tmp_path / "o.json")
+    assert sorted(back.query_ids.tolist()) == ["a", "b", "c"]
+    assert sorted(back.to_frame()[["query_id", "doc_id"]].values.tolist()) == [["a", "b"], ["b", "a"]]
+
+
 def test_writers_refuse_ids_that_would_not_read_back(tmp_path):
     q = Qrels.from_records([" a"], ["b"], [1])
     with pytest.raises(EvalcoreError, match="white space"):

@@ -74,3 +74,39 @@ def test_scifact_queries_when_present():
     lines = [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     assert len(texts) == len(lines)
     assert all(texts[r["_id"]] == r["text"] for r in lines)
+
+
+# ---------------------------------------------------------------------------------------------- line breaks
+#: Characters Python's str.splitlines() takes for a line break and a text file's lines do not: the reader split the
+#: file with splitlines() before the csv module read it, so a quoted one turned into '\n' (an id refused as holding
+#: a line feed, a text changed) and every line after it was counted one too far.
+SPLITLINES_ONLY = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+
+
+@pytest.mark.parametrize("char", SPLITLINES_ONLY, ids=[f"U+{ord(c):04X}" for c in SPLITLINES_ONLY])
+@pytest.mark.parametrize(("name", "sep"), [("q.csv", ","), ("q.tsv", "\t")])
+def test_a_quoted_id_is_refused_as_it_is_in_the_file_on_its_own_line(name, sep, char):
+    data = f'query_id{sep}text\nq0{sep}"zero{char}text"\nq1{sep}one\n"q{char}2"{sep}two\n'.encode()
+    with pytest.raises(InputFormatError) as e:
+        load_queries(data, label=name)
+    assert str(e.value).startswith(f"{name}, line 4: query id {'q' + char + '2'!r} holds a control character (U+"), \
+        str(e.value)
+    assert e.value.line == 4
+
+
+@pytest.mark.parametrize("char", SPLITLINES_ONLY, ids=[f"U+{ord(c):04X}" for c in SPLITLINES_ONLY])
+def test_texts_keep_the_characters_splitlines_breaks_on(char):
+    """A text is prose: kept as written, in a quoted table cell and in MS MARCO's 'id<TAB>text' lines alike."""
+    want = {"q0": f"zero{char}text", "q1": "one"}
+    assert load_queries(f'query_id,text\nq0,"zero{char}text"\nq1,one\n'.encode(), label="q.csv") == want
+    assert load_queries(f"q0\tzero{char}text\nq1\tone\n".encode(), label="queries.tsv") == want
+
+
+def test_a_record_over_several_lines_is_named_by_the_line_it_starts_on():
+    """As the table readers do; CRLF line ends count one line each."""
+    data = b'query_id,text\r\nq0,"two\r\nlines"\r\n"q\n1",one\r\n'
+    with pytest.raises(InputFormatError) as e:
+        load_queries(data, label="q.csv")
+    assert str(e.value).startswith("q.csv, line 4: query id 'q\\n1' holds a control character"), str(e.value)
+    assert load_queries(b'query_id,text\r\nq0,"two\r\nlines"\r\nq1,one\r\n', label="q.csv") == {
+        "q0": "two\r\nlines", "q1": "one"}

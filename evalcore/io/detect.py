@@ -1,4 +1,9 @@
-"""Format detection, in one place: content first, the file extension only where the content is ambiguous."""
+"""Format detection, in one place: content first, the file extension only where the content is ambiguous.
+
+A table (CSV, TSV) is recognised by a header line naming a query and a document column, unless the first lines
+all read as TREC records (:func:`_reads_as_trec`): TREC ids may hold commas, so a TREC line can look like such a
+header.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import re
 from ..errors import OptionError
 from .columns import DOC_COLUMNS, QUERY_COLUMNS, norm_column
 from .jsonfmt import ID_FIELDS
+from .trec import trec_fields
 
 __all__ = ["QRELS_FORMATS", "RUN_FORMATS", "FORMAT_DESCRIPTIONS", "detect_qrels_format", "detect_run_format"]
 
@@ -71,6 +77,45 @@ def _table_kind(line: str) -> str | None:
     return None
 
 
+def _number(text: str, *, integer: bool) -> bool:
+    try:
+        value = float(text)
+    except ValueError:
+        return False
+    return value.is_integer() if integer else True
+
+
+def _reads_as_trec(data: bytes, *, run: bool, lines: int = 10) -> bool:
+    """Whether the first record lines of ``data`` (up to ``lines``; comments and blank lines aside, as the TREC
+    readers skip them) all read as TREC records: fields separated as the readers separate them
+    (:func:`~.trec.trec_fields`), judgments with an integer fourth field (the grade), runs with six fields or more
+    and a number as the fifth (the score).
+
+    A table's header line never does (its fields there are column names), so a TREC file whose first line looks
+    like a header (ids holding commas around a column name, ``topic,12 0 web,doc,3 1``) is not taken for a table;
+    a header whose own text does (``query id,doc id,grade 1``) is followed by data lines that do not.
+    """
+    head = data[:_HEAD]
+    pieces = head.split(b"\n")
+    if len(data) > len(head):
+        pieces = pieces[:-1]  # (the last line may be cut)
+    seen = 0
+    for raw in pieces:
+        if raw.startswith(b"#"):
+            continue
+        parts = trec_fields(raw)
+        if not parts:
+            continue
+        if run and not (len(parts) >= 6 and _number(parts[4], integer=False)):
+            return False
+        if not run and not (len(parts) >= 4 and _number(parts[3], integer=True)):
+            return False
+        seen += 1
+        if seen == lines:
+            break
+    return seen > 0
+
+
 _STR = rb'"(?:[^"\\\n]|\\.)*"'
 _OBJECT_START = re.compile(rb"\{\s*(?:\}|" + _STR + rb"\s*:)")
 _VALUE_NEXT = re.compile(rb"(?:\]|(?:" + _STR + rb"|-?[0-9][0-9.eE+-]*|true|false|null)\s*[,\]])")
@@ -123,7 +168,7 @@ def detect_qrels_format(data: bytes, filename: str | None = None) -> str:
         return "beir"
     kind = _table_kind(line)
     if kind:
-        return kind
+        return "trec" if _reads_as_trec(data, run=False) else kind
     ext = _ext(filename)
     if ext == "json":
         return _json_qrels_kind(head)
@@ -139,7 +184,7 @@ def detect_run_format(data: bytes, filename: str | None = None) -> str:
         return "json_dict"
     kind = _table_kind(_first_line(head))
     if kind:
-        return kind
+        return "trec" if _reads_as_trec(data, run=True) else kind
     ext = _ext(filename)
     if ext == "json":
         return "json_dict"

@@ -370,7 +370,9 @@ def write_ordered_lists(lists: Qrels | Mapping[str, Qrels], dest: str | os.PathL
     ``lists`` is one Qrels (written under ``aspect``) or ``{aspect: Qrels}``. Per query the
     documents with grade >= 1 are listed by grade descending (ties in input order), so a list
     read back gets grades n..1. The result is validated against seed 001 §1.3 before anything
-    is written (:class:`ConstraintError` if, e.g., a listed id is not itself a query).
+    is written (:class:`ConstraintError` if, e.g., a listed id is not itself a query), and so that it reads
+    back: an aspect whose lists name no entry is refused (:class:`ConstraintError`; all of them empty:
+    :class:`EmptyInputError`), as the reader would not take it for an ordered list.
     """
     by_aspect: dict[str, Qrels] = {aspect: lists} if isinstance(lists, Qrels) else dict(lists)
     if not by_aspect:
@@ -398,6 +400,22 @@ def write_ordered_lists(lists: Qrels | Mapping[str, Qrels], dest: str | os.PathL
         for q in ids:
             entries[q][name] = ranked[q]
     out = list(entries.values())
-    label = str(getattr(dest, "name", dest)) if not isinstance(dest, str) else dest
+    label = os.fspath(dest) if isinstance(dest, str | os.PathLike) else str(getattr(dest, "name", dest))
+    for name in by_aspect:
+        _refuse_unreadable_aspect(name, [(q, entries[q][name]) for q in ids], set(ids), label)
     _validate_ordered(_Doc(out, label))
     _dump(out, dest)
+
+
+def _refuse_unreadable_aspect(name: str, lists: list[tuple[str, list[str]]], known: set[str], label: str) -> None:
+    """Refuse an aspect whose lists name no entry: the reader takes a list field for an aspect only when it names
+    one (others are metadata, e.g. 'genres'), so the file would hold no such list, or lose this one of several."""
+    listed = [(q, d) for q, items in lists for d in items]
+    if not listed:
+        raise EmptyInputError(f"aspect {name!r} lists no id: no query has a document with grade >= 1, and a list "
+                              "field of empty lists is not read back as an ordered list", file=label)
+    if not any(d in known for _, d in listed):
+        q, d = listed[0]
+        raise ConstraintError(f"aspect {name!r}: none of its listed ids is the id of an entry ({d!r}, listed by query "
+                              f"{q!r}, is not); ordered lists name other entries (seed 001 §1.3), as documents "
+                              "that are queries themselves", file=label)

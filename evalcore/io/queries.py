@@ -120,8 +120,13 @@ def _from_parquet(data: bytes, label: str) -> dict[str, str]:
 
 
 def _from_text(data: bytes, label: str, filename: str | None) -> dict[str, str]:
+    """A table with a header, else ``id<TAB>text`` lines. A line ends as a text file's and the csv module's do (LF,
+    CRLF or CR), not at every character :meth:`str.splitlines` breaks on (U+2028, U+0085, VT, FF,
+    ``\\x1c``-``\\x1e``): inside a quoted cell or a text those are the file's characters, kept in a text and shown as
+    they are in a refused id, and the lines after them keep their numbers."""
     text = decode_text(data, label)
-    lines = text.splitlines()
+    raw = list(io.StringIO(text, newline=""))  # the file's lines, each with its line end
+    lines = [ln.rstrip("\r\n") for ln in raw]
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
         raise EmptyInputError("no query", file=label)
@@ -134,9 +139,12 @@ def _from_text(data: bytes, label: str, filename: str | None) -> dict[str, str]:
         tk = _pick(cells, QUERY_TEXT_FIELDS, exclude=idk) if idk is not None else None
         if idk is not None and tk is not None:
             ii, ti = cells.index(idk), cells.index(tk)
-            reader = csv.reader(io.StringIO("\n".join(lines[first + 1:])), delimiter=sep)
+            # the text after the header's line, as it is; the csv module decides where a record ends (a quoted line
+            # break is part of its cell)
+            reader = csv.reader(io.StringIO("".join(raw[first + 1:]), newline=""), delimiter=sep)
+            prev = 0
             for row in reader:
-                line = first + 1 + reader.line_num
+                line, prev = first + 2 + prev, reader.line_num  # the file line the record starts on
                 if not row or not any(c.strip() for c in row):
                     continue
                 if len(row) <= max(ii, ti):

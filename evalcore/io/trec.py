@@ -2,7 +2,8 @@
 
 Tolerance (everything trec_eval's own test files contain): lines starting with
 ``#`` are comments (a ``#`` inside an id is part of the id), blank lines are
-skipped, columns are separated by any run of spaces/tabs, extra trailing
+skipped, columns are separated by any run of ASCII white space (space, tab, CR,
+VT, FF: trec_eval's ``isspace``; a non-breaking space is part of an id), extra trailing
 columns are ignored. The rank column of a run is ignored (order comes from the
 scores, as in trec_eval).
 
@@ -81,12 +82,33 @@ def _strip_comments(data: bytes, label: str) -> bytes:
     return data
 
 
+#: What separates TREC fields, as trec_eval separates them (C's ``isspace``): runs of ASCII white space, the line
+#: feed aside (it ends the line): space, tab, CR, VT, FF. Anything else is part of a field: a non-breaking space or
+#: another Unicode space is part of an id, and so is a control character such as U+2028 (the id check refuses it).
+#: Both paths separate fields by it: the fast one by :func:`_normalize_ws`, the line-by-line one by :func:`trec_fields`.
+_WS = re.compile(rb"[ \t\r\f\v]+")
+_BLANKS = b" \t\r\f\v"
+
+
+def trec_fields(line: bytes) -> list[str]:
+    """The fields of one TREC line (without its line feed), separated by :data:`_WS` only (not by every white space
+    Python's ``str.split()`` knows: ``'d\\xa01'`` is one field, as trec_eval reads it).
+
+    >>> trec_fields(b"q1 0\\td\\xc2\\xa01  1\\r")
+    ['q1', '0', 'd\\xa01', '1']
+    """
+    ln = line.strip(_BLANKS)
+    return [p.decode("utf-8", errors="replace") for p in _WS.split(ln)] if ln else []
+
+
 def _iter_lines(data: bytes):
+    """(line number, fields) of each record line: comments (``#`` first) and blank lines skipped."""
     for i, raw in enumerate(data.split(b"\n"), start=1):
-        ln = raw.strip()
-        if not ln or raw.startswith(b"#"):
+        if raw.startswith(b"#"):
             continue
-        yield i, ln.decode("utf-8", errors="replace").split()
+        parts = trec_fields(raw)
+        if parts:
+            yield i, parts
 
 
 _GRADE_LIMIT = 2**31 - 1  # larger (or infinite) grades would be cast to garbage int64 values
@@ -135,15 +157,11 @@ def _find_pair_line(data: bytes, qcol: int, dcol: int, query: str, doc: str, nth
 
 
 def _field_line(data: bytes, col: int, value: str) -> int | None:
-    """The first line whose field ``col`` is ``value``, as the fast reader splits fields, else as the line-by-line
-    reader does (only after a refusal: names the line of an id)."""
+    """The first line whose field ``col`` is ``value`` (only after a refusal: names the line of an id)."""
     want = value.encode("utf-8")
     for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        parts = _WS.split(raw.strip(b" \t\r\f\v"))
+        parts = _WS.split(raw.strip(_BLANKS))
         if not raw.startswith(b"#") and len(parts) > col and parts[col] == want:
-            return lineno
-    for lineno, parts in _iter_lines(data):
-        if len(parts) > col and parts[col] == value:
             return lineno
     return None
 
@@ -189,7 +207,6 @@ def _arrow_table(data: bytes, ncols: int, usecols: list[int], types: dict[int, s
         return None
 
 
-_WS = re.compile(rb"[ \t\r\f\v]+")
 _EDGE = re.compile(rb"(?m)^ +| +$")
 
 
