@@ -9,6 +9,7 @@ changes, which lets Streamlit drop the file), and every page reads the stored ar
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -355,8 +356,11 @@ def cb_run_info(uid: str, field: str) -> None:
 
     def change(ws: W.Workspace) -> None:
         ws.set_run_info(name, **{field: value})
-        if field == "model" and value is not None:  # a label differing from another only in case: said here
-            W.version_series(ws.runs(), min_versions=1)
+        if field == "model" and value is not None:  # this label and another differing only in case: said here
+            info = ws.runs()
+            same = info[info["model"].map(lambda m: isinstance(m, str) and m.casefold() == value.casefold())]
+            with contextlib.suppress(EvalcoreError):  # (a check for its warning: the run info is saved already)
+                W.version_series(same, min_versions=1)
 
     if not write_telling(change, f"{name}: {field} saved", where="loaded"):
         st.session_state.pop(f"{field}_{uid}", None)

@@ -186,7 +186,8 @@ def test_a_relevance_threshold_no_grade_reaches_is_said_on_the_data_page_and_eve
 
 def test_model_labels_differing_only_in_case_are_said_where_set_and_on_the_versions_page():
     """version_series warned in the log (from the Overview's curves, Compare's defaults, the Versions page)."""
-    at = goto(start(ground_truth_and_a_run()), "data")
+    ws, _ = W.add_ranked_run(ground_truth_and_a_run(), W.Blob.of("c.trec", trec_run(3)), name="c")
+    at = goto(start(ws), "data")
     uid = {r.name: r.uid for r in at.session_state["ws"].runs}
     text = "model labels that differ only in case are separate models here: 'E5' and 'e5'"
     with escaped() as log:
@@ -196,6 +197,8 @@ def test_model_labels_differing_only_in_case_are_said_where_set_and_on_the_versi
         assert count(at, text) == 1, said(at)  # next to the run info just saved
         at.run()
         assert not count(at, text)
+        at.text_input(key=f"model_{uid['c']}").input("bert").run()
+        assert not count(at, text)  # another label saved: not its business
         goto(at, "overview")
         goto(at, "versions")
         assert count(at, text) == 1, said(at)
