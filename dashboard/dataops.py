@@ -9,7 +9,8 @@ changes, which lets Streamlit drop the file), and every page reads the stored ar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,13 @@ def flash(kind: str, text: str, prefix: str = "Not done", *, where: str | None =
     st.session_state.setdefault(FLASH, []).append((kind, text, prefix, where))
 
 
-def show_flash(where: str | None = None) -> None:
-    """Show (once) the messages of section ``where`` (None: those of no section)."""
+def show_flash(where: str | None = None) -> list[str]:
+    """Show (once) the messages of section ``where`` (None: those of no section); returns the texts of the warnings
+    shown (a section that also shows standing warnings leaves those out, so each is said once)."""
     pending = st.session_state.get(FLASH, [])
     mine = [m for m in pending if m[3] == where]
     if not mine:
-        return
+        return []
     st.session_state[FLASH] = [m for m in pending if m[3] != where]
     for kind, text, prefix, _ in mine:
         if kind == "error":
@@ -53,6 +55,7 @@ def show_flash(where: str | None = None) -> None:
             ui.show_warning(text)
         else:
             st.success(ui.md_escape(text), icon=":material/check_circle:")
+    return [text for kind, text, _, _ in mine if kind == "warning"]
 
 
 def report(result: P.Written, done: str, *, failed: str = "nothing was changed", prefix: str = "Not done",
@@ -66,13 +69,9 @@ def report(result: P.Written, done: str, *, failed: str = "nothing was changed",
     return result.ok
 
 
-def write_telling(change: Callable[[W.Workspace], Any], done: str, *, where: str | None, on_demo: str = "copy",
-                  failed: str = "nothing was changed", prefix: str = "Not done") -> bool:
-    """:func:`dashboard.persist.write` of ``change`` and :func:`report` of it, then the evalcore warnings the change
-    gave, flashed next to section ``where`` instead of going to the server's log (a change that failed: its error
-    only). Making another ground truth the active one warns about the stored runs that answer none of its queries
-    (:func:`evalcore.workspace.idchecks.warn_runs_answering_none`: the first few named, then "and N more"), which
-    the user changing it must see. Shown as plain text (:func:`dashboard.ui.show_warning`)."""
+def write_collecting(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> tuple[P.Written, list[str]]:
+    """:func:`dashboard.persist.write` of ``change``, with the evalcore warnings the change gave (each once, in order)
+    collected instead of going to the server's log (:func:`evalcore.errors.collected_warnings`)."""
     from evalcore.errors import collected_warnings
 
     told: list[str] = []
@@ -84,10 +83,29 @@ def write_telling(change: Callable[[W.Workspace], Any], done: str, *, where: str
             finally:
                 told[:] = got
 
-    ok = report(P.write(run, on_demo=on_demo), done, failed=failed, prefix=prefix, where=where)
+    result = P.write(run, on_demo=on_demo)
+    return result, list(dict.fromkeys(told))
+
+
+def flash_warnings(told: Sequence[str], *, where: str | None) -> None:
+    """Flash each of the warnings ``told`` (once) next to section ``where`` (:func:`show_flash`)."""
+    for text in dict.fromkeys(told):
+        flash("warning", text, where=where)
+
+
+def write_telling(change: Callable[[W.Workspace], Any], done: str, *, where: str | None, on_demo: str = "copy",
+                  failed: str = "nothing was changed", prefix: str = "Not done", told: Sequence[str] = ()) -> bool:
+    """:func:`dashboard.persist.write` of ``change`` and :func:`report` of it, then the evalcore warnings the change
+    gave, flashed next to section ``where`` instead of going to the server's log (a change that failed: its error
+    only); ``told``: warnings already given while preparing the change (reading a form's values), flashed first.
+    Making another ground truth the active one warns about the stored runs that answer none of its queries
+    (:func:`evalcore.workspace.idchecks.warn_runs_answering_none`: the first few named, then "and N more"), which
+    the user changing it must see; a file read with comment lines or all-zero vectors says so. Shown as plain text
+    (:func:`dashboard.ui.show_warning`)."""
+    result, got = write_collecting(change, on_demo=on_demo)
+    ok = report(result, done, failed=failed, prefix=prefix, where=where)
     if ok:
-        for text in dict.fromkeys(told):
-            flash("warning", text, where=where)
+        flash_warnings([*told, *got], where=where)
     return ok
 
 
@@ -182,12 +200,13 @@ def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bo
 def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> None:
     """Run files, one run each (``.npy``/``.npz``: item-to-item embedding runs); a file that does not load
     is reported next to the uploader and nothing of it is stored."""
-    added = []
+    added, told = [], []
     for blob in blobs:
         failed = _failed_text()
-        result = P.write(lambda ws, blob=blob: _add_run(ws, blob, aspect, fmt), on_demo="new")
+        result, got = write_collecting(lambda ws, blob=blob: _add_run(ws, blob, aspect, fmt), on_demo="new")
         if result.ok:
             added.append(added_text(blob.name, *result.value, embeddings=W.looks_like_embeddings(blob)))
+            told += got  # (comment lines skipped, all-zero vectors: said after what was added)
             if result.created:
                 flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged",
                       where="runs")
@@ -195,6 +214,7 @@ def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> No
             flash("error", f"{result.error} ({failed})", "Not loaded", where="runs")
     if added:
         flash("ok", "added run file(s) " + ", ".join(added), where="runs")
+    flash_warnings(told, where="runs")
 
 
 def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, queries: W.Blob | None,
@@ -208,9 +228,12 @@ def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, quer
                                     aspect=aspect if aspect in ws.aspects() else None)
 
     failed = _failed_text()
-    result = P.write(change, on_demo="new")
-    return report(result, f"added embedding run {result.value or name} (from {docs.name}); it is ranked when first "
-                  "needed", failed=failed, prefix="Not loaded", where="embedding")
+    result, told = write_collecting(change, on_demo="new")
+    ok = report(result, f"added embedding run {result.value or name} (from {docs.name}); it is ranked when first "
+                "needed", failed=failed, prefix="Not loaded", where="embedding")
+    if ok:
+        flash_warnings(told, where="embedding")  # all-zero vectors: said when read, not when ranked
+    return ok
 
 
 SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
@@ -220,8 +243,8 @@ SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
 
 def store_side(role: str, blob: W.Blob) -> bool:
     """A side file (domains, metadata, query texts); on the demo, into a copy of it."""
-    return report(P.write(lambda ws: SIDE_SETTERS[role](ws)(blob.data, name=blob.name)), f"loaded {blob.name}",
-                  prefix="Not loaded", where=f"side:{role}")
+    return write_telling(lambda ws: SIDE_SETTERS[role](ws)(blob.data, name=blob.name), f"loaded {blob.name}",
+                         prefix="Not loaded", where=f"side:{role}")
 
 
 # ------------------------------------------------------------------------------------------ a local path
@@ -269,11 +292,9 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
             return ws.add_run(run_name, main, format=fmt, aspect=asp)
         return ws.add_embedding_run(run_name, main, ids_p, query_embeddings=q_p, query_ids=qids_p, aspect=asp)
 
-    failed = _failed_text()
-    done = f"added {label} from its path ({PATH_KINDS[kind]})"
-    if kind in ("qrels", "reference"):  # the stored runs answering none of the new ground truth's queries: said here
-        return write_telling(change, done, on_demo="new", failed=failed, prefix="Not loaded", where="path")
-    return report(P.write(change, on_demo="new"), done, failed=failed, prefix="Not loaded", where="path")
+    # the stored runs answering none of a new ground truth's queries, comment lines, all-zero vectors: said here
+    return write_telling(change, f"added {label} from its path ({PATH_KINDS[kind]})", on_demo="new",
+                         failed=_failed_text(), prefix="Not loaded", where="path")
 
 
 # ------------------------------------------------------------------------------------------ edits (callbacks)
@@ -332,8 +353,16 @@ def cb_run_info(uid: str, field: str) -> None:
         return
     if isinstance(value, str):
         value = value.strip() or None
-    if not report(P.write(lambda ws: ws.set_run_info(name, **{field: value})), f"{name}: {field} saved",
-                  where="loaded"):
+
+    def change(ws: W.Workspace) -> None:
+        ws.set_run_info(name, **{field: value})
+        if field == "model" and value is not None:  # this label and another differing only in case: said here
+            info = ws.runs()
+            same = info[info["model"].map(lambda m: isinstance(m, str) and m.casefold() == value.casefold())]
+            with contextlib.suppress(EvalcoreError):  # (a check for its warning: the run info is saved already)
+                W.version_series(same, min_versions=1)
+
+    if not write_telling(change, f"{name}: {field} saved", where="loaded"):
         st.session_state.pop(f"{field}_{uid}", None)
 
 
@@ -363,8 +392,10 @@ def cb_copy_demo() -> None:
     flash("ok", f"copied the demo into the new workspace {name!r}: it can be edited")
 
 
-def save_settings(new: W.Settings) -> bool:
-    return report(P.write(lambda ws: ws.set_settings(new)), "settings applied", where="settings")
+def save_settings(new: W.Settings, told: Sequence[str] = ()) -> bool:
+    """Store the settings (on the demo: into a copy of it); ``told``: the warnings reading them gave (a metric name
+    renamed, a trec_eval group holding measures evalcore does not compute), flashed next to the form."""
+    return write_telling(lambda ws: ws.set_settings(new), "settings applied", where="settings", told=told)
 
 
 #: Runs the Data page edits at once: beyond, a search and pages (137 runs drew 137 boxes of six widgets each and

@@ -17,7 +17,6 @@ import streamlit as st
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore import workspace as W
-from evalcore.errors import EvalcoreError
 
 __all__ = ["PR_METRIC", "pr_data", "in_settings"]
 
@@ -25,15 +24,14 @@ PR_METRIC = "iprec_at_recall"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _c_pr(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
-          _reference: object) -> pd.DataFrame | str:
+def _c_pr(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings, _reference: object) -> S.Outcome:
     from evalcore.aggregate import summarize
 
-    try:
+    def compute() -> pd.DataFrame:
         ev = W.evaluate_workspace(_qrels, _runs(), _settings, reference=_reference)
-    except EvalcoreError as e:
-        return str(e)
-    return T.pr_frame(summarize(ev.table, aggregates=True))
+        return T.pr_frame(summarize(ev.table, aggregates=True))
+
+    return S._attempt(compute)  # (an error as its message; its warnings collected, for the page to show)
 
 
 def in_settings(ctx: S.Context) -> bool:
@@ -41,10 +39,12 @@ def in_settings(ctx: S.Context) -> bool:
     return len(T.pr_frame(S.summary(ctx))) > 0
 
 
-def pr_data(ctx: S.Context) -> pd.DataFrame | str:
-    """:func:`dashboard.tables.pr_frame` of the evaluation (or an error message)."""
+def pr_data(ctx: S.Context) -> S.Outcome:
+    """:func:`dashboard.tables.pr_frame` of the evaluation as an :class:`~dashboard.state.Outcome` (its value, or the
+    error's message; the warnings of the evaluation made for it, which the evaluation's own warnings,
+    :attr:`~dashboard.state.Context.eval_warnings`, may already hold)."""
     if in_settings(ctx):
-        return S.memo(f"pr:{ctx.eval_key}", lambda: T.pr_frame(S.summary(ctx)))
+        return S.memo(f"pr:{ctx.eval_key}", lambda: S.Outcome(T.pr_frame(S.summary(ctx))))
     settings = dataclasses.replace(ctx.settings, metrics=(PR_METRIC,))
     key = "pr:" + W.stable_key(ctx.eval_key, PR_METRIC)
     qrels, runs = ctx.eval_inputs

@@ -83,7 +83,7 @@ def _versions(runs: Sequence[str], info: pd.DataFrame | None) -> list[tuple[int,
     rows = info[info["model"].notna() & (info["model"].astype(str) != "")]
     if rows.empty:
         return []
-    series = W.version_series(rows, min_versions=1)
+    series = W.capture(W.version_series, rows, min_versions=1)[0]  # (its warnings: the Versions page says them)
     wanted = set(runs)
     by_model: dict[str, list[str]] = {}
     for model, run in zip(series["model"].astype(str), series["run"].astype(str), strict=True):

@@ -23,7 +23,6 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -52,13 +51,13 @@ from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cach
     outside_cache,
     summary_run_by_run,
 )
+from dashboard.context import Context  # (pages use S.Context)
 from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
 from dashboard.lazyruns import LazyRuns
 from dashboard.longsteps import CANCEL_KEY, CANCELLED, cancel, cancelled, long_step, retry  # noqa: F401
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
-from evalcore.evaluate import Evaluation
 
 WS_KEY = "ws"
 MEMO_KEY = "_memo"
@@ -165,61 +164,6 @@ def shared(key: str, compute: Callable[[], Any]) -> Any:
 # ------------------------------------------------------------------------------------------ context
 
 
-@dataclass
-class Context:
-    """Everything the pages need for one rerun (built by :func:`context`)."""
-
-    ws: W.Snapshot
-    settings: W.Settings | None = None
-    settings_error: str | None = None
-    gt_error: str | None = None
-    gt_warnings: tuple[str, ...] = ()
-    aspects: tuple[str, ...] = ()
-    domain_error: str | None = None
-    metadata_error: str | None = None
-    qrels: dict = field(default_factory=dict)  # aspect -> sampled Qrels
-    n_universe: int = 0
-    runs: LazyRuns = field(default_factory=lambda: LazyRuns([], lambda name: None))  # evaluated runs, read on demand
-    run_keys: dict[str, str] = field(default_factory=dict)  # uid -> content key
-    qrels_keys: dict = field(default_factory=dict)  # aspect -> content key of its evaluated qrels
-    run_errors: dict[str, str] = field(default_factory=dict)  # uid -> message
-    run_warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    run_aspect: dict[str, str | None] = field(default_factory=dict)  # name -> aspect
-    reference: Any = None  # ReferenceGroundTruth of a reference-model ground truth
-    evaluation: Evaluation | None = None
-    eval_inputs: tuple | None = None  # (qrels by aspect, () -> [(run, aspect)], read on call): what was evaluated
-    eval_key: str | None = None
-    eval_each: dict[str, str] = field(default_factory=dict)  # run name -> key of its own evaluation (judgments)
-    eval_error: str | None = None
-    metadata: pd.DataFrame | None = None
-    query_texts: dict[str, str] | None = None  # query id -> text (a queries file, when loaded)
-    queries_error: str | None = None
-
-    @property
-    def ready(self) -> bool:
-        return self.evaluation is not None
-
-    def qrels_for(self, run_name: str) -> Qrels | None:
-        return self.qrels.get(self.run_aspect.get(run_name))
-
-    @property
-    def domain_mismatch(self) -> str | None:
-        """The ground truth's warning that the domain mapping names none of its queries, if it gave one."""
-        return next((w for w in self.gt_warnings if w.startswith(W.NO_DOMAIN_MATCH)), None)
-
-    def qrels_at(self, run_name: str, k: int) -> Qrels | None:
-        """The ground truth the run's metrics at cutoff ``k`` were computed against: with a reference model,
-        its top-``k`` at that k (mode "tied"; :meth:`~evalcore.embedding_runs.ReferenceGroundTruth.qrels_at`),
-        else the qrels of the run's aspect; ``k = 0`` (no cutoff): :meth:`qrels_for`."""
-        if self.reference is not None and int(k) > 0:
-            return self.reference.qrels_at(int(k))
-        return self.qrels_for(run_name)
-
-    @property
-    def run_names(self) -> list[str]:
-        return list(self.evaluation.runs) if self.evaluation is not None else []
-
-
 def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> Context:
     """Resolve the workspace into qrels, runs and the evaluation (every step cached by content key).
 
@@ -230,8 +174,8 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     """
     ws = ws if ws is not None else get_ws()
     ctx = Context(ws)
-    try:
-        settings = ws.settings.validated()
+    try:  # its notes (a renamed metric name) were said when the settings were applied: not again at every rerun
+        settings, notes = W.capture(ws.settings.validated)
     except EvalcoreError as e:
         ctx.settings_error = str(e)
         return ctx
@@ -434,6 +378,7 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         ctx.eval_error = out.error
         return ctx
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
+    ctx.eval_warnings = tuple(w for w in out.warnings if w not in notes)
     ctx.eval_each = {n: key for n, _, key, _ in each} if ctx.reference is None else {}
     return ctx
 

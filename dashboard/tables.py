@@ -307,7 +307,8 @@ def pr_frame(summary: pd.DataFrame) -> pd.DataFrame:
     """
     from evalcore.measures import parse_measure
 
-    names = {m: parse_measure(m) for m in summary["metric"].astype(str).unique()}
+    # (only those names parsed: parsing another one again, e.g. 'hits', repeated its note at every rerun)
+    names = {m: parse_measure(m) for m in summary["metric"].astype(str).unique() if m.startswith("iprec_at_recall")}
     levels = {m: float(x.param("recall")) for m, x in names.items()
               if x.name == "iprec_at_recall" and x.rel is None and x.params}
     s = summary[summary["metric"].astype(str).isin(levels)]

@@ -161,6 +161,8 @@ def need_evaluation(ctx: S.Context) -> None:
     refresh_sidebar(ctx)
     if ctx.ready:
         coverage_banner(ctx)
+        for w in ctx.eval_warnings:  # (the Data page shows them next to the settings)
+            show_warning(w)
         if not len(ctx.evaluation.columns):  # every query skipped: no metric@k to show, nothing to compare
             st.warning(no_query_evaluated(ctx.evaluation.coverage, ctx.settings), icon=":material/report:")
             st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")

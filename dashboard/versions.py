@@ -46,6 +46,7 @@ class Series:
     singles: tuple[str, ...]  # models with one evaluated version only
     left_out: tuple[str, ...]  # runs of a model left out for low coverage
     key: str  # content key of the series (its runs and their places)
+    warnings: tuple[str, ...] = ()  # the engine's (model labels differing only in case), for the page to show
 
     def models(self) -> list[str]:
         return W.version_models(self.table)
@@ -76,8 +77,7 @@ def model_looks(ctx: S.Context) -> dict[str, RunStyle]:
     info = run_info(ctx)
     models = info[info["model"].notna() & (info["model"].astype(str) != "")]
     key = "modelstyles:" + S._key(models.astype(str).to_numpy().tolist())
-    return S.memo(key, lambda: model_styles(W.version_models(W.version_series(models, min_versions=1))
-                                            if len(models) else []))
+    return S.memo(key, lambda: model_styles(W.version_models(quiet_series(models)) if len(models) else []))
 
 
 def series(ctx: S.Context) -> Series:
@@ -88,12 +88,20 @@ def series(ctx: S.Context) -> Series:
     placed = [r.name for r in ctx.ws.runs if r.model and r.name in set(excluded)]
 
     def compute() -> Series:
-        every = W.version_series(info, min_versions=1)
+        every, told = W.capture(W.version_series, info, min_versions=1)
         size = every.groupby("model", sort=False)["run"].transform("size").to_numpy()
         singles = tuple(every.loc[size == 1, "model"].astype(str))
-        return Series(every[size >= 2].reset_index(drop=True), singles, tuple(placed), key)
+        return Series(every[size >= 2].reset_index(drop=True), singles, tuple(placed), key, tuple(told))
 
     return S.memo(key, compute)
+
+
+def quiet_series(info: pd.DataFrame) -> pd.DataFrame:
+    """:func:`evalcore.workspace.version_series` of ``info`` (every model, one version or more) for the pages that
+    only draw or pick runs by it: its warnings (model labels differing only in case) are the Versions page's
+    (:attr:`Series.warnings`) and the Data page's where a model label is saved, collected here rather than going to
+    the server's log."""
+    return W.capture(W.version_series, info, min_versions=1)[0]
 
 
 def labels(rows: pd.DataFrame) -> list[str]:
@@ -283,7 +291,7 @@ def default_compared(runs: Sequence[str], sources: Sequence[W.RunSource]) -> lis
     wanted = set(runs)
     info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
                          for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])
-    series = W.version_series(info, min_versions=1)
+    series = quiet_series(info)
     latest = set(series.groupby("model", sort=False)["run"].last())
     in_series = set(series["run"])
     return [r for r in runs if r in latest or r not in in_series]

@@ -79,6 +79,8 @@ sim = A.similarity(ctx)
 if not sim.ok:
     ui.show_error(sim.error, prefix="Similarity agreement failed")
     st.stop()
+for w in sim.warnings:  # e.g. reference ids absent from a model, pairs drawn among few items
+    ui.show_warning(w)
 if sim.value.empty:
     st.caption("No run here has embeddings of its own (ranked files and fusions have none).")
     st.stop()

@@ -339,16 +339,20 @@ with st.form("settings_form"):
                                        "flagged on every page and left out of ★ and tests unless included.")
     if st.form_submit_button("Apply settings", type="primary"):
         try:  # a bad name or value is reported here, next to the form; nothing changes
-            new = W.Settings(k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)),
-                             rel_threshold=int(rel), ties=ties, no_relevant=no_rel, sample_size=int(sample),
-                             seed=int(seed), depth=int(depth), gt_depth=int(gt_depth), gt_mode=gt_mode,
-                             min_coverage=int(min_cov) / 100, judged_only=bool(judged_only)).validated()
+            new, told = W.capture(lambda: W.Settings(  # (its warnings, e.g. a renamed metric: said next to the form)
+                k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)), rel_threshold=int(rel),
+                ties=ties, no_relevant=no_rel, sample_size=int(sample), seed=int(seed), depth=int(depth),
+                gt_depth=int(gt_depth), gt_mode=gt_mode, min_coverage=int(min_cov) / 100,
+                judged_only=bool(judged_only)).validated())
         except EvalcoreError as e:
             ui.show_error(e, prefix="Settings not applied")
         else:
-            if D.save_settings(new):  # on the demo: into a copy of it
+            if D.save_settings(new, told):  # on the demo: into a copy of it
                 # shown again as the canonical names, an offered metric typed in the text moving to the list
                 st.session_state.pop("set_extra_metrics", None)
                 st.session_state.pop("set_metrics", None)
             st.rerun()
-D.show_flash("settings")
+said = D.show_flash("settings")
+for w in ctx.eval_warnings:  # what the evaluation under these settings says (e.g. a threshold no grade reaches)
+    if w not in said:
+        ui.show_warning(w)

@@ -148,10 +148,14 @@ show_pr = st.toggle("Draw the precision–recall curve", value=PR.in_settings(ct
                          "computed for this curve when it is not among the chosen metrics.")
 if show_pr:
     with st.spinner("Interpolated precision at 11 recall levels…"):
-        pr = PR.pr_data(ctx)
-    if isinstance(pr, str):
-        ui.show_error(pr, prefix="Precision–recall curve not computed")
+        pr_out = PR.pr_data(ctx)
+    for w in pr_out.warnings:
+        if w not in ctx.eval_warnings:  # (those are said at the top of the page)
+            ui.show_warning(w)
+    if not pr_out.ok:
+        ui.show_error(pr_out.error, prefix="Precision–recall curve not computed")
     else:
+        pr = pr_out.value
         low = S.low_coverage(ctx)
         skey, looks = VS.drawn_styles(ctx, drawn, low)
         ui.chart(S.memo(f"fig:pr:{ctx.eval_key}:{skey}", lambda: charts.pr_curves(pr, runs=drawn, flagged=low,

@@ -137,6 +137,8 @@ slot = st.empty()
 ctx = S.context(slot)
 ui.need_evaluation(ctx)
 sr = V.series(ctx)
+for w in sr.warnings:  # e.g. model labels that differ only in case (two series)
+    ui.show_warning(w)
 if not sr.models():
     empty_state(ctx, sr)
     st.stop()
