@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TREC_DIR = Path(__file__).resolve().parent / "data" / "trec_eval"
 #: ``../shared`` beside the project root (bigger files that are not vendored).
 SHARED_DIR = ROOT.parent / "shared"
+#: the test session's own main module (pytest's), before any test ran the dashboard under AppTest
+SESSION_MAIN = sys.modules.get("__main__")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -39,6 +42,22 @@ def _own_data_folder(tmp_path_factory, monkeypatch):
     """Each test has its own per-user data folder (XDG_DATA_HOME): the selections a test makes on the read-only
     demo (kept there, evalcore.workspace.localstate) do not open the next test's demo on them."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+
+
+@pytest.fixture(autouse=True)
+def _own_main_module():
+    """Each test ends with the test session's own ``__main__`` module back (a module-scoped AppTest fixture's run
+    included).
+
+    Streamlit's script runner (every ``AppTest`` run) installs the app's script as ``sys.modules["__main__"]`` and
+    leaves it there. A later test's multiprocessing child (the fork server's children of
+    tests/test_workspace_concurrency.py, the spawned workers of the Dask LocalCluster) would then run the dashboard
+    script again as its own main module before doing anything: about half a second per child, 60 children in the
+    writer-killing test alone.
+    """
+    yield
+    if SESSION_MAIN is not None:
+        sys.modules["__main__"] = SESSION_MAIN
 
 
 @pytest.fixture(scope="session")
