@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -58,6 +59,31 @@ def _own_main_module():
     yield
     if SESSION_MAIN is not None:
         sys.modules["__main__"] = SESSION_MAIN
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _component_manifests_scanned_once():
+    """Streamlit's scan of the installed packages for custom-component manifests runs once per test session.
+
+    Every new ``AppTest`` (one per dashboard test, one more per simulated reload) scans the metadata of every
+    installed distribution for Streamlit component manifests before its first run: about 0.3 s each, a third of
+    a typical dashboard test. The installed packages do not change during a test session, so the scan's answer is
+    kept after the first one (each AppTest still registers the components in its own manager). Without Streamlit
+    imported by the collected tests (no dashboard test in this session) nothing is changed.
+    """
+    if "streamlit" not in sys.modules:
+        yield
+        return
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # another Streamlit version: its scan, uncached
+        yield
+        return
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(manifest_scanner, "scan_component_manifests", lambda: list(scan()))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="session")
