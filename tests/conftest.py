@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -82,6 +83,50 @@ def _component_manifests_scanned_once():
     scan = functools.cache(manifest_scanner.scan_component_manifests)
     patch = pytest.MonkeyPatch()
     patch.setattr(manifest_scanner, "scan_component_manifests", lambda: list(scan()))
+    yield
+    patch.undo()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _scripts_compiled_once():
+    """Every ``AppTest`` run shares one cache of the scripts' bytecode, as every session of a real Streamlit server
+    shares its runtime's.
+
+    ``AppTest`` makes a new ``ScriptCache`` for each run, so each run read, rewrote ("magic") and compiled
+    ``app.py`` and its page again: about a tenth of a dashboard test's time. The shared cache compiles a script
+    again when its file changed (size or modification time), as the server's file watcher would have it.
+    """
+    if "streamlit" not in sys.modules:
+        yield
+        return
+    try:
+        from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+        from streamlit.testing.v1 import app_test, local_script_runner
+    except ImportError:  # another Streamlit version: a cache per run
+        yield
+        return
+    if not all(getattr(m, "ScriptCache", None) is ScriptCache for m in (app_test, local_script_runner)):
+        yield
+        return
+
+    class SessionScriptCache(ScriptCache):
+        def __init__(self) -> None:
+            super().__init__()
+            self._stamps: dict[str, tuple[int, int]] = {}
+
+        def get_bytecode(self, script_path: str):
+            path = os.path.abspath(script_path)
+            st = os.stat(path)
+            if self._stamps.get(path, (st.st_mtime_ns, st.st_size)) != (st.st_mtime_ns, st.st_size):
+                self.clear()
+                self._stamps.clear()
+            self._stamps[path] = (st.st_mtime_ns, st.st_size)
+            return super().get_bytecode(path)
+
+    shared = SessionScriptCache()
+    patch = pytest.MonkeyPatch()
+    for module in (app_test, local_script_runner):
+        patch.setattr(module, "ScriptCache", lambda: shared)
     yield
     patch.undo()
 
