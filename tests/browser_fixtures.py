@@ -1,5 +1,6 @@
-"""Fixtures of the real-browser tests (a pytest plugin registered by ``conftest.py``): chromium, a
-``streamlit run app.py`` server, one browser context per module, a new tab (a new session) per test.
+"""Fixtures of the real-browser tests (a pytest plugin registered by ``conftest.py``): chromium and a
+``streamlit run app.py`` server for the test session, one browser context per module, a new tab (a new session)
+per test.
 
 Chromium or playwright missing is a failure with install instructions, never a skip.
 """
@@ -38,7 +39,7 @@ def setup_failure(error: Exception) -> None:
     pytest.fail(str(error), pytrace=False)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
     problem = None
     try:
@@ -65,11 +66,18 @@ def browser():
         print("\nbrowser timings (s):", json.dumps(TIMINGS))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(browser, tmp_path_factory):
-    """``streamlit run app.py`` on a free port, healthy; killed (process group) at teardown."""
+    """``streamlit run app.py`` on a free port, healthy; killed (process group) at teardown.
+
+    One server for the session's browser tests that need no server of their own (tests/test_browser_store.py
+    starts and restarts its own): starting one and its first, cold page load cost seconds per module. The
+    tests share nothing through it but what a server shares among its sessions (its caches, keyed by content;
+    the session's folder of named workspaces, which separate servers share as well): each test opens a new tab,
+    a new session, on the demo or on a workspace of its own.
+    """
     problem = None
-    # one server serves every test of the module: its demo keeps no selections (a data folder that cannot be
+    # one server serves every test: its demo keeps no selections (a data folder that cannot be
     # created, as below a file), so each new tab opens the demo as a newcomer finds it, whatever an earlier
     # test's session still writes after its tab closed (tests/test_app_demo_state.py tests keeping them)
     blocker = tmp_path_factory.mktemp("data") / "not-a-folder"

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from demo_oracle import oracle_demo
 from streamlit.testing.v1 import AppTest
 
 from dashboard import persist as P
@@ -29,7 +30,7 @@ from evalcore import workspace as W
 from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
-from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
+from evalcore.workspace.demo import DEMO_RUN_NAMES
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["data", "overview", "compare", "versions", "queries", "domains", "fusion", "agreement"]
@@ -243,7 +244,7 @@ def test_opens_on_the_demo_and_every_page_runs(demo_app):
 
 def test_overview_numbers_equal_evalcore(demo_app):
     at = goto(demo_app, "overview")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     s = W.Settings().validated()
     ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
     expected = summarize_with_intervals(ev.table, n_resamples=1000, seed=0)
@@ -315,7 +316,7 @@ def test_overview_shows_diversity_of_the_embedding_runs(demo_app):
     assert list(text.columns) == ["ild@10", "alpha_ndcg(alpha=0.5)@10"]
     assert any("No embeddings, not shown: lexical" in t.value for t in at.text)
     assert any("ILD@10" in c.value and "novelty" in c.value and "Clarke et al." in c.value for c in at.caption)
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     for run in text.index:
         t = diversity_table(demo.runs[run], Embeddings.from_arrays(demo.item_ids, demo.embeddings[run]),
                             k_values=[10], qrels=demo.qrels, ties="trec")
@@ -531,7 +532,7 @@ def test_parameterised_metrics_flow_to_every_page():
     assert at.text_input(key="set_extra_metrics").value == "recall(rel=2), precision(rel=2)@5"  # kept, canonical
 
     at = goto(at, "overview")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=["ndcg", "recall(rel=2)", "P(rel=2)@5"], k=[5, 10], ties="trec")
     expected = summarize_with_intervals(ev.table)
     pd.testing.assert_frame_equal(numbers_table(at).reset_index(drop=True), expected.reset_index(drop=True))

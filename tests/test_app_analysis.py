@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from demo_oracle import oracle_demo
 from test_app import (
     QUERIES,
     errors,
@@ -40,7 +41,7 @@ from evalcore.fusion import fuse
 from evalcore.fusion_search import search_weights
 from evalcore.io import Embeddings, load_embeddings
 from evalcore.stats import tukey_hsd
-from evalcore.workspace.demo import DEMO_RUN_NAMES, make_demo
+from evalcore.workspace.demo import DEMO_RUN_NAMES
 
 SETTINGS = W.Settings().validated()
 
@@ -68,7 +69,7 @@ def heatmap_values(at, key: str) -> np.ndarray:
 
 
 def demo_runs() -> dict:
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     return {n: demo.runs[n] for n in DEMO_RUN_NAMES}
 
 
@@ -78,7 +79,7 @@ def demo_runs() -> dict:
 def test_agreement_matrix_equals_the_engine():
     at = goto(start(), "agreement")
     assert not errors(at)
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     runs = demo_runs()
     for measure, name in (("overlap", "overlap"), ("rbo", "rbo(p=0.9)"), ("kendall_tau", "kendall_tau")):
         at.selectbox(key="ag_measure").set_value(measure).run()
@@ -150,7 +151,7 @@ def test_rbo_persistence_is_enabled_for_rbo_only():
 
 def test_similarity_agreement_with_the_demo_reference():
     at = goto(start(), "agreement")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ref = Embeddings.from_arrays(demo.item_ids, demo.embeddings["reference"])
     models = {n: Embeddings.from_arrays(demo.item_ids, demo.embeddings[n]) for n in ("strong-128d", "weak-64d")}
     expected = reference_agreement(ref, models, n_pairs=10_000, seed=42)
@@ -190,7 +191,7 @@ def test_similarity_agreement_with_an_uploaded_reference_and_none_with_judgments
 def test_compare_page_shows_tukey_hsd_equal_to_the_engine():
     at = goto(start(), "compare")
     metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
-    ev = evaluate(make_demo(0).qrels, demo_runs(), metrics=list(SETTINGS.metrics), k=list(SETTINGS.k),
+    ev = evaluate(oracle_demo(0).qrels, demo_runs(), metrics=list(SETTINGS.metrics), k=list(SETTINGS.k),
                   ties=SETTINGS.ties)  # fmt: skip
     for design in ("paired", "independent"):
         at.selectbox(key="w_compare_sel_hsd_design").set_value(design).run()
@@ -207,7 +208,7 @@ def test_compare_page_shows_tukey_hsd_equal_to_the_engine():
 
 def test_fusion_methods_and_normalisations_equal_the_engine():
     at = goto(start(), "fusion")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     runs = demo_runs()
     for method, norm in (("combmnz", "min-max"), ("bordafuse", "none"), ("wsum", "z-score")):
         at.selectbox(key="fu_method").set_value(method).run()
@@ -229,7 +230,7 @@ def test_weight_search_split_warning_and_use():
     at.toggle(key="fu_search").set_value(True).run()
     assert not at.exception and not errors(at)
     metric, k = at.session_state["sel_metric"], at.session_state["sel_k"]
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     # the page's defaults are the command line's: `evalcore fuse --search grid --tune-fraction 0.5` repeats it
     from evalcore.cli.main import build_parser
 

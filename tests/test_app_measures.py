@@ -15,6 +15,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from demo_oracle import oracle_demo
 from test_app import DEMO_RUN_NAMES, errors, goto, numbers_table, start
 from test_app import overview_text as _overview_text
 
@@ -23,7 +24,6 @@ from evalcore import workspace as W
 from evalcore.aggregate import summarize
 from evalcore.intervals import summarize_with_intervals
 from evalcore.metrics import RECALL_LEVELS
-from evalcore.workspace.demo import make_demo
 
 
 def overview_text(at):
@@ -65,7 +65,7 @@ def array(v) -> list[float]:
 
 
 def expected_pr(settings: W.Settings) -> pd.DataFrame:
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=["iprec_at_recall"], k=list(settings.k), ties=settings.ties,
                   rel_threshold=settings.rel_threshold)
     return summarize(ev.table)
@@ -116,7 +116,7 @@ def test_new_metrics_are_offered_and_their_aggregates_shown():
             "iprec_at_recall", "rbp", "rbp_residual", "num_ret", "num_rel_ret", "num_q"} <= options
     at = apply_settings(at, metrics=["ndcg", "num_ret", "num_q", "gm_map", "judged"], ks=[10])
     at = goto(at, "overview")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     s = at.session_state["ws"].settings
     ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
     agg = summarize_with_intervals(ev.table, aggregates=True)  # the dashboard's intervals: shared bootstrap
@@ -152,7 +152,7 @@ def test_trec_eval_names_in_the_free_text_box():
 def test_domains_page_shows_the_declared_aggregate():
     at = apply_settings(start(), metrics=["ndcg", "gm_map", "num_rel_ret"], ks=[10])
     at = goto(at, "domains")
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     s = at.session_state["ws"].settings
     table = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties).table
     by_dom = summarize(table.assign(domain=table["domain"].astype(str)), by=("run", "domain", "metric", "k"),
@@ -178,7 +178,7 @@ def test_judged_only_setting_on_the_data_page():
     s = at.session_state["ws"].settings
     assert s.judged_only
     assert "judged documents only (-J)" in "\n".join(t.value for t in at.sidebar.text)
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties, judged_only=True)
     plain = evaluate(demo.qrels, demo.runs, metrics=list(s.metrics), k=list(s.k), ties=s.ties)
     at = goto(at, "overview")
@@ -192,5 +192,5 @@ def test_judged_only_needs_judgments():
     from evalcore.workspace.pipeline import evaluate_workspace
 
     with pytest.raises(OptionError, match="judged-only needs judgments"):
-        evaluate_workspace({}, [(next(iter(make_demo(0).runs.values())), None)], W.Settings(judged_only=True),
+        evaluate_workspace({}, [(next(iter(oracle_demo(0).runs.values())), None)], W.Settings(judged_only=True),
                            reference=object())

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import test_app as T
+from demo_oracle import oracle_demo
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state as S
@@ -21,7 +22,6 @@ from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.stats import compare
-from evalcore.workspace.demo import make_demo
 
 APP, goto, unescape = T.APP, T.goto, T.unescape
 FIX = Path(__file__).resolve().parent / "fixtures"
@@ -210,7 +210,7 @@ def start_stored(name: str, page: str) -> AppTest:
 
 
 def test_a_search_without_match_says_so_and_shows_the_search_as_text():
-    n = make_demo(0).qrels.n_queries
+    n = oracle_demo(0).qrels.n_queries
     at = start(None, "queries")
     typed = "*zz* [x](y) <b>"
     at.text_input(key="q_search").input(typed).run()
@@ -371,9 +371,7 @@ def test_heatmap_colours_follow_sign_and_significance():
     heat = next(tr for tr in traces(at) if tr["type"] == "heatmap")
     z = np.asarray(heat["z"])
     runs = [unescape(y) for y in heat["y"]]
-    from evalcore.workspace.demo import make_demo
-
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=["recall"], k=[50])
     cmp = compare(ev.table, metric="recall", k=50, runs=runs, n_resamples=1000, ci_method="percentile",
                   resampling="shared")

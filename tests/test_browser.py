@@ -163,10 +163,11 @@ def search_query(page, scope_key: str, qid: str) -> None:
 
 def demo_numbers():
     """evalcore's numbers of the demo (the default settings): mean nDCG@10 per run, per-query table."""
-    from evalcore import workspace as W
-    from evalcore.workspace.demo import make_demo
+    from demo_oracle import oracle_demo
 
-    demo = make_demo(0)
+    from evalcore import workspace as W
+
+    demo = oracle_demo(0)
     st = W.Settings().validated()
     ev = evaluate(demo.qrels, demo.runs, metrics=list(st.metrics), k=list(st.k), ties=st.ties)
     summ = summarize_with_intervals(ev.table)

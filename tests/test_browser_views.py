@@ -129,7 +129,7 @@ def test_a_run_without_matching_queries_is_flagged_and_every_ci_in_range(server,
 
 
 def test_heatmap_colours_follow_significance(server, page):
-    from evalcore.workspace.demo import make_demo
+    from demo_oracle import oracle_demo
 
     page.goto(server.url + "/", wait_until="commit")
     B.wait_for(page, main=["Metrics vs k"], timeout=STEP)
@@ -144,7 +144,7 @@ def test_heatmap_colours_follow_significance(server, page):
         for (const t of (el._fullData || [])) { if (t.type === 'heatmap')
             return {y: Array.from(t.y), z: Array.from(t.z, r => Array.from(r))}; } } return null; }""")
     assert heat is not None
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     ev = evaluate(demo.qrels, demo.runs, metrics=["recall"], k=[50])
     runs = heat["y"]
     cmp = compare(ev.table, metric="recall", k=50, runs=runs, n_resamples=1000, ci_method="percentile",

@@ -13,13 +13,13 @@ import pandas as pd
 import pytest
 import streamlit as st
 import test_app as T
+from demo_oracle import oracle_demo
 from streamlit.testing.v1 import AppTest
 
 from evalcore import workspace as W
 from evalcore.evaluation import Evaluation
 from evalcore.intervals import summarize_with_intervals
 from evalcore.workspace import derived as D
-from evalcore.workspace.demo import make_demo
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -32,7 +32,7 @@ def folder(tmp_path, monkeypatch):
 
 
 def demo_evaluation():
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     return W.evaluate_workspace({None: demo.qrels}, [(r, None) for r in demo.runs.values()], W.Settings().validated())
 
 
@@ -476,7 +476,7 @@ def test_two_threads_evaluating_the_same_run_compute_it_once(folder, monkeypatch
     from dashboard import cache as C
     from evalcore.workspace import incremental
 
-    demo = make_demo(0)
+    demo = oracle_demo(0)
     run = next(iter(demo.runs.values()))
     settings = W.Settings().validated()
     started, release = threading.Event(), threading.Event()

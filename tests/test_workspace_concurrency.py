@@ -42,11 +42,15 @@ def ctx():
     3.11's fork server does not apply the parent's ``sys.path`` to its preloads).
     """
     import os
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver, spawn
 
+    # each child imports the parent's main module first: that must be the test session's (pytest), never a
+    # script of the project that an AppTest run left as __main__ (conftest.py's _own_main_module)
+    main = spawn.get_preparation_data("workspace_workers").get("init_main_from_path")
+    here = Path(__file__).resolve().parent
+    assert main is None or here.parent not in Path(main).resolve().parents, f"children would run {main} first"
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(["workspace_workers"])
-    here = Path(__file__).resolve().parent
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(here), str(here.parent), *([old] if old else [])])
     try:

@@ -159,7 +159,7 @@ def test_a_large_stored_run_read_in_batches_sharing_a_dictionary_reads_back_the_
     rng = np.random.default_rng(11)
     nq, depth = 1500, 100
     query_ids = np.array([f"q{i}" for i in range(nq)], dtype=object)
-    docs = rng.permuted(np.tile(np.arange(60_000), (nq, 1)), axis=1)[:, :depth]
+    docs = np.stack([rng.choice(60_000, depth, replace=False) for _ in range(nq)])  # 100 distinct ids a query
     vocab = np.array([f"document-{d:08d}-of-a-large-corpus" for d in range(60_000)], dtype=object)
     run = Run.from_codes(query_ids, np.repeat(np.arange(nq), depth), vocab, docs.ravel(),
                          rng.random(nq * depth).round(3), name="big")
