@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._categorical import distinct_strings, isin_strings, pivot_strings
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
 from ..intervals import bootstrap_means, percentile_interval
@@ -61,9 +62,7 @@ def _check_runs(runs: Sequence[str] | None) -> list[str] | None:
 
 def _wide(sel: pd.DataFrame) -> pd.DataFrame:
     """query_id x run values of one metric@k (NaN where a run lacks the query)."""
-    return sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
-        index="query_id", columns="run", values="value"
-    )
+    return pivot_strings(sel, index="query_id", columns="run", values="value")
 
 
 def _check_pairs(pairs: Sequence[tuple[str, str]] | None, baseline: str | None) -> list[tuple[str, str]] | None:
@@ -287,7 +286,7 @@ def compare_many(
     rows: list[dict[str, Any]] = []
     for metric, k in metrics_k:
         sel = _select_metric_k(table, metric, k)
-        present = sorted(set(sel["run"].astype(str)))
+        present = sorted(distinct_strings(sel["run"]))
         use = present if runs is None else runs
         missing = [r for r in use if r not in present]
         if baseline is not None and baseline not in present:
@@ -297,7 +296,7 @@ def compare_many(
                 f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; "
                 f"available: {present}"
             )
-        wide = _wide(sel[sel["run"].astype(str).isin(use)])
+        wide = _wide(sel[isin_strings(sel["run"], use)])
         start = len(rows)
         for run_a, run_b in (pairs if pairs is not None else _pairs(use, baseline)):
             res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw,
@@ -420,7 +419,7 @@ tie_tolerance, ci_method, resampling
     _validate_table(table)
     sel = _select_metric_k(table, metric, k)
     k = 0 if k is None else int(k)
-    present = sorted(set(sel["run"].astype(str)))
+    present = sorted(distinct_strings(sel["run"]))
     baseline = str(baseline)
     checked = _check_runs(runs)
     use = present if checked is None else checked
@@ -431,7 +430,7 @@ tie_tolerance, ci_method, resampling
         raise OptionError(
             f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; available: {present}"
         )
-    sel = sel[sel["run"].astype(str).isin(use)]
+    sel = sel[isin_strings(sel["run"], use)]
     domains = _query_domains(sel)
     wide = _wide(sel)
     rows: list[dict[str, Any]] = []
