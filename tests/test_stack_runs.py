@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalcore import workspace as W
-from evalcore.combine import stack_run_evaluations
+from evalcore.combine import append_run_evaluations, stack_run_evaluations
 from evalcore.data import Qrels, Run
 from evalcore.errors import OptionError
 from evalcore.evaluate import evaluate
@@ -179,3 +179,85 @@ def test_evaluate_raises_a_thread_s_error_and_refuses_bad_worker_counts(monkeypa
     for workers in (0, -2, 2.5, True, "2"):
         with pytest.raises(OptionError, match="workers"):
             evaluate(qrels, runs, workers=workers)
+
+
+# ------------------------------------------------------------------------------------------ appending
+
+
+def same_evaluation(got, want) -> None:
+    """Equal array for array (dtypes too), coverage rows and settings: the same evaluation bit for bit."""
+    a, b = got.columns, want.columns
+    assert (a.runs, a.domains, a.metrics) == (b.runs, b.domains, b.metrics)
+    assert np.array_equal(a.query_ids, b.query_ids)
+    for field in ("run", "query", "domain", "metric", "k", "value"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), field
+    assert got.coverage_rows == want.coverage_rows and got.settings == want.settings
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_appended_one_by_one_are_the_stack_of_all_and_share_its_rows(seed):
+    """A training script adds checkpoints one at a time: each append equals stacking every run at once, copies
+    the new run's rows only (the earlier ones stay in the same buffer), and leaves the earlier stacks as they were."""
+    qrels, runs = case(seed)
+    parts = {name: evaluate(qrels, {name: run}, metrics=["ndcg", "map"], k=[1, 10]) for name, run in runs.items()}
+    names = list(parts)
+    stacks = [stack_run_evaluations([parts[names[0]]])]
+    for i in range(1, len(names)):
+        stacks.append(append_run_evaluations(stacks[-1], [parts[names[i]]], names=[names[i]]))
+    for i, st in enumerate(stacks):  # each, also the earlier ones after later appends, is the stack of its runs
+        same_evaluation(st, stack_run_evaluations([parts[n] for n in names[: i + 1]]))
+    for earlier, later in zip(stacks[1:], stacks[2:], strict=False):  # the same buffer: nothing copied again
+        assert np.shares_memory(earlier.columns.value, later.columns.value)
+        assert np.shares_memory(earlier.columns.query, later.columns.query)
+    # two continuations of one stack (a run removed, then another added; two sessions): the second is copied
+    one, two = stacks[1], stacks[2]
+    other = append_run_evaluations(one, [parts[names[-1]]], names=["another"])
+    assert not np.shares_memory(other.columns.value, two.columns.value)
+    same_evaluation(two, stack_run_evaluations([parts[n] for n in names[:3]]))
+    same_evaluation(other, stack_run_evaluations([parts[names[0]], parts[names[1]], parts[names[-1]]],
+                                                 names=[*names[:2], "another"]))
+    assert not other.columns.value.flags.writeable  # a shared buffer is never written through an evaluation
+    with pytest.raises(OptionError, match="distinct names"):
+        append_run_evaluations(one, [parts[names[-1]]], names=[names[0]])
+    with pytest.raises(OptionError, match="differ"):
+        append_run_evaluations(one, [evaluate(qrels, {"x": runs[names[0]]}, metrics=["ndcg"], k=[1, 10])],
+                               names=["x"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_workspace_evaluation_continued_or_regrouped_is_that_of_all(seed):
+    """evaluate_each(previous=...) (a checkpoint added) asks for the new runs only and gives what evaluating
+    them all gives; run_parts gives each run's rows back, stacked again without one (a run removed)."""
+    qrels, runs = case(seed)
+    settings = W.Settings(metrics=("ndcg", "recall"), k=(1, 10)).validated()
+    asked: list[str] = []
+
+    def item(run):
+        def evaluation():
+            asked.append(run.name)
+            return W.evaluate_one(qrels, run, settings)
+        return (run.name, None, evaluation)
+
+    every = list(runs.values())
+    first = W.evaluate_each({None: qrels}, [item(r) for r in every[:-1]])
+    asked.clear()
+    got = W.evaluate_each({None: qrels}, [item(r) for r in every], previous=first)
+    assert asked == [every[-1].name]
+    whole = W.evaluate_workspace({None: qrels}, [(r, None) for r in every], settings)
+    same_evaluation(got, whole)
+    assert np.shares_memory(first.columns.value, got.columns.value)
+    # not a continuation (names differ): previous is not used
+    asked.clear()
+    renamed = W.evaluate_each({None: qrels}, [("x", None, item(every[0])[2]), *[item(r) for r in every[1:]]],
+                              previous=first)
+    assert asked == [r.name for r in every]
+    assert renamed.runs[0] == "x"
+    parts = W.run_parts(got)
+    assert list(parts) == [r.name for r in every]
+    kept = [r for r in every if r is not every[0]]
+    again = W.evaluate_each({None: qrels}, [(r.name, None, lambda r=r: parts[r.name]) for r in kept])
+    same_evaluation(again, W.evaluate_workspace({None: qrels}, [(r, None) for r in kept], settings))
+    two = W.evaluate_workspace({"a": qrels, "b": qrels}, [(r, "a" if i % 2 else "b") for i, r in enumerate(every)],
+                               settings)
+    assert W.run_parts(two) is None  # several aspects: not stacked run after run

@@ -7,7 +7,10 @@ p-values jointly (:func:`evalcore.stats.paired.adjust_pvalues`).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -108,6 +111,33 @@ def _test_pair(
     """
     va = wide[run_a].to_numpy(dtype=float) if run_a in wide else np.full(len(wide), np.nan)
     vb = wide[run_b].to_numpy(dtype=float) if run_b in wide else np.full(len(wide), np.nan)
+    key = (hashlib.blake2b(np.ascontiguousarray(va).tobytes() + np.ascontiguousarray(vb).tobytes(),
+                           digest_size=20).digest(), len(va), min_queries, bootstrap, tuple(sorted(kw.items())))
+    with _PAIRS_LOCK:
+        hit = _PAIRS.get(key)
+        if hit is not None:
+            _PAIRS.move_to_end(key)
+            return hit
+    out = _tested_pair(va, vb, min_queries=min_queries, kw=kw, bootstrap=bootstrap)
+    with _PAIRS_LOCK:
+        _PAIRS[key] = out
+        while len(_PAIRS) > _PAIRS_KEPT:
+            _PAIRS.popitem(last=False)
+    return out
+
+
+#: The latest pairs tested, by their values and options (:func:`_test_pair`): a pair's result is a function of its
+#: two columns of values (NaN where a run lacks the query) and the options only, so a test table computed again
+#: with one more run (a checkpoint added) tests the new pairs only, and a pair tested again gives the very same
+#: result (its frozen :class:`PairedTestResult`).
+_PAIRS: OrderedDict = OrderedDict()
+_PAIRS_KEPT = 8192
+_PAIRS_LOCK = threading.Lock()
+
+
+def _tested_pair(va: np.ndarray, vb: np.ndarray, *, min_queries: int | None, kw: dict[str, Any],
+                 bootstrap: bool) -> tuple[PairedTestResult, int]:
+    """:func:`_test_pair` of the values of the two runs (NaN: no value for the query)."""
     has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
     both = has_a & has_b
     n_unpaired = int(np.count_nonzero(has_a ^ has_b))
