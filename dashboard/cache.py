@@ -216,6 +216,29 @@ def _kept_evaluation(key: str, compute: Callable[[], Outcome]) -> Outcome:
         return out
 
 
+@dataclass(frozen=True)
+class RunReader:
+    """Reads a run of ``_each`` for :func:`_evaluate_each`: called, in the script's thread (the runs' caches are
+    Streamlit's; a failure is recorded and changes the evaluation's runs); ``worker``, when given, reads it with
+    no session state, in the worker thread that evaluates it."""
+
+    script: Callable[[], Run]
+    worker: Callable[[], Run] | None = None
+
+    def __call__(self) -> Run:
+        return self.script()
+
+
+def _or_none(read: Callable[[], Run]) -> Callable[[], Run | None]:
+    """``read``, giving None where it fails (the script's reader then reads the run again, and says why)."""
+    def attempt() -> Run | None:
+        try:
+            return read()
+        except (EvalcoreError, OSError, MemoryError):
+            return None
+    return attempt
+
+
 #: The session's last evaluation of its workspace: ``((name, aspect, key of the run's evaluation) per run, the
 #: evaluation)`` (see :func:`_evaluate_each`).
 Previous = tuple[tuple[tuple[str, Any, str], ...], Any]
@@ -295,15 +318,24 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings, previous: Previ
     with contextlib.ExitStack() as held:
         for key in missing:
             held.enter_context(_one_at_a_time(key))
-        jobs: dict[str, tuple[Qrels, Run]] = {}
+        jobs: dict[str, tuple[Qrels, Any]] = {}
+        readers: dict[str, Callable[[], Run]] = {}
         for _, aspect, key, read in each:
             if key in missing and key not in jobs and not kept(key):
-                jobs[key] = (qmap[aspect], read())
+                outside = getattr(read, "worker", None)  # a stored run: read by the worker that evaluates it
+                jobs[key], readers[key] = (qmap[aspect], read() if outside is None else _or_none(outside)), read
+        keys = list(jobs)
+
+        def done(i: int, ev: Any, msgs: tuple[str, ...]) -> None:  # kept at once, by the worker
+            outcomes[keys[i]] = Outcome(ev, None, msgs)  # (the settings' messages: the same for every run)
+            derived.store_evaluation(keys[i], ev, msgs)
+
         if jobs:  # (an error is raised, to the caller's _attempt)
-            evs, msgs = W.capture(W.evaluate_several, list(jobs.values()), settings)
-            for key, ev in zip(jobs, evs, strict=True):  # the messages are the settings' (measures), not a run's
-                outcomes[key] = Outcome(ev, None, tuple(msgs))
-                derived.store_evaluation(key, ev, tuple(msgs))
+            W.evaluate_several(list(jobs.values()), settings, done=done)
+            for key in [k for k in keys if k not in outcomes]:  # its worker could not read it: here, as it fails
+                run = readers[key]()  # (recorded; the evaluation's runs change)
+                W.evaluate_several([(jobs[key][0], run)], settings, done=lambda i, ev, msgs, key=key: done(
+                    keys.index(key), ev, msgs))
 
     _noted(outcomes)
 

@@ -33,6 +33,7 @@ from dashboard import downloads as _downloads
 from dashboard import tables as T
 from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cache are part of this module's face)
     Outcome,
+    RunReader,
     _attempt,
     _c_aspects,
     _c_compare,
@@ -403,8 +404,9 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             progress_slot.info(f"Evaluating {len(names)} run(s) on {n_q:,} queries (every metric at every k)…",
                                icon=":material/hourglass_top:")
         each = [(n, ctx.run_aspect[n], "eval1:" + _key(ctx.run_keys[uid_of[n]], qkeys.get(ctx.run_aspect[n]),
-                                                         settings.eval_key()), functools.partial(_read, uid_of[n]))
-                for n in names]
+                                                         settings.eval_key()),
+                 RunReader(functools.partial(_read, uid_of[n]), None if uid_of[n] in by_uid else _outside(
+                     plan[uid_of[n]][0], settings))) for n in names]
         try:  # (the runs of the session's last evaluation are taken from it: a checkpoint added evaluates itself)
             out = memo(ekey, lambda e=ekey, q=qmap, p=pairs, each=each: _c_evaluate(
                 e, q, p, settings, ctx.reference, each, st.session_state.get(PREVIOUS_KEY)))
@@ -424,6 +426,11 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     ctx.eval_each = {n: key for n, _, key, _ in each} if ctx.reference is None else {}
     return ctx
+
+
+def _outside(src: W.RunSource, settings: W.Settings) -> Callable[[], Run] | None:
+    """A call reading a stored ranked run with no session state (by a worker thread evaluating it), or None."""
+    return (lambda: W.build_run(src, settings=settings)) if src.kind == "ranked" and src.store is not None else None
 
 
 class _RunsChanged(Exception):

@@ -15,7 +15,6 @@ import streamlit as st
 import test_app as T
 from streamlit.testing.v1 import AppTest
 
-from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.evaluation import Evaluation
 from evalcore.intervals import summarize_with_intervals
@@ -340,75 +339,6 @@ def test_a_run_added_later_is_the_only_one_evaluated(folder, ranked_workspace, m
     with W.Workspace.open(ranked_workspace) as ws:
         want = summarize_with_intervals(ws.evaluate().table, n_resamples=1000, seed=0)
     pd.testing.assert_frame_equal(T.numbers_table(at).reset_index(drop=True), want.reset_index(drop=True))
-    _restart()
-
-
-def _same_evaluation(got, want) -> None:
-    """The same evaluation bit for bit: every array (and its dtype), names, coverage rows, settings."""
-    a, b = got.columns, want.columns
-    assert (a.runs, a.domains, a.metrics) == (b.runs, b.domains, b.metrics) and np.array_equal(a.query_ids, b.query_ids)
-    for field in ("run", "query", "domain", "metric", "k", "value"):
-        x, y = getattr(a, field), getattr(b, field)
-        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), field
-    assert got.coverage_rows == want.coverage_rows and got.settings == want.settings
-
-
-def _session_evaluation(at: AppTest):
-    """The evaluation the session's pages show (its memo's latest)."""
-    return [v for k, v in at.session_state[S.MEMO_KEY].items() if k.startswith("eval:")][-1].value
-
-
-def _fresh_evaluation():
-    """The evaluation a new session of a restarted server makes of the workspace (read back from the disk)."""
-    _restart()
-    fresh = AppTest.from_file(APP, default_timeout=120)
-    fresh.run()
-    assert not fresh.exception
-    return _session_evaluation(fresh), leaderboard(fresh)
-
-
-def test_a_checkpoint_added_reads_its_own_kept_evaluation_only(folder, ranked_workspace, monkeypatch):
-    """A training script adds a run while the dashboard is open: the refreshed session reads the kept evaluation
-    of that run only (it read every run's before: 4 here, 138 on a workspace of 137 checkpoints), appends its rows
-    to the evaluation it holds, and shows exactly what a fresh session computes from the disk."""
-    _restart()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception
-    before = _session_evaluation(at)
-    with W.Workspace.open(ranked_workspace) as ws:
-        ws.add_run("late", T.trec_run(9), source_name="late.trec")
-    looked_up = _calls(monkeypatch, D, "load_evaluation", lambda key, **kw: key)
-    at.button(key="ws_refresh").click().run()
-    assert not at.exception
-    assert len(set(looked_up)) == 1  # the new run's (a miss: it is evaluated, then kept)
-    now = _session_evaluation(at)
-    assert now.runs == ["bm25", "dense", "hybrid", "late"]
-    assert np.shares_memory(before.columns.value, now.columns.value)  # appended, not stacked again
-    shown = leaderboard(at)
-    fresh, fresh_shown = _fresh_evaluation()
-    _same_evaluation(now, fresh)
-    pd.testing.assert_frame_equal(shown, fresh_shown)
-    _restart()
-
-
-def test_a_run_removed_or_renamed_reads_no_kept_evaluation(folder, ranked_workspace, monkeypatch):
-    """The other runs' rows come from the evaluation the session holds: removing or renaming a run reads none of
-    the kept evaluations again, and gives what a fresh session computes."""
-    _restart()
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception
-    looked_up = _calls(monkeypatch, D, "load_evaluation", lambda key, **kw: key)
-    with W.Workspace.open(ranked_workspace) as ws:
-        ws.remove_run("dense")
-        ws.rename_run("bm25", "bm25 (tuned)")
-    at.button(key="ws_refresh").click().run()
-    assert not at.exception and looked_up == []
-    now = _session_evaluation(at)
-    assert now.runs == ["bm25 (tuned)", "hybrid"]
-    fresh, _ = _fresh_evaluation()
-    _same_evaluation(now, fresh)
     _restart()
 
 

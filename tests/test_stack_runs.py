@@ -261,3 +261,20 @@ def test_the_workspace_evaluation_continued_or_regrouped_is_that_of_all(seed):
     two = W.evaluate_workspace({"a": qrels, "b": qrels}, [(r, "a" if i % 2 else "b") for i, r in enumerate(every)],
                                settings)
     assert W.run_parts(two) is None  # several aspects: not stacked run after run
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_runs_read_by_the_workers_are_evaluated_and_handed_over_as_done(workers):
+    """A job's run may be a call that reads it (in the worker evaluating it); done(i, evaluation, messages) is
+    called for each as it is evaluated; a call giving None is no job."""
+    qrels, runs = case(2)
+    settings = W.Settings(metrics=("ndcg", "recall"), k=(1, 10), rel_threshold=9).validated()  # a warning
+    every = list(runs.values())
+    seen: dict[int, tuple] = {}
+    jobs = [(qrels, (lambda r=r: r)) for r in every] + [(qrels, lambda: None)]
+    got = W.evaluate_several(jobs, settings, workers=workers, done=lambda i, ev, msgs: seen.setdefault(i, (ev, msgs)))
+    assert got[-1] is None and sorted(seen) == list(range(len(every)))
+    for i, run in enumerate(every):
+        want, msgs = W.capture(W.evaluate_one, qrels, run, settings)
+        assert seen[i][0] is got[i] and seen[i][1] == tuple(msgs) and msgs
+        same_evaluation(got[i], want)

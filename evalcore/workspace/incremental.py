@@ -21,7 +21,7 @@ from ..combine import append_run_evaluations, stack_run_evaluations
 from ..data import Qrels, Run
 from ..evaluate import Evaluation, worker_count
 from ..results import ResultColumns
-from .model import Settings
+from .model import Settings, capture
 from .pipeline import evaluate_runs, join_aspects
 
 __all__ = ["evaluate_one", "evaluate_several", "evaluate_each", "run_parts"]
@@ -32,8 +32,9 @@ def evaluate_one(qrels: Qrels, run: Run, settings: Settings) -> Evaluation:
     return evaluate_runs(qrels, {run.name: run}, settings)
 
 
-def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
-                     workers: int | None = None) -> list[Evaluation]:
+def evaluate_several(jobs: Sequence[tuple[Qrels, Run | Callable[[], Run | None]]], settings: Settings, *,
+                     workers: int | None = None,
+                     done: Callable[[int, Evaluation, tuple[str, ...]], None] | None = None) -> list[Evaluation | None]:
     """``[evaluate_one(qrels, run, settings) for qrels, run in jobs]``, the runs evaluated by up to
     ``workers`` threads at once (default: the cores this process may use).
 
@@ -44,14 +45,33 @@ def evaluate_several(jobs: Sequence[tuple[Qrels, Run]], settings: Settings, *,
     there (:func:`evalcore.errors.collected_warnings`, as :func:`~evalcore.workspace.capture` does) get
     the workers' messages; otherwise they are emitted from the workers.
 
+    A job's run may be a call that reads it (a stored run): the worker evaluating it reads it, so one run is
+    read while another is evaluated, and the caller holds no run (137 stored runs of 500,000 rows, ~1.4 GB,
+    were all read first, one after the other). A call that gives None is no job (its evaluation is None). ``done(i, evaluation, messages)``, when given, is called by the worker as soon as job ``i`` is
+    evaluated, with the messages its evaluation gave (collected: they reach the caller through ``done``), e.g.
+    to keep it on disk while the other runs are evaluated.
+
     >>> evaluate_several([], Settings())
     []
     """
     workers = worker_count(workers, len(jobs))
+
+    def one(i: int, job: tuple[Qrels, Run | Callable[[], Run | None]]) -> Evaluation | None:
+        qrels, run = job
+        if not isinstance(run, Run):
+            run = run()
+            if run is None:
+                return None
+        if done is None:
+            return evaluate_one(qrels, run, settings)
+        evaluation, messages = capture(evaluate_one, qrels, run, settings)
+        done(i, evaluation, tuple(messages))
+        return evaluation
+
     if workers <= 1:
-        return [evaluate_one(q, r, settings) for q, r in jobs]
+        return [one(i, job) for i, job in enumerate(jobs)]
     with ThreadPoolExecutor(workers, thread_name_prefix="evalcore-evaluate") as pool:
-        return list(pool.map(in_caller_context(lambda job: evaluate_one(job[0], job[1], settings)), jobs))
+        return list(pool.map(in_caller_context(one), range(len(jobs)), jobs))
 
 
 def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],
