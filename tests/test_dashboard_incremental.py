@@ -63,8 +63,11 @@ def _fresh_evaluation():
 
 def test_a_checkpoint_added_reads_its_own_kept_evaluation_only(folder, ranked_workspace, monkeypatch):
     """A training script adds a run while the dashboard is open: the refreshed session reads the kept evaluation
-    of that run only (it read every run's before: 4 here, 138 on a workspace of 137 checkpoints), appends its rows
+    of that run only (it read every run's before: 9 here, 138 on a workspace of 137 checkpoints), appends its rows
     to the evaluation it holds, and shows exactly what a fresh session computes from the disk."""
+    with W.Workspace.open(ranked_workspace) as ws:  # 8 runs: their stack has room for 2 more (a quarter)
+        for seed in range(4, 9):
+            ws.add_run(f"epoch {seed}", T.trec_run(seed), source_name=f"e{seed}.trec")
     _restart()
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -77,7 +80,7 @@ def test_a_checkpoint_added_reads_its_own_kept_evaluation_only(folder, ranked_wo
     assert not at.exception
     assert len(set(looked_up)) == 1  # the new run's (a miss: it is evaluated, then kept)
     now = _session_evaluation(at)
-    assert now.runs == ["bm25", "dense", "hybrid", "late"]
+    assert now.runs == ["bm25", "dense", "hybrid", *(f"epoch {s}" for s in range(4, 9)), "late"]
     assert np.shares_memory(before.columns.value, now.columns.value)  # appended, not stacked again
     shown = leaderboard(at)
     fresh, fresh_shown = _fresh_evaluation()

@@ -197,31 +197,34 @@ def same_evaluation(got, want) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_runs_appended_one_by_one_are_the_stack_of_all_and_share_its_rows(seed):
-    """A training script adds checkpoints one at a time: each append equals stacking every run at once, copies
-    the new run's rows only (the earlier ones stay in the same buffer), and leaves the earlier stacks as they were."""
+    """A training script adds checkpoints one at a time: each append equals stacking every run at once, leaves the
+    earlier stacks as they were, and, while the buffer has room (a quarter of its rows: two more runs after
+    eight), writes the new run's rows only, the earlier ones staying where they are."""
     qrels, runs = case(seed)
-    parts = {name: evaluate(qrels, {name: run}, metrics=["ndcg", "map"], k=[1, 10]) for name, run in runs.items()}
+    kw = dict(metrics=["ndcg", "map"], k=[1, 10])
+    every = list(runs.values())
+    parts = {f"r{i}": evaluate(qrels, {f"r{i}": every[i % len(every)]}, **kw) for i in range(12)}
     names = list(parts)
-    stacks = [stack_run_evaluations([parts[names[0]]])]
-    for i in range(1, len(names)):
-        stacks.append(append_run_evaluations(stacks[-1], [parts[names[i]]], names=[names[i]]))
+    stacks = [append_run_evaluations(stack_run_evaluations([parts["r0"]]), [parts[n] for n in names[1:8]],
+                                     names=names[1:8])]
+    for name in names[8:]:
+        stacks.append(append_run_evaluations(stacks[-1], [parts[name]], names=[name]))
     for i, st in enumerate(stacks):  # each, also the earlier ones after later appends, is the stack of its runs
-        same_evaluation(st, stack_run_evaluations([parts[n] for n in names[: i + 1]]))
-    for earlier, later in zip(stacks[1:], stacks[2:], strict=False):  # the same buffer: nothing copied again
-        assert np.shares_memory(earlier.columns.value, later.columns.value)
-        assert np.shares_memory(earlier.columns.query, later.columns.query)
+        same_evaluation(st, stack_run_evaluations([parts[n] for n in names[: i + 8]]))
+    shared = [np.shares_memory(a.columns.value, b.columns.value) and np.shares_memory(a.columns.query, b.columns.query)
+              for a, b in zip(stacks, stacks[1:], strict=False)]
+    assert shared == [True, True, False, True]  # 8 runs + room for 2; the 11th copied, with room for 2.75 more
     # two continuations of one stack (a run removed, then another added; two sessions): the second is copied
-    one, two = stacks[1], stacks[2]
-    other = append_run_evaluations(one, [parts[names[-1]]], names=["another"])
-    assert not np.shares_memory(other.columns.value, two.columns.value)
-    same_evaluation(two, stack_run_evaluations([parts[n] for n in names[:3]]))
-    same_evaluation(other, stack_run_evaluations([parts[names[0]], parts[names[1]], parts[names[-1]]],
-                                                 names=[*names[:2], "another"]))
+    other = append_run_evaluations(stacks[0], [parts["r11"]], names=["another"])
+    assert not np.shares_memory(other.columns.value, stacks[1].columns.value)
+    same_evaluation(stacks[1], stack_run_evaluations([parts[n] for n in names[:9]]))
+    same_evaluation(other, stack_run_evaluations([*(parts[n] for n in names[:8]), parts["r11"]],
+                                                 names=[*names[:8], "another"]))
     assert not other.columns.value.flags.writeable  # a shared buffer is never written through an evaluation
     with pytest.raises(OptionError, match="distinct names"):
-        append_run_evaluations(one, [parts[names[-1]]], names=[names[0]])
+        append_run_evaluations(stacks[0], [parts["r11"]], names=["r0"])
     with pytest.raises(OptionError, match="differ"):
-        append_run_evaluations(one, [evaluate(qrels, {"x": runs[names[0]]}, metrics=["ndcg"], k=[1, 10])],
+        append_run_evaluations(stacks[0], [evaluate(qrels, {"x": every[0]}, metrics=["ndcg"], k=[1, 10])],
                                names=["x"])
 
 
@@ -246,7 +249,6 @@ def test_the_workspace_evaluation_continued_or_regrouped_is_that_of_all(seed):
     assert asked == [every[-1].name]
     whole = W.evaluate_workspace({None: qrels}, [(r, None) for r in every], settings)
     same_evaluation(got, whole)
-    assert np.shares_memory(first.columns.value, got.columns.value)
     # not a continuation (names differ): previous is not used
     asked.clear()
     renamed = W.evaluate_each({None: qrels}, [("x", None, item(every[0])[2]), *[item(r) for r in every[1:]]],
