@@ -295,10 +295,11 @@ class _Part:
 def _evaluate_each(qmap: dict, each: list, settings: W.Settings, previous: Previous | None = None) -> Any:
     """:func:`evalcore.workspace.evaluate_each` with each run's evaluation kept on disk under its own key.
 
-    The runs not kept yet are read here (the script's thread: the runs' caches are Streamlit's) and
-    evaluated together by :func:`evalcore.workspace.evaluate_several` (one thread per core: a first
-    open or a settings change on 14 runs x 20,000 queries, 4.3 -> 2.2 s of evaluation on 2 cores). Their
-    keys are held meanwhile (:func:`_one_at_a_time`, taken in sorted order by every thread, so that two
+    The runs not kept yet are evaluated together by :func:`evalcore.workspace.evaluate_several` (one thread
+    per core: a first open or a settings change on 14 runs x 20,000 queries, 4.3 -> 2.2 s of evaluation on 2
+    cores); a stored run not read yet is read by the worker that evaluates it (:class:`RunReader`), the others
+    here (the script's thread: the runs' caches are Streamlit's), and each evaluation is kept as soon as it is
+    made. Their keys are held meanwhile (:func:`_one_at_a_time`, taken in sorted order by every thread, so that two
     overlapping reruns never wait for each other in a circle), and looked up again once held: another
     rerun may have kept them meanwhile. The runs of the session's ``previous`` evaluation are taken from it
     (:func:`_from_previous`): a checkpoint added to 137 reads one kept evaluation, not 138, and its rows are

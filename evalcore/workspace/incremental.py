@@ -47,9 +47,10 @@ def evaluate_several(jobs: Sequence[tuple[Qrels, Run | Callable[[], Run | None]]
 
     A job's run may be a call that reads it (a stored run): the worker evaluating it reads it, so one run is
     read while another is evaluated, and the caller holds no run (137 stored runs of 500,000 rows, ~1.4 GB,
-    were all read first, one after the other). A call that gives None is no job (its evaluation is None). ``done(i, evaluation, messages)``, when given, is called by the worker as soon as job ``i`` is
-    evaluated, with the messages its evaluation gave (collected: they reach the caller through ``done``), e.g.
-    to keep it on disk while the other runs are evaluated.
+    were all read first, one after the other). A call that gives None is no job (its evaluation is None).
+    ``done(i, evaluation, messages)``, when given, is called by the worker as soon as job ``i`` is evaluated,
+    with the messages its evaluation gave (collected: they reach the caller through ``done``), e.g. to keep it
+    on disk while the other runs are evaluated.
 
     >>> evaluate_several([], Settings())
     []
