@@ -17,6 +17,7 @@ import contextvars
 import dataclasses
 import functools
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -158,7 +159,7 @@ def _c_prepared(key: str, _src: W.RunSource, _inputs: dict, _settings: W.Setting
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.Settings,
-                _reference: Any = None, _each: list | None = None) -> Outcome:
+                _reference: Any = None, _each: list | None = None, _previous: Previous | None = None) -> Outcome:
     """The evaluation of ``_runs()`` ((run, aspect) pairs, read only on a miss: a restart reads no run).
 
     ``_each`` (``(name, aspect, key of its evaluation, read the run)`` per run, in order): with the disk
@@ -166,10 +167,11 @@ def _c_evaluate(key: str, _qrels: dict, _runs: Callable[[], list], _settings: W.
     earlier evaluation kept it, else computed and kept (:func:`_evaluate_each`): adding a run to a
     workspace evaluates that run, a fusion's preview the fused run. The whole evaluation is then their
     stack, not kept itself (14 kept runs x 20,000 queries read and stacked in 0.22 s; the whole one read
-    in 0.54 s, written in 0.35 s).
+    in 0.54 s, written in 0.35 s). ``_previous``: the session's last evaluation (:data:`Previous`), whose runs'
+    rows are taken from it rather than from the disk.
     """
     if _each is not None and _reference is None and derived.cache_dir() is not None:
-        return _attempt(_evaluate_each, _qrels, _each, _settings)
+        return _attempt(_evaluate_each, _qrels, _each, _settings, _previous)
     return _kept_evaluation(key, lambda: _attempt(W.evaluate_workspace, _qrels, _runs(), _settings,
                                                   reference=_reference))
 
@@ -214,17 +216,96 @@ def _kept_evaluation(key: str, compute: Callable[[], Outcome]) -> Outcome:
         return out
 
 
-def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
+@dataclass(frozen=True)
+class RunReader:
+    """Reads a run of ``_each`` for :func:`_evaluate_each`: called, in the script's thread (the runs' caches are
+    Streamlit's; a failure is recorded and changes the evaluation's runs); ``worker``, when given, reads it with
+    no session state, in the worker thread that evaluates it."""
+
+    script: Callable[[], Run]
+    worker: Callable[[], Run] | None = None
+
+    def __call__(self) -> Run:
+        return self.script()
+
+
+def _or_none(read: Callable[[], Run]) -> Callable[[], Run | None]:
+    """``read``, giving None where it fails (the script's reader then reads the run again, and says why)."""
+    def attempt() -> Run | None:
+        try:
+            return read()
+        except (EvalcoreError, OSError, MemoryError):
+            return None
+    return attempt
+
+
+#: The session's last evaluation of its workspace: ``((name, aspect, key of the run's evaluation) per run, the
+#: evaluation)`` (see :func:`_evaluate_each`).
+Previous = tuple[tuple[tuple[str, Any, str], ...], Any]
+#: key of a run's evaluation -> the warnings its computation gave, for the runs of the evaluations made lately
+#: (those of a run taken from the session's last evaluation are given again, as when it was read from the disk).
+_WARNINGS: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+_WARNINGS_KEPT = 4096
+_WARNINGS_LOCK = threading.Lock()
+
+
+def _noted(outcomes: dict[str, Outcome]) -> None:
+    with _WARNINGS_LOCK:
+        for key, out in outcomes.items():
+            _WARNINGS[key] = out.warnings
+            _WARNINGS.move_to_end(key)
+        while len(_WARNINGS) > _WARNINGS_KEPT:
+            _WARNINGS.popitem(last=False)
+
+
+def _from_previous(each: list, previous: Previous | None) -> tuple[dict[str, Outcome], Any]:
+    """What the session's last evaluation gives of the runs of ``each``: ``(outcomes, onto)``.
+
+    When ``each`` continues it (its runs, then more, one aspect for all), ``onto`` is that evaluation (the new
+    runs' rows are appended to it: :func:`evalcore.workspace.evaluate_each`) and ``outcomes`` hold its runs'
+    warnings, their rows read only if asked for; else each run it holds under the same key is taken from it
+    (:func:`evalcore.workspace.run_parts`: a run removed or renamed reads nothing again). A run whose warnings
+    are no longer known is not taken.
+    """
+    if previous is None:
+        return {}, None
+    items, evaluation = previous
+    with _WARNINGS_LOCK:
+        known = {key: _WARNINGS[key] for _, _, key in items if key in _WARNINGS}
+    now = [(name, aspect, key) for name, aspect, key, _ in each]
+    parts = functools.cache(lambda: W.run_parts(evaluation) or {})
+    if now[:len(items)] == list(items) and len(now) > len(items) and len(known) == len(items) and len(
+            {aspect for _, aspect, _ in now}) == 1:
+        return {key: Outcome(_Part(parts, name), None, known[key]) for name, _, key in items}, evaluation
+    return {key: Outcome(parts()[name], None, known[key]) for name, _, key in items
+            if key in known and name in parts()}, None
+
+
+@dataclass(frozen=True)
+class _Part:
+    """A run's rows in the session's last evaluation, taken only if asked for (:func:`_from_previous`)."""
+
+    parts: Callable[[], dict]
+    name: str
+
+    def get(self) -> Any:
+        return self.parts()[self.name]
+
+
+def _evaluate_each(qmap: dict, each: list, settings: W.Settings, previous: Previous | None = None) -> Any:
     """:func:`evalcore.workspace.evaluate_each` with each run's evaluation kept on disk under its own key.
 
-    The runs not kept yet are read here (the script's thread: the runs' caches are Streamlit's) and
-    evaluated together by :func:`evalcore.workspace.evaluate_several` (one thread per core: a first
-    open or a settings change on 14 runs x 20,000 queries, 4.3 -> 2.2 s of evaluation on 2 cores). Their
-    keys are held meanwhile (:func:`_one_at_a_time`, taken in sorted order by every thread, so that two
+    The runs not kept yet are evaluated together by :func:`evalcore.workspace.evaluate_several` (one thread
+    per core: a first open or a settings change on 14 runs x 20,000 queries, 4.3 -> 2.2 s of evaluation on 2
+    cores); a stored run not read yet is read by the worker that evaluates it (:class:`RunReader`), the others
+    here (the script's thread: the runs' caches are Streamlit's), and each evaluation is kept as soon as it is
+    made. Their keys are held meanwhile (:func:`_one_at_a_time`, taken in sorted order by every thread, so that two
     overlapping reruns never wait for each other in a circle), and looked up again once held: another
-    rerun may have kept them meanwhile.
+    rerun may have kept them meanwhile. The runs of the session's ``previous`` evaluation are taken from it
+    (:func:`_from_previous`): a checkpoint added to 137 reads one kept evaluation, not 138, and its rows are
+    appended to the 137 already stacked.
     """
-    outcomes: dict[str, Outcome] = {}
+    outcomes, onto = _from_previous(each, previous)
 
     def kept(key: str) -> bool:
         hit = derived.load_evaluation(key)
@@ -232,28 +313,45 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings) -> Any:
             outcomes[key] = Outcome(hit[0], None, hit[1])
         return hit is not None
 
-    for key in dict.fromkeys(key for _, _, key, _ in each):
+    for key in dict.fromkeys(key for _, _, key, _ in each if key not in outcomes):
         kept(key)
     missing = sorted({key for _, _, key, _ in each} - outcomes.keys())
     with contextlib.ExitStack() as held:
         for key in missing:
             held.enter_context(_one_at_a_time(key))
-        jobs: dict[str, tuple[Qrels, Run]] = {}
+        jobs: dict[str, tuple[Qrels, Any]] = {}
+        readers: dict[str, Callable[[], Run]] = {}
         for _, aspect, key, read in each:
             if key in missing and key not in jobs and not kept(key):
-                jobs[key] = (qmap[aspect], read())
+                outside = getattr(read, "worker", None)  # a stored run: read by the worker that evaluates it
+                jobs[key], readers[key] = (qmap[aspect], read() if outside is None else _or_none(outside)), read
+        keys = list(jobs)
+
+        def done(i: int, ev: Any, msgs: tuple[str, ...]) -> None:  # kept at once, by the worker
+            outcomes[keys[i]] = Outcome(ev, None, msgs)  # (the settings' messages: the same for every run)
+            derived.store_evaluation(keys[i], ev, msgs)
+
         if jobs:  # (an error is raised, to the caller's _attempt)
-            evs, msgs = W.capture(W.evaluate_several, list(jobs.values()), settings)
-            for key, ev in zip(jobs, evs, strict=True):  # the messages are the settings' (measures), not a run's
-                outcomes[key] = Outcome(ev, None, tuple(msgs))
-                derived.store_evaluation(key, ev, tuple(msgs))
+            W.evaluate_several(list(jobs.values()), settings, done=done)
+            for key in [k for k in keys if k not in outcomes]:  # its worker could not read it: here, as it fails
+                run = readers[key]()  # (recorded; the evaluation's runs change)
+                W.evaluate_several([(jobs[key][0], run)], settings, done=lambda i, ev, msgs, key=key: done(
+                    keys.index(key), ev, msgs))
+
+    _noted(outcomes)
 
     def one(key: str) -> Any:
         for m in outcomes[key].warnings:  # (the whole evaluation's warnings, as one call gives them)
             warn(m)
-        return outcomes[key].value
+        value = outcomes[key].value
+        return value.get() if isinstance(value, _Part) else value
 
-    return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, key)) for name, aspect, key, _ in each])
+    if onto is not None:  # its runs are not asked for: their warnings, as they were given
+        for _, _, key in previous[0]:
+            for m in outcomes[key].warnings:
+                warn(m)
+    return W.evaluate_each(qmap, [(name, aspect, functools.partial(one, key)) for name, aspect, key, _ in each],
+                           previous=onto)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

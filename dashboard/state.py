@@ -32,6 +32,7 @@ from dashboard import downloads as _downloads
 from dashboard import tables as T
 from dashboard.cache import (  # noqa: F401  (Outcome, _attempt and outside_cache are part of this module's face)
     Outcome,
+    RunReader,
     _attempt,
     _c_aspects,
     _c_compare,
@@ -55,6 +56,7 @@ from dashboard.context import Context  # (pages use S.Context)
 from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages use S.*)
 from dashboard.lazyruns import LazyRuns
 from dashboard.longsteps import CANCEL_KEY, CANCELLED, cancel, cancelled, long_step, retry  # noqa: F401
+from dashboard.warmup import warm_up  # noqa: F401  (app.py calls S.warm_up)
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -63,6 +65,7 @@ WS_KEY = "ws"
 MEMO_KEY = "_memo"
 FAILED_KEY = "_failed_runs"  # uids of the runs that failed to load in the last resolution (for the sidebar)
 LAZY_FAILED_KEY = "_failed_run_keys"  # content keys of the runs that failed to load in this session
+PREVIOUS_KEY = "_eval_previous"  # the session's last evaluation of its workspace (dashboard.cache.Previous)
 #: kinds of runs read only when a page asks for one (stored or uploaded ranked files, demo runs)
 LAZY_KINDS = ("ranked", "demo")
 MEMO_SIZE = 128
@@ -103,22 +106,6 @@ def get_ws() -> W.Snapshot:
     the start of every run by :func:`dashboard.persist.sync`)."""
     ws = st.session_state.get(WS_KEY)
     return ws if ws is not None else W.Snapshot()
-
-
-_WARM: list = []
-
-
-def warm_up() -> None:
-    """Import the paired tests' SciPy modules in a background thread once per process (a cold import takes
-    seconds on a small machine; the Compare page would otherwise pay it on its first visit)."""
-    if _WARM:
-        return
-    import importlib
-    import threading
-
-    _WARM.append(True)
-    threading.Thread(target=lambda: importlib.import_module("scipy.stats"), daemon=True,
-                     name="evalcore-warm-up").start()
 
 
 # ------------------------------------------------------------------------------------------ memo
@@ -361,11 +348,12 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
             progress_slot.info(f"Evaluating {len(names)} run(s) on {n_q:,} queries (every metric at every k)…",
                                icon=":material/hourglass_top:")
         each = [(n, ctx.run_aspect[n], "eval1:" + _key(ctx.run_keys[uid_of[n]], qkeys.get(ctx.run_aspect[n]),
-                                                         settings.eval_key()), functools.partial(_read, uid_of[n]))
-                for n in names]
-        try:
-            out = memo(ekey, lambda e=ekey, q=qmap, p=pairs, each=each: _c_evaluate(e, q, p, settings, ctx.reference,
-                                                                                   each))
+                                                         settings.eval_key()),
+                 RunReader(functools.partial(_read, uid_of[n]), None if uid_of[n] in by_uid else _outside(
+                     plan[uid_of[n]][0], settings))) for n in names]
+        try:  # (the runs of the session's last evaluation are taken from it: a checkpoint added evaluates itself)
+            out = memo(ekey, lambda e=ekey, q=qmap, p=pairs, each=each: _c_evaluate(
+                e, q, p, settings, ctx.reference, each, st.session_state.get(PREVIOUS_KEY)))
         except _RunsChanged:  # a run failed when read for the evaluation: without it
             if ws is get_ws():
                 st.session_state[FAILED_KEY] = set(ctx.run_errors)
@@ -377,10 +365,17 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     if not out.ok:
         ctx.eval_error = out.error
         return ctx
+    if ws is get_ws() and ctx.reference is None:
+        st.session_state[PREVIOUS_KEY] = (tuple((n, a, key) for n, a, key, _ in each), out.value)
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     ctx.eval_warnings = tuple(w for w in out.warnings if w not in notes)
     ctx.eval_each = {n: key for n, _, key, _ in each} if ctx.reference is None else {}
     return ctx
+
+
+def _outside(src: W.RunSource, settings: W.Settings) -> Callable[[], Run] | None:
+    """A call reading a stored ranked run with no session state (by a worker thread evaluating it), or None."""
+    return (lambda: W.build_run(src, settings=settings)) if src.kind == "ranked" and src.store is not None else None
 
 
 class _RunsChanged(Exception):

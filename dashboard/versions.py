@@ -140,10 +140,11 @@ def _c_curve(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_tests(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, metric: str, k: int,
-             reference: str, test: str, correction: str) -> S.Outcome:
+             reference: str | None, test: str, correction: str, against: str) -> S.Outcome:
+    """One family of :func:`evalcore.workspace.version_tests` (``against``: ``"previous"`` or ``"reference"``)."""
     return S._attempt(W.version_tests, _table, _series, model=model, metric=metric, k=k, reference=reference,
                       test=test, correction=correction, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
-                      ci_method=S.CI_METHOD, resampling="shared")
+                      ci_method=S.CI_METHOD, resampling="shared", against=(against,))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -180,10 +181,24 @@ def curve(ctx: S.Context, sr: Series, model: str, metric: str, k: int) -> S.Outc
 
 def tests(ctx: S.Context, sr: Series, model: str, metric: str, k: int, reference: str, test: str,
           correction: str) -> S.Outcome:
-    """Each version against the previous one and against ``reference`` (``Outcome`` of the engine's frame)."""
-    key = S._key("vertests", sr.key, model, metric, int(k), reference, test, correction, S.N_RESAMPLES, S.CI_METHOD)
-    return S.memo(key, lambda: _c_tests(key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k),
-                                        reference, test, correction))
+    """Each version against the previous one and against ``reference`` (``Outcome`` of the engine's frame).
+
+    The two families are computed and kept on their own (each is its own correction family with its own
+    resamples: :func:`evalcore.workspace.version_tests`' ``against``), so choosing another reference
+    recomputes the tests against the reference only."""
+    parts = []
+    for against in W.AGAINST:
+        ref = reference if against == "reference" else None  # the previous version's tests do not depend on it
+        key = f"vertests-{against}:" + S._key(sr.key, model, metric, int(k), ref, test, correction, S.N_RESAMPLES,
+                                              S.CI_METHOD)
+        out = S.memo(key, lambda key=key, against=against, ref=ref: _c_tests(
+            key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k), ref, test, correction,
+            against))
+        if not out.ok:
+            return out
+        parts.append(out)
+    return S.Outcome(pd.concat([o.value for o in parts], ignore_index=True),
+                     warnings=tuple(dict.fromkeys(w for o in parts for w in o.warnings)))
 
 
 def changes(ctx: S.Context, metric: str, k: int, run_a: str, run_b: str, top: int = TOP) -> S.Outcome:

@@ -253,10 +253,17 @@ def factorize_strings(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return codes, uniques
 
 
-def positions_in(names: Any, wanted: Any) -> np.ndarray:
-    """int64 position of each of ``wanted`` among ``names`` (the last one when a name repeats), -1 where absent —
-    ``Index.get_indexer`` without importing pandas."""
+def name_index(names: Any) -> dict[Any, int]:
+    """Position of each of ``names`` (the last one when a name repeats): what :func:`positions_in` looks names up
+    in, built once by a caller that looks up many lists in the same names (a ground truth's documents, run after
+    run)."""
     keys = names.tolist() if isinstance(names, np.ndarray) else list(names)
-    where = dict(zip(keys, range(len(keys)), strict=True))
+    return dict(zip(keys, range(len(keys)), strict=True))
+
+
+def positions_in(names: Any, wanted: Any, *, where: dict[Any, int] | None = None) -> np.ndarray:
+    """int64 position of each of ``wanted`` among ``names`` (the last one when a name repeats), -1 where absent —
+    ``Index.get_indexer`` without importing pandas. ``where``: ``name_index(names)``, when the caller keeps it."""
+    where = name_index(names) if where is None else where
     items = wanted.tolist() if isinstance(wanted, np.ndarray) else list(wanted)
     return np.fromiter(map(where.get, items, itertools.repeat(-1, len(items))), np.int64, len(items))

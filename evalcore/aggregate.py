@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ._categorical import distinct_strings, isin_strings, pivot_strings
 from ._lazy import pd
 from .errors import OptionError
 from .metrics import NAN_METRICS
@@ -440,7 +441,7 @@ def wide_per_query(
     """
     _validate_table(table)
     sel = _select_metric_k(table, metric, k)
-    present = sorted(set(sel["run"].astype(str)))
+    present = sorted(distinct_strings(sel["run"]))
     if runs is None:
         runs = present
     else:
@@ -457,11 +458,9 @@ def wide_per_query(
             )
     if "domain" in runs:
         raise OptionError("a run named 'domain' clashes with the domain column")
-    sel = sel[sel["run"].astype(str).isin(runs)]
+    sel = sel[isin_strings(sel["run"], runs)]
     domains = _query_domains(sel)
-    wide = sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
-        index="query_id", columns="run", values="value"
-    )
+    wide = pivot_strings(sel, index="query_id", columns="run", values="value")
     wide = wide.reindex(index=domains.index, columns=list(runs)).astype(float)
     wide.columns.name = None
     wide.insert(0, "domain", domains.to_numpy())

@@ -305,13 +305,16 @@ class Run:
         """Document ids of the given rows as an arrow string array (None when the run holds codes)."""
         return None if self._d is not None else self._docs.take(arrow_indices(np.asarray(rows, dtype=np.int64)))
 
-    def doc_codes_in(self, values: np.ndarray) -> np.ndarray:
+    def doc_codes_in(self, values: np.ndarray, *, where: dict[str, int] | None = None) -> np.ndarray:
         """Per row, the index of its document in ``values`` (unique str ids), -1 where absent.
 
         Parameters
         ----------
         values : object ndarray (m,)
             Unique document ids (e.g. the judged documents of a qrels).
+        where : dict, optional
+            ``evalcore._columns.name_index(values)``, when the caller keeps it (one per ground truth, not one
+            per run).
 
         Returns
         -------
@@ -323,7 +326,7 @@ class Run:
 
             found = pc.index_in(self._docs, value_set=pa.array(values, type=pa.string()))
             return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-        return positions_in(values, self._doc_vocab)[self._d]
+        return positions_in(values, self._doc_vocab, where=where)[self._d]
 
     @classmethod
     def from_codes(

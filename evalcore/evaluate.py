@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ._columns import factorize_strings, positions_in
+from ._columns import factorize_strings, name_index, positions_in
 from ._threads import in_caller_context, thread_count
 from .coverage import missing_queries_problem
 from .data import Qrels, Run
@@ -169,7 +169,7 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
         return hit[1]
     idx = _qrels_index(qrels)
     order, pos = rank_order(run, ties=ties)
-    qmap = positions_in(idx["query_ids"], run.query_ids)
+    qmap = positions_in(idx["query_ids"], run.query_ids, where=_where(idx, "query_ids"))
     n_ignored = int((qmap < 0).sum())
     qi = qmap[run.q[order]]
     keep = qi >= 0
@@ -325,7 +325,13 @@ def _same_docs(qrels: Qrels, run: Run, qrows: np.ndarray, rows: np.ndarray) -> b
 
 def _row_doc_codes(run: Run, idx: dict[str, Any]) -> np.ndarray:
     """Qrels document code of each run row (-1 when the document is not judged)."""
-    return run.doc_codes_in(idx["vocab"])
+    return run.doc_codes_in(idx["vocab"], where=_where(idx, "vocab"))
+
+
+def _where(idx: dict[str, Any], names: str) -> dict[str, int]:
+    """``name_index(idx[names])``, built once per ground truth (not once per run evaluated against it)."""
+    hit = idx.get(names + "_where")
+    return hit if hit is not None else idx.setdefault(names + "_where", name_index(idx[names]))
 
 
 def _first_rel(prep: _Prepared, nq: int, theta: int) -> np.ndarray:

@@ -158,6 +158,40 @@ def test_tests_against_the_previous_and_a_reference_version(app, built):
         assert not t.isna().any().any()
 
 
+def test_a_new_reference_recomputes_the_tests_against_the_reference_only(built, monkeypatch):
+    """The tests against the previous version do not depend on the reference: choosing another reference runs
+    the paired tests of that family only (the two tables: 2 x (m - 1) pairs before), and the tables shown are
+    still the engine's version_tests of both families."""
+    from evalcore.workspace import versions as engine
+
+    at = goto(start(built[0]), "versions")
+    at.selectbox(key="w_versions_sel_version_model").select("encoder").run()
+    at.selectbox(key="w_versions_sel_metric").select("recall").run()
+    at.selectbox(key="w_versions_sel_k").select(5).run()
+    assert not at.exception
+    families: list[str] = []
+    real = engine.compare
+
+    def counted(*args, **kw):
+        families.append("previous" if kw.get("pairs") is not None else "reference")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engine, "compare", counted)
+    at.selectbox(key="w_versions_sel_version_reference").select(NAMES[7]).run()
+    assert not at.exception and families == ["reference"]
+    names = dict(zip(ordered(), [f"step {s:,}" for s in STEPS], strict=True))
+    want = W.version_tests(built[1], W.version_series(pd.DataFrame(
+        {"name": ordered(), "model": "encoder", "version": None, "step": [float(s) for s in STEPS]})),
+        model="encoder", metric="recall", k=5, reference=NAMES[7], n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
+        ci_method=S.CI_METHOD, resampling="shared")
+    for against in ("previous", "reference"):
+        shown_table, rows = family_table(at, against), want[want["against"] == against]
+        assert shown_table["version"].tolist() == [names[r] for r in rows["run_b"]]
+        assert shown_table["against"].tolist() == [names[r] for r in rows["run_a"]]
+        assert shown_table["p adjusted"].tolist() == [format_p_value(p) for p in rows["p_adjusted"]]
+        np.testing.assert_allclose(shown_table["difference"].astype(float), rows["diff"], rtol=0, atol=1e-12)
+
+
 def test_what_changed_lists_and_the_drilldown(app, built):
     at = app
     at.selectbox(key="w_versions_sel_version_model").select("encoder").run()

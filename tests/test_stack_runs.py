@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from evalcore import workspace as W
-from evalcore.combine import stack_run_evaluations
+from evalcore.combine import append_run_evaluations, stack_run_evaluations
 from evalcore.data import Qrels, Run
 from evalcore.errors import OptionError
 from evalcore.evaluate import evaluate
@@ -179,3 +179,128 @@ def test_evaluate_raises_a_thread_s_error_and_refuses_bad_worker_counts(monkeypa
     for workers in (0, -2, 2.5, True, "2"):
         with pytest.raises(OptionError, match="workers"):
             evaluate(qrels, runs, workers=workers)
+
+
+# ------------------------------------------------------------------------------------------ appending
+
+
+def same_evaluation(got, want) -> None:
+    """Equal array for array (dtypes too), coverage rows and settings: the same evaluation bit for bit."""
+    a, b = got.columns, want.columns
+    assert (a.runs, a.domains, a.metrics) == (b.runs, b.domains, b.metrics)
+    assert np.array_equal(a.query_ids, b.query_ids)
+    for field in ("run", "query", "domain", "metric", "k", "value"):
+        x, y = getattr(a, field), getattr(b, field)
+        assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True), field
+    assert got.coverage_rows == want.coverage_rows and got.settings == want.settings
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_runs_appended_one_by_one_are_the_stack_of_all_and_share_its_rows(seed):
+    """A training script adds checkpoints one at a time: each append equals stacking every run at once, leaves the
+    earlier stacks as they were, and, while the buffer has room (a quarter of its rows: two more runs after
+    eight), writes the new run's rows only, the earlier ones staying where they are."""
+    qrels, runs = case(seed)
+    kw = dict(metrics=["ndcg", "map"], k=[1, 10])
+    every = list(runs.values())
+    parts = {f"r{i}": evaluate(qrels, {f"r{i}": every[i % len(every)]}, **kw) for i in range(12)}
+    names = list(parts)
+    stacks = [append_run_evaluations(stack_run_evaluations([parts["r0"]]), [parts[n] for n in names[1:8]],
+                                     names=names[1:8])]
+    for name in names[8:]:
+        stacks.append(append_run_evaluations(stacks[-1], [parts[name]], names=[name]))
+    for i, st in enumerate(stacks):  # each, also the earlier ones after later appends, is the stack of its runs
+        same_evaluation(st, stack_run_evaluations([parts[n] for n in names[: i + 8]]))
+    shared = [np.shares_memory(a.columns.value, b.columns.value) and np.shares_memory(a.columns.query, b.columns.query)
+              for a, b in zip(stacks, stacks[1:], strict=False)]
+    assert shared == [True, True, False, True]  # 8 runs + room for 2; the 11th copied, with room for 2.75 more
+    # two continuations of one stack (a run removed, then another added; two sessions): the second is copied
+    other = append_run_evaluations(stacks[0], [parts["r11"]], names=["another"])
+    assert not np.shares_memory(other.columns.value, stacks[1].columns.value)
+    same_evaluation(stacks[1], stack_run_evaluations([parts[n] for n in names[:9]]))
+    same_evaluation(other, stack_run_evaluations([*(parts[n] for n in names[:8]), parts["r11"]],
+                                                 names=[*names[:8], "another"]))
+    assert not other.columns.value.flags.writeable  # a shared buffer is never written through an evaluation
+    with pytest.raises(OptionError, match="distinct names"):
+        append_run_evaluations(stacks[0], [parts["r11"]], names=["r0"])
+    with pytest.raises(OptionError, match="differ"):
+        append_run_evaluations(stacks[0], [evaluate(qrels, {"x": every[0]}, metrics=["ndcg"], k=[1, 10])],
+                               names=["x"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_workspace_evaluation_continued_or_regrouped_is_that_of_all(seed):
+    """evaluate_each(previous=...) (a checkpoint added) asks for the new runs only and gives what evaluating
+    them all gives; run_parts gives each run's rows back, stacked again without one (a run removed)."""
+    qrels, runs = case(seed)
+    settings = W.Settings(metrics=("ndcg", "recall"), k=(1, 10)).validated()
+    asked: list[str] = []
+
+    def item(run):
+        def evaluation():
+            asked.append(run.name)
+            return W.evaluate_one(qrels, run, settings)
+        return (run.name, None, evaluation)
+
+    every = list(runs.values())
+    first = W.evaluate_each({None: qrels}, [item(r) for r in every[:-1]])
+    asked.clear()
+    got = W.evaluate_each({None: qrels}, [item(r) for r in every], previous=first)
+    assert asked == [every[-1].name]
+    whole = W.evaluate_workspace({None: qrels}, [(r, None) for r in every], settings)
+    same_evaluation(got, whole)
+    # not a continuation (names differ): previous is not used
+    asked.clear()
+    renamed = W.evaluate_each({None: qrels}, [("x", None, item(every[0])[2]), *[item(r) for r in every[1:]]],
+                              previous=first)
+    assert asked == [r.name for r in every]
+    assert renamed.runs[0] == "x"
+    parts = W.run_parts(got)
+    assert list(parts) == [r.name for r in every]
+    kept = [r for r in every if r is not every[0]]
+    again = W.evaluate_each({None: qrels}, [(r.name, None, lambda r=r: parts[r.name]) for r in kept])
+    same_evaluation(again, W.evaluate_workspace({None: qrels}, [(r, None) for r in kept], settings))
+    two = W.evaluate_workspace({"a": qrels, "b": qrels}, [(r, "a" if i % 2 else "b") for i, r in enumerate(every)],
+                               settings)
+    assert W.run_parts(two) is None  # several aspects: not stacked run after run
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_runs_read_by_the_workers_are_evaluated_and_handed_over_as_done(workers):
+    """A job's run may be a call that reads it (in the worker evaluating it); done(i, evaluation, messages) is
+    called for each as it is evaluated; a call giving None is no job."""
+    qrels, runs = case(2)
+    settings = W.Settings(metrics=("ndcg", "recall"), k=(1, 10), rel_threshold=9).validated()  # a warning
+    every = list(runs.values())
+    seen: dict[int, tuple] = {}
+    jobs = [(qrels, (lambda r=r: r)) for r in every] + [(qrels, lambda: None)]
+    got = W.evaluate_several(jobs, settings, workers=workers, done=lambda i, ev, msgs: seen.setdefault(i, (ev, msgs)))
+    assert got[-1] is None and sorted(seen) == list(range(len(every)))
+    for i, run in enumerate(every):
+        want, msgs = W.capture(W.evaluate_one, qrels, run, settings)
+        assert seen[i][0] is got[i] and seen[i][1] == tuple(msgs) and msgs
+        same_evaluation(got[i], want)
+
+
+def test_the_ground_truth_s_id_index_is_built_once_for_every_run_evaluated_against_it(monkeypatch):
+    """Evaluating run after run against one ground truth (the dashboard's 137 checkpoints) looks their document
+    and query ids up in the ground truth's index built once (~7 ms a run at 50,000 documents), not once per run;
+    the tables are those of a ground truth evaluated afresh for each run."""
+    import importlib
+
+    E = importlib.import_module("evalcore.evaluate")  # (the module: the package's attribute is the function)
+    qrels, runs = case(3)
+    built: list[int] = []
+    real = E.name_index if hasattr(E, "name_index") else None
+
+    def counted(names):
+        built.append(len(names))
+        return real(names)
+
+    monkeypatch.setattr(E, "name_index", counted, raising=False)
+    kw = dict(metrics=["ndcg", "map"], k=[1, 10])
+    got = [evaluate(qrels, {n: r}, **kw) for n, r in runs.items()]
+    assert sorted(built) == sorted([qrels.n_queries, len(set(qrels.doc_ids.tolist()))])  # once each
+    for (name, run), ev in zip(runs.items(), got, strict=True):
+        fresh, _ = case(3)  # the same ground truth, no index built yet
+        same_evaluation(ev, evaluate(fresh, {name: run}, **kw))

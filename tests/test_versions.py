@@ -254,6 +254,65 @@ def test_tests_default_reference_and_errors():
         version_tests(table, s, model="m", metric="recall", k=5, correction="sidak")
 
 
+@pytest.mark.parametrize("coded", [False, True])
+def test_each_family_alone_gives_that_family_s_rows_bit_for_bit(coded):
+    """The dashboard keeps each family on its own (a new reference recomputes the reference's tests only): a
+    family computed alone has the very rows of both computed together, and the two alone stack to both."""
+    runs = [f"v{i}" for i in range(9)]
+    table = tie_heavy_table(runs, missing=0.1, seed=3)
+    if coded:  # as the dashboard's tables hold ids: categories (and one run that is no version)
+        table = table.astype({"run": pd.CategoricalDtype([*runs[::-1], "other"]), "query_id": "category"})
+    s = version_series(info(runs, ["m"] * 9, steps=list(range(9))))
+    kw = dict(model="m", metric="ndcg", k=10, reference="v4", n_resamples=300, ci_method="percentile",
+              resampling="shared")
+    both = version_tests(table, s, **kw)
+    prev = version_tests(table, s, **kw, against=["previous"])
+    ref = version_tests(table, s, **kw, against="reference")
+    pd.testing.assert_frame_equal(pd.concat([prev, ref], ignore_index=True), both, check_exact=True)
+    assert set(prev["against"]) == {"previous"} and set(ref["against"]) == {"reference"}
+    # the previous version's tests do not depend on the reference
+    pd.testing.assert_frame_equal(version_tests(table, s, **{**kw, "reference": "v0"}, against=["previous"]), prev,
+                                  check_exact=True)
+    for bad in ([], ["previous", "previous"], ["prev"], 3):
+        with pytest.raises(OptionError, match="against must name one or both of"):
+            version_tests(table, s, **kw, against=bad)
+
+
+@pytest.mark.parametrize("test", ["t", "permutation"])
+def test_a_version_added_tests_its_new_pairs_only_and_changes_no_number(test, monkeypatch):
+    """A checkpoint added to a model: the tests of the longer series test the two new pairs only (against the
+    previous version, against the reference), not every pair again, and every number is the one computed
+    from nothing (the pairs' results are kept by their values; the shared resamples and the correction are
+    computed again over each family)."""
+    from collections import OrderedDict
+
+    from evalcore.stats import tables
+
+    runs = [f"v{i}" for i in range(8)]
+    table = tie_heavy_table(runs, missing=0.05, seed=21).astype({"run": "category", "query_id": "category"})
+    kw = dict(model="m", metric="ndcg", k=10, reference="v2", test=test, n_resamples=200, ci_method="percentile",
+              resampling="shared")
+    monkeypatch.setattr(tables, "_PAIRS", OrderedDict(), raising=False)
+    tested = []
+    real = tables._paired_test
+
+    def counted(*args, **options):
+        tested.append(1)
+        return real(*args, **options)
+
+    monkeypatch.setattr(tables, "_paired_test", counted)
+    shorter = version_series(info(runs[:-1], ["m"] * 7, steps=list(range(7))))
+    longer = version_series(info(runs, ["m"] * 8, steps=list(range(8))))
+    version_tests(table[table["run"] != "v7"], shorter, **kw)
+    assert len(tested) == 2 * 6 - 1  # (v2, v3) is in both families: tested once
+    tested.clear()
+    got = version_tests(table, longer, **kw)
+    assert len(tested) == 2  # (v6, v7) and (v2, v7)
+    monkeypatch.setattr(tables, "_PAIRS", OrderedDict(), raising=False)
+    pd.testing.assert_frame_equal(got, version_tests(table, longer, **kw), check_exact=True)
+    assert len(tested) == 2 + 2 * 7 - 1
+
+
 def test_compare_pairs_equals_each_pair_alone():
     runs = ["a", "b", "c", "d"]
     table = tie_heavy_table(runs, seed=5)

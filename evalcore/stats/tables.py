@@ -7,13 +7,17 @@ p-values jointly (:func:`evalcore.stats.paired.adjust_pvalues`).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._categorical import distinct_strings, isin_strings, pivot_strings
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
 from ..intervals import bootstrap_means, percentile_interval
@@ -61,9 +65,7 @@ def _check_runs(runs: Sequence[str] | None) -> list[str] | None:
 
 def _wide(sel: pd.DataFrame) -> pd.DataFrame:
     """query_id x run values of one metric@k (NaN where a run lacks the query)."""
-    return sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
-        index="query_id", columns="run", values="value"
-    )
+    return pivot_strings(sel, index="query_id", columns="run", values="value")
 
 
 def _check_pairs(pairs: Sequence[tuple[str, str]] | None, baseline: str | None) -> list[tuple[str, str]] | None:
@@ -109,6 +111,33 @@ def _test_pair(
     """
     va = wide[run_a].to_numpy(dtype=float) if run_a in wide else np.full(len(wide), np.nan)
     vb = wide[run_b].to_numpy(dtype=float) if run_b in wide else np.full(len(wide), np.nan)
+    key = (hashlib.blake2b(np.ascontiguousarray(va).tobytes() + np.ascontiguousarray(vb).tobytes(),
+                           digest_size=20).digest(), len(va), min_queries, bootstrap, tuple(sorted(kw.items())))
+    with _PAIRS_LOCK:
+        hit = _PAIRS.get(key)
+        if hit is not None:
+            _PAIRS.move_to_end(key)
+            return hit
+    out = _tested_pair(va, vb, min_queries=min_queries, kw=kw, bootstrap=bootstrap)
+    with _PAIRS_LOCK:
+        _PAIRS[key] = out
+        while len(_PAIRS) > _PAIRS_KEPT:
+            _PAIRS.popitem(last=False)
+    return out
+
+
+#: The latest pairs tested, by their values and options (:func:`_test_pair`): a pair's result is a function of its
+#: two columns of values (NaN where a run lacks the query) and the options only, so a test table computed again
+#: with one more run (a checkpoint added) tests the new pairs only, and a pair tested again gives the very same
+#: result (its frozen :class:`PairedTestResult`).
+_PAIRS: OrderedDict = OrderedDict()
+_PAIRS_KEPT = 8192
+_PAIRS_LOCK = threading.Lock()
+
+
+def _tested_pair(va: np.ndarray, vb: np.ndarray, *, min_queries: int | None, kw: dict[str, Any],
+                 bootstrap: bool) -> tuple[PairedTestResult, int]:
+    """:func:`_test_pair` of the values of the two runs (NaN: no value for the query)."""
     has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
     both = has_a & has_b
     n_unpaired = int(np.count_nonzero(has_a ^ has_b))
@@ -287,7 +316,7 @@ def compare_many(
     rows: list[dict[str, Any]] = []
     for metric, k in metrics_k:
         sel = _select_metric_k(table, metric, k)
-        present = sorted(set(sel["run"].astype(str)))
+        present = sorted(distinct_strings(sel["run"]))
         use = present if runs is None else runs
         missing = [r for r in use if r not in present]
         if baseline is not None and baseline not in present:
@@ -297,7 +326,7 @@ def compare_many(
                 f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; "
                 f"available: {present}"
             )
-        wide = _wide(sel[sel["run"].astype(str).isin(use)])
+        wide = _wide(sel[isin_strings(sel["run"], use)])
         start = len(rows)
         for run_a, run_b in (pairs if pairs is not None else _pairs(use, baseline)):
             res, n_unpaired = _test_pair(wide, run_a, run_b, min_queries=None, kw=kw,
@@ -420,7 +449,7 @@ tie_tolerance, ci_method, resampling
     _validate_table(table)
     sel = _select_metric_k(table, metric, k)
     k = 0 if k is None else int(k)
-    present = sorted(set(sel["run"].astype(str)))
+    present = sorted(distinct_strings(sel["run"]))
     baseline = str(baseline)
     checked = _check_runs(runs)
     use = present if checked is None else checked
@@ -431,7 +460,7 @@ tie_tolerance, ci_method, resampling
         raise OptionError(
             f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; available: {present}"
         )
-    sel = sel[sel["run"].astype(str).isin(use)]
+    sel = sel[isin_strings(sel["run"], use)]
     domains = _query_domains(sel)
     wide = _wide(sel)
     rows: list[dict[str, Any]] = []

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._categorical import distinct_strings
 from .._lazy import pd
 from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label, wide_per_query
 from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text, low_coverage, run_coverage
@@ -207,7 +208,7 @@ def _model_runs(series: pd.DataFrame, model: str) -> pd.DataFrame:
 
 
 def _check_runs_in_table(sel: pd.DataFrame, runs: Sequence[str], metric: str, k: int) -> None:
-    present = set(sel["run"].astype(str))
+    present = distinct_strings(sel["run"])
     lost = [r for r in runs if r not in present]
     if lost:
         raise OptionError(f"version run(s) {lost} have no {metric_at_k_label(metric, k)!r} values in the table")
@@ -290,6 +291,7 @@ def version_tests(
     confidence: float = 0.95,
     ci_method: str = "BCa",
     resampling: str = "per_pair",
+    against: Sequence[str] = AGAINST,
 ) -> pd.DataFrame:
     r"""Paired tests of each version of ``model`` against the previous one and against a reference.
 
@@ -319,19 +321,25 @@ def version_tests(
         The reference version's run; default the model's first version.
     test, correction, alpha, n_resamples, seed, confidence, ci_method, resampling
         As in :func:`evalcore.stats.compare`.
+    against : sequence of str, default :data:`AGAINST`
+        The families computed, among ``"previous"`` and ``"reference"``. Each family is computed on its
+        own (its tests, its shared resamples, its correction), so the rows of one family are those
+        of both: a caller that keeps the ``"previous"`` family recomputes only the other when the
+        reference changes.
 
     Returns
     -------
     DataFrame
         ``against`` (:data:`AGAINST`), ``position`` (the version's, of ``run_b``), then the
         columns of :func:`evalcore.stats.compare`; the consecutive pairs first, then the pairs
-        with the reference, each in version order.
+        with the reference, each in version order (only the families of ``against``).
 
     Raises
     ------
     OptionError
         Unknown model, metric@k or reference, a version without values, bad options.
     """
+    families = _families(against)
     rows = _model_runs(series, model)
     runs = rows["run"].astype(str).tolist()
     position = dict(zip(runs, rows["position"].astype(int), strict=True))
@@ -344,12 +352,24 @@ def version_tests(
     opts = dict(metric=metric, k=k, runs=runs, test=test, correction=correction, alpha=alpha,
                 n_resamples=n_resamples, seed=seed, confidence=confidence, ci_method=ci_method,
                 resampling=resampling)
-    prev = compare(sel, pairs=list(zip(runs[:-1], runs[1:], strict=True)), **opts)
-    ref = compare(sel, baseline=reference, **opts)
-    ref = ref.assign(_pos=ref["run_b"].map(position)).sort_values("_pos", kind="mergesort").drop(columns="_pos")
-    out = pd.concat([prev.assign(against=AGAINST[0]), ref.assign(against=AGAINST[1])], ignore_index=True)
+    parts = []
+    if AGAINST[0] in families:
+        parts.append(compare(sel, pairs=list(zip(runs[:-1], runs[1:], strict=True)), **opts).assign(against=AGAINST[0]))
+    if AGAINST[1] in families:
+        ref = compare(sel, baseline=reference, **opts)
+        ref = ref.assign(_pos=ref["run_b"].map(position)).sort_values("_pos", kind="mergesort").drop(columns="_pos")
+        parts.append(ref.assign(against=AGAINST[1]))
+    out = pd.concat(parts, ignore_index=True)
     out.insert(1, "position", out["run_b"].map(position).astype(np.int64))
-    return out[["against", "position", *prev.columns]]
+    return out[["against", "position", *[c for c in parts[0].columns if c != "against"]]]
+
+
+def _families(against: Sequence[str]) -> list[str]:
+    """``against`` of :func:`version_tests` checked: a non-empty selection of :data:`AGAINST`, no family twice."""
+    chosen = [against] if isinstance(against, str) else list(against) if isinstance(against, Sequence) else None
+    if not chosen or any(a not in AGAINST for a in chosen) or len(set(chosen)) != len(chosen):
+        raise OptionError(f"against must name one or both of {list(AGAINST)}, each once, got {against!r}")
+    return chosen
 
 
 @dataclass(frozen=True)
