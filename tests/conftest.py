@@ -145,3 +145,19 @@ def shared_trec_dir() -> Path:
     if not d.is_dir():
         pytest.skip(f"{d} is absent (the shared data is not vendored)")
     return d
+
+
+@pytest.fixture
+def ranked_workspace(tmp_path, monkeypatch):
+    """A workspace of three stored ranked runs, opened by the dashboard (EVALCORE_WORKSPACE)."""
+    import test_app as T
+
+    from evalcore import workspace as W
+
+    path = tmp_path / "ranked"
+    with W.Workspace.open(path) as ws:
+        ws.set_ground_truth(T.trec_qrels(), source_name="qrels.txt")
+        for seed, name in enumerate(["bm25", "dense", "hybrid"], start=1):
+            ws.add_run(name, T.trec_run(seed), source_name=f"{name}.trec")
+    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
+    return path

@@ -25,18 +25,6 @@ def folder(tmp_path, monkeypatch):
     return f
 
 
-@pytest.fixture
-def ranked_workspace(tmp_path, monkeypatch):
-    """A workspace of three stored ranked runs, opened by the dashboard (EVALCORE_WORKSPACE)."""
-    path = tmp_path / "ranked"
-    with W.Workspace.open(path) as ws:
-        ws.set_ground_truth(T.trec_qrels(), source_name="qrels.txt")
-        for seed, name in enumerate(["bm25", "dense", "hybrid"], start=1):
-            ws.add_run(name, T.trec_run(seed), source_name=f"{name}.trec")
-    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
-    return path
-
-
 def _same_evaluation(got, want) -> None:
     """The same evaluation bit for bit: every array (and its dtype), names, coverage rows, settings."""
     a, b = got.columns, want.columns

@@ -207,18 +207,6 @@ def _restart() -> None:
         artifacts._verified.clear()
 
 
-@pytest.fixture
-def ranked_workspace(tmp_path, monkeypatch):
-    """A workspace of three stored ranked runs, opened by the dashboard (EVALCORE_WORKSPACE)."""
-    path = tmp_path / "ranked"
-    with W.Workspace.open(path) as ws:
-        ws.set_ground_truth(T.trec_qrels(), source_name="qrels.txt")
-        for seed, name in enumerate(["bm25", "dense", "hybrid"], start=1):
-            ws.add_run(name, T.trec_run(seed), source_name=f"{name}.trec")
-    monkeypatch.setenv("EVALCORE_WORKSPACE", str(path))
-    return path
-
-
 def _calls(monkeypatch, module, attr: str, record) -> list:
     """``record(*args, **kw)`` of each call of ``module.<attr>`` from here on (the call itself goes through)."""
     seen: list = []
