@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and for
 
 #: Random-moment kills: each checks the invariants wherever it lands; the windows themselves are covered, each
 #: for certain, by test_a_writer_killed_at_each_step_of_a_change.
-TRIALS = 30
+TRIALS = 20
 DEADLINE = 120.0  # seconds; only a hung child ever reaches it
 
 
