@@ -144,3 +144,162 @@ def read_until(path: str, expected: list[str], conn) -> None:
             time.sleep(0.002)  # a polling interval (nothing waits on it)
     except BaseException:
         conn.send(("error", traceback.format_exc()))
+
+
+# ---------------------------------------------------------------- a writer stopped at one step of its change
+#: The changes :func:`stop_in_change` makes on a workspace built by :func:`crash_workspace` (the parent redoes the
+#: same change after the kill, so both sides take them from here).
+def change(ws: Workspace, op: str) -> None:
+    if op == "add_run":  # one artifact
+        ws.add_run("r1", random_run(np.random.default_rng(1), "r1"), model="m", step=1)
+    elif op == "add_embedding_run":  # two artifacts: new vectors, then ids whose file e0 already stored
+        ws.add_embedding_run("e1", vectors(1), QUERY_IDS + DOC_IDS, model="m")
+    elif op == "remove_run":  # two rows: r0 and the fusion f0 built on it
+        ws.remove_run("r0")
+    elif op == "gc":  # two transactions: the rows of x0's and x1's artifacts, then their files
+        ws.gc(age=0)
+    else:
+        raise ValueError(op)
+
+
+def vectors(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(N_QUERIES + N_DOCS, 8)).astype(np.float32)
+
+
+def crash_workspace(path: str) -> list[str]:
+    """A workspace with a ground truth, runs r0, e0 (embeddings), f0 (fusion of both), and the unreferenced
+    artifacts of two removed runs x0, x1; returns those artifacts' hashes (what gc removes)."""
+    ws = Workspace.open(path)
+    ws.set_ground_truth(ground_truth(), name="gt")
+    ws.add_run("r0", random_run(np.random.default_rng(0), "r0"))
+    ws.add_embedding_run("e0", vectors(0), QUERY_IDS + DOC_IDS)
+    ws.add_fused_run("f0", ["r0", "e0"])
+    dropped = []
+    for i in (0, 1):
+        ws.add_run(f"x{i}", random_run(np.random.default_rng(100 + i), f"x{i}"))
+        dropped.append(ws.run_record(f"x{i}").artifact)
+        ws.remove_run(f"x{i}")
+    ws.close()
+    return dropped
+
+
+class _OsWithStop:
+    """The ``os`` module as the artifacts module sees it, except that one function first calls ``hit()``."""
+
+    def __init__(self, name: str, hit) -> None:
+        import os
+
+        self._os, self._name, self._hit = os, name, hit
+
+    def __getattr__(self, attr: str):
+        real = getattr(self._os, attr)
+        if attr != self._name:
+            return real
+
+        def stopping(*args, **kwargs):
+            self._hit()
+            return real(*args, **kwargs)
+
+        return stopping
+
+
+def _stop_before(ws: Workspace, window: str, hit) -> None:
+    """Make this process call ``hit()`` at each arrival at ``window`` (wrappers installed in this child only).
+
+    The steps of a change (``WorkspaceCore.commit``): each artifact is written to ``tmp/`` (``ObjectStore.put``:
+    written, fsync-ed, hashed), then renamed into ``objects/`` (or, when that file is already there with the same
+    bytes, kept and the temporary file removed) and the folder fsync-ed; then the writer lock is taken and ONE
+    SQLite transaction (``BEGIN IMMEDIATE``) inserts the artifact rows, inserts / deletes the change's rows, bumps
+    the generation and COMMITs; then the lock is released. ``gc`` is two such transactions, the second removing
+    files one by one. Each window below (its comment says where it is) lies between two of these steps; ``hit()``
+    runs there, before the next step.
+    """
+    import contextlib
+    from pathlib import Path
+
+    from evalcore.workspace import artifacts, writelock
+
+    if window == "tmp-written":  # the temporary file written, not yet fsync-ed, hashed or renamed
+        put = artifacts.ObjectStore.put
+
+        def put_then_stop(self, write, *, kind, ext):
+            def write_then_stop(p):
+                write(p)
+                hit()
+            return put(self, write_then_stop, kind=kind, ext=ext)
+
+        artifacts.ObjectStore.put = put_then_stop
+    elif window in ("before-rename", "kept-existing"):  # hashed; the rename (os.replace) / the keeping (os.utime)
+        artifacts.os = _OsWithStop("replace" if window == "before-rename" else "utime", hit)
+    elif window == "renamed":  # in objects/ under its hash, the folder not yet fsync-ed
+        fsync_dir = artifacts._fsync_dir
+
+        def stop_then_fsync(folder):
+            hit()
+            fsync_dir(folder)
+
+        artifacts._fsync_dir = stop_then_fsync
+    elif window in ("staged", "locked", "committed"):  # the writer lock: before taking it, once taken, before release
+        writer_lock = writelock.writer_lock
+
+        @contextlib.contextmanager
+        def lock_with_stops(folder, *, deadline):
+            if window == "staged":
+                hit()
+            with writer_lock(folder, deadline=deadline):
+                if window == "locked":
+                    hit()
+                yield
+                if window == "committed":  # the body returned: its COMMIT is done
+                    hit()
+
+        writelock.writer_lock = lock_with_stops  # store.Catalogue.write imports it at each call
+    elif window == "unlink":  # gc's removal of a file
+        unlink = Path.unlink
+
+        def stop_then_unlink(self, missing_ok=False):
+            hit()
+            return unlink(self, missing_ok=missing_ok)
+
+        Path.unlink = stop_then_unlink
+    else:  # the statements of a write transaction, as SQLite's trace callback sees each before it runs
+        first = {"begun": None, "before-row": ("INSERT INTO runs", "DELETE FROM runs"),
+                 "before-bump": ("UPDATE meta SET value = value + 1",), "before-commit": ("COMMIT",)}[window]
+        state = {"writing": False, "first": False}
+
+        def trace(sql: str) -> None:
+            if sql == "BEGIN IMMEDIATE":
+                state.update(writing=True, first=True)
+                return
+            if not state["writing"]:  # a read transaction
+                return
+            if (state["first"] if first is None else sql.startswith(first)):
+                hit()
+            state["first"] = False
+            if sql in ("COMMIT", "ROLLBACK"):
+                state["writing"] = False
+
+        ws.catalogue.connection().set_trace_callback(trace)
+
+
+def stop_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
+    """Make the change ``op`` and stop at the ``nth`` arrival at ``window``: send ``("at", window, nth)``, then
+    block until killed. ``("finished",)`` says the change ended without arriving there; ``("error", text)``."""
+    try:
+        import threading
+
+        warnings.simplefilter("ignore")
+        ws = Workspace.open(path)
+        arrivals = [0]
+
+        def hit() -> None:
+            arrivals[0] += 1
+            if arrivals[0] == nth:
+                conn.send(("at", window, nth))
+                threading.Event().wait()  # until the parent's SIGKILL
+
+        _stop_before(ws, window, hit)
+        change(ws, op)
+        conn.send(("finished",))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
