@@ -45,8 +45,12 @@ def python_tests_call(function: str, test: str, correction: str) -> str:
                  f"ci_method={S.CI_METHOD!r}, resampling={S.RESAMPLING!r}, seed={S.CI_SEED})")
 
 
-def intervals_caption() -> str:
-    """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate``."""
+def intervals_caption(*, by_domain: bool = False) -> str:
+    """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate`` (per run,
+    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows)."""
+    if by_domain:
+        return ("Reproduce with " + _code('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
+                                          '"metric", "k"))') + " (its defaults; rows: the metric@k's per-query rows).")
     return ("Reproduce with " + _code(f"evalcore evaluate ... --ci-method {S.MEAN_CI} --n-resamples {S.N_RESAMPLES} "
                                       f"--seed {S.CI_SEED} --out DIR") + " (report.json) or "
             + _code("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")

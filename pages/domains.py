@@ -66,7 +66,7 @@ ui.chart(S.memo(f"fig:dombars:{dkey}", lambda: charts.domain_bars(dom, metric_la
          key="dom_bars", name="per_domain_bars")
 st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
             "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "
-           "fewer than 2 queries). " + R.intervals_caption()
+           "fewer than 2 queries). " + R.intervals_caption(by_domain=True)
            + ("" if higher else f" Lower is better for {ui.md_escape(label)}: the shortest bar is the best; on "
                                 "the heatmap the brightest cell is the best."))
 h1, h2 = st.columns([3, 1])
