@@ -18,12 +18,14 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state as S
+from evalcore import defaults as DEF
 from evalcore import workspace as W
 
-#: RBO persistence offered by default, and the sampled pairs of seed 000's similarity agreement.
+#: RBO persistence offered by default, and the sampled pairs of seed 000's similarity agreement (with their seed:
+#: :mod:`evalcore.defaults`', as ``evalcore evaluate --agreement-pairs`` and the Python API).
 DEFAULT_P = 0.9
-SIMILARITY_PAIRS = 10_000
-SIMILARITY_SEED = 42
+SIMILARITY_PAIRS = DEF.SIMILARITY_PAIRS
+SIMILARITY_SEED = DEF.SEED
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -78,18 +80,21 @@ def comparison(ctx: S.Context, metric: str, k: int, test: str, correction: str,
     """Every pair of ``runs`` (default all) on metric@k (``evalcore.stats.compare``, resamples shared by
     every pair), cached: changing the baseline is a filter."""
     runs_t = None if runs is None else tuple(runs)
-    key = S._key("compare", ctx.eval_key, metric, k, test, correction, S.N_RESAMPLES, S.CI_METHOD, runs_t)
+    key = S._key("compare", ctx.eval_key, metric, k, test, correction, S.TEST_RESAMPLES, S.CI_METHOD, runs_t,
+                 S.CI_SEED, S.RESAMPLING)
     return S.memo(key, lambda: S._c_compare(key, S.metric_slice(ctx, metric, k), metric, k, test, correction,
-                                        S.N_RESAMPLES, S.CI_METHOD, runs_t))
+                                            S.TEST_RESAMPLES, S.CI_METHOD, runs_t, seed=S.CI_SEED,
+                                            resampling=S.RESAMPLING))
 
 
 def domain_comparison(ctx: S.Context, metric: str, k: int, baseline: str, test: str, correction: str,
                       min_queries: int, runs: list[str] | None = None) -> S.Outcome:
     runs_t = None if runs is None else tuple(runs)
-    key = S._key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, S.N_RESAMPLES, S.CI_METHOD,
-               runs_t)
+    key = S._key("cmpdom", ctx.eval_key, metric, k, baseline, test, correction, min_queries, S.TEST_RESAMPLES,
+                 S.CI_METHOD, runs_t, S.CI_SEED, S.RESAMPLING)
     return S.memo(key, lambda: S._c_compare_domains(key, S.metric_slice(ctx, metric, k), metric, k, baseline, test,
-                                                correction, min_queries, S.N_RESAMPLES, S.CI_METHOD, runs_t))
+                                                    correction, min_queries, S.TEST_RESAMPLES, S.CI_METHOD, runs_t,
+                                                    seed=S.CI_SEED, resampling=S.RESAMPLING))
 
 
 def hsd(ctx: S.Context, metric: str, k: int, design: str, *, runs: list[str] | None = None) -> S.Outcome:
@@ -300,6 +305,7 @@ def diversity(ctx: S.Context, k: int, alpha: float = W.DIVERSITY_ALPHA) -> Diver
             runs.append(name)
         else:
             errs[name] = out.error
-    skey = "divsum:" + S._key([ctx.eval_key, int(k), float(alpha), runs])
-    summ = S.shared(skey, lambda: S.kept_frame("diversity_summary", skey, lambda: W.diversity_summary(tables)))
+    skey = "divsum:" + S._key([ctx.eval_key, int(k), float(alpha), runs, S.MEAN_CI, S.N_RESAMPLES, S.CI_SEED])
+    summ = S.shared(skey, lambda: S.kept_frame("diversity_summary", skey, lambda: W.diversity_summary(
+        tables, ci_method=S.MEAN_CI, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED)))
     return Diversity(summ, tuple(runs), tuple(without), errs)

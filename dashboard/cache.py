@@ -402,19 +402,20 @@ def summary_run_by_run(parts: list[tuple[str, Callable[[], pd.DataFrame]]], quer
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, correction: str,
-               n_resamples: int, ci_method: str, runs: tuple[str, ...] | None = None) -> Outcome:
+               n_resamples: int, ci_method: str, runs: tuple[str, ...] | None = None, *, seed: int,
+               resampling: str) -> Outcome:
     from evalcore.stats import compare
 
     return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction, runs=runs,
-                    n_resamples=n_resamples, ci_method=ci_method, resampling="shared")
+                    n_resamples=n_resamples, seed=seed, ci_method=ci_method, resampling=resampling)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, baseline: str, test: str,
                        correction: str, min_queries: int, n_resamples: int, ci_method: str,
-                       runs: tuple[str, ...] | None = None) -> Outcome:
+                       runs: tuple[str, ...] | None = None, *, seed: int, resampling: str) -> Outcome:
     from evalcore.stats import compare_by_domain
 
     return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
-                    runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples,
-                    ci_method=ci_method, resampling="shared")
+                    runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples, seed=seed,
+                    ci_method=ci_method, resampling=resampling)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from evalcore.aggregate import metric_at_k_label, wide_per_query
 from evalcore.data import Qrels, Run
+from evalcore.defaults import MEAN_RESAMPLES, SEED
 from evalcore.errors import OptionError
 from evalcore.intervals import summarize_with_intervals
 from evalcore.ranking import rank_order
@@ -392,7 +393,7 @@ def domain_flips(overall: pd.DataFrame, by_domain: pd.DataFrame, baseline: str) 
 # ------------------------------------------------------------------------------------------ domains
 
 
-def domain_frame(table: pd.DataFrame, *, metric: str, k: int, n_resamples: int = 1000, seed: int = 0,
+def domain_frame(table: pd.DataFrame, *, metric: str, k: int, n_resamples: int = MEAN_RESAMPLES, seed: int = SEED,
                  runs: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean, CI and n of metric@k per run × domain (:func:`evalcore.intervals.summarize_with_intervals` by
     domain: percentile-bootstrap CIs on resamples shared by every run, none where n < 2), with the

@@ -31,11 +31,14 @@ def _board_maker(evaluation: Any, summ: pd.DataFrame, cols: list[tuple[str, int]
             table = evaluation.table
             sel = T.plain_table(table[table["run"].astype(str).isin(tested)])
             cmp = compare_many(sel, metrics_k=cols, runs=tested, baseline=baseline, test=test,
-                               correction=correction, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
-                               ci_method=S.CI_METHOD, resampling="shared")
+                               correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED,
+                               ci_method=S.CI_METHOD, resampling=S.RESAMPLING)
         cap = (f"Mean over {ui.plural(n_queries, 'query', 'queries')} (a count: its total; gm_map: the geometric "
                f"mean). Best per column in bold. Significance: {ui.TESTS[test]}, {ui.CORRECTIONS[correction]} "
-               "correction across the table's comparisons, alpha = 0.05.")
+               "correction across the table's comparisons, alpha = 0.05"
+               + (f" ({S.TEST_RESAMPLES:,} sign flips, seed {S.CI_SEED}, as evalcore compare --baseline B --test "
+                  f"permutation --n-resamples {S.TEST_RESAMPLES} --seed {S.CI_SEED})" if test == "permutation" else "")
+               + ".")
         return leaderboard(summ, columns=cols, runs=runs, comparison=cmp, baseline=baseline, compared=compared,
                            caption=cap, groups=groups)
 
@@ -77,7 +80,8 @@ def leaderboard_exports(ctx: S.Context, summ: pd.DataFrame, cols: Sequence[tuple
         st.caption("The table's columns, best per column in bold among the compared runs, † / ‡ = significantly "
                    "better / worse than the baseline (the LaTeX uses booktabs).")
         if st.toggle("Show the Markdown and LaTeX here", key="ov_lb_preview"):
-            key = S._key("lb", ctx.eval_key, list(cols), runs, compared, baseline, test, correction, groups)
+            key = S._key("lb", ctx.eval_key, list(cols), runs, compared, baseline, test, correction, groups,
+                         S.TEST_RESAMPLES, S.CI_SEED, S.RESAMPLING)
             board = S.memo(key, make)
             from evalcore.leaderboard import to_latex, to_markdown
 

@@ -57,6 +57,7 @@ from dashboard.downloads import per_query_csv, results_csv  # noqa: F401  (pages
 from dashboard.lazyruns import LazyRuns
 from dashboard.longsteps import CANCEL_KEY, CANCELLED, cancel, cancelled, long_step, retry  # noqa: F401
 from dashboard.warmup import warm_up  # noqa: F401  (app.py calls S.warm_up)
+from evalcore import defaults as DEF
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -71,7 +72,7 @@ LAZY_KINDS = ("ranked", "demo")
 MEMO_SIZE = 128
 EVALUATIONS_KEPT = 6  # evaluations a session's memo keeps (the least recently used go first)
 _TIMING = bool(os.environ.get("EVALCORE_DASH_TIMING"))  # log each computed step to stderr
-DEMO_SEED = 0
+DEMO_SEED = DEF.DEMO_SEED
 
 # keys of the selections shared by the pages (not widget keys: those vanish with their page)
 SEL_METRIC = "sel_metric"
@@ -416,14 +417,19 @@ def _key(*parts: Any) -> str:
 # ------------------------------------------------------------------------------------------ derived views
 
 
-#: Resamples of the bootstrap CIs / permutation test in the dashboard (the CLI default is 10,000), the seed,
-#: and the interval of the differences: percentile on resamples shared by every run (BCa's jackknife costs
-#: ~0.5 s per pair at 5,000 queries).
-N_RESAMPLES = 1000
-CI_SEED = 0
-CI_METHOD = "percentile"
+#: Every default from :mod:`evalcore.defaults`, so the pages give the Python API's and the CLI's numbers.
+#: Resamples of the intervals of the means (the API's default, 1,000) and their seed (42, the API's and the CLI's).
+N_RESAMPLES = DEF.MEAN_RESAMPLES
+CI_SEED = DEF.SEED
+#: The paired tests: 1,000 resamples and sign flips (the CLI's default is 10,000: every pair of the runs compared is
+#: tested as a page is drawn) and the interval of the differences: percentile on resamples shared by every pair
+#: (BCa's jackknife costs ~0.5 s per pair at 5,000 queries). The captions say so, with the command that gives the
+#: same numbers (:mod:`dashboard.reproduce`).
+TEST_RESAMPLES = DEF.DASHBOARD_TEST_RESAMPLES
+CI_METHOD = DEF.DASHBOARD_CI_METHOD
+RESAMPLING = DEF.DASHBOARD_RESAMPLING
 #: Interval of the means: the percentile bootstrap (inside the metric's range, evalcore.intervals).
-MEAN_CI = "bootstrap"
+MEAN_CI = DEF.MEAN_CI_METHOD
 
 
 def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.DataFrame:
@@ -471,7 +477,8 @@ def ci_caption() -> str:
     """Which interval the pages show, in words (for captions)."""
     from evalcore.intervals import CI_DESCRIPTIONS
 
-    return "95% CI: " + CI_DESCRIPTIONS[MEAN_CI].format(n=N_RESAMPLES)
+    seeded = f", seed {CI_SEED}" if MEAN_CI == "bootstrap" else ""
+    return "95% CI: " + CI_DESCRIPTIONS[MEAN_CI].format(n=N_RESAMPLES) + seeded
 
 
 def coverage(ctx: Context) -> pd.DataFrame:

@@ -235,7 +235,7 @@ def test_picker(scope: str) -> str:
     """The paired test, shared by every page (:data:`TESTS`)."""
     return bound_selectbox("Test", list(TESTS), S.SEL_TEST, scope=scope, format_func=TESTS.get,
                            help="Paired by query id: t-test (default), Wilcoxon signed-rank, or a paired "
-                                f"randomization test ({S.N_RESAMPLES} sign flips, seeded).")
+                                f"randomization test ({S.TEST_RESAMPLES:,} sign flips, seed {S.CI_SEED}).")
 
 
 def correction_picker(scope: str, *, help: str = "Multiple-comparison correction across the pairs tested.") -> str:

@@ -143,8 +143,8 @@ def _c_tests(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, 
              reference: str | None, test: str, correction: str, against: str) -> S.Outcome:
     """One family of :func:`evalcore.workspace.version_tests` (``against``: ``"previous"`` or ``"reference"``)."""
     return S._attempt(W.version_tests, _table, _series, model=model, metric=metric, k=k, reference=reference,
-                      test=test, correction=correction, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED,
-                      ci_method=S.CI_METHOD, resampling="shared", against=(against,))
+                      test=test, correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED,
+                      ci_method=S.CI_METHOD, resampling=S.RESAMPLING, against=(against,))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -189,8 +189,8 @@ def tests(ctx: S.Context, sr: Series, model: str, metric: str, k: int, reference
     parts = []
     for against in W.AGAINST:
         ref = reference if against == "reference" else None  # the previous version's tests do not depend on it
-        key = f"vertests-{against}:" + S._key(sr.key, model, metric, int(k), ref, test, correction, S.N_RESAMPLES,
-                                              S.CI_METHOD)
+        key = f"vertests-{against}:" + S._key(sr.key, model, metric, int(k), ref, test, correction, S.TEST_RESAMPLES,
+                                              S.CI_METHOD, S.CI_SEED, S.RESAMPLING)
         out = S.memo(key, lambda key=key, against=against, ref=ref: _c_tests(
             key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k), ref, test, correction,
             against))

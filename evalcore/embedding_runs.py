@@ -30,6 +30,7 @@ from ._columns import factorize_strings, positions_in
 from ._lazy import pd
 from .combine import concat_evaluations
 from .data import Qrels, Run
+from .defaults import SEED, SIMILARITY_PAIRS
 from .errors import (
     EmptyInputError,
     MissingIdsError,
@@ -360,7 +361,7 @@ def reference_ground_truth(
     depth: int | None = None,
     query_ids: Sequence[str] | np.ndarray | None = None,
     n_samples: int | None = None,
-    seed: int = 42,
+    seed: int = SEED,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     progress: Callable[[int, int], None] | None = None,
     backend: Any = None,
@@ -404,7 +405,7 @@ def reference_ground_truth_from_neighbours(
     mode: str = "tied",
     depth: int | None = None,
     n_samples: int | None = None,
-    seed: int = 42,
+    seed: int = SEED,
 ) -> ReferenceGroundTruth:
     """:func:`reference_ground_truth` from neighbours already found (e.g. kept in a workspace).
 
@@ -466,7 +467,7 @@ def evaluate_against_reference(
     mode: str = "tied",
     depth: int | None = None,
     n_samples: int | None = None,
-    seed: int = 42,
+    seed: int = SEED,
     query_ids: Sequence[str] | np.ndarray | None = None,
     ties: str = "docid_asc",
     rel_threshold: int = 1,
@@ -529,8 +530,8 @@ def reference_agreement(
     reference: Embeddings,
     models: Mapping[str, Embeddings],
     *,
-    n_pairs: int = 10_000,
-    seed: int = 42,
+    n_pairs: int = SIMILARITY_PAIRS,
+    seed: int = SEED,
     strict: bool = False,
 ) -> pd.DataFrame:
     """Seed 000's training metrics per model: Spearman ρ and MAE of cosine similarities on sampled pairs.

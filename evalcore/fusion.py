@@ -74,6 +74,7 @@ import numpy as np
 from ._fusion_ties import rrf_values
 from ._fusion_union import _union_codes, _unique_inverse
 from .data import Run
+from .defaults import SEED
 from .errors import OptionError, warn
 from .ranking import rank_order
 
@@ -556,14 +557,15 @@ def random_run(
     candidates: Sequence[str] | Mapping[str, Sequence[str]],
     *,
     depth: int | None = None,
-    seed: int = 0,
+    seed: int = SEED,
     exclude_self: bool = False,
     name: str = "random",
 ) -> Run:
     """A seeded random baseline (seed 001 §10 "random baseline for sanity checks").
 
     For each query, the candidates (one shared list, or one list per query) are
-    given i.i.d. uniform scores from ``numpy.random.default_rng(seed)``, queries
+    given i.i.d. uniform scores from ``numpy.random.default_rng(seed)`` (seed default 42,
+    :data:`evalcore.defaults.SEED`), queries
     drawn in the order given; with ``exclude_self`` a query is never its own
     candidate (item-to-item); ``depth`` keeps the best ``depth`` per query.
     The same arguments always give the same run.

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Qrels, Run
+from .defaults import FUSION_STEP, FUSION_STRATEGY, FUSION_TRIALS, SEED
 from .errors import OptionError, warn
 from .evaluate import evaluate
 from .fusion import WEIGHTED_METHODS, canonical_method, prepare
@@ -114,7 +115,7 @@ def _compositions(total: int, parts: int) -> Iterator[tuple[int, ...]]:
             yield (first, *rest)
 
 
-def weight_grid(n_runs: int, *, step: float = 0.1) -> np.ndarray:
+def weight_grid(n_runs: int, *, step: float = FUSION_STEP) -> np.ndarray:
     """Every weight vector on the simplex with entries multiple of ``step`` (see the module docstring).
 
     Returns
@@ -183,10 +184,10 @@ def search_weights(
     metric: str = "ndcg@10",
     method: str = "rrf",
     norm: str | None = "none",
-    strategy: str = "grid",
-    step: float = 0.1,
-    n_trials: int = 100,
-    seed: int = 42,
+    strategy: str = FUSION_STRATEGY,
+    step: float = FUSION_STEP,
+    n_trials: int = FUSION_TRIALS,
+    seed: int = SEED,
     tune_fraction: float | None = None,
     c: float = 60.0,
     top_n: int | None = None,
@@ -212,14 +213,15 @@ def search_weights(
     method : {"rrf", "wsum"}
     norm, c, top_n, ties
         Passed to :func:`evalcore.fusion.fuse` (``ties`` ranks the input lists).
-    strategy : {"grid", "random"}
-    step : float
+    strategy : {"grid", "random"}, default "grid"
+    step : float, default 0.1
         Grid step (``grid``).
-    n_trials : int
-        Number of random vectors (``random``).
-    seed : int
-        Seed of the split and of the random trials (default 42, as ``evalcore fuse --seed``
-        and the Fusion page, so the same search gives the same weights everywhere).
+    n_trials : int, default 50
+        Number of random vectors (``random``; 50 as ``evalcore fuse --trials`` and the Fusion page).
+    seed : int, default 42
+        Seed of the split and of the random trials (as ``evalcore fuse --seed``
+        and the Fusion page, so the same search gives the same weights everywhere; every default
+        here is :mod:`evalcore.defaults`').
     tune_fraction : float in (0, 1), optional
         Tune on this share of the queries, report on the rest; default: tune on
         all (with a warning, see :data:`OVERFIT_WARNING`).

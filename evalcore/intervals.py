@@ -37,6 +37,7 @@ import numpy as np
 
 from ._lazy import pd
 from .aggregate import _group_rows, _summary_by, _summary_frame, _validate_table
+from .defaults import MEAN_CI_METHOD, MEAN_RESAMPLES, SEED
 from .errors import OptionError
 from .results import GroupStats, group_stats
 from .summaries import check_confidence as _check_confidence
@@ -47,8 +48,8 @@ __all__ = ["CI_METHODS", "DEFAULT_RESAMPLES", "CI_DESCRIPTIONS", "resample_count
 
 #: Interval methods of :func:`mean_intervals`.
 CI_METHODS: tuple[str, ...] = ("bootstrap", "t")
-#: Resamples of the bootstrap interval by default.
-DEFAULT_RESAMPLES = 1000
+#: Resamples of the bootstrap interval by default (:data:`evalcore.defaults.MEAN_RESAMPLES`).
+DEFAULT_RESAMPLES = MEAN_RESAMPLES
 #: One-line description of each method (for captions).
 CI_DESCRIPTIONS: dict[str, str] = {
     "bootstrap": "percentile bootstrap of the mean ({n:,} resamples of the queries, the same for every run; "
@@ -67,7 +68,7 @@ def _check_resamples(n_resamples: int, seed: int) -> tuple[int, int]:
     return int(n_resamples), int(seed)
 
 
-def resample_counts(n: int, n_resamples: int, *, seed: int = 0) -> np.ndarray:
+def resample_counts(n: int, n_resamples: int, *, seed: int = SEED) -> np.ndarray:
     """How often each of ``n`` items is drawn in each bootstrap resample, shape ``(n_resamples, n)``.
 
     Resample ``b`` draws ``n`` items uniformly with replacement
@@ -81,7 +82,7 @@ def resample_counts(n: int, n_resamples: int, *, seed: int = 0) -> np.ndarray:
         Number of items (queries), >= 1.
     n_resamples : int
         Number of resamples, >= 1.
-    seed : int, default 0
+    seed : int, default 42 (:data:`evalcore.defaults.SEED`)
 
     Returns
     -------
@@ -113,7 +114,7 @@ def _count_blocks(n: int, n_resamples: int, seed: int) -> tuple[np.ndarray, ...]
 
 
 def bootstrap_means(values: np.ndarray, present: np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = 0) -> np.ndarray:
+                    seed: int = SEED) -> np.ndarray:
     r"""Resampled means of several groups over the same resamples of ``n`` queries.
 
     Parameters
@@ -220,10 +221,10 @@ def mean_intervals(
     table: pd.DataFrame,
     *,
     by: Sequence[str] = ("run", "metric", "k"),
-    method: str = "bootstrap",
+    method: str = MEAN_CI_METHOD,
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    seed: int = SEED,
     query_ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     r"""Mean and confidence interval of the per-query values of each group (see the module docstring).
@@ -237,9 +238,9 @@ def mean_intervals(
         Grouping columns (e.g. with ``"domain"``).
     method : {"bootstrap", "t"}, default "bootstrap"
     confidence : float, default 0.95
-    n_resamples : int, default 1000
+    n_resamples : int, default 1000 (:data:`evalcore.defaults.MEAN_RESAMPLES`)
         Bootstrap resamples (shared by every group).
-    seed : int, default 0
+    seed : int, default 42 (:data:`evalcore.defaults.SEED`)
         Seed of the resampling counts (:func:`resample_counts`).
     query_ids : sequence of str, optional
         The queries the resamples are drawn over, in sorted order (default: the
@@ -329,10 +330,10 @@ def summarize_with_intervals(
     table: pd.DataFrame,
     *,
     by: Sequence[str] = ("run", "metric", "k"),
-    method: str = "bootstrap",
+    method: str = MEAN_CI_METHOD,
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    seed: int = SEED,
     aggregates: bool = False,
     query_ids: Sequence[str] | None = None,
 ) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import numpy as np
 
 from ._lazy import pd
 from .data import Run
+from .defaults import REPORT_CI_METHOD, SEED
 from .errors import OptionError
 from .evaluate import Evaluation
 from .intervals import DEFAULT_RESAMPLES
@@ -89,16 +90,16 @@ def build_report(
     top_k: int = 10,
     metadata: Mapping[str, Any] | None = None,
     include_per_query: bool = True,
-    ci_method: str = "t",
+    ci_method: str = REPORT_CI_METHOD,
     n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    seed: int = SEED,
 ) -> dict[str, Any]:
     """Report following seed 001 §8, generalised to any runs, metrics and k.
 
     ``ci_low`` / ``ci_high`` are 95% intervals of the mean: Student t (``ci_method="t"``,
     :func:`evalcore.aggregate.summarize`) or the percentile bootstrap on ``n_resamples``
-    resamples of the queries shared by every run (``"bootstrap"``, ``seed``: the dashboard's,
-    :func:`evalcore.intervals.summarize_with_intervals`); ``metadata.ci`` says which.
+    resamples of the queries shared by every run (``"bootstrap"``, ``seed``; by default 1,000 and 42, the
+    dashboard's, :func:`evalcore.intervals.summarize_with_intervals`); ``metadata.ci`` says which.
 
     Layout::
 
@@ -245,8 +246,9 @@ def _write_csv(table: Any, path: str | os.PathLike) -> None:
 
 
 def report_json_text(evaluation: Evaluation, runs: Mapping[str, Run] | None = None, *, top_k: int = 10,
-                     metadata: Mapping[str, Any] | None = None, indent: int | None = 1, ci_method: str = "t",
-                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> str:
+                     metadata: Mapping[str, Any] | None = None, indent: int | None = 1,
+                     ci_method: str = REPORT_CI_METHOD,
+                     n_resamples: int = DEFAULT_RESAMPLES, seed: int = SEED) -> str:
     """``json.dumps(build_report(...), indent=indent, ensure_ascii=False, allow_nan=False)``, the per-query
     part written directly as text (:mod:`evalcore.report_json`; same text, several times faster and a
     fraction of the memory of the dict); options as :func:`build_report`."""
@@ -285,8 +287,14 @@ def write_outputs(
     runs: Mapping[str, Run] | None = None,
     top_k: int = 10,
     metadata: Mapping[str, Any] | None = None,
+    ci_method: str = REPORT_CI_METHOD,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = SEED,
 ) -> list[Path]:
     """Write ``per_query.csv``, ``report.json`` and ``{run}_results.csv`` into ``out_dir``.
+
+    ``ci_method``, ``n_resamples``, ``seed``: the intervals of report.json (:func:`build_report`; the Student t
+    interval by default, ``"bootstrap"`` for the dashboard's).
 
     A run's file name keeps letters, digits, ``_.-`` of its name (others become ``_``); two runs whose
     names give one file name (``a/b`` and ``a_b``; ``A`` and ``a``, one file on a case-insensitive disk)
@@ -305,7 +313,8 @@ def write_outputs(
     # here, which nothing else touches) while report.json is built
     with ThreadPoolExecutor(1) as pool:
         csv_done = pool.submit(_write_csv, _per_query_arrow(evaluation), written[0])
-        text = report_json_text(evaluation, runs, top_k=top_k, metadata=metadata, indent=indent)
+        text = report_json_text(evaluation, runs, top_k=top_k, metadata=metadata, indent=indent, ci_method=ci_method,
+                                n_resamples=n_resamples, seed=seed)
         csv_done.result()
     written[1].write_text(text, encoding="utf-8")
     for run_name in evaluation.runs:

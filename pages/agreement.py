@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from evalcore.agreement import agreement_matrix, rbo_name
@@ -88,4 +89,5 @@ ui.dataframe(T.display_table(sim.value), hide_index=True, key="ag_similarity")
 st.caption(f"The distillation metrics of a student against its teacher: on {A.SIMILARITY_PAIRS:,} item pairs "
            f"drawn with seed "
            f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "
-           "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal).")
+           "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal). "
+           + R.similarity_caption())

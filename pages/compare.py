@@ -14,6 +14,7 @@ from dashboard import analysis as A
 from dashboard import charts, persist, ui
 from dashboard import drilldown as D
 from dashboard import picker as P
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as VS
@@ -149,8 +150,8 @@ def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label
         "significant": st.column_config.CheckboxColumn("significant", width=76),
     })
     st.caption(T.baseline_caption(rows["baseline mean"], metric=metric))
-    st.caption(f"95% CI of the difference: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the "
-               "same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
+    st.caption(f"95% CI of the difference: percentile bootstrap, {S.TEST_RESAMPLES:,} resamples of the queries "
+               f"(seed {S.CI_SEED}), the same for every pair. p adjusted: the test's p-value after the correction across all pairs; "
                "significant when below 0.05. The interval is neither the test nor corrected for the other pairs: "
                "it can exclude 0 next to a run that is not significant (the note says why). Wins/ties/losses: "
                "queries where the run beats / equals / loses to the baseline.")
@@ -255,6 +256,7 @@ st.caption("Cell = row run − column run (mean of the per-query differences). C
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across the "
            f"{ui.plural(len(runs) * (len(runs) - 1) // 2, 'pair')} of the {len(runs)} runs compared; "
            "* = significant at 0.05 after correction; p-values below 0.001 read <0.001." + charts.heat_text_note(len(runs)))
+st.caption(R.compare_caption(label, test, correction))
 
 against_baseline(ctx, runs, metric, k, label, cmp, mkey)
 tukey_hsd(ctx, runs, metric, k)

@@ -8,6 +8,7 @@ from dashboard import analysis as A
 from dashboard import domain_charts as charts
 from dashboard import drilldown as D
 from dashboard import persist as P
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import ui
@@ -54,22 +55,23 @@ with c5:  # which domains are tested is the family of the correction: kept with 
 label = ui.label_of(metric, k)
 higher = W.higher_is_better(metric)
 
-dom = S.memo(f"dom:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: D.domain_frame(
+dkey = f"{ctx.eval_key}:{metric}:{k}:{shown}:{S.N_RESAMPLES}:{S.CI_SEED}"  # (the intervals' resamples and seed)
+dom = S.memo(f"dom:{dkey}", lambda: D.domain_frame(
     S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED, runs=shown))
 
 st.subheader(f"{label} per domain")
-ui.chart(S.memo(f"fig:dombars:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: charts.domain_bars(dom, metric_label=label,
+ui.chart(S.memo(f"fig:dombars:{dkey}", lambda: charts.domain_bars(dom, metric_label=label,
                                                                                        runs=shown,
                                                                                        higher_is_better=higher)),
          key="dom_bars", name="per_domain_bars")
 st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
             "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "
-           "fewer than 2 queries)."
+           "fewer than 2 queries). " + R.intervals_caption(by_domain=True)
            + ("" if higher else f" Lower is better for {ui.md_escape(label)}: the shortest bar is the best; on "
                                 "the heatmap the brightest cell is the best."))
 h1, h2 = st.columns([3, 1])
 with h1:
-    ui.chart(S.memo(f"fig:domheat:{ctx.eval_key}:{metric}:{k}:{shown}", lambda: charts.domain_heatmap(
+    ui.chart(S.memo(f"fig:domheat:{dkey}", lambda: charts.domain_heatmap(
         dom, metric_label=label, runs=shown, higher_is_better=higher)), key="dom_heatmap", name="per_domain_heatmap")
 with h2:
     st.caption("Domain sizes (evaluated queries)")
@@ -105,7 +107,9 @@ if len(compared) >= 2 and baseline in compared:
         ui.dataframe(T.display_table(tested), hide_index=True, key="dom_significance", pin=("domain", "run"))
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
-                   "their CI and p-value columns)."
+                   f"their CI and p-value columns). 95% CI: percentile bootstrap, {S.TEST_RESAMPLES:,} resamples of "
+                   f"the queries (seed {S.CI_SEED}), the same for every pair. Reproduce with "
+                   + R.python_tests_call("evalcore.stats.compare_by_domain", test, correction) + "."
                    + ("" if higher else f" Lower is better for {ui.md_escape(label)}: a negative run − baseline "
                                         "means the run is better; wins / losses count the queries where the run is "
                                         "better / worse."))

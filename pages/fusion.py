@@ -11,9 +11,11 @@ from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import kept as K
 from dashboard import persist as P
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as VS
+from evalcore import defaults as DEF
 from evalcore import workspace as W
 from evalcore.fusion import METHODS, NORMS, RANK_METHODS, WEIGHTED_METHODS
 from evalcore.metrics import DESCRIPTIVE, metric_base
@@ -192,29 +194,30 @@ st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower i
            "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "
            "result on the other.")
 STEPS = [0.5, 0.25, 0.2, 0.1, 0.05]
-K.start("fu_strategy", FU, "strategy", "grid", K.one_of(STRATEGIES))
-K.start("fu_seed", FU, "seed", 42, K.number(0, integer=True))
+K.start("fu_strategy", FU, "strategy", DEF.FUSION_STRATEGY, K.one_of(STRATEGIES))
+K.start("fu_seed", FU, "seed", DEF.SEED, K.number(0, integer=True))
 K.start("fu_split", FU, "split", True, K.flag)
-K.start("fu_fraction", FU, "fraction", 0.5, lambda v: isinstance(v, float) and K.number(0.1, 0.9)(v))
+K.start("fu_fraction", FU, "fraction", DEF.DASHBOARD_TUNE_FRACTION,
+        lambda v: isinstance(v, float) and K.number(0.1, 0.9)(v))
 K.start("fu_search", FU, "search", False, K.flag)
 c1, c2, c3, c4 = st.columns(4)
 with c1:
     strategy = st.selectbox("Search", list(STRATEGIES), format_func=STRATEGIES.get, key="fu_strategy")
 with c2:
     if strategy == "grid":  # (a widget is started only in a run that draws it: one set undrawn loses its value)
-        K.start("fu_step", FU, "step", 0.1, K.one_of(STEPS))
+        K.start("fu_step", FU, "step", DEF.FUSION_STEP, K.one_of(STEPS))
         step = st.selectbox("Grid step", STEPS, key="fu_step")
-        n_trials = 50
+        n_trials = DEF.FUSION_TRIALS
         K.keep(FU, step=step)
     else:
-        K.start("fu_trials", FU, "trials", 50, K.number(1, 2000, integer=True))
+        K.start("fu_trials", FU, "trials", DEF.FUSION_TRIALS, K.number(1, 2000, integer=True))
         n_trials = int(st.number_input("Trials", min_value=1, max_value=2000, step=10, key="fu_trials"))
-        step = 0.1
+        step = DEF.FUSION_STEP
         K.keep(FU, trials=n_trials)
 with c3:
     seed = int(st.number_input("Seed", min_value=0, step=1, key="fu_seed",
-                               help="Seed of the split and of the random trials; 42 as `evalcore fuse --seed`, "
-                                    "so the command line's defaults repeat this search"))
+                               help=f"Seed of the split and of the random trials; {DEF.SEED} as `evalcore fuse "
+                                    "--seed`, so the command line's defaults repeat this search"))
 with c4:
     split = st.toggle("Tune on a split of the queries", key="fu_split")
     fraction = st.slider("Share tuned on", 0.1, 0.9, step=0.05, key="fu_fraction", disabled=not split)
@@ -239,5 +242,9 @@ m3.metric("trials", len(res.trials))
 ui.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
              key="fu_best")
 ui.chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart", name="fusion_weight_trials")
+st.caption("Reproduce with " + R.fusion_command(
+    method=method, norm=norm, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
+    fraction=fraction if split else None, metric_label=label, ties=ctx.settings.ties,
+    rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"]) + " (the runs as TREC files).")
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

@@ -11,6 +11,7 @@ from dashboard import charts, ui
 from dashboard import exports as X
 from dashboard import persist as P
 from dashboard import precision_recall as PR
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as VS
@@ -73,7 +74,8 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     "judged@k and RBP's residual)" + (f"; not compared (low coverage): {len(excluded)} run(s)" if excluded else "")
     + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
-    "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0.")
+    "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0. "
+    + R.intervals_caption())
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
                  hide_index=True, key="overview_numbers", pin=("run",))

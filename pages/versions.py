@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import versions as V
@@ -70,9 +71,11 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
     ui.dataframe(T.display_table(V.tests_view(out.value, names, "reference", higher_is_better=W.higher_is_better(metric))), hide_index=True, key="ver_ref",
                  column_config=config)
     st.caption(f"Difference = the version − the one it is tested against (mean of the per-query differences, paired "
-               f"by query id); 95% CI: percentile bootstrap, {S.N_RESAMPLES:,} resamples of the queries, the same "
+               f"by query id); 95% CI: percentile bootstrap, {S.TEST_RESAMPLES:,} resamples of the queries "
+               f"(seed {S.CI_SEED}), the same "
                f"for every pair. p adjusted: {CORRECTIONS[correction]} correction within each table (the "
-               f"{ui.plural(len(runs) - 1, 'pair')} of this model at this metric@k); significant when below 0.05.")
+               f"{ui.plural(len(runs) - 1, 'pair')} of this model at this metric@k); significant when below 0.05. "
+               "Reproduce with " + R.python_tests_call("evalcore.workspace.version_tests", test, correction) + ".")
 
 
 @st.fragment

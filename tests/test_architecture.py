@@ -6,7 +6,7 @@ with :mod:`ast` (the line limit also holds for ``tests/`` and ``benchmarks/``); 
 
 Layers, lowest first; a module may import its own layer or a lower one, never a higher one:
 
-0. ``evalcore.errors``, ``evalcore._lazy``, ``evalcore._columns``, ``evalcore._compat``, ``evalcore._threads``
+0. ``evalcore.errors``, ``evalcore.defaults``, ``evalcore._lazy``, ``evalcore._columns``, ``evalcore._compat``, ``evalcore._threads``
 1. the data model: ``evalcore.data`` (and its input checks, ``evalcore._checks``), ``ranking``, ``measures``,
    ``metrics``
 2. ``evalcore.io`` and ``evalcore.retrieval`` (readers, writers, exact top-k)
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 600
 
 LAYER_OF_PREFIX: list[tuple[str, int]] = [
-    ("evalcore.errors", 0), ("evalcore._lazy", 0), ("evalcore._columns", 0), ("evalcore._compat", 0), ("evalcore._threads", 0),
+    ("evalcore.errors", 0), ("evalcore.defaults", 0), ("evalcore._lazy", 0), ("evalcore._columns", 0), ("evalcore._compat", 0), ("evalcore._threads", 0),
     ("evalcore.data", 1), ("evalcore._checks", 1), ("evalcore.ranking", 1), ("evalcore.measures", 1), ("evalcore.metrics", 1),
     ("evalcore.io", 2), ("evalcore.retrieval", 2),
     ("evalcore.workspace", 4), ("evalcore.cli", 5), ("evalcore.__main__", 5),

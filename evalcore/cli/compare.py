@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..defaults import SEED, TEST_CI_METHOD, TEST_RESAMPLES, TEST_RESAMPLING
 from .options import (
     QRELS_FORMAT_HELP,
     add_embedding_options,
@@ -35,9 +36,17 @@ def register(sub) -> argparse.ArgumentParser:
                    help="multiple-comparison correction over every pair and metric tested (default holm; "
                         "bh controls the false discovery rate)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    p.add_argument("--n-resamples", type=int, default=10_000,
-                   help="sign flips of the permutation test and resamples of the bootstrap CI (default 10000)")
-    p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
+    p.add_argument("--n-resamples", type=int, default=TEST_RESAMPLES,
+                   help=f"sign flips of the permutation test and resamples of the bootstrap CI (default "
+                        f"{TEST_RESAMPLES}; the dashboard's pages use 1000, see --resampling)")
+    p.add_argument("--seed", type=int, default=SEED,
+                   help=f"seed for --n-samples and randomised tests (default {SEED}, as the dashboard and the Python API)")
+    p.add_argument("--ci-method", default=TEST_CI_METHOD, choices=["BCa", "percentile", "basic"],
+                   help=f"bootstrap interval of each difference (default {TEST_CI_METHOD})")
+    p.add_argument("--resampling", default=TEST_RESAMPLING, choices=["per_pair", "shared"],
+                   help=f"resamples of the intervals: each pair its own (default {TEST_RESAMPLING}) or the same for "
+                        "every pair (shared, with --ci-method percentile: the dashboard's Compare page, with "
+                        "--n-resamples 1000)")
     p.add_argument("--ties", default="trec", help="order of equal scores: trec (default; trec_eval's, by descending doc id), "
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
@@ -66,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.hsd_out and not args.hsd:
         raise OptionError("--hsd-out needs --hsd paired|independent")
+    if args.resampling == "shared" and args.ci_method != "percentile":
+        raise OptionError(f"--resampling shared gives percentile intervals: add --ci-method percentile "
+                          f"(got --ci-method {args.ci_method})")
     aspects: dict = {}
     if args.per_query:
         from ..io.per_query import read_per_query_csv
@@ -96,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         mk.append((m.base, 0 if m.k is None else m.k))
     res = compare_many(table, metrics_k=mk, baseline=args.baseline if pairs is None else None, pairs=pairs,
                        test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
-                       seed=args.seed)
+                       seed=args.seed, ci_method=args.ci_method, resampling=args.resampling)
     cols = ["metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
             "p_value", "p_adjusted", "significant", "wins", "ties", "losses", "note"]
     show = res[[c for c in cols if c in res.columns]].copy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..defaults import MEAN_RESAMPLES, REPORT_CI_METHOD
 from .options import (
     add_embedding_options,
     add_eval_options,
@@ -22,6 +23,12 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
     p.add_argument("--report-depth", type=counting(0), default=10,
                    help="top-k list length stored per query in report.json (default 10; 0: none)")
+    p.add_argument("--ci-method", default=REPORT_CI_METHOD, choices=["t", "bootstrap"],
+                   help=f"95%% interval of each mean in report.json (with --out): t (Student t) or bootstrap "
+                        "(percentile bootstrap on resamples of the queries shared by every run, drawn with --seed: the "
+                        f"dashboard's intervals and its Report (JSON)); default {REPORT_CI_METHOD}")
+    p.add_argument("--n-resamples", type=counting(1), default=MEAN_RESAMPLES,
+                   help=f"resamples of --ci-method bootstrap (default {MEAN_RESAMPLES}, as the dashboard)")
     add_embedding_options(p)
     from .workspace import add_workspace_option
 
@@ -103,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, {row['n_pairs']:,} pairs")
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
-        paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta)
+        paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
+                              ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         print(f"wrote {', '.join(str(p) for p in paths)}")
     if args.workspace:
         from .workspace import record_evaluation

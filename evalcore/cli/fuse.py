@@ -15,6 +15,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> argparse.ArgumentParser:
+    from ..defaults import FUSION_STEP, FUSION_TRIALS, SEED
     from .options import QRELS_FORMAT_HELP
 
     p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
@@ -39,9 +40,11 @@ def register(sub) -> argparse.ArgumentParser:
     g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (minimises where lower is "
                    "better: first_rel_rank; default ndcg@10)")
-    g.add_argument("--step", type=float, default=0.1, help="grid step; 1/step an integer (default 0.1)")
-    g.add_argument("--trials", type=int, default=50, help="random weight vectors (default 50)")
-    g.add_argument("--seed", type=int, default=42, help="seed of the split and the random trials (default 42)")
+    g.add_argument("--step", type=float, default=FUSION_STEP,
+                   help=f"grid step; 1/step an integer (default {FUSION_STEP})")
+    g.add_argument("--trials", type=int, default=FUSION_TRIALS, help=f"random weight vectors (default {FUSION_TRIALS})")
+    g.add_argument("--seed", type=int, default=SEED,
+                   help=f"seed of the split and the random trials (default {SEED}, as the Fusion page)")
     g.add_argument("--tune-fraction", type=float, default=None, metavar="F",
                    help="tune on a seeded share F of the queries, report on the rest")
     g.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")

@@ -18,6 +18,7 @@ import numpy as np
 from ..combine import evaluate_per_ground_truth, with_diversity
 from ..coverage import nothing_evaluated
 from ..data import Qrels, Run
+from ..defaults import SEED
 from ..diversity import diversity_table
 from ..embedding_runs import (
     DEFAULT_BLOCK_BYTES,
@@ -329,7 +330,7 @@ def evaluate_from_args(
     block = _block_bytes(args)
     cache = _EmbCache(shards=backend is not None)
     n_samples = getattr(args, "n_samples", None)
-    seed = getattr(args, "seed", 42)
+    seed = getattr(args, "seed", SEED)
     emb_specs = getattr(args, "emb", None) or []
     fuse_specs = getattr(args, "fuse", None) or []
     ref_path = getattr(args, "reference_emb", None)

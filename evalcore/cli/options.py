@@ -23,7 +23,7 @@ Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
     against (``--aspect anchor=overall --aspect content=content``...); a bare
     ASPECT applies to every run without one.
 ``--reference-emb FILE`` (+ ``--reference-ids``, ``--reference-mode tied|fixed``,
-``--reference-depth N``, ``--agreement-pairs N``)
+``--reference-depth N``, ``--agreement-pairs [N]``)
     A reference model's neighbours as the ground truth instead of ``--qrels``
     (seed 000); ``--agreement-pairs`` adds Spearman/MAE of pair similarities
     per item-to-item model, printed and in the report's metadata.
@@ -57,6 +57,7 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..defaults import SEED, SIMILARITY_PAIRS
 from ..embedding_runs import DEFAULT_BLOCK_BYTES, REFERENCE_MODES
 from ..errors import OptionError
 from ..io.detect import QRELS_FORMATS
@@ -152,7 +153,9 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
                    help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
     add_judged_only(p)
     p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
-    p.add_argument("--seed", type=int, default=42, help="seed for --n-samples and randomised tests (default 42)")
+    p.add_argument("--seed", type=int, default=SEED,
+                   help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
+                        f"resamples (default {SEED}, as the dashboard and the Python API)")
     add_strict_option(p)
 
 
@@ -179,9 +182,10 @@ def add_embedding_options(parser: argparse.ArgumentParser) -> None:
                         "fixed: one top-DEPTH graded by position")
     g.add_argument("--reference-depth", type=int, default=None, metavar="N",
                    help="depth of the fixed reference ground truth (default max k)")
-    g.add_argument("--agreement-pairs", type=int, default=0, metavar="N",
+    g.add_argument("--agreement-pairs", type=int, nargs="?", default=0, const=SIMILARITY_PAIRS, metavar="N",
                    help="with --reference-emb: Spearman and MAE of N sampled pair similarities per model "
-                        "(printed; with --out also in report.json)")
+                        f"(N default {SIMILARITY_PAIRS}, drawn with --seed, as the dashboard's Agreement page; "
+                        "printed; with --out also in report.json)")
     g.add_argument("--fuse", action="append", metavar="NAME=RUN1:W1,RUN2:W2,...",
                    help="add a fusion of runs named before (repeatable; by default weighted RRF; weights only "
                         "for rrf and wsum)")

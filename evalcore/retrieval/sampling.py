@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..defaults import SEED, SIMILARITY_PAIRS
 from ..errors import EmptyInputError, OptionError, ShapeMismatchError, warn
 from .inputs import _as_ids, _as_matrix, _check_finite, _row_chunk
 from .scoring import _normalize_rows
@@ -28,7 +29,7 @@ def sample_queries(ids, n: int, *, seed: int) -> np.ndarray:
     return np.random.RandomState(int(seed)).choice(total, int(n), replace=False).astype(np.int64)
 
 
-def sample_pairs(n_items: int, n_pairs: int, *, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def sample_pairs(n_items: int, n_pairs: int, *, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """The item pairs :func:`similarity_agreement` compares: ``(i, j)`` arrays.
 
     ``n_pairs`` ordered pairs with ``i != j``, uniform and with replacement,
@@ -46,13 +47,14 @@ def sample_pairs(n_items: int, n_pairs: int, *, seed: int = 0) -> tuple[np.ndarr
     return i, j
 
 
-def similarity_agreement(reference, model, *, n_pairs: int = 10_000, seed: int = 0, ids=None) -> dict:
+def similarity_agreement(reference, model, *, n_pairs: int = SIMILARITY_PAIRS, seed: int = SEED, ids=None) -> dict:
     """Seed 000's training metrics: how well ``model`` similarities track ``reference``.
 
     ``reference`` (e.g. Ada-002) and ``model`` embed the same items, row ``i``
     of both being item ``i`` (dimensions may differ).  ``n_pairs`` ordered pairs
     ``(i, j)``, ``i != j``, are drawn uniformly with replacement by
-    ``np.random.RandomState(seed)`` (:func:`sample_pairs`); on those same pairs the cosines of both
+    ``np.random.RandomState(seed)`` (:func:`sample_pairs`; by default 10,000 pairs and seed 42,
+    :mod:`evalcore.defaults`, as everywhere else); on those same pairs the cosines of both
     spaces are compared.  Returns ``{"spearman": rho (scipy.stats.spearmanr),
     "mae": mean |cos_ref - cos_model|, "n_pairs": n_pairs}``.  ``ids`` (one per
     row, optional) only serves error messages.  Spearman is NaN (with a

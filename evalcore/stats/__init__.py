@@ -18,7 +18,8 @@ better than A for a higher-is-better metric.
 
 Reproducibility: every random procedure (bootstrap, permutation test) draws
 from ``numpy.random.default_rng(seed)``, so equal inputs and seed give equal
-outputs.
+outputs; the seed and the number of resamples default to :mod:`evalcore.defaults`'
+(42 and 10,000), as ``evalcore compare``'s ``--seed`` and ``--n-resamples`` do.
 
 Degenerate inputs never raise nor return an unexplained NaN; see
 :func:`paired_test` for the exact rules.  Invalid options or non-finite input

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._lazy import sps as _sps
+from ..defaults import SEED, TEST_CI_METHOD, TEST_RESAMPLES
 from ..errors import OptionError
 from ..results import exact_mean
 
@@ -180,7 +181,7 @@ def _paired_arrays(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
 _SIGN_BLOCK = 50
 
 
-def sign_flip_test(d: Any, *, n_resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+def sign_flip_test(d: Any, *, n_resamples: int = TEST_RESAMPLES, seed: int = SEED) -> tuple[float, float]:
     r"""Fisher's two-sided randomization test of :math:`\bar d = 0` by sign flips.
 
     Under the null hypothesis each paired difference is as likely to be
@@ -207,8 +208,8 @@ def sign_flip_test(d: Any, *, n_resamples: int = 10_000, seed: int = 0) -> tuple
     ----------
     d : array-like of float, shape (n,)
         Paired differences :math:`b_i - a_i`, finite, :math:`n \ge 1`.
-    n_resamples : int, default 10000
-    seed : int, default 0
+    n_resamples : int, default 10000 (:data:`evalcore.defaults.TEST_RESAMPLES`)
+    seed : int, default 42 (:data:`evalcore.defaults.SEED`)
 
     Returns
     -------
@@ -300,12 +301,12 @@ def paired_test(
     b: Any,
     *,
     test: str = "t",
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = TEST_RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
-    ci_method: str = "BCa",
+    ci_method: str = TEST_CI_METHOD,
 ) -> PairedTestResult:
     r"""Paired two-sided test of run B against run A on aligned per-query values.
 
@@ -361,9 +362,9 @@ def paired_test(
         belongs to the same query).  Two pandas Series are aligned on their
         index (query ids), which must hold the same labels.  Not modified.
     test : {"t", "wilcoxon", "permutation"}, default "t"
-    n_resamples : int, default 10000
+    n_resamples : int, default 10000 (:data:`evalcore.defaults.TEST_RESAMPLES`)
         Resamples of the bootstrap CI and of the permutation test.
-    seed : int, default 0
+    seed : int, default 42 (:data:`evalcore.defaults.SEED`)
         Seed of ``numpy.random.default_rng`` for the bootstrap and permutation test.
     confidence : float, default 0.95
         Confidence level of the bootstrap interval.

@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._categorical import distinct_strings, isin_strings, pivot_strings
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
+from ..defaults import SEED, TEST_CI_METHOD, TEST_RESAMPLES, TEST_RESAMPLING
 from ..errors import OptionError
 from ..intervals import bootstrap_means, percentile_interval
 from ..results import exact_mean
@@ -200,7 +201,7 @@ def _finish(rows: list[dict[str, Any]], columns: Sequence[str], correction: str,
 
 def _common_options(
     test: str, correction: str, alpha: float, n_resamples: int, seed: int, confidence: float,
-    zero_method: str, tie_tolerance: float, ci_method: str, resampling: str = "per_pair",
+    zero_method: str, tie_tolerance: float, ci_method: str, resampling: str = TEST_RESAMPLING,
 ) -> tuple[dict[str, Any], float]:
     _check_choice("resampling", resampling, RESAMPLING)
     if resampling == "shared" and ci_method != "percentile":
@@ -229,13 +230,13 @@ def compare_many(
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = TEST_RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
-    ci_method: str = "BCa",
-    resampling: str = "per_pair",
+    ci_method: str = TEST_CI_METHOD,
+    resampling: str = TEST_RESAMPLING,
 ) -> pd.DataFrame:
     r"""Paired comparisons of runs over several metric@k, corrected jointly.
 
@@ -270,7 +271,8 @@ def compare_many(
     alpha : float, default 0.05
         ``significant`` is ``p_adjusted < alpha``.
     n_resamples, seed, confidence, zero_method, tie_tolerance, ci_method
-        Passed to :func:`paired_test`.  Each pair uses ``seed`` itself, so a
+        Passed to :func:`paired_test` (defaults: :mod:`evalcore.defaults`, 10,000 resamples,
+        seed 42, BCa).  Each pair uses ``seed`` itself, so a
         pair's result does not depend on which other pairs are compared.
     resampling : {"per_pair", "shared"}, default "per_pair"
         Resamples of the bootstrap CI of ``diff``. ``"per_pair"``: each pair's own
@@ -349,13 +351,13 @@ def compare(
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = TEST_RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
-    ci_method: str = "BCa",
-    resampling: str = "per_pair",
+    ci_method: str = TEST_CI_METHOD,
+    resampling: str = TEST_RESAMPLING,
 ) -> pd.DataFrame:
     """Paired comparisons of runs on one metric@k (see :func:`compare_many`).
 
@@ -400,13 +402,13 @@ def compare_by_domain(
     min_queries: int = 5,
     correction: str = "holm",
     alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = TEST_RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
     zero_method: str = "wilcox",
     tie_tolerance: float = 0.0,
-    ci_method: str = "BCa",
-    resampling: str = "per_pair",
+    ci_method: str = TEST_CI_METHOD,
+    resampling: str = TEST_RESAMPLING,
 ) -> pd.DataFrame:
     """Per-domain paired comparison of every run against a baseline.
 

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ..data import Qrels, Run
+from ..defaults import FUSION_STEP, FUSION_STRATEGY, FUSION_TRIALS, SEED, SIMILARITY_PAIRS
 from ..errors import OptionError
 from .model import GroundTruthSource, RunSource, Settings
 from .pipeline import gt_embeddings, run_embeddings
@@ -49,8 +50,8 @@ def fusion_ground_truth(qrels: Qrels, reference: Any, k: int) -> Qrels:
 
 def search_fusion_weights(
     qrels: Qrels, reference: Any, runs: Mapping[str, Run], *, metric: str, k: int, settings: Settings,
-    method: str = "rrf", norm: str = "none", strategy: str = "grid", step: float = 0.1, n_trials: int = 50,
-    seed: int = 42, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
+    method: str = "rrf", norm: str = "none", strategy: str = FUSION_STRATEGY, step: float = FUSION_STEP,
+    n_trials: int = FUSION_TRIALS, seed: int = SEED, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ):
     """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules
@@ -102,8 +103,8 @@ def reference_embeddings(gt: GroundTruthSource):
     return None
 
 
-def similarity_agreement(gt: GroundTruthSource, sources: Sequence[RunSource], *, n_pairs: int = 10_000,
-                         seed: int = 42) -> pd.DataFrame:
+def similarity_agreement(gt: GroundTruthSource, sources: Sequence[RunSource], *,
+                         n_pairs: int = SIMILARITY_PAIRS, seed: int = SEED) -> pd.DataFrame:
     """Spearman ρ and MAE of sampled pair similarities, reference vs each run with embeddings.
 
     Columns ``model, spearman, mae, n_pairs, n_items``; no rows when the ground

@@ -46,6 +46,7 @@ from typing import Any
 
 from .._lazy import pd
 from ..data import Run
+from ..defaults import DEMO_SEED
 from ..errors import OptionError
 from ..evaluate import Evaluation
 from ..io.embeddings import Embeddings
@@ -97,7 +98,7 @@ class Workspace(RunChanges):
         return cls(default_path() if path is None else path, read_only=read_only, create=create)
 
     @classmethod
-    def demo(cls, seed: int = 0, *, cache_dir: str | Path | None = None) -> Workspace:
+    def demo(cls, seed: int = DEMO_SEED, *, cache_dir: str | Path | None = None) -> Workspace:
         """The built-in synthetic demo as a read-only workspace (built once into a cache folder).
 
         ``cache_dir`` defaults to :func:`~.locations.demo_cache_dir`; see

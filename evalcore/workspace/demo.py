@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Qrels, Run
+from ..defaults import DEMO_SEED
 
 __all__ = ["Demo", "make_demo", "cached_demo", "DEMO_DOMAINS", "DEMO_LABEL", "DEMO_RUN_NAMES", "FLIP_DOMAIN"]
 
@@ -125,7 +126,7 @@ def _run(name: str, qids: np.ndarray, item_ids: np.ndarray, idx: np.ndarray, sco
                           scores.reshape(-1).astype(np.float64), name=name, source=DEMO_LABEL)
 
 
-def make_demo(seed: int = 0, *, n_items: int = 2000, n_queries: int = 300) -> Demo:
+def make_demo(seed: int = DEMO_SEED, *, n_items: int = 2000, n_queries: int = 300) -> Demo:
     """Build the synthetic demo (deterministic in ``seed``); see the module docstring.
 
     Parameters
@@ -209,7 +210,7 @@ def make_demo(seed: int = 0, *, n_items: int = 2000, n_queries: int = 300) -> De
 
 
 @functools.lru_cache(maxsize=2)
-def cached_demo(seed: int = 0) -> Demo:
+def cached_demo(seed: int = DEMO_SEED) -> Demo:
     """:func:`make_demo` with default sizes, built once per seed per process (the result is immutable)."""
     return make_demo(seed)
 

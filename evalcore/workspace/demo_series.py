@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..data import Run
+from ..defaults import DEMO_SEED
 from .demo import RUN_DEPTH, _run, _topk, cached_demo
 from .model import RunSource, Snapshot
 
@@ -54,7 +55,7 @@ class DemoSeries:
 
 
 @functools.lru_cache(maxsize=2)
-def demo_series(seed: int = 0) -> DemoSeries:
+def demo_series(seed: int = DEMO_SEED) -> DemoSeries:
     """The checkpoints of the demo of ``seed`` (built once per process; see the module docstring)."""
     demo = cached_demo(seed)
     final = demo.embeddings[SERIES_MODEL]

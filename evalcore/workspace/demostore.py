@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..defaults import DEMO_SEED
 from .locations import demo_cache_dir, is_workspace
 from .store import SCHEMA_VERSION
 
@@ -38,7 +39,7 @@ def _demo_fingerprint() -> str:
     return h.hexdigest()[:12]
 
 
-def demo_path(seed: int = 0, *, cache_dir: str | os.PathLike | None = None) -> Path:
+def demo_path(seed: int = DEMO_SEED, *, cache_dir: str | os.PathLike | None = None) -> Path:
     """The folder of the demo workspace of ``seed`` (built by :func:`ensure_demo`)."""
     base = Path(cache_dir) if cache_dir is not None else demo_cache_dir()
     return base / f"seed{int(seed)}-{_demo_fingerprint()}"
@@ -70,7 +71,7 @@ def _fill_demo(ws: Any, seed: int) -> None:
     ws.set_settings()
 
 
-def store_demo_checkpoints(ws: Any, seed: int = 0) -> list[str]:
+def store_demo_checkpoints(ws: Any, seed: int = DEMO_SEED) -> list[str]:
     """Add the demo's training checkpoints (:mod:`.demo_series`) to a writable copy of the demo.
 
     ``strong-128d`` becomes the last version (``epoch 25``) of its model; each checkpoint is an

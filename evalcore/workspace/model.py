@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..coverage import DEFAULT_MIN_COVERAGE
+from ..defaults import DEMO_SEED, SEED
 from ..errors import OptionError, collected_warnings
 from ..io import (
     QRELS_FORMATS,
@@ -188,7 +189,7 @@ class Settings:
     ties: str = "trec"
     no_relevant: str = "zero"
     sample_size: int = 0
-    seed: int = 42
+    seed: int = SEED
     depth: int = 100
     gt_depth: int = 10
     gt_mode: str = "tied"
@@ -436,7 +437,7 @@ def free_name(base: str, taken: Iterable[str]) -> str:
     return f"{base} ({i})"
 
 
-def demo_workspace(seed: int = 0, settings: Settings | None = None) -> Snapshot:
+def demo_workspace(seed: int = DEMO_SEED, settings: Settings | None = None) -> Snapshot:
     """The workspace the app opens with: the built-in demo (see :mod:`evalcore.workspace.demo`)."""
     from .demo import DEMO_RUN_NAMES
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import Qrels, Run
+from ..defaults import MEAN_CI_METHOD, MEAN_RESAMPLES, SEED
 from ..errors import EvalcoreError, OptionError, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import load_doc_metadata, load_domains, load_qrels, load_run
@@ -509,19 +510,17 @@ def run_diversity(
     return table
 
 
-def diversity_summary(tables: Sequence[pd.DataFrame], *, ci_method: str = "bootstrap", n_resamples: int = 1000,
-                      seed: int = 0) -> pd.DataFrame:
+def diversity_summary(tables: Sequence[pd.DataFrame], *, ci_method: str = MEAN_CI_METHOD,
+                      n_resamples: int = MEAN_RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Mean and 95% CI of each run's diversity metrics (:func:`evalcore.intervals.summarize_with_intervals`).
 
     Parameters
     ----------
     tables : sequence of DataFrame
         :func:`run_diversity` outputs, one per run.
-    ci_method : {"bootstrap", "t"}, default "bootstrap"
+    ci_method, n_resamples, seed : default "bootstrap", 1,000, 42 (:mod:`evalcore.defaults`, as every mean's)
         Interval of the means: the percentile bootstrap on resamples shared by every run
-        (inside the metric's range), or Student t.
-    n_resamples, seed
-        Of the bootstrap.
+        (inside the metric's range), or Student t; resamples and seed of the bootstrap.
 
     Returns
     -------

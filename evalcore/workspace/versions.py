@@ -31,6 +31,7 @@ from .._categorical import distinct_strings
 from .._lazy import pd
 from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label, wide_per_query
 from ..coverage import DEFAULT_MIN_COVERAGE, coverage_text, low_coverage, run_coverage
+from ..defaults import MEAN_CI_METHOD, SEED, TEST_CI_METHOD, TEST_RESAMPLES, TEST_RESAMPLING
 from ..errors import OptionError, warn
 from ..intervals import DEFAULT_RESAMPLES, mean_intervals
 from ..metrics import LOWER_IS_BETTER, metric_base
@@ -221,10 +222,10 @@ def version_curve(
     model: str,
     metric: str,
     k: int,
-    method: str = "bootstrap",
+    method: str = MEAN_CI_METHOD,
     confidence: float = 0.95,
     n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    seed: int = SEED,
 ) -> pd.DataFrame:
     r"""Mean and confidence interval of metric@k at each version of ``model``.
 
@@ -286,11 +287,11 @@ def version_tests(
     test: str = "t",
     correction: str = "holm",
     alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    n_resamples: int = TEST_RESAMPLES,
+    seed: int = SEED,
     confidence: float = 0.95,
-    ci_method: str = "BCa",
-    resampling: str = "per_pair",
+    ci_method: str = TEST_CI_METHOD,
+    resampling: str = TEST_RESAMPLING,
     against: Sequence[str] = AGAINST,
 ) -> pd.DataFrame:
     r"""Paired tests of each version of ``model`` against the previous one and against a reference.
