@@ -16,6 +16,7 @@ the folder: a colleague's shared folder, which the colleague writes and the read
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -25,6 +26,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +179,21 @@ def test_unmerged_changes_of_a_read_only_folder_are_read_as_a_writable_open_show
     assert list((tmp_path / "tmp").iterdir()) == []
 
 
+@contextlib.contextmanager
+def _writing(folder: Path) -> Iterator[None]:
+    """Around a change of the writer: as root the folder stays read-only (the reader may not write it, root
+    still may, as its owner would), else it is writable for the change only (the reader keeps reading it as a
+    folder it cannot write: that was decided when it was opened)."""
+    if os.geteuid() == 0:
+        yield
+        return
+    chmod_tree(folder, writable=True)
+    try:
+        yield
+    finally:
+        chmod_tree(folder, writable=False)
+
+
 def test_a_writer_elsewhere_is_followed_by_the_api_and_the_dashboard(tmp_path: Path):
     """The reader keeps a workspace (and the dashboard its cached one) open while a process that may write the
     folder changes it: the change counter and the runs follow, before and after a checkpoint of the WAL."""
@@ -184,7 +201,7 @@ def test_a_writer_elsewhere_is_followed_by_the_api_and_the_dashboard(tmp_path: P
     writer = Workspace.open(folder)
     writer.set_ground_truth(_qrels())
     writer.add_run("r1", _run(1))
-    chmod_tree(folder, writable=False)  # the reader may not write it; this process still may (root) or is the owner
+    chmod_tree(folder, writable=False)
     reader = Reader(folder, tmp_path / "out", tmp_path / "tmp")
     try:
         first = reader.ask("api")
@@ -192,18 +209,21 @@ def test_a_writer_elsewhere_is_followed_by_the_api_and_the_dashboard(tmp_path: P
         assert first["held"]["generation"] == writer.generation
         assert reader.ask("app") == {"exception": [], "runs": ["r1"]}
 
-        writer.add_run("r2", _run(2))
+        with _writing(folder):
+            writer.add_run("r2", _run(2))
         second = reader.ask("api")
         for view in second.values():
             assert (view["runs"], view["generation"]) == (["r1", "r2"], writer.generation)
         assert writer.generation > first["held"]["generation"]
         assert reader.ask("app") == {"exception": [], "runs": ["r1", "r2"]}
 
-        writer.catalogue.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        with _writing(folder):
+            writer.catalogue.connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         assert (folder / "catalogue.sqlite-wal").stat().st_size == 0  # everything in the catalogue file now
         third = reader.ask("api")
         assert third["held"] == third["fresh"] == second["held"]
-        writer.add_run("r3", _run(3))
+        with _writing(folder):
+            writer.add_run("r3", _run(3))
         fourth = reader.ask("api")
         for view in fourth.values():
             assert (view["runs"], view["generation"]) == (["r1", "r2", "r3"], writer.generation)
