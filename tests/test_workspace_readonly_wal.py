@@ -296,24 +296,30 @@ def test_a_copy_is_made_again_while_the_catalogue_changes_under_it(tmp_path: Pat
     ws.close()
 
 
-def test_without_a_private_folder_unmerged_changes_are_one_clear_line_and_a_merged_catalogue_still_opens(
+def test_errors_are_one_line_naming_the_folder_and_without_a_private_folder_a_merged_catalogue_still_opens(
         tmp_path: Path):
+    """No writable temporary folder: changes in the WAL are one clear line (naming TMPDIR), a catalogue without
+    any is read in place as before; a catalogue this user may not read is one line naming it."""
     writer = _build(tmp_path / "live")
     folder = tmp_path / "W"
     shutil.copytree(writer.path, folder)
+    unreadable = tmp_path / "unreadable"
+    shutil.copytree(writer.path, unreadable)
     writer.close()  # its last connection: the WAL is merged into the catalogue file of "live"
     merged = tmp_path / "merged"
     shutil.copytree(writer.path, merged)
-    nowhere = tmp_path / "no-temp"
+    nowhere, temp = tmp_path / "no-temp", tmp_path / "tmp"
     nowhere.mkdir()
-    for p in (folder, merged, nowhere):
+    temp.mkdir()
+    for p in (folder, merged, nowhere, unreadable):
         chmod_tree(p, writable=False)
+    (unreadable / "catalogue.sqlite").chmod(0)
     script = textwrap.dedent(f"""
         import json, tempfile
-        tempfile.tempdir = {str(nowhere)!r}  # the only temporary folder, and it cannot be written
         from evalcore import Workspace
         out = {{}}
-        for name in ("W", "merged"):
+        for name, temp in (("W", {str(nowhere)!r}), ("merged", {str(nowhere)!r}), ("unreadable", {str(temp)!r})):
+            tempfile.tempdir = temp  # "no-temp": the only temporary folder, and it cannot be written
             try:
                 out[name] = Workspace.open({str(tmp_path)!r} + "/" + name).run_names()
             except Exception as e:
@@ -324,10 +330,14 @@ def test_without_a_private_folder_unmerged_changes_are_one_clear_line_and_a_merg
         done = subprocess.run(unprivileged([sys.executable, "-c", script]), cwd=ROOT, capture_output=True, text=True,
                               timeout=300)
     finally:
-        for p in (folder, merged, nowhere):
+        (unreadable / "catalogue.sqlite").chmod(0o444)
+        for p in (folder, merged, nowhere, unreadable):
             chmod_tree(p, writable=True)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["merged"] == ["r1", "r2", "e"]
     assert got["W"].startswith(f"WorkspaceError: {folder}: this read-only folder holds changes not yet merged")
-    assert "TMPDIR" in got["W"] and "\n" not in got["W"]
+    assert "TMPDIR" in got["W"]
+    assert got["unreadable"] == f"WorkspaceError: {unreadable}: cannot read catalogue.sqlite (Permission denied)"
+    assert not any("\n" in text for text in got.values())
+    assert list(temp.iterdir()) == []

@@ -146,11 +146,11 @@ def _make(db: Path, *, between) -> ReadCopy:  # noqa: ANN001
         owner_fd = _own(folder)
         pause = 0.002
         for _ in range(ATTEMPTS):
-            state = _copy_once(db, folder)
+            copied = _copy_once(db, folder)
             if between is not None:
                 between()
-            if state is not None and _unchanged(db, folder, state):
-                return ReadCopy(db, folder, state, owner_fd)
+            if copied is not None and _unchanged(db, *copied):
+                return ReadCopy(db, folder, copied[0], owner_fd)
             time.sleep(pause)  # a writer is busy: let it finish its transaction or checkpoint
             pause = min(pause * 2, _MAX_PAUSE)
         raise WorkspaceError(f"the catalogue kept changing while it was copied to be read ({ATTEMPTS} tries: "
@@ -160,50 +160,66 @@ def _make(db: Path, *, between) -> ReadCopy:  # noqa: ANN001
         raise
 
 
-def _copy_once(db: Path, folder: Path) -> tuple | None:
-    """Copy the catalogue and its WAL into ``folder``; the state before, None when it changed meanwhile."""
+def _copy_once(db: Path, folder: Path) -> tuple[tuple, tuple] | None:
+    """Copy the catalogue and its WAL into ``folder``: the state before and the SHA-256 of each file copied (None:
+    absent); None when the files changed meanwhile."""
     before = source_state(db)
     if before[0] is None:
         raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(db.parent))
     for name in (db.name + "-shm", db.name + "-wal"):
         (folder / name).unlink(missing_ok=True)
-    for src in (db, wal_of(db)):
-        if _copy_file(src, folder / src.name) is None and src == db:
-            return None  # removed meanwhile
-    return before if source_state(db) == before else None
+    digests = tuple(_copy_file(src, folder / src.name) for src in (db, wal_of(db)))
+    if digests[0] is None or source_state(db) != before:
+        return None  # removed or changed meanwhile
+    return before, digests
 
 
 def _copy_file(src: Path, dest: Path) -> str | None:
     """Copy ``src`` to ``dest``; the SHA-256 of what was copied (None: ``src`` is absent)."""
     digest = hashlib.sha256()
-    try:
-        fin = open(src, "rb")
-    except FileNotFoundError:
+    fin = _open_source(src)
+    if fin is None:
         return None
     with fin, open(dest, "wb") as fout:
-        while chunk := fin.read(_CHUNK):
+        while chunk := _read(fin, src):
             digest.update(chunk)
             fout.write(chunk)
     return digest.hexdigest()
 
 
 def _digest(path: Path) -> str | None:
+    """The SHA-256 of the source file ``path`` read again (None: absent)."""
     digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(_CHUNK):
-                digest.update(chunk)
-    except FileNotFoundError:
+    f = _open_source(path)
+    if f is None:
         return None
+    with f:
+        while chunk := _read(f, path):
+            digest.update(chunk)
     return digest.hexdigest()
 
 
-def _unchanged(db: Path, folder: Path, state: tuple) -> bool:
-    """Whether the source files still are what was copied: the same state, and the same bytes read again."""
-    for src in (db, wal_of(db)):
-        if _digest(src) != _digest(folder / src.name):
-            return False
-    return source_state(db) == state
+def _open_source(src: Path):  # noqa: ANN202 - a binary file
+    """``src`` opened for reading; None when it is absent; :class:`WorkspaceError` naming it when it cannot be read
+    (so that it is not taken for a temporary folder that cannot be written)."""
+    try:
+        return open(src, "rb")  # noqa: SIM115 - the caller closes it
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise WorkspaceError(f"cannot read {src.name} ({e.strerror or e})", file=str(src.parent)) from None
+
+
+def _read(f, path: Path) -> bytes:  # noqa: ANN001
+    try:
+        return f.read(_CHUNK)
+    except OSError as e:
+        raise WorkspaceError(f"cannot read {path.name} ({e.strerror or e})", file=str(path.parent)) from None
+
+
+def _unchanged(db: Path, state: tuple, digests: tuple) -> bool:
+    """Whether the source files still are what was copied: the same bytes read again, and the same state."""
+    return tuple(_digest(src) for src in (db, wal_of(db))) == digests and source_state(db) == state
 
 
 def _own(folder: Path) -> int | None:
