@@ -24,6 +24,18 @@ read in place: they are content-addressed and never change.
   removed when the last one lets go (closed, garbage-collected) or the process ends; a process
   killed before that leaves its folder, which the next process that makes a copy removes (each
   folder holds a file lock of its owner while it lives).
+
+Why not SQLite alone (its documentation, and SQLite 3.40 run without write permission on the folder):
+``mode=ro`` reads the WAL when the ``-shm`` file exists, even one that cannot be written (since 3.22
+SQLite then builds the WAL's index in its own memory: ``SQLITE_READONLY_CANTINIT``), but fails
+("unable to open database file") when it is missing, and a folder copied or unpacked without it is
+one of the cases here; ``nolock=1`` disables WAL altogether (same error); ``locking_mode=EXCLUSIVE``
+needs no ``-shm`` but an exclusive lock on the database file, which a read-only file refuses ("disk
+I/O error"); ``immutable=1`` ignores the WAL. The copy works the same in every case, takes no lock on
+someone else's files (locks are where network file systems fail SQLite), and follows a writer
+elsewhere. A change that leaves both files' size and times as they were (a file system with coarse
+times, an NFS client's cached attributes) is seen at the next change that moves them; every copy is
+a consistent state.
 """
 
 from __future__ import annotations
