@@ -47,7 +47,9 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from ..errors import WorkspaceError
 
@@ -116,12 +118,12 @@ class ReadCopy:
 def _remove(folder: str, owner_fd: int | None, pid: int) -> None:
     if os.getpid() != pid:  # pragma: no cover - a forked child: the copy is its parent's
         return
+    shutil.rmtree(folder, ignore_errors=True)  # before the owner lock goes: no sweeper takes it meanwhile
     if owner_fd is not None:
         try:
             os.close(owner_fd)
         except OSError:  # pragma: no cover - closed already
             pass
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 _copies: weakref.WeakValueDictionary[tuple[str, tuple], ReadCopy] = weakref.WeakValueDictionary()
@@ -129,7 +131,7 @@ _guard = threading.Lock()
 _swept = False
 
 
-def read_copy(db: Path, *, _between=None) -> ReadCopy:  # noqa: ANN001 - a test's hook
+def read_copy(db: Path, *, _between: Callable[[], object] | None = None) -> ReadCopy:
     """A consistent private copy of the catalogue ``db`` as it is now (shared while its files do not change).
 
     Raises :class:`~evalcore.errors.WorkspaceError` (naming the workspace folder) when the catalogue kept
@@ -147,7 +149,7 @@ def read_copy(db: Path, *, _between=None) -> ReadCopy:  # noqa: ANN001 - a test'
         return copy
 
 
-def _make(db: Path, *, between) -> ReadCopy:  # noqa: ANN001
+def _make(db: Path, *, between: Callable[[], object] | None) -> ReadCopy:
     global _swept
     if not _swept:
         _swept = True
@@ -211,7 +213,7 @@ def _digest(path: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _open_source(src: Path):  # noqa: ANN202 - a binary file
+def _open_source(src: Path) -> BinaryIO | None:
     """``src`` opened for reading; None when it is absent; :class:`WorkspaceError` naming it when it cannot be read
     (so that it is not taken for a temporary folder that cannot be written)."""
     try:
@@ -222,7 +224,7 @@ def _open_source(src: Path):  # noqa: ANN202 - a binary file
         raise WorkspaceError(f"cannot read {src.name} ({e.strerror or e})", file=str(src.parent)) from None
 
 
-def _read(f, path: Path) -> bytes:  # noqa: ANN001
+def _read(f: BinaryIO, path: Path) -> bytes:
     try:
         return f.read(_CHUNK)
     except OSError as e:
