@@ -15,7 +15,11 @@ on, so many readers and one writer share it across processes:
 * every write holds the workspace's writer lock (:mod:`.writelock`), which a caller may
   also hold across a check and the writes that depend on it;
 * one connection per thread and process (sqlite3 objects never cross threads; Streamlit
-  runs each session in its own thread; a forked child opens its own).
+  runs each session in its own thread; a forked child opens its own);
+* a read-only catalogue in a folder this process cannot write (a read-only mount, an
+  archive, someone else's folder) is read through a private copy of it and its WAL
+  (:mod:`.readcopy`), made again once those files change: SQLite itself cannot read the
+  changes still in the WAL there.
 
 Schema version: ``PRAGMA user_version``. :data:`MIGRATIONS` lists the steps from version
 0 (an empty file); opening a catalogue written by a newer evalcore raises
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ReadOnlyWorkspaceError, SchemaVersionError, WorkspaceError
+from .readcopy import source_state
 
 __all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "now", "dumps", "loads"]
 
@@ -189,12 +194,18 @@ class Catalogue:
         self._local = threading.local()
         if not self.path.exists() and (read_only or not create):
             raise WorkspaceError("no workspace here (no catalogue.sqlite)", file=str(self.path.parent))
+        #: read through a private copy (:mod:`.readcopy`): a read-only catalogue in a folder this process cannot write
+        self.detached = self.read_only and not folder_writable(self.path.parent)
+        self._copy: Any = None  # the newest private copy read (kept while the catalogue is open)
         self._open_schema()
 
     # ------------------------------------------------------------------ connections
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> tuple[sqlite3.Connection, Any, Any]:
+        """A new connection, the private copy it reads (None: the file itself) and the state it was opened at."""
+        state = source_state(self.path) if self.detached else None
+        uri, copy = self._target()
         try:
-            conn = sqlite3.connect(self._target(), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            conn = sqlite3.connect(uri, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                    check_same_thread=True, uri=True)
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -203,42 +214,66 @@ class Catalogue:
                 conn.execute("PRAGMA query_only = ON")
         except sqlite3.DatabaseError as e:
             raise WorkspaceError(f"cannot open the catalogue ({e})", file=str(self.path)) from None
-        return conn
+        return conn, copy, copy.state if copy is not None else state
 
-    def _target(self) -> str:
-        """The URI opened: the file, or for a read-only catalogue ``mode=ro``; in a folder this process cannot
-        write (a read-only mount, an archive), also ``immutable=1`` when no change waits in the WAL (SQLite
-        cannot create the shared-memory file there, and nobody can change the file anyway)."""
+    def _target(self) -> tuple[str, Any]:
+        """The URI opened and the private copy behind it (None: the file itself).
+
+        The file, or for a read-only catalogue ``mode=ro``. In a folder this process cannot write (a read-only
+        mount, an archive, someone else's folder), SQLite can read a WAL-mode catalogue only when its ``-shm``
+        file is there (and ``immutable=1`` would ignore the changes still in the ``-wal`` file): a private copy
+        of the catalogue and its WAL is read instead (:func:`.readcopy.read_copy`). When no private copy can be
+        made (no writable temporary folder) and the WAL is empty, the file is read as it is (``immutable=1``).
+        """
         from urllib.parse import quote
+
+        from .readcopy import read_copy, wal_may_hold_changes
 
         uri = "file:" + quote(str(self.path.resolve()))
         if not self.read_only:
-            return uri + "?mode=rwc"
-        if folder_writable(self.path.parent):
-            return uri + "?mode=ro"
-        wal = self.path.with_name(self.path.name + "-wal")
-        if wal.exists() and wal.stat().st_size > 0:
-            raise WorkspaceError("this read-only folder holds changes not yet merged into the catalogue "
-                                 f"({wal.name}): open a writable copy of it once", file=str(self.path.parent))
-        return uri + "?mode=ro&immutable=1"
+            return uri + "?mode=rwc", None
+        if not self.detached:
+            return uri + "?mode=ro", None
+        try:
+            copy = read_copy(self.path)
+        except OSError as e:
+            if wal_may_hold_changes(self.path):
+                raise WorkspaceError("this read-only folder holds changes not yet merged into the catalogue "
+                                     f"(catalogue.sqlite-wal) and no private copy of it could be made to read them "
+                                     f"({e.strerror or e}); set TMPDIR to a writable folder",
+                                     file=str(self.path.parent)) from None
+            return uri + "?mode=ro&immutable=1", None
+        return "file:" + quote(str(copy.path)) + "?mode=ro", copy
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (opened on first use; a forked child opens its own)."""
+        """This thread's connection (opened on first use; a forked child opens its own).
+
+        A catalogue read through a private copy opens a new one, on a new copy, once its files changed
+        (:func:`.readcopy.source_state`; checked outside transactions only)."""
         import os
 
         local = self._local
         conn = getattr(local, "conn", None)
-        if conn is None or getattr(local, "pid", None) != os.getpid():
-            conn = self._connect()
-            local.conn, local.pid = conn, os.getpid()
+        if conn is None or getattr(local, "pid", None) != os.getpid() or (
+                self.detached and not conn.in_transaction and local.state != source_state(self.path)):
+            if conn is not None and getattr(local, "pid", None) == os.getpid():
+                conn.close()
+            local.conn = local.copy = None  # so that a failed reopening is tried again, not the closed one used
+            conn, copy, state = self._connect()
+            local.conn, local.pid, local.copy, local.state = conn, os.getpid(), copy, state
+            if copy is not None:
+                self._copy = copy
         return conn
 
     def close(self) -> None:
-        """Close this thread's connection (others close when their thread ends)."""
+        """Close this thread's connection (others close when their thread ends); a private copy nothing
+        reads any more is removed."""
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
             self._local.conn = None
+        self._local.copy = None
+        self._copy = None
 
     # ------------------------------------------------------------------ transactions
     def _retry(self, body: Callable[[], T]) -> T:
@@ -311,10 +346,12 @@ class Catalogue:
     def snapshot(self, dest: Path) -> None:
         """Write a consistent copy of the catalogue to ``dest`` (``VACUUM INTO``; the source is only read).
 
-        A connection of its own (a read-only workspace's connections refuse ``VACUUM``).
+        A connection of its own (a read-only workspace's connections refuse ``VACUUM``); in a folder this
+        process cannot write, on the catalogue's private copy, so it holds the changes still in the WAL.
         """
         def body() -> None:
-            conn = sqlite3.connect(str(self.path), timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            target, _copy = self._target() if self.detached else (str(self.path), None)  # _copy: kept till the end
+            conn = sqlite3.connect(target, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, uri=self.detached)
             try:
                 conn.execute("VACUUM INTO ?", (str(dest),))
             finally:
