@@ -114,16 +114,17 @@ def _c_metadata(key: str, _blob: W.Blob) -> Outcome:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_qrels(key: str, _gt: W.GroundTruthSource, aspect: str | None, _sample: np.ndarray | None,
-             _domains: dict | None, _settings: W.Settings, _progress: Callable | None) -> Outcome:
+             _domains: dict | None, _settings: W.Settings, _progress: Callable | None,
+             _domains_label: str | None = None) -> Outcome:
     return _attempt(W.prepare_qrels, _gt, aspect=aspect, sample=_sample, domains=_domains, settings=_settings,
-                    progress=_progress)
+                    progress=_progress, domains_label=_domains_label)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _c_reference(key: str, _gt: W.GroundTruthSource, _sample: np.ndarray | None, _domains: dict | None,
-                 _settings: W.Settings, _progress: Callable | None) -> Outcome:
+                 _settings: W.Settings, _progress: Callable | None, _domains_label: str | None = None) -> Outcome:
     return _attempt(W.prepare_reference, _gt, sample=_sample, domains=_domains, settings=_settings,
-                    progress=_progress)
+                    progress=_progress, domains_label=_domains_label)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)

@@ -226,16 +226,17 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
     def qrels_for(aspect: str | None) -> Qrels | None:
         if aspect in ctx.qrels:
             return ctx.qrels[aspect]
-        dkey = ws.domain_blob.sha256 if (ws.domain_blob is not None and domains is not None) else "-"
+        dname = ws.domain_blob.name if (ws.domain_blob is not None and domains is not None) else None  # (its warning)
+        dkey = _key(ws.domain_blob.sha256, dname) if dname is not None else "-"
         qk = "qrels:" + _key(gt.key(aspect, settings), skey if sample is not None else "all", dkey)
         cb, skip = long_step(progress_slot, "building the ground truth from the reference model", qk, known=qk in _memo()) \
             if gt.kind == "reference" else (None, False)
         if skip:
             out = Outcome(error=CANCELLED)
         elif gt.kind == "reference":
-            out = memo(qk, lambda: _c_reference(qk, gt, sample, domains, settings, cb))
+            out = memo(qk, lambda: _c_reference(qk, gt, sample, domains, settings, cb, dname))
         else:
-            out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb))
+            out = memo(qk, lambda: _c_qrels(qk, gt, aspect, sample, domains, settings, cb, dname))
         if not out.ok:
             ctx.gt_error = out.error
             return None

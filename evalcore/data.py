@@ -243,6 +243,10 @@ class Run:
         column of a TREC file is ignored, as trec_eval does.
     name : str
     source : str or None
+    search_depth : int or None
+        The ``k`` of the exact top-k search that ranked the run (an embedding run, a fusion of such runs without
+        ``top_n``): each list holds ``k`` documents, or every candidate where the corpus has fewer. None: a run
+        read from a file, or any other; its lists are as long as it made them (see :meth:`searched`).
     """
 
     query_ids: np.ndarray
@@ -254,6 +258,7 @@ class Run:
     source: str | None = None
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     _docs: Any = field(default=None, repr=False, compare=False)  # arrow string array, one id per row
+    search_depth: int | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------ documents
     @property
@@ -484,7 +489,17 @@ class Run:
 
     def renamed(self, name: str) -> Run:
         """Same lists under another name (arrays shared, they are never written)."""
-        r = Run(self.query_ids, self.q, self._doc_vocab, self._d, self.scores, name, self.source, {}, self._docs)
+        r = Run(self.query_ids, self.q, self._doc_vocab, self._d, self.scores, name, self.source, {}, self._docs,
+                self.search_depth)
+        r._cache.update(self._cache)
+        return r
+
+    def searched(self, depth: int | None) -> Run:
+        """Same lists (arrays shared) marked as the top-``depth`` of an exact search (:attr:`search_depth`; None:
+        unmarked). Evaluation does not call such a run shallow where a list is shorter than a cutoff: the corpus
+        had no more candidates (:mod:`evalcore.evaluation_notes`)."""
+        r = Run(self.query_ids, self.q, self._doc_vocab, self._d, self.scores, self.name, self.source, {}, self._docs,
+                None if depth is None else int(depth))
         r._cache.update(self._cache)
         return r
 

@@ -161,7 +161,9 @@ def embedding_run(
 
     Scores are float32 cosines ``u/(‖u‖+ε)·v/(‖v‖+ε)`` (seed 001 §2.3) stored as
     float64; equal scores were ranked by document id ascending, so evaluate
-    the run with ``ties="docid_asc"`` to keep that order.
+    the run with ``ties="docid_asc"`` to keep that order. The run's
+    :attr:`~evalcore.data.Run.search_depth` is ``k``: a list shorter than a
+    cutoff holds every candidate, and evaluation does not call it shallow.
 
     Coverage: ground-truth queries missing from the embeddings and relevant
     documents missing from the corpus are counted in a warning (the queries
@@ -190,8 +192,8 @@ def embedding_run(
     excl = (queries is None) if exclude_self is None else bool(exclude_self)
     top = _topk(qv, docs, int(k), query_ids=qids, exclude_self=excl, block_bytes=block_bytes, progress=progress,
                 backend=backend)
-    return _run_from_topk(top, docs, qids, name=name,
-                          source=docs.label if queries is None else f"{queries.label} vs {docs.label}")
+    return _run_from_topk(top, docs, qids, name=name,  # (its lists: the top k, or every candidate: never shallow)
+                          source=docs.label if queries is None else f"{queries.label} vs {docs.label}").searched(k)
 
 
 def check_embedding_coverage(

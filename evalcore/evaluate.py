@@ -44,6 +44,7 @@ from .coverage import missing_queries_problem
 from .data import Qrels, Run
 from .errors import OptionError, strict_coverage, warn
 from .evaluation import Evaluation
+from .evaluation_notes import largest_cutoff, shallow_run_text, warn_threshold_above_grades
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
 from .ranking import _group_positions, canonical_ties, rank_order
@@ -98,15 +99,6 @@ def _cutoffs(k: Iterable[int] | int) -> list[int]:
     return sorted(set(ks))
 
 
-def _warn_threshold_above_grades(qrels: Qrels, theta: int) -> None:
-    """A relevance threshold no judgment reaches makes every query one without a relevant document: say so."""
-    grades = qrels.grades
-    if len(grades) and int(grades.max()) < theta:
-        warn(f"no judgment reaches the relevance threshold (grade >= {theta}; the highest grade is "
-             f"{int(grades.max())}): no query has a relevant document, and every metric counting relevant "
-             "documents is 0", stacklevel=3)
-
-
 def _qrels_index(qrels: Qrels) -> dict[str, Any]:
     """Dense integer view of the qrels, computed once per Qrels object."""
     hit = qrels._cache.get("index")
@@ -153,6 +145,7 @@ class _Prepared:
     grade: np.ndarray  # grade per kept row (0 unjudged)
     judged: np.ndarray  # bool per kept row: the qrels judge the document for the query
     n_ret: np.ndarray  # (nQ,)
+    n_listed: np.ndarray  # (nQ,) documents the run lists per query (n_ret before judged-only removals)
     n_ignored: int
     n_missing: int  # qrels queries the run does not list (before judged-only removals)
 
@@ -182,12 +175,13 @@ def _prepare(qrels: Qrels, run: Run, *, ties: str, judged_only: bool = False) ->
         so = np.argsort(qi, kind="stable")
         qi, pos, grade, judged = qi[so], pos[so], grade[so], judged[so]
     n_missing = int(qrels.n_queries - (np.count_nonzero(qi[1:] != qi[:-1]) + 1 if len(qi) else 0))  # qi is sorted
+    n_ret = n_listed = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
     if judged_only:  # trec_eval -J: drop unjudged documents (and negative grades), close the gaps
         keep = judged & (grade >= 0)
         qi, grade, judged = qi[keep], grade[keep], judged[keep]
         pos = _group_positions(qi)
-    n_ret = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
-    prep = _Prepared(qi, pos, grade, judged, n_ret, n_ignored, n_missing)
+        n_ret = np.bincount(qi, minlength=qrels.n_queries).astype(np.int64)
+    prep = _Prepared(qi, pos, grade, judged, n_ret, n_listed, n_ignored, n_missing)
     run._cache[key] = (qrels, prep)
     return prep
 
@@ -486,6 +480,12 @@ def evaluate(
     Evaluation
         ``table`` has exactly one row per run × evaluated query × metric × k.
 
+    Warns
+    -----
+    EvalcoreWarning
+        A relevance threshold no grade reaches; each run shallower than the largest cutoff (most of its lists
+        shorter than it; not an exact search's run), once per run (:mod:`evalcore.evaluation_notes`).
+
     Examples
     --------
     >>> q = Qrels.from_dict({"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}})
@@ -512,7 +512,7 @@ def evaluate(
     if not isinstance(judged_only, (bool, np.bool_)):
         raise OptionError(f"judged_only must be True or False, got {judged_only!r}")
     _check_grades(measures, qrels)
-    _warn_threshold_above_grades(qrels, theta)
+    warn_threshold_above_grades(qrels, theta, stacklevel=2)
     run_map = _as_run_map(runs)
     if not run_map:
         raise OptionError("give at least one run")
@@ -532,7 +532,7 @@ def evaluate(
     run_codes: list[np.ndarray] = []
     q_codes: list[np.ndarray] = []
     metric_names: list[str] = []
-    cov_rows = []
+    cov_rows, shallow, top_k = [], [], largest_cutoff(measures)  # (runs shallower than top_k: said once each)
     n_workers = worker_count(workers, len(run_map))
 
     def one(run: Run) -> tuple[_Prepared, int, dict[_Key, np.ndarray]]:
@@ -574,8 +574,11 @@ def evaluate(
             if prep.n_missing:  # counted; in strict mode an error (the other runs are not evaluated)
                 missing_queries_problem(name, nq, prep.n_missing, run_query_ids=run_map[name].query_ids,
                                         ground_truth_query_ids=qrels.query_ids, warning=False)
+            shallow.append(shallow_run_text(name, prep.n_listed, top_k, search_depth=run_map[name].search_depth))
             if progress is not None:
                 progress(ri + 1, len(run_map))
+    for text in filter(None, shallow):
+        warn(text)
 
     small = np.int32 if nq < 2**31 else np.int64  # (4 bytes a row, not 8, for the table's two biggest codes)
     qcodes = np.concatenate(q_codes).astype(small, copy=False)

@@ -312,6 +312,7 @@ class Prepared:
     base: np.ndarray
     columns: np.ndarray | None
     c: float = 60.0
+    search_depth: int | None = None  # the least of the inputs' when each is an exact search's and no top_n cuts them
 
     @property
     def qid(self) -> np.ndarray:
@@ -350,8 +351,9 @@ class Prepared:
 
     def run(self, weights: np.ndarray | None = None, *, name: str = "fused", c: float | None = None) -> Run:
         """The fused run under ``weights`` (and ``c``, see :meth:`values`)."""
-        return Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights, c=c), name=name,
-                              check_duplicates=False)
+        run = Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights, c=c), name=name,
+                             check_duplicates=False)
+        return run if self.search_depth is None else run.searched(self.search_depth)  # (unions of whole lists)
 
 
 def _check_c(c: float) -> float:
@@ -396,8 +398,10 @@ def prepare(
     else:
         base = _borda(lists, qc, inv, m, len(qu))
     nd = max(len(du), 1)
+    depths = [r.search_depth for r in run_list]
     return Prepared(names, method, np.asarray(qu, dtype=object), (uniq // nd).astype(np.int64),
-                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns, c)
+                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns, c,
+                    min(depths) if top_n is None and depths and None not in depths else None)
 
 
 def _sum_by_run(inv: np.ndarray, run_of_row: np.ndarray, values: np.ndarray, m: int) -> np.ndarray:

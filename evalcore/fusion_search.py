@@ -36,6 +36,7 @@ equal results, and the split does not depend on the strategy.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -44,8 +45,9 @@ import pandas as pd
 
 from .data import Qrels, Run
 from .defaults import FUSION_STEP, FUSION_STRATEGY, FUSION_TRIALS, SEED
-from .errors import OptionError, warn
+from .errors import OptionError, quiet_warnings, warn
 from .evaluate import evaluate
+from .evaluation_notes import SHALLOW_PREFIX
 from .fusion import WEIGHTED_METHODS, canonical_method, prepare
 from .measures import Measure, parse_measure
 from .metrics import DESCRIPTIVE, K_FREE, LOWER_IS_BETTER
@@ -172,8 +174,9 @@ def _streams(seed: int) -> list[np.random.SeedSequence]:
 
 def _mean_value(qrels: Qrels, run: Run, measure: Measure, *, ties: str, rel_threshold: int,
                 no_relevant: str) -> float:
-    ev = evaluate(qrels, {"fused": run}, metrics=[measure], k=[measure.k or 1], ties=ties,
-                  rel_threshold=rel_threshold, no_relevant=no_relevant)
+    with quiet_warnings(re.escape(SHALLOW_PREFIX)):  # (a trial's fusion: its inputs' own evaluation says that)
+        ev = evaluate(qrels, {"fused": run}, metrics=[measure], k=[measure.k or 1], ties=ties,
+                      rel_threshold=rel_threshold, no_relevant=no_relevant)
     return float(ev.table["value"].mean())
 
 

@@ -255,13 +255,13 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
         D.store_side(role, blob)
         D.empty_uploader(f"up_{key}")
         st.rerun()
-    D.show_flash(f"side:{role}")
+    said = D.show_flash(f"side:{role}")
     blob = getattr(ws, field)
     if blob is not None:
         st.text(blob.name)
         if error:
             ui.show_error(error)
-        elif warning:
+        elif warning and warning not in said:  # (said just now, when the file was stored)
             ui.show_warning(warning)
         elif loaded:
             st.caption(loaded)

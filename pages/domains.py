@@ -76,6 +76,11 @@ with h1:
 with h2:
     st.caption("Domain sizes (evaluated queries)")
     st.dataframe(sizes, hide_index=True, key="dom_sizes")
+    none = sizes.loc[sizes["domain"] == "(none)", "n_queries"]
+    if len(none):  # (the queries a domain mapping leaves out: said when it was loaded, and here)
+        blob = ctx.ws.domain_blob
+        st.caption(ui.md_escape(f"(none): {ui.plural(int(none.iloc[0]), 'query', 'queries')} without a domain"
+                                + (f" in {blob.name}" if blob is not None else "")))
 small = sizes[sizes["n_queries"] < min_q]
 if len(small) == 1:
     row = small.iloc[0]

@@ -148,6 +148,9 @@ if not pctx.ready:
     st.stop()
 for w in pctx.run_warnings.get(uid, ()):
     ui.show_warning(w)
+for w in pctx.eval_warnings:  # what its evaluation says of the fused run (a shallow one); its inputs': said on top
+    if w not in ctx.eval_warnings:
+        ui.show_warning(w)
 summ = S.summary(pctx)
 metric, k = ui.metric_k_picker(pctx, "fusion")
 label = ui.label_of(metric, k)

@@ -19,8 +19,9 @@ from evalcore.io import load_qrels
 
 def test_the_pipeline_warns_when_a_mapping_names_none_of_the_queries():
     qrels = load_qrels(many_queries(30)[0], format="trec")
-    with pytest.warns(EvalcoreWarning, match=r"names none of the ground truth's 30 queries \(its query ids look like "
-                                             r"'QX1', 'QX2'; the ground truth's like 'q00000', 'q00001'\)"):
+    with pytest.warns(EvalcoreWarning, match=r"names none of the ground truth's 30 queries \(its 2 query ids look "
+                                             r"like 'QX1', 'QX2'; those of the ground truth like 'q00000', 'q00001', "
+                                             r"'q00002'\): no query has a domain"):
         labelled = W.sample_and_label(qrels, sample=None, domains={"QX1": "bio", "QX2": "med"})
     assert set(labelled.domain_of()) == {""}
     half = {f"q{i:05d}": "bio" for i in range(15)}

@@ -61,6 +61,7 @@ def test_the_data_page_says_which_stored_runs_answer_none_of_the_new_ground_trut
     name, ws = python_workspace()  # bm25, dense, e5-ep5, e5-ep25 answer q0..q14
     for i in range(3):
         ws.add_run(f"{marker}{i}", T.trec_run(10 + i))
+    ws.set_settings(k=(1, 5, 10, 20))  # (within the runs' 20 documents: no warning of shallow runs either)
     at = T.goto(T.open_app(name), "data")
     assert not at.warning
     other = b"".join(f"m{i} 0 x{i} 1\n".encode() for i in range(5))  # ids none of the runs answers

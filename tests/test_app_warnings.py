@@ -223,6 +223,65 @@ def test_the_similarity_agreement_says_its_notes_on_the_agreement_page():
     assert count(at, "pairs drawn (with replacement) among only 870 distinct ordered pairs of 30 items") == 1, said(at)
 
 
+def test_a_shallow_run_is_said_on_the_data_page_and_every_page_an_embedding_run_never():
+    """A run cut at 3 documents, evaluated at the default k up to 100: its values were shown without a word. Said
+    once per page (the evaluation's warning: under the settings on the Data page, on top of the others), never for
+    an embedding run (its lists hold its whole small corpus)."""
+    at = goto(start(W.set_ground_truth(W.Snapshot(), W.Blob.of("qrels.txt", trec_qrels()))), "data")
+    cut = b"".join(f"{q} Q0 d{j} {j + 1} {10 - j} t\n".encode() for q in QUERIES for j in range(3))
+    items = QUERIES + DOCS
+    with escaped() as log:
+        upload_runs(at, [(f"{MARK}.trec", cut, "text/plain"), ("items.npz", npz_of(items, with_zeros(items, [])),
+                                                                 "application/octet-stream")])
+        text = (f"shallow run '{MARK}': it lists at most 3 documents per query, but the largest k evaluated is 100: "
+                "ranks 4 to 100 count as non-relevant")
+        assert count(at, text) == 1, said(at)
+        assert not [w for w in said(at) if "shallow run 'items'" in w]
+        assert all(MARK not in w.value for w in at.warning)  # the run's name arrives escaped
+        at.run()
+        assert count(at, text) == 1, said(at)  # stands while it holds, never piled up
+        goto(at, "overview")
+        assert count(at, text) == 1, said(at)
+    assert not log, log
+    goto(at, "data")
+    apply_settings_k(at, [1, 3])
+    assert count(at, "shallow run") == 0, said(at)
+
+
+def apply_settings_k(at: AppTest, ks: list[int]) -> None:
+    at.multiselect(key="set_k").set_value(ks)
+    at.button[[b.label for b in at.button].index("Apply settings")].click().run()
+    assert not at.exception, at.exception
+
+
+def test_side_files_naming_other_ids_are_said_next_to_their_uploader_once():
+    """A domain mapping matching some queries only, query texts matching none: stored without a word (the domains
+    of the queries left out fell in the group '(none)'; no drill-down showed a text)."""
+    at = goto(start(ground_truth_and_a_run()), "data")
+    dom = b"query_id,domain\nq0,bio\nq1,law\n*Q2*,bio\n"
+    with escaped() as log:
+        at.file_uploader(key="up_domains").set_value(("dom.csv", dom, "text/csv")).run()
+        partial = ("dom.csv: 13 of the 15 queries of the ground truth 'qrels.txt' have no domain in it (e.g. 'q2', "
+                   "'q3', 'q4'): on the Domains page they form the group '(none)'; of its 3 query ids, 2 match and 1 "
+                   "is not the ground truth's (e.g. '*Q2*')")
+        assert count(at, partial) == 1, said(at)
+        assert all("*Q2*" not in w.value for w in at.warning)  # the id arrives escaped, never as Markdown
+        at.file_uploader(key="up_queries").set_value(("q.tsv", b"Q0\tfirst\nQ1\tsecond\n", "text/plain")).run()
+        none = ("the query texts name none of the ground truth's 15 queries (q.tsv: its 2 query ids look like 'Q0', "
+                "'Q1'; those of the ground truth 'qrels.txt' like 'q0', 'q1', 'q2'): no query's drill-down shows its "
+                "text")
+        assert count(at, none) == 1, said(at)
+        at.file_uploader(key="up_domains_1").set_value(("dom2.csv", b"query_id,domain\nQ0,bio\n", "text/csv")).run()
+        assert count(at, "the domain mapping names none of the ground truth's 15 queries (dom2.csv:") == 1, said(at)
+        assert count(at, "the domain mapping names none") == 1, said(at)  # the evaluation's note: not twice at once
+        at.run()
+        assert count(at, partial) == 0 and count(at, none) == 0  # said once, next to the action
+    assert not log, log
+    at.file_uploader(key="up_domains_2").set_value(("dom.csv", dom, "text/csv")).run()
+    goto(at, "domains")  # where the queries left out are: a group of their own, said so
+    assert "(none): 13 queries without a domain in dom.csv" in [unescape(c.value) for c in at.caption]
+
+
 # ------------------------------------------------------------------------------------------ a whole session
 
 
@@ -286,6 +345,7 @@ def test_every_evalcore_warning_of_a_data_page_session_reaches_a_page(tmp_path, 
 
     run(embedding_form)
     for key, name, data in (("up_domains", "dom.csv", b"query_id,domain\nQX1,bio\n"),  # names no query
+                            ("up_domains_1", "dom2.csv", b"query_id,domain\nq1,bio\nQX1,law\n"),  # one of them
                             ("up_meta", "meta.csv", b"doc_id,title\nzz,unknown document\n"),
                             ("up_queries", "q.tsv", b"zz\tan unknown query\n")):
         run(lambda key=key, name=name, data=data: at.file_uploader(key=key).set_value((name, data, "text/csv")).run())
@@ -309,8 +369,11 @@ def test_every_evalcore_warning_of_a_data_page_session_reaches_a_page(tmp_path, 
     raised = list(dict.fromkeys([*heard.heard, *log]))
     for kind in ("read as comment", "all-zero vectors", "ground-truth queries are not in", "relevant documents are "
                  "not in the corpus", "the domain mapping names none", "'hits' is now", "trec_eval's set also holds",
-                 "no judgment reaches the relevance threshold", "differ only in case", "agreement: of the"):
+                 "no judgment reaches the relevance threshold", "differ only in case", "agreement: of the",
+                 "shallow run 'partial'", "the document metadata names none", "the query texts name none",
+                 "have no domain in it"):
         assert any(kind in w for w in raised), (kind, raised)  # the inputs are awkward enough to say each of these
+    assert not [w for w in raised if any(f"shallow run {n!r}" in w for n in ("items", "docs", "z"))]  # embeddings
     lost = [w for w in raised if not any(w in s for s in seen)]
     assert not lost, lost
     assert not log, log  # and none went to the server's log

@@ -111,7 +111,7 @@ def test_evaluate_strict_stops_on_ground_truth_queries_a_run_does_not_answer():
     qrels = Qrels.from_dict({"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}, "q4": {"d1": 2}})
     part = Run.from_dict({"q1": {"d1": 1.0}}, name="part")  # answers 1 of the 4
     other = Run.from_dict({"Q1": {"d1": 1.0}, "Q2": {"d2": 1.0}}, name="other")  # none: ids in upper case
-    assert _warned(evaluate, qrels, part) == []  # without strict: counted, not warned about (as before)
+    assert _warned(evaluate, qrels, part, k=1) == []  # without strict: counted, not warned about (as before)
     assert evaluate(qrels, part).coverage.loc[0, "n_missing"] == 3
     msg = _raised(MissingIdsError, evaluate, qrels, {"full": Run.from_dict({q: {"d1": 1.0} for q in
                                                                            ("q1", "q2", "q3", "q4")}),
@@ -140,7 +140,7 @@ def trec_files(tmp_path: Path) -> dict[str, Path]:
 
 def test_cli_evaluate_strict_exits_2_with_the_warning_as_error_and_writes_nothing(trec_files, tmp_path, capsys):
     base = ["evaluate", "--qrels", str(trec_files["qrels"]), "--run", f"half={trec_files['half']}",
-            "--run", f"full={trec_files['full']}", "--metrics", "recall", "--k", "5"]
+            "--run", f"full={trec_files['full']}", "--metrics", "recall", "--k", "2"]  # (k within the lists)
     assert main([*base, "--out", str(tmp_path / "loose")]) == 0
     warned = _lines(capsys.readouterr().err, "warning: ")
     assert warned == [missing_queries_message("half", 20, 10)]  # as before: 10 of the 20 count 0
@@ -160,7 +160,7 @@ def test_cli_evaluate_strict_exits_2_with_the_warning_as_error_and_writes_nothin
 
 def test_cli_compare_strict_exits_2_and_writes_no_table(trec_files, tmp_path, capsys):
     base = ["compare", "--qrels", str(trec_files["qrels"]), "--run", f"half={trec_files['half']}",
-            "--run", f"full={trec_files['full']}", "--metric", "recall@5"]
+            "--run", f"full={trec_files['full']}", "--metric", "recall@2"]
     assert main([*base, "--out", str(tmp_path / "loose.csv")]) == 0
     warned = _lines(capsys.readouterr().err, "warning: ")
     assert warned == [missing_queries_message("half", 20, 10)]
@@ -261,7 +261,7 @@ def _workspace_with_partial_embeddings(path: Path) -> Workspace:
     queries = _emb(["q1", "q2"], seed=1)  # q3 missing
     ws.add_embedding_run("e5", docs.vectors, list(docs.ids), query_embeddings=queries.vectors,
                          query_ids=list(queries.ids))
-    ws.add_run("bm25", Run.from_dict({q: {"d1": 1.0} for q in ("q1", "q2", "q3")}, name="bm25"))  # fully covered
+    ws.add_run("bm25", Run.from_dict({q: {"d1": 1.0, "d4": 0.5} for q in ("q1", "q2", "q3")}, name="bm25"))  # covered
     return ws
 
 

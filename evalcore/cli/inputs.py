@@ -242,9 +242,11 @@ def fuse_runs(
 
 
 def _only_queries(run: Run, keep: set[str]) -> Run:
-    """The rows of ``run`` whose query is in ``keep`` (the run itself when that is every row)."""
+    """The rows of ``run`` whose query is in ``keep`` (the run itself when that is every row; whole lists: an exact
+    search's stay marked as such)."""
     wanted = np.fromiter((str(x) in keep for x in run.query_ids), dtype=bool, count=len(run.query_ids))
-    return run.with_rows(wanted[run.q])
+    out = run.with_rows(wanted[run.q])
+    return out if out is run or run.search_depth is None else out.searched(run.search_depth)
 
 
 # ---------------------------------------------------------------------------- the whole command

@@ -326,6 +326,19 @@ class WorkspaceCore:
         return self._load(row[0], "side", what=f"domains file {row[1]!r}", cache_kind="domains",
                           parse=codecs.read_domains)
 
+    def side_name(self, role: str) -> str | None:
+        """The file name a stored side file (``"domains"``, ``"metadata"``, ``"queries"``) was read from, or None."""
+        row = self._side_row(role)
+        return None if row is None else row[1]
+
+    def query_texts(self) -> dict[str, str] | None:
+        """The stored query id -> text map, or None."""
+        row = self._side_row("queries")
+        if row is None:
+            return None
+        return self._load(row[0], "side", what=f"query texts file {row[1]!r}", cache_kind="queries",
+                          parse=codecs.read_queries)
+
     def metadata(self) -> Any:
         """The stored document metadata (``doc_id, title, text``), or None."""
         row = self._side_row("metadata")

@@ -21,6 +21,7 @@ from . import codecs
 from .idchecks import check_embedding_ids, check_qrels_ids, warn_runs_answering_none
 from .inputs import check_label, embeddings_input, qrels_parts
 from .sidecar import SettingsAndSideFiles
+from .sidechecks import warn_stored_side_ids
 from .store import NoChange, dumps, now
 
 __all__ = ["GroundTruths"]
@@ -62,7 +63,9 @@ class GroundTruths(SettingsAndSideFiles):
             (:func:`~.idchecks.warn_runs_answering_none`): evaluated against it they would count 0 (an
             embedding run: not be evaluated). Not an error: changing the ground truth is legitimate, and
             those runs stay stored for the ground truth they answer (:meth:`use_ground_truth` brings an
-            earlier one back; :meth:`remove_run` removes a run). :meth:`add_run` refuses such a run.
+            earlier one back; :meth:`remove_run` removes a run). :meth:`add_run` refuses such a run. And the
+            stored domain mapping and query texts are matched to its queries: one naming none of them, or leaving
+            some without, is said (:func:`~.sidechecks.warn_stored_side_ids`).
         """
         parts, src_name, sha, fmt = qrels_parts(path_or_qrels, format=format, label=source_name)
         for aspect, q in parts:
@@ -74,6 +77,7 @@ class GroundTruths(SettingsAndSideFiles):
                         lambda stored: [(a, s.sha256, None, *c) for (a, _), s, c in zip(parts, stored, counts,
                                                                                         strict=True)]):
             warn_runs_answering_none(self)
+            warn_stored_side_ids(self)
 
     def set_reference(self, embeddings: Any, ids: Any = None, *, name: str | None = None,
                       source_name: str | None = None, source_sha256: str | None = None) -> None:
@@ -108,6 +112,7 @@ class GroundTruths(SettingsAndSideFiles):
         if self._set_gt(stage, "reference", label, src_name, sha, None, {"dim": emb.dim},
                         lambda stored: [(None, stored[0].sha256, stored[1].sha256, len(emb), None)]):
             warn_runs_answering_none(self)
+            warn_stored_side_ids(self)
 
     def _set_gt(self, stage: Callable[[], list], kind: str, name: str, src_name: str | None, sha: str | None,
                 fmt: str | None, options: dict, parts: Callable[[list], list]) -> bool:

@@ -32,10 +32,12 @@ import pandas as pd
 
 from ..data import Qrels, Run
 from ..defaults import MEAN_CI_METHOD, MEAN_RESAMPLES, SEED
-from ..errors import EvalcoreError, OptionError, warn
+from ..errors import EvalcoreError, OptionError
 from ..evaluate import Evaluation, evaluate
 from ..io import load_doc_metadata, load_domains, load_qrels, load_run
 from .model import Blob, GroundTruthSource, RunSource, Settings
+from .sidechecks import NO_DOMAIN_MATCH
+from .sidechecks import check_domain_ids as _check_domain_ids
 
 __all__ = [
     "load_ground_truth",
@@ -127,6 +129,7 @@ def prepare_reference(
     domains: Mapping[str, str] | None,
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
+    domains_label: str | None = None,
 ):
     """A reference model's neighbours as ground truth (:func:`evalcore.embedding_runs.reference_ground_truth`).
 
@@ -137,7 +140,7 @@ def prepare_reference(
     """
     kept = None if gt.store is None else (gt.store.core, gt.store.record)
     return reference_from_embeddings(gt_embeddings(gt), sample=sample, domains=domains,
-                                     settings=settings, progress=progress, kept=kept)
+                                     settings=settings, progress=progress, kept=kept, domains_label=domains_label)
 
 
 def reference_from_embeddings(
@@ -148,11 +151,13 @@ def reference_from_embeddings(
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
     kept: tuple[Any, Any] | None = None,
+    domains_label: str | None = None,
 ):
     """:func:`prepare_reference` of loaded :class:`~evalcore.io.Embeddings` (the stored workspace's path).
 
     ``kept``: the (workspace core, ground-truth record) of a stored reference, whose neighbours
     are then searched once and kept in the workspace (:func:`.rankings.kept_reference_neighbours`).
+    ``domains_label``: the domain mapping's file name, for the warning that it names none of the queries.
     """
     from ..embedding_runs import (
         ReferenceGroundTruth,
@@ -178,7 +183,7 @@ def reference_from_embeddings(
     if not domains:
         return rg
     d = dict(domains)
-    _check_domain_ids(rg.deepest, d)
+    _check_domain_ids(rg.deepest, d, label=domains_label)
     return ReferenceGroundTruth(rg.mode, rg.ks, rg.query_ids, rg.deepest.with_domains(d),
                                 {k: q.with_domains(d) for k, q in rg.by_k.items()},
                                 None if rg.fixed is None else rg.fixed.with_domains(d), rg.settings)
@@ -192,6 +197,7 @@ def prepare_qrels(
     domains: Mapping[str, str] | None,
     settings: Settings,
     progress: Callable[[int, int], None] | None = None,
+    domains_label: str | None = None,
 ) -> Qrels:
     """The evaluated ground truth: parsed (or built from the reference), sampled, with domains.
 
@@ -199,35 +205,22 @@ def prepare_qrels(
     :func:`prepare_reference`, which the evaluation of that case needs).
     """
     if gt.kind == "reference":
-        return prepare_reference(gt, sample=sample, domains=domains, settings=settings, progress=progress).deepest
-    return sample_and_label(load_ground_truth(gt, aspect), sample=sample, domains=domains)
+        return prepare_reference(gt, sample=sample, domains=domains, settings=settings, progress=progress,
+                                 domains_label=domains_label).deepest
+    return sample_and_label(load_ground_truth(gt, aspect), sample=sample, domains=domains, domains_label=domains_label)
 
 
-def sample_and_label(qrels: Qrels, *, sample: np.ndarray | None, domains: Mapping[str, str] | None) -> Qrels:
-    """The sampled queries of parsed qrels (in the sample's order), with the domains of ``domains`` when given."""
+def sample_and_label(qrels: Qrels, *, sample: np.ndarray | None, domains: Mapping[str, str] | None,
+                     domains_label: str | None = None) -> Qrels:
+    """The sampled queries of parsed qrels (in the sample's order), with the domains of ``domains`` when given
+    (a mapping naming none of these queries is said, naming its file ``domains_label``)."""
     if sample is not None and len(sample) < qrels.n_queries:
         qrels = qrels.subset(list(sample))
     if domains:
         d = dict(domains)
-        _check_domain_ids(qrels, d)
+        _check_domain_ids(qrels, d, label=domains_label)
         qrels = qrels.with_domains(d)
     return qrels
-
-
-#: Start of the warning of :func:`_check_domain_ids` (the Domains page looks for it).
-NO_DOMAIN_MATCH = "the domain mapping names none of the ground truth's"
-
-
-def _check_domain_ids(qrels: Qrels, domains: Mapping[str, str]) -> None:
-    """Warn when a domain mapping names none of the ground truth's queries (then no query has a domain)."""
-    if not qrels.n_queries or any(str(q) in domains for q in qrels.query_ids):
-        return
-
-    def like(ids: Iterable[Any]) -> str:
-        return ", ".join(repr(str(x)) for x in list(ids)[:2])
-
-    warn(f"{NO_DOMAIN_MATCH} {qrels.n_queries} queries (its query ids look like {like(domains)}; the ground "
-         f"truth's like {like(qrels.query_ids)}): no query has a domain")
 
 
 def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:

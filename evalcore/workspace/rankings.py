@@ -43,8 +43,8 @@ def embedding_ranking(core: WorkspaceCore, rec: RunRecord, qrels: Qrels, depth: 
 
     key = ranking_key(rec, depth, qrels)
     hit = core.derived_run(key, name=rec.name)
-    if hit is not None:
-        return hit
+    if hit is not None:  # (read back: the search's depth, as when ranked)
+        return hit[0].searched(depth), hit[1]
 
     def compute() -> tuple[Run, list[str]]:
         docs, queries = core.run_embeddings(rec)

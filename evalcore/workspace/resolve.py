@@ -137,7 +137,7 @@ def _ground_truth(core: WorkspaceCore, gt: GroundTruthRecord, out: Resolved, dom
         ref = core.reference(gt)
         (rg, _), msgs = capture(lambda: (reference_from_embeddings(
             ref, sample=_sample(np.asarray(ref.ids, dtype=object), settings), domains=domains, settings=settings,
-            progress=progress, kept=(core, gt)), None))
+            progress=progress, kept=(core, gt), domains_label=core.side_name("domains")), None))
         out.reference = rg
         out.qrels[None] = rg.deepest
         out.gt_warnings = tuple(msgs)
@@ -150,7 +150,7 @@ def _ground_truth(core: WorkspaceCore, gt: GroundTruthRecord, out: Resolved, dom
     def get(aspect: str | None) -> Qrels:
         if aspect not in out.qrels:
             out.qrels[aspect] = sample_and_label(core.read_qrels(gt.part(aspect), label=label), sample=sample,
-                                                 domains=domains)
+                                                 domains=domains, domains_label=core.side_name("domains"))
         return out.qrels[aspect]
 
     get(default)

@@ -20,6 +20,7 @@ from . import codecs
 from .core import WorkspaceCore
 from .inputs import is_source, source_bytes
 from .model import Settings
+from .sidechecks import warn_side_ids, warn_stored_side_ids
 from .store import NoChange, dumps, loads, now
 
 __all__ = ["SettingsAndSideFiles", "SETTING_FIELDS", "SIDE_ROLES"]
@@ -92,8 +93,11 @@ class SettingsAndSideFiles(WorkspaceCore):
         self.commit(list, record, bump=False)
 
     # ------------------------------------------------------------------ side files
+    # Each warns when the ground truth is there and the file's ids are not its ids (it names none of its queries or
+    # documents, or leaves some without): :mod:`.sidechecks`. The file is stored all the same.
     def set_domains(self, src: Any, *, name: str | None = None) -> None:
-        """Store the query -> domain map: a mapping, or a file :func:`evalcore.load_domains` reads."""
+        """Store the query -> domain map: a mapping, or a file :func:`evalcore.load_domains` reads; warns when its
+        query ids are not the ground truth's (:func:`~.sidechecks.side_ids_text`)."""
         from ..io import load_domains
 
         if isinstance(src, Mapping):
@@ -102,9 +106,11 @@ class SettingsAndSideFiles(WorkspaceCore):
             data, shown, label, sha = source_bytes(src, name)
             mapping = {str(k): str(v) for k, v in load_domains(data, label=shown).items()}
         self._set_side("domains", label, sha, lambda p: codecs.write_domains(mapping, p))
+        warn_side_ids(self, "domains", list(mapping), label=label)
 
     def set_metadata(self, src: Any, *, name: str | None = None) -> None:
-        """Store document metadata: a frame / mapping, or a file :func:`evalcore.io.load_doc_metadata` reads."""
+        """Store document metadata: a frame / mapping, or a file :func:`evalcore.io.load_doc_metadata` reads; warns
+        when its document ids are not the ground truth's judged documents (:func:`~.sidechecks.side_ids_text`)."""
         from .pipeline import normalize_metadata
 
         if is_source(src):
@@ -114,9 +120,11 @@ class SettingsAndSideFiles(WorkspaceCore):
         else:
             frame, label, sha = normalize_metadata(src), name, None
         self._set_side("metadata", label, sha, lambda p: codecs.write_metadata(frame, p))
+        warn_side_ids(self, "metadata", frame["doc_id"].to_numpy(dtype=object), label=label)
 
     def set_query_texts(self, src: Any, *, name: str | None = None) -> None:
-        """Store the query texts (query id -> text): a mapping, or a file :func:`evalcore.io.load_queries` reads."""
+        """Store the query texts (query id -> text): a mapping, or a file :func:`evalcore.io.load_queries` reads;
+        warns when its query ids are not the ground truth's (:func:`~.sidechecks.side_ids_text`)."""
         if isinstance(src, Mapping):
             texts, label, sha = {str(k): str(v) for k, v in src.items()}, name, None
         else:
@@ -125,6 +133,7 @@ class SettingsAndSideFiles(WorkspaceCore):
             data, shown, label, sha = source_bytes(src, name)
             texts = load_queries(data, label=shown)
         self._set_side("queries", label, sha, lambda p: codecs.write_queries(texts, p))
+        warn_side_ids(self, "queries", list(texts), label=label)
 
     def _set_side(self, role: str, name: str | None, sha: str | None, write: Callable[[Path], None]) -> None:
         def record(conn: sqlite3.Connection, stored: list) -> None:
@@ -181,6 +190,7 @@ class SettingsAndSideFiles(WorkspaceCore):
             from .idchecks import warn_runs_answering_none
 
             warn_runs_answering_none(self)  # type: ignore[arg-type]  # (self is a Workspace)
+            warn_stored_side_ids(self)
 
     def _settings_with(self, overrides: Mapping[str, Any]) -> Settings:
         changes = {k: v for k, v in overrides.items() if v is not None}

@@ -1,0 +1,185 @@
+"""A run shallower than the cutoffs it is evaluated at is said once per run and evaluation, never silently.
+
+Before: a run whose lists hold 10 documents, evaluated at k = 100, gave P@100 and Recall@100 without a word (correct
+by the definitions, a missing rank counting as non-relevant, but not comparable with a deep run's: most likely a
+run truncated by mistake). Now :func:`evalcore.evaluate` (and so the command line, ``Workspace.evaluate`` and the
+dashboard) warns once per such run, naming it, its deepest list and the largest k; not for a run returning fewer
+documents for a few queries, not for an exact search's run (embeddings: a list shorter than k holds the whole
+corpus), not in judged-only mode for the unjudged documents it removes.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalcore import Qrels, Run, evaluate
+from evalcore.cli import main
+from evalcore.embedding_runs import embedding_run
+from evalcore.errors import EvalcoreWarning
+from evalcore.evaluation_notes import SHALLOW_PREFIX
+from evalcore.fusion import fuse
+from evalcore.fusion_search import search_weights
+from evalcore.io import Embeddings
+from evalcore.io.trec import write_trec_qrels, write_trec_run
+from evalcore.workspace import Workspace
+
+QUERIES = [f"q{i}" for i in range(12)]
+DOCS = [f"d{j}" for j in range(300)]
+
+
+def qrels() -> Qrels:
+    rng = np.random.default_rng(0)
+    return Qrels.from_dict({q: {str(d): int(g) for d, g in zip(rng.choice(DOCS, 5, replace=False), (3, 2, 1, 1, 0),
+                                                              strict=True)} for q in QUERIES})
+
+
+def run_of(depths: dict[str, int] | int, name: str, seed: int = 1) -> Run:
+    """A run listing ``depths[q]`` documents for query q (an int: every query)."""
+    rng = np.random.default_rng(seed)
+    depths = {q: depths for q in QUERIES} if isinstance(depths, int) else depths
+    return Run.from_dict({q: {str(d): float(n - r) for r, d in enumerate(rng.choice(DOCS, n, replace=False))}
+                          for q, n in depths.items()}, name=name)
+
+
+def shallow_notes(call: Callable, *args, **kwargs) -> list[str]:
+    """The shallow-run warnings the call gives (as EvalcoreWarning), in order."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        call(*args, **kwargs)
+    for w in got:
+        if str(w.message).startswith(SHALLOW_PREFIX):
+            assert issubclass(w.category, EvalcoreWarning)
+    return [str(w.message) for w in got if str(w.message).startswith(SHALLOW_PREFIX)]
+
+
+def test_a_run_cut_at_10_evaluated_at_100_is_said_once_with_its_name_depth_and_k():
+    q = qrels()
+    deep, cut = run_of(150, "deep"), run_of(10, "cut")
+    notes = shallow_notes(evaluate, q, [deep, cut], metrics=["P", "recall", "ndcg", "map"], k=[10, 100])
+    assert len(notes) == 1, notes  # one per run and evaluation, not one per metric or k
+    assert notes[0].startswith("shallow run 'cut': it lists at most 10 documents per query, but the largest k "
+                               "evaluated is 100: ranks 11 to 100 count as non-relevant")
+    assert "not comparable with those of a run listing 100 documents" in notes[0]
+    assert shallow_notes(evaluate, q, [deep, cut], metrics=["P", "recall"], k=[5, 10]) == []  # k within its lists
+
+
+def test_most_lists_shorter_than_k_is_said_a_few_short_ones_are_not():
+    q = qrels()
+    most = {qq: (200 if i < 4 else 10) for i, qq in enumerate(QUERIES)}  # 8 of 12 lists cut at 10
+    few = {qq: (200 if i >= 3 else 10) for i, qq in enumerate(QUERIES)}  # 3 of 12 short: fewer matches, say
+    half = {qq: (200 if i % 2 else 10) for i, qq in enumerate(QUERIES)}  # exactly half: not "most"
+    notes = shallow_notes(evaluate, q, [run_of(most, "most"), run_of(few, "few"), run_of(half, "half")],
+                          metrics=["P"], k=[100])
+    assert notes == ["shallow run 'most': 8 of its 12 lists hold fewer than 100 documents (median length 10, the "
+                     "deepest 200), the largest k evaluated: the ranks they leave empty count as non-relevant, so "
+                     "its values at the larger k are not comparable with those of a run listing 100 documents; was "
+                     "the run cut short?"]
+
+
+def test_unanswered_queries_are_left_to_the_coverage_count_and_metrics_without_a_cutoff_say_nothing():
+    q = qrels()
+    partial = run_of({qq: 200 for qq in QUERIES[:5]}, "partial")  # 7 queries unanswered, deep lists otherwise
+    assert shallow_notes(evaluate, q, partial, metrics=["P"], k=[100]) == []
+    cut = run_of(10, "cut")
+    assert shallow_notes(evaluate, q, cut, metrics=["map@all", "bpref", "rprec", "iprec_at_recall"], k=[100]) == []
+    notes = shallow_notes(evaluate, q, cut, metrics=["P@50", "bpref"], k=[5])  # a fixed cutoff counts
+    assert len(notes) == 1 and "the largest k evaluated is 50" in notes[0]
+
+
+def test_judged_only_counts_the_lists_as_given_not_after_dropping_unjudged_documents():
+    q = qrels()
+    deep = run_of(150, "deep")  # 150 documents, at most 5 of them judged per query
+    assert shallow_notes(evaluate, q, deep, metrics=["P"], k=[100], judged_only=True) == []
+    assert len(shallow_notes(evaluate, q, run_of(20, "cut"), metrics=["P"], k=[100], judged_only=True)) == 1
+
+
+def test_strict_mode_keeps_it_a_warning():
+    assert len(shallow_notes(evaluate, qrels(), run_of(10, "cut"), metrics=["P"], k=[100], strict=True)) == 1
+
+
+# ------------------------------------------------------------------------------------------ exact searches
+
+
+def small_corpus(seed: int = 3) -> tuple[Embeddings, Embeddings]:
+    """The judged documents (fewer than 60) as a corpus, and every query."""
+    rng = np.random.default_rng(seed)
+    ids = sorted(set(qrels().doc_ids.tolist()))
+    docs = Embeddings.from_arrays(ids, rng.normal(size=(len(ids), 8)))
+    queries = Embeddings.from_arrays(QUERIES, rng.normal(size=(len(QUERIES), 8)))
+    return docs, queries
+
+
+def test_an_embedding_run_over_a_corpus_smaller_than_k_is_not_shallow_nor_its_fusion():
+    q = qrels()
+    docs, queries = small_corpus()
+    a = embedding_run(docs, queries, qrels=q, k=100, name="a")  # every list holds the whole corpus
+    b = embedding_run(docs, queries, qrels=q, k=100, name="b")
+    assert a.search_depth == 100 and int(np.bincount(a.q).max()) == len(docs) < 60
+    assert shallow_notes(evaluate, q, [a, b.renamed("b2")], metrics=["P", "recall"], k=[10, 100]) == []
+    assert shallow_notes(evaluate, q, fuse([a, b], method="rrf", name="f"), metrics=["P"], k=[100]) == []
+    cut = fuse([a, b], method="rrf", top_n=5, name="cut")  # top_n cuts the inputs: no longer whole lists
+    assert cut.search_depth is None
+    assert len(shallow_notes(evaluate, q, cut, metrics=["P"], k=[100])) == 1
+
+
+def test_a_workspace_evaluation_says_it_once_and_an_embedding_run_read_back_stays_an_exact_search(tmp_path):
+    ws = Workspace.open(tmp_path / "W")
+    q = qrels()
+    ws.set_ground_truth(q, name="qrels")
+    ws.add_run("cut", run_of(10, "cut"))
+    docs, queries = small_corpus()
+    ws.add_embedding_run("emb", docs, query_embeddings=queries)
+    ws.set_settings(k=(10, 100), metrics=("P", "ndcg"))
+    for _ in range(2):  # the second evaluation reads the embedding run's kept ranking back
+        notes = shallow_notes(ws.evaluate, record=False)
+        assert len(notes) == 1 and notes[0].startswith("shallow run 'cut': it lists at most 10 documents"), notes
+
+
+def test_a_weight_search_does_not_name_its_trial_fusions():
+    q = qrels()
+    notes = shallow_notes(search_weights, q, [run_of(10, "a"), run_of(10, "b", seed=2)], metric="P@100",
+                          strategy="random", n_trials=3)
+    assert notes == [], notes  # (its inputs' own evaluation says they are shallow)
+
+
+# ------------------------------------------------------------------------------------------ the command line
+
+
+def test_the_command_line_says_it_once_on_stderr_and_carries_on(tmp_path: Path, capsys):
+    q = qrels()
+    write_trec_qrels(q, tmp_path / "qrels.txt")
+    write_trec_run(run_of(10, "cut"), tmp_path / "cut.trec")
+    write_trec_run(run_of(150, "deep"), tmp_path / "deep.trec")
+    code = main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--run", f"cut={tmp_path / 'cut.trec'}",
+                 "--run", f"deep={tmp_path / 'deep.trec'}", "--metrics", "P", "recall", "ndcg", "--k", "10", "100"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    lines = [line for line in err.splitlines() if "shallow" in line]
+    assert lines == [line for line in lines if line.startswith("warning: shallow run 'cut': it lists at most 10 ")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and "deep" not in "".join(lines)
+    assert re.search(r"^cut: 12 queries evaluated", out, re.M)
+
+
+@pytest.mark.parametrize("depth", [None, "40"])
+def test_the_command_lines_embedding_runs_are_not_called_shallow(tmp_path: Path, capsys, depth):
+    """Ranked to max(100, largest k) by default, to --emb-depth when given: below the largest k, the command says
+    that itself (before ranking), once; its run over a corpus smaller than k is not called shallow either."""
+    q = qrels()
+    write_trec_qrels(q, tmp_path / "qrels.txt")
+    docs, queries = small_corpus()
+    np.savez(tmp_path / "docs.npz", ids=np.asarray(docs.ids, dtype=str), embeddings=docs.vectors)
+    np.savez(tmp_path / "q.npz", ids=np.asarray(queries.ids, dtype=str), embeddings=queries.vectors)
+    code = main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--emb",
+                 f"e5={tmp_path / 'docs.npz'},{tmp_path / 'q.npz'}", "--metrics", "P", "--k", "10", "100",
+                 *(["--emb-depth", depth] if depth else [])])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "shallow run" not in err, err
+    assert err.count("--emb-depth 40 is below the largest cutoff 100") == (1 if depth else 0), err
