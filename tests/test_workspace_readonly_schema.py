@@ -25,7 +25,7 @@ from test_workspace_readonly_wal import QUERIES, Reader, _files, _qrels, _run
 
 from evalcore import Workspace
 from evalcore.errors import WorkspaceError
-from evalcore.workspace.store import MIGRATIONS, SCHEMA_VERSION
+from evalcore.workspace.store import MIGRATIONS, SCHEMA_VERSION, upgrade_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,3 +142,17 @@ def test_without_a_private_copy_an_older_read_only_folder_says_what_to_do(tmp_pa
     with pytest.raises(WorkspaceError, match=r"open it once for writing \(without read_only\)"):
         Workspace.open(folder, read_only=True)  # this process may write the folder: that does it
     assert _version(folder / "catalogue.sqlite") == 1
+
+
+def test_a_private_copy_that_cannot_be_upgraded_is_an_os_error_and_a_damaged_one_names_the_catalogue(tmp_path: Path):
+    """A copy that cannot be written (its disk full, its folder gone) is what no copy at all is to the catalogue (an
+    OSError: read in place, or the TMPDIR message), not a damaged catalogue; a damaged one names the workspace's."""
+    source = tmp_path / "W" / "catalogue.sqlite"
+    with pytest.raises(OSError, match="cannot upgrade the private copy of the catalogue") as e:
+        upgrade_copy(tmp_path / "gone" / "catalogue.sqlite", source)
+    assert not isinstance(e.value, WorkspaceError)
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"not a database at all " * 200)
+    with pytest.raises(WorkspaceError, match="the catalogue is damaged or not a workspace") as e:
+        upgrade_copy(bad, source)
+    assert str(source) in str(e.value)

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from ..errors import ReadOnlyWorkspaceError, SchemaVersionError, WorkspaceError
 from .readcopy import source_state
@@ -229,8 +230,6 @@ class Catalogue:
         of the catalogue and its WAL is read instead (:func:`.readcopy.read_copy`). When no private copy can be
         made (no writable temporary folder) and the WAL is empty, the file is read as it is (``immutable=1``).
         """
-        from urllib.parse import quote
-
         from .readcopy import read_copy, wal_may_hold_changes
 
         uri = "file:" + quote(str(self.path.resolve()))
@@ -420,9 +419,12 @@ def upgrade_copy(copy: Path, source: Path) -> None:
     as opening its folder for writing would (the same :data:`MIGRATIONS`, in one transaction): a read-only folder
     of an older workspace reads as the upgraded workspace, and its copies (:meth:`~.api.Workspace.copy_to`, the
     dashboard's) are current. The folder itself is never written. A catalogue of the current schema, or of a
-    newer one (refused when it is opened), is left as it is; errors name ``source``."""
-    conn = sqlite3.connect(str(copy), isolation_level=None)
+    newer one (refused when it is opened), is left as it is. A damaged catalogue is a
+    :class:`~evalcore.errors.WorkspaceError` naming ``source``; a copy that cannot be written (its disk is full) an
+    :class:`OSError`, as when no copy can be made."""
+    conn = None
     try:
+        conn = sqlite3.connect(f"file:{quote(str(copy))}?mode=rw", isolation_level=None, uri=True)
         if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
             return
         conn.execute("PRAGMA foreign_keys = ON")  # as the writable open's connection
@@ -430,13 +432,16 @@ def upgrade_copy(copy: Path, source: Path) -> None:
         try:
             _migrate(_Statements(conn), source)
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as e:  # the copy cannot be written (its disk is full...): as when none is made
+        raise OSError(f"cannot upgrade the private copy of the catalogue ({e})") from None
     except sqlite3.DatabaseError as e:
         raise WorkspaceError(f"the catalogue is damaged or not a workspace ({e})", file=str(source)) from None
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
 
 
 class _Statements:
