@@ -144,7 +144,7 @@ def blob_of(f: Any) -> W.Blob | None:
 
 
 def _failed_text() -> str:
-    return "the demo was kept" if P.read_only() else "nothing was changed"
+    return "the demo was kept" if P.active() == P.DEMO else "nothing was changed"
 
 
 def store_ground_truth(blob: W.Blob, fmt: str = "auto") -> bool:
@@ -384,12 +384,15 @@ def cb_empty_workspace() -> None:
 
 
 def cb_copy_demo() -> None:
+    """Copy the session's read-only workspace (the demo, or a folder that cannot be written) into a new workspace of
+    the root, which the session shows from then on."""
+    what = "the demo" if P.active() == P.DEMO else "this workspace"
     try:
-        name = P.create(P.unique_name("demo-copy"), copy_of_current=True)
+        name = P.create(P.copy_name(), copy_of_current=True)
     except (EvalcoreError, OSError) as e:
         flash("error", str(e))
         return
-    flash("ok", f"copied the demo into the new workspace {name!r}: it can be edited")
+    flash("ok", f"copied {what} into the new workspace {name!r}: it can be edited")
 
 
 def save_settings(new: W.Settings, told: Sequence[str] = ()) -> bool:

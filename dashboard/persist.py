@@ -14,7 +14,9 @@
   from the workspace, embeddings memory-mapped, so N tabs on one workspace cost one copy.
 * **Writing.** Every change goes to the workspace as it is made (:func:`write`); the demo is
   read-only, so a change made on it first creates a writable workspace — a copy of the demo,
-  or an empty one for the user's own files — and the session moves there.
+  or an empty one for the user's own files — and the session moves there. A workspace whose
+  folder this user cannot write opens read-only too (:func:`locked`): the pages say so and
+  why, disable what would change it and offer a copy; :func:`write` refuses its changes.
 * **Selections** (metric@k, runs, baseline, query, test...) are mirrored into the URL
   (:data:`URL_KEYS`; the page is the URL's path), so a link pasted into another tab opens the
   same view, and into the workspace's ``ui_state``, so a workspace opened again (another tab,
@@ -178,7 +180,41 @@ def active() -> str:
 
 
 def read_only() -> bool:
-    return active() == DEMO
+    """Whether the session's workspace cannot be changed here: the built-in demo (a change made on it goes into a
+    copy of it, :func:`write`) or a workspace whose folder cannot be written (:func:`locked`)."""
+    return active() == DEMO or locked() is not None
+
+
+def locked() -> str | None:
+    """Why the session's workspace cannot be changed here, as a phrase, when it is not the demo and cannot be
+    (its folder cannot be written by this user: a colleague's shared folder, a read-only mount, an unpacked
+    archive; :attr:`~evalcore.workspace.core.WorkspaceCore.read_only_reason`); None when it can be changed, or it is
+    the demo. The pages then disable every control that would change it and offer a copy (:func:`copy_name`);
+    what only reads (views, downloads, the selections kept in the user's data folder) works as on any workspace."""
+    if active() == DEMO:
+        return None
+    try:
+        ws = workspace()
+    except (EvalcoreError, OSError):
+        return None
+    return ws.read_only_reason if ws.read_only else None
+
+
+def locked_text(reason: str) -> str:
+    """The one line that says a workspace is read-only, why, and the way to change it (plain text)."""
+    return (f"this workspace is read-only ({reason}): copy it to a workspace you can change "
+            "(\"Copy this workspace to a new workspace\" on the Data page, or under Manage workspaces)")
+
+
+def copy_name() -> str:
+    """A free name for a copy of the session's workspace: ``demo-copy``, ``NAME-copy`` (then ``-2``, ``-3``...)."""
+    name = active()
+    if name != DEMO:
+        try:
+            return unique_name(check_name(f"{name}-copy"))
+        except WorkspaceError:  # (too long with the suffix)
+            pass
+    return unique_name("demo-copy" if name == DEMO else "workspace-copy")
 
 
 # ------------------------------------------------------------------------------------------ sessions
@@ -378,7 +414,7 @@ def publish() -> None:
         delta = {k: current.get(k) for k in set(current) | set(saved) if current.get(k) != saved.get(k)}
         try:
             ws = workspace()
-            if ws.read_only:  # the demo: into the user's data folder (not kept when it cannot be written)
+            if ws.read_only:  # the demo, a folder that cannot be written: into the user's data folder (best effort)
                 localstate.write(_local_key(ws), delta)
             else:
                 ws.set_ui_state(**delta)
@@ -439,11 +475,15 @@ def write(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> Wri
     On the read-only demo a writable workspace is made first: ``on_demo="copy"`` a copy of the
     demo (settings, fusions, side files, run info build on it), ``"new"`` an empty one (the
     user's own ground truth or runs); the session moves there. When the change fails, that new
-    workspace is deleted again and the session stays on the demo.
+    workspace is deleted again and the session stays on the demo. Any other read-only workspace
+    (:func:`locked`) is refused, with the way to a copy: it may be large, and the user's files
+    belong with its runs, so it is copied only when asked (its pages disable these changes).
     """
     created = None
     try:
         ws = workspace()
+        if ws.read_only and active() != DEMO:
+            return Written(False, locked_text(ws.read_only_reason or "it cannot be written"))
         if ws.read_only:
             created = unique_name("demo-copy" if on_demo == "copy" else "my-workspace")
             ws = root().copy(ws, created) if on_demo == "copy" else root().create(created)
@@ -484,6 +524,9 @@ def rename(new: str) -> str:
     if old == DEMO or is_env(old):
         raise WorkspaceError("this workspace cannot be renamed here" + (
             " (it is EVALCORE_WORKSPACE's folder)" if old != DEMO else " (the demo is read-only)"))
+    if locked() is not None:
+        raise WorkspaceError(f"this workspace cannot be renamed here ({locked()}): rename its folder outside the "
+                             "dashboard")
     new = check_name(new)
     if new == old:  # (the folder would "already exist")
         return new
@@ -501,9 +544,13 @@ def delete(name: str) -> None:
         raise WorkspaceError("this workspace cannot be deleted here" + (
             " (it is EVALCORE_WORKSPACE's folder)" if name != DEMO else " (the demo is read-only)"))
     try:
-        workspace(name).close()
+        ws = workspace(name)
+        reason = ws.read_only_reason
+        ws.close()
     except EvalcoreError:
-        pass
+        reason = None
+    if reason is not None:  # (its files cannot be removed: it would only be hidden under another name)
+        raise WorkspaceError(f"this workspace cannot be deleted here ({reason}): nothing was removed")
     root().delete(name)
     forget_open_workspaces()
     if active() == name:

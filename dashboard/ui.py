@@ -313,6 +313,8 @@ def _fill_sidebar(ctx: S.Context | None) -> None:
         st.subheader("Loaded data")
         if ws.is_demo:
             st.caption("Built-in demo: synthetic data (read-only)")
+        elif (locked := P.locked()) is not None:
+            st.caption(md_escape(f"Read-only: {locked}. Copy it to change it (Data page)."))
         gt = ws.ground_truth
         lines = [f"ground truth: {gt.label if gt else '(none)'}"]
         if gt is not None and gt.kind == "reference":

@@ -46,7 +46,7 @@ def cb_create() -> None:
 
 
 def cb_copy() -> None:
-    _attempt(lambda: P.create(st.session_state.get(NEW_NAME) or P.unique_name("demo-copy"), copy_of_current=True),
+    _attempt(lambda: P.create(st.session_state.get(NEW_NAME) or P.copy_name(), copy_of_current=True),
              "Copied into the new workspace {name!r}: it can be edited.")
     st.session_state[NEW_NAME] = ""
 
@@ -93,13 +93,19 @@ def picker() -> None:
                       help="Read the workspace again: runs added meanwhile by a script or another tab appear.")
     with st.sidebar.expander("Manage workspaces", icon=":material/folder_managed:"):
         st.text_input("Name of a new workspace", key=NEW_NAME, placeholder="my-workspace")
+        locked = P.locked()
         if current == P.DEMO:
             st.caption("The demo is read-only: copy it to change it (a change made on it does so too).")
             st.button("Copy the demo to a new workspace", key="ws_copy_demo", on_click=cb_copy,
                       icon=":material/content_copy:")
+        elif locked is not None:
+            st.caption(f"This workspace is read-only ({locked}): copy it to change it; rename or delete its folder "
+                       "outside the dashboard.")
+            st.button("Copy this workspace to a new workspace", key="ws_copy_current", on_click=cb_copy,
+                      icon=":material/content_copy:")
         st.button("Create an empty workspace", key="ws_create", on_click=cb_create, icon=":material/add:")
-        if current == P.DEMO or P.is_env(current):
-            if current != P.DEMO:
+        if current == P.DEMO or P.is_env(current) or locked is not None:
+            if current != P.DEMO and locked is None:
                 st.caption("This is EVALCORE_WORKSPACE's folder: rename or delete it outside the dashboard.")
             return
         st.divider()

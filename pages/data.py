@@ -21,6 +21,8 @@ WS.watch()  # runs added meanwhile by a training script, the CLI or another tab 
 flash_slot = st.container()  # filled once the context is resolved (a success says so only when it is done)
 # each section's own messages (a file that does not load, a success) are shown next to its uploader or form
 ws = S.get_ws()
+locked = P.locked()  # a folder this user cannot write: every control that would change it is disabled
+off = locked is not None
 if ws.is_demo:
     from evalcore.workspace.demo import cached_demo, demo_description
 
@@ -32,6 +34,18 @@ if ws.is_demo:
               help="A new, empty workspace for your own files (the demo stays as it is).")
     c2.button("Copy the demo to a new workspace", on_click=D.cb_copy_demo, key="copy_demo",
               help="A writable copy of the demo, to change its settings, runs or files.")
+elif off:
+    st.warning(f"**This workspace is read-only**: {ui.md_escape(locked)}. You can view every page and download its "
+               "results, and your page choices are kept in your own data folder; to load files or change its runs, "
+               "ground truth, side files, settings or fusions, copy it to a workspace you can change (its runs and "
+               "files come along).", icon=":material/lock:")
+    st.text(str(P.workspace().path))
+    c1, c2 = st.columns(2)
+    c1.button("Copy this workspace to a new workspace", on_click=D.cb_copy_demo, type="primary", key="copy_current",
+              help="A writable copy in your workspaces folder, which this session then shows (this one stays as it "
+                   "is).")
+    c2.button("Open the demo", on_click=D.cb_open_demo, key="load_demo",
+              help="Show the built-in synthetic demo (this workspace stays as it is; come back with the picker).")
 else:
     st.caption("Workspace: everything loaded here is saved in it at once, read by every tab, the command line "
                "(--workspace) and Python (evalcore.Workspace).")
@@ -49,10 +63,10 @@ gt_kind = st.radio("Ground truth from", ["a judgments file", "a reference model'
 if gt_kind == "a judgments file":
     c1, c2 = st.columns([3, 1])
     with c2:
-        gt_fmt = st.selectbox("Read as", ["auto", *W.qrels_formats()], key="gt_format",
+        gt_fmt = st.selectbox("Read as", ["auto", *W.qrels_formats()], key="gt_format", disabled=off,
                               help="auto: the format is detected from the file's name and content.")
     with c1:
-        up = st.file_uploader("Ground-truth file", key=D.uploader_key("up_gt"),
+        up = st.file_uploader("Ground-truth file", key=D.uploader_key("up_gt"), disabled=off,
                               help="Replaces the workspace's ground truth (the previous one is kept, inactive). A file "
                                    "that does not load changes nothing.")
     for blob in D.new_files(up):
@@ -61,9 +75,11 @@ if gt_kind == "a judgments file":
         st.rerun()
 else:
     with st.form("gt_reference_form", clear_on_submit=True):
-        ref = st.file_uploader("Reference embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_gt_ref")
-        ref_ids = st.file_uploader("Ids file for a .npy (one id per line; optional)", key="up_gt_ref_ids")
-        if st.form_submit_button("Use as ground truth"):
+        ref = st.file_uploader("Reference embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_gt_ref",
+                               disabled=off)
+        ref_ids = st.file_uploader("Ids file for a .npy (one id per line; optional)", key="up_gt_ref_ids",
+                                   disabled=off)
+        if st.form_submit_button("Use as ground truth", disabled=off):
             if ref is None:
                 D.flash("error", "choose the reference embedding file", where="gt")
             else:
@@ -134,10 +150,10 @@ c1, c2 = st.columns(2)
 with c1:
     st.subheader("Ranked run files")
     ups = st.file_uploader("Run files (TREC, CSV/Parquet, JSON...); one run per file", accept_multiple_files=True,
-                           key=D.uploader_key("up_runs"),
+                           key=D.uploader_key("up_runs"), disabled=off,
                            help="Each file becomes a run named after the file; rename it below. .npy/.npz files are "
                                 "taken as embeddings (item-to-item). A file that does not load is not added.")
-    run_fmt = st.selectbox("Read run files as", ["auto", *W.run_formats()], key="run_format",
+    run_fmt = st.selectbox("Read run files as", ["auto", *W.run_formats()], key="run_format", disabled=off,
                            help="auto: the format is detected from each file's name and content.")
     blobs = D.new_files(ups)
     if blobs:
@@ -148,13 +164,13 @@ with c1:
 with c2:
     st.subheader("Embedding run")
     with st.form("emb_form", clear_on_submit=True, enter_to_submit=False):  # Enter in the name: no empty submit
-        emb_name = st.text_input("Run name (default: the file name)", key="emb_name")
-        emb = st.file_uploader("Document embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_emb")
-        emb_ids = st.file_uploader("Ids for a .npy (one per line; optional)", key="up_emb_ids")
+        emb_name = st.text_input("Run name (default: the file name)", key="emb_name", disabled=off)
+        emb = st.file_uploader("Document embeddings (.npz, .npy, .parquet, .csv, .json)", key="up_emb", disabled=off)
+        emb_ids = st.file_uploader("Ids for a .npy (one per line; optional)", key="up_emb_ids", disabled=off)
         with st.expander("Separate query embeddings (optional; default: item-to-item)"):
-            qemb = st.file_uploader("Query embeddings", key="up_qemb")
-            qemb_ids = st.file_uploader("Ids for a query .npy", key="up_qemb_ids")
-        if st.form_submit_button("Add embedding run"):
+            qemb = st.file_uploader("Query embeddings", key="up_qemb", disabled=off)
+            qemb_ids = st.file_uploader("Ids for a query .npy", key="up_qemb_ids", disabled=off)
+        if st.form_submit_button("Add embedding run", disabled=off):
             if emb is None:
                 D.flash("error", "choose the document embedding file", where="embedding")
             else:
@@ -167,17 +183,19 @@ with st.expander("Add from a local path (files too large for the browser)", icon
     st.caption("A file on this server's disk, read where it is and validated like an upload: a .npy is "
                "memory-mapped and copied into the workspace in blocks, never loaded whole.")
     with st.form("path_form"):
-        p_kind = st.radio("What", list(D.PATH_KINDS), format_func=D.PATH_KINDS.get, key="path_kind", horizontal=True)
-        p_path = st.text_input("Path", key="path_main", placeholder="/data/model/embeddings.npy")
+        p_kind = st.radio("What", list(D.PATH_KINDS), format_func=D.PATH_KINDS.get, key="path_kind", horizontal=True,
+                          disabled=off)
+        p_path = st.text_input("Path", key="path_main", placeholder="/data/model/embeddings.npy", disabled=off)
         c1, c2, c3 = st.columns(3)
-        p_name = c1.text_input("Run name (default: the file name)", key="path_name")
-        p_ids = c2.text_input("Ids file for a .npy (default: X_ids.txt beside it)", key="path_ids")
+        p_name = c1.text_input("Run name (default: the file name)", key="path_name", disabled=off)
+        p_ids = c2.text_input("Ids file for a .npy (default: X_ids.txt beside it)", key="path_ids", disabled=off)
         p_fmt = c3.selectbox("Read as (judgments, run files)", ["auto", *W.qrels_formats(), *W.run_formats()],
-                             key="path_format")
+                             key="path_format", disabled=off)
         c1, c2 = st.columns(2)
-        p_q = c1.text_input("Query embeddings (an embedding run; default: item-to-item)", key="path_queries")
-        p_qids = c2.text_input("Ids file of a query .npy", key="path_query_ids")
-        if st.form_submit_button("Add from this path"):
+        p_q = c1.text_input("Query embeddings (an embedding run; default: item-to-item)", key="path_queries",
+                            disabled=off)
+        p_qids = c2.text_input("Ids file of a query .npy", key="path_query_ids", disabled=off)
+        if st.form_submit_button("Add from this path", disabled=off):
             D.add_from_path(p_kind, p_path, ids=p_ids, queries=p_q, query_ids=p_qids, name=p_name or None,
                             aspect=st.session_state.get("gt_aspect"), fmt=p_fmt)
             st.rerun()
@@ -206,30 +224,31 @@ for src in listed:
         with cols[0]:
             if st.session_state.get(f"name_{src.uid}") != src.name:
                 st.session_state[f"name_{src.uid}"] = src.name
-            st.text_input("Name", key=f"name_{src.uid}", on_change=D.cb_rename, args=(src.uid,))
+            st.text_input("Name", key=f"name_{src.uid}", on_change=D.cb_rename, args=(src.uid,), disabled=off)
         with cols[1]:
             st.caption(f"{src.kind} run")
             st.text(src.label)
             # here, not in a narrow column of its own (where the label was cut to "Rem…")
-            st.button("Remove", key=f"rm_{src.uid}", on_click=D.cb_remove_run, args=(src.uid,),
+            st.button("Remove", key=f"rm_{src.uid}", on_click=D.cb_remove_run, args=(src.uid,), disabled=off,
                       icon=":material/delete:", help="Remove this run (and any fusion built on it)")
         with cols[2]:
             if ctx.aspects:
                 current = src.aspect if src.aspect in ctx.aspects else ctx.aspects[0]
                 st.session_state[f"aspect_{src.uid}"] = current
                 st.selectbox("Ground-truth aspect", list(ctx.aspects), key=f"aspect_{src.uid}",
-                             on_change=D.cb_run_info, args=(src.uid, "aspect"))
+                             on_change=D.cb_run_info, args=(src.uid, "aspect"), disabled=off)
         cols = st.columns(3)
         for col, field, label, value in ((cols[0], "model", "Model", src.model),
                                           (cols[1], "version", "Version label", src.version)):
             if st.session_state.get(f"{field}_{src.uid}") != (value or ""):
                 st.session_state[f"{field}_{src.uid}"] = value or ""
             col.text_input(label, key=f"{field}_{src.uid}", on_change=D.cb_run_info, args=(src.uid, field),
-                           placeholder="(none)", help="Runs of one model form its version series (Versions page).")
+                           placeholder="(none)", help="Runs of one model form its version series (Versions page).",
+                           disabled=off)
         if st.session_state.get(f"step_{src.uid}") != src.step:
             st.session_state[f"step_{src.uid}"] = src.step
         cols[2].number_input("Step (training step or epoch)", key=f"step_{src.uid}", value=None, step=1.0,
-                             on_change=D.cb_run_info, args=(src.uid, "step"), placeholder="(none)",
+                             on_change=D.cb_run_info, args=(src.uid, "step"), placeholder="(none)", disabled=off,
                              help="Orders the versions of a model; empty: by version label.")
         run = ctx.runs.get(src.name)  # read first (a stored run is read on demand): its warnings come with it
         if src.uid in ctx.run_errors:  # (stored: it cannot be read or ranked against this ground truth)
@@ -250,7 +269,7 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
     """One optional file: its uploader, its name once loaded, its error (or warning) or what was read, a remove
     button."""
     st.subheader(title)
-    up = st.file_uploader(label, key=D.uploader_key(f"up_{key}"), help=help)
+    up = st.file_uploader(label, key=D.uploader_key(f"up_{key}"), help=help, disabled=off)
     for blob in D.new_files(up):
         D.store_side(role, blob)
         D.empty_uploader(f"up_{key}")
@@ -265,7 +284,7 @@ def side_file(field: str, role: str, title: str, label: str, key: str, remove: s
             ui.show_warning(warning)
         elif loaded:
             st.caption(loaded)
-        st.button("Remove", key=f"side_rm_{key}", on_click=D.cb_remove_side, args=(role,), help=remove)
+        st.button("Remove", key=f"side_rm_{key}", on_click=D.cb_remove_side, args=(role,), help=remove, disabled=off)
 
 
 st.header("Optional files")
@@ -292,12 +311,12 @@ K_OPTIONS = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, *cur.k})
 with st.form("settings_form"):
     c1, c2, c3 = st.columns(3)
     with c1:
-        ks = st.multiselect("Cutoffs k (all computed at once)", K_OPTIONS, default=list(cur.k), key="set_k")
+        ks = st.multiselect("Cutoffs k (all computed at once)", K_OPTIONS, default=list(cur.k), key="set_k", disabled=off)
         metrics = st.multiselect("Metrics", list(W.METRIC_CHOICES), default=[m for m in cur.metrics
                                                                             if m in W.METRIC_CHOICES],
-                                 key="set_metrics")
+                                 key="set_metrics", disabled=off)
         extra_metrics = st.text_input(
-            "More metrics, with parameters or a fixed cutoff", key="set_extra_metrics",
+            "More metrics, with parameters or a fixed cutoff", key="set_extra_metrics", disabled=off,
             value=", ".join(m for m in cur.metrics if m not in W.METRIC_CHOICES),
             placeholder="e.g. recall(rel=2), P(rel=2)@5, map@all, rbp(p=0.9), P.5,10, official",
             help="Comma-separated names as on the command line: name(rel=N) sets the relevance threshold of a "
@@ -307,37 +326,38 @@ with st.form("settings_form"):
                  "`python -m evalcore metrics` lists the names.")
     with c2:
         rel = st.number_input("Relevance threshold (grade ≥)", min_value=1, value=int(cur.rel_threshold), step=1,
-                              key="set_rel")
+                              key="set_rel", disabled=off)
         ties = st.selectbox("Tie rule", list(W.TIE_CHOICES), index=list(W.TIE_CHOICES).index(cur.ties),
-                            key="set_ties", help="Order of equal scores. trec: doc id descending (trec_eval); "
+                            key="set_ties", disabled=off, help="Order of equal scores. trec: doc id descending (trec_eval); "
                                                  "docid_asc: doc id ascending; input: file order")
         no_rel = st.selectbox("Queries without a relevant document", ["zero", "skip"],
-                              index=["zero", "skip"].index(cur.no_relevant), key="set_norel")
+                              index=["zero", "skip"].index(cur.no_relevant), key="set_norel",
+                              disabled=off)
         judged_only = st.toggle("Judged documents only (trec_eval -J)", value=bool(cur.judged_only), key="set_judged",
-                                help="Before scoring, remove every retrieved document that has no judgment (absent "
+                                disabled=off, help="Before scoring, remove every retrieved document that has no judgment (absent "
                                      "from the qrels, or a negative grade); the others move up. For dense runs over "
                                      "pooled qrels. Needs a qrels file (not a reference model).")
     with c3:
         sample = st.number_input("Query sample size (0 = all)", min_value=0, value=int(cur.sample_size), step=50,
-                                 key="set_sample")
-        seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed")
+                                 key="set_sample", disabled=off)
+        seed = st.number_input("Sample seed", min_value=0, value=int(cur.seed), step=1, key="set_seed", disabled=off)
         depth = st.number_input("Ranking depth for embeddings", min_value=1, value=int(cur.depth), step=10,
-                                key="set_depth")
+                                key="set_depth", disabled=off)
         modes = {"tied": "its top k at each k", "fixed": "fixed top N, graded by position"}
         not_ref = ws.ground_truth is None or ws.ground_truth.kind != "reference"
         only_ref = (" Applies only when the ground truth is a reference model's embeddings (not the loaded one)."
                     if not_ref else "")
         gt_mode = st.selectbox("Reference model as ground truth", list(modes), format_func=modes.get,
-                               index=list(modes).index(cur.gt_mode), key="set_gtmode", disabled=not_ref,
+                               index=list(modes).index(cur.gt_mode), key="set_gtmode", disabled=not_ref or off,
                                help="tied: at each cutoff k, relevant = the reference's top-k (at k = 1 every "
                                     "metric is the same number); fixed: its top N, graded N..1, at every k." + only_ref)
         gt_depth = st.number_input("Reference depth N (fixed mode)", min_value=1, value=int(cur.gt_depth), step=1,
-                                   key="set_gtdepth", disabled=not_ref, help=only_ref.strip() or None)
+                                   key="set_gtdepth", disabled=not_ref or off, help=only_ref.strip() or None)
         min_cov = st.number_input("Flag runs answering fewer than (% of the queries)", min_value=0, max_value=100,
-                                  value=int(round(cur.min_coverage * 100)), step=5, key="set_mincov",
+                                  value=int(round(cur.min_coverage * 100)), step=5, key="set_mincov", disabled=off,
                                   help="A query a run does not answer counts as 0. Runs below this coverage are "
                                        "flagged on every page and left out of ★ and tests unless included.")
-    if st.form_submit_button("Apply settings", type="primary"):
+    if st.form_submit_button("Apply settings", type="primary", disabled=off):
         try:  # a bad name or value is reported here, next to the form; nothing changes
             new, told = W.capture(lambda: W.Settings(  # (its warnings, e.g. a renamed metric: said next to the form)
                 k=tuple(ks), metrics=(*metrics, *W.parse_metric_names(extra_metrics)), rel_threshold=int(rel),

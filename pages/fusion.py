@@ -170,7 +170,10 @@ st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: m
                         "95% CI's bounds (ci_low, ci_high)."))
 ui.dataframe(T.display_table(sel[["run", "n", "mean", "ci_low", "ci_high"]]), hide_index=True, key="fu_metric", pin=("run",))
 
-if st.button("Add the fused run to every page", type="primary", key="fu_add"):
+locked = P.locked()  # a folder this user cannot write: the fused run is not added there (the Data page offers a copy)
+if locked is not None:
+    st.caption(ui.md_escape(f"Not added to every page: {P.locked_text(locked)}."))
+if st.button("Add the fused run to every page", type="primary", key="fu_add", disabled=locked is not None):
     in_names = [ws.run_by_uid(u).name for u in uids]
     done = P.write(lambda store: store.add_fused_run(
         W.free_name(name.strip() or method, store.run_names()), in_names, weights=weights, c=c,

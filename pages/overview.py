@@ -236,10 +236,12 @@ with d3:  # one button per run; beyond a few runs one, for the run chosen (137 b
                            file_name=f"{safe}_results.csv", mime="text/csv", key=f"dl_results_{i}",
                            on_click="ignore", help="Per k, mean and standard deviation of each metric.")
 
+locked = P.locked()  # a folder this user cannot write: not recorded there (the Data page offers a copy)
 if st.button("Record this evaluation in the workspace", key="ov_record", icon=":material/save:",
+             disabled=locked is not None,
              help="Stores the per-query table, its settings and coverage in the workspace's catalogue (once per "
                   "distinct input), for Workspace.evaluations() / load_evaluation() in Python and "
-                  "'evalcore workspace list'."):
+                  "'evalcore workspace list'." + ("" if locked is None else f" Not here: {P.locked_text(locked)}.")):
     marked = P.evaluation_to_record(ctx.evaluation, ctx.ws)  # the inputs it was computed from, not those at the click
     done = P.write(lambda store: store.record_evaluation(marked, key="dashboard:" + ctx.eval_key))
     if done.ok:

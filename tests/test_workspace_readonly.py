@@ -30,6 +30,7 @@ def _probe(folder: Path) -> dict:
         try:
             ws = Workspace.open({str(folder)!r})
             out["read_only"] = ws.read_only
+            out["reason"] = ws.read_only_reason
             out["runs"] = ws.run_names()
             out["n_values"] = int(len(ws.evaluate(record=False).table))
             try:
@@ -67,3 +68,21 @@ def test_a_read_only_folder_is_opened_read_only(tmp_path: Path) -> None:
     assert "open_error" not in got, got
     assert got["read_only"] is True and got["runs"] == ["r"] and got["n_values"] == expected
     assert got["write_error"].startswith("ReadOnlyWorkspaceError")
+
+
+def test_a_read_only_workspace_says_why(tmp_path: Path) -> None:
+    """Why a workspace refuses changes (the dashboard says it): its folder, or read_only=True; in the error too."""
+    folder = tmp_path / "W"
+    _workspace(folder).close()
+    with Workspace.open(folder) as ws:
+        assert not ws.read_only and ws.read_only_reason is None
+    with Workspace.open(folder, read_only=True) as ws:
+        assert ws.read_only_reason == "it was opened read-only"
+    chmod_tree(folder, writable=False)
+    try:
+        got = _probe(folder)
+    finally:
+        chmod_tree(folder, writable=True)
+    assert got["reason"] == "its folder cannot be written by this user"
+    assert got["write_error"].endswith(": this workspace is read-only (its folder cannot be written by this user): "
+                                       "copy it to change it"), got

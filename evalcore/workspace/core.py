@@ -186,7 +186,8 @@ class WorkspaceCore:
             except OSError as e:  # no permission in the parent folder, a read-only or full disk
                 raise WorkspaceStorageError(f"cannot create the workspace folder ({e.strerror or e})",
                                             file=str(self.path)) from None
-        elif not read_only and not folder_writable(self.path):  # a read-only mount or folder: read it
+        self._asked_read_only = read_only
+        if not read_only and not folder_writable(self.path):  # a read-only mount or folder: read it
             read_only = True
         self.catalogue = Catalogue(self.path / CATALOGUE_NAME, read_only=read_only, create=create)
         self.objects = ObjectStore(self.path)
@@ -194,6 +195,24 @@ class WorkspaceCore:
     @property
     def read_only(self) -> bool:
         return self.catalogue.read_only
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why this workspace refuses changes, as a phrase (None: it accepts them): ``"it was opened read-only"``
+        (``read_only=True``: the built-in demo), ``"its file system is mounted read-only"``, or ``"its folder
+        cannot be written by this user"`` (a colleague's shared folder, an unpacked archive, a folder whose
+        permissions were taken away)."""
+        if not self.read_only:
+            return None
+        if self._asked_read_only:
+            return "it was opened read-only"
+        import os
+
+        try:
+            mounted = bool(os.statvfs(self.path).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # (no statvfs: Windows)
+            mounted = False
+        return "its file system is mounted read-only" if mounted else "its folder cannot be written by this user"
 
     @property
     def generation(self) -> int:
@@ -221,7 +240,8 @@ class WorkspaceCore:
         ...         pass
         """
         if self.read_only:
-            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)", file=str(self.path))
+            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it",
+                                         file=str(self.path))
         with writer_lock(self.path, deadline=BUSY_DEADLINE):
             yield
 
@@ -374,7 +394,8 @@ class WorkspaceCore:
         copy); if one vanished, staging is done again.
         """
         if self.read_only:
-            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)", file=str(self.path))
+            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it",
+                                         file=str(self.path))
         for _ in range(3):
             stored = list(stage())
 

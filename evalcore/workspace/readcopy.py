@@ -20,6 +20,9 @@ read in place: they are content-addressed and never change.
   read one copy; the catalogue compares :func:`source_state` before each transaction and reads a
   new copy once the files changed (a writer elsewhere), so its change counter moves as for any
   workspace.
+* **Upgraded.** A catalogue written by an older evalcore is migrated in the copy, as a writable open of the
+  folder would migrate it (the catalogue passes :func:`.store.upgrade_copy` as ``prepare``): the folder reads as
+  the upgraded workspace, and a copy of it (``copy_to``, the dashboard's) is current.
 * **Removed.** A copy lives while a connection or an open catalogue uses it, and its folder is
   removed when the last one lets go (closed, garbage-collected) or the process ends; a process
   killed before that leaves its folder, which the next process that makes a copy removes (each
@@ -49,7 +52,7 @@ import time
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..errors import WorkspaceError
 
@@ -126,30 +129,34 @@ def _remove(folder: str, owner_fd: int | None, pid: int) -> None:
             pass
 
 
-_copies: weakref.WeakValueDictionary[tuple[str, tuple], ReadCopy] = weakref.WeakValueDictionary()
+_copies: weakref.WeakValueDictionary[tuple[str, tuple, Any], ReadCopy] = weakref.WeakValueDictionary()
 _guard = threading.Lock()
 _swept = False
 
 
-def read_copy(db: Path, *, _between: Callable[[], object] | None = None) -> ReadCopy:
+def read_copy(db: Path, *, prepare: Callable[[Path, Path], object] | None = None,
+              _between: Callable[[], object] | None = None) -> ReadCopy:
     """A consistent private copy of the catalogue ``db`` as it is now (shared while its files do not change).
 
-    Raises :class:`~evalcore.errors.WorkspaceError` (naming the workspace folder) when the catalogue kept
-    changing through :data:`ATTEMPTS` copies, and :class:`OSError` when no private folder can be made or
-    written (a caller may then read the folder in place). ``_between``, when given, is called after each copy
-    and before it is checked (tests change the catalogue there).
+    ``prepare``, when given, is called as ``prepare(copied catalogue, db)`` once the copy is checked and before
+    anyone reads it (the catalogue brings a copy written by an older evalcore to its schema there); copies made
+    with and without it are not shared. Raises :class:`~evalcore.errors.WorkspaceError` (naming the workspace
+    folder) when the catalogue kept changing through :data:`ATTEMPTS` copies, and :class:`OSError` when no
+    private folder can be made or written (a caller may then read the folder in place). ``_between``, when
+    given, is called after each copy and before it is checked (tests change the catalogue there).
     """
     db = Path(os.path.realpath(db))
     with _guard:
-        found = _copies.get((str(db), source_state(db)))
+        found = _copies.get((str(db), source_state(db), prepare))
         if found is not None and found.alive:
             return found
-        copy = _make(db, between=_between)
-        _copies[(str(db), copy.state)] = copy
+        copy = _make(db, prepare=prepare, between=_between)
+        _copies[(str(db), copy.state, prepare)] = copy
         return copy
 
 
-def _make(db: Path, *, between: Callable[[], object] | None) -> ReadCopy:
+def _make(db: Path, *, prepare: Callable[[Path, Path], object] | None,
+          between: Callable[[], object] | None) -> ReadCopy:
     global _swept
     if not _swept:
         _swept = True
@@ -164,6 +171,8 @@ def _make(db: Path, *, between: Callable[[], object] | None) -> ReadCopy:
             if between is not None:
                 between()
             if copied is not None and _unchanged(db, *copied):
+                if prepare is not None:
+                    prepare(folder / db.name, db)
                 return ReadCopy(db, folder, copied[0], owner_fd)
             time.sleep(pause)  # a writer is busy: let it finish its transaction or checkpoint
             pause = min(pause * 2, _MAX_PAUSE)

@@ -19,11 +19,15 @@ on, so many readers and one writer share it across processes:
 * a read-only catalogue in a folder this process cannot write (a read-only mount, an
   archive, someone else's folder) is read through a private copy of it and its WAL
   (:mod:`.readcopy`), made again once those files change: SQLite itself cannot read the
-  changes still in the WAL there.
+  changes still in the WAL there. A catalogue of an older schema is upgraded in that copy
+  (:func:`upgrade_copy`), as a writable open would upgrade it in place.
 
 Schema version: ``PRAGMA user_version``. :data:`MIGRATIONS` lists the steps from version
 0 (an empty file); opening a catalogue written by a newer evalcore raises
-:class:`~evalcore.errors.SchemaVersionError` before anything is written.
+:class:`~evalcore.errors.SchemaVersionError` before anything is written. An older one is
+migrated when it is opened for writing; opened read-only in a folder this process cannot
+write, it is read upgraded through its private copy; opened with ``read_only=True`` where it
+could be written, it is an error asking to open it once for writing.
 """
 
 from __future__ import annotations
@@ -37,11 +41,12 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from ..errors import ReadOnlyWorkspaceError, SchemaVersionError, WorkspaceError
 from .readcopy import source_state
 
-__all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "now", "dumps", "loads"]
+__all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "now", "dumps", "loads", "upgrade_copy"]
 
 T = TypeVar("T")
 
@@ -225,8 +230,6 @@ class Catalogue:
         of the catalogue and its WAL is read instead (:func:`.readcopy.read_copy`). When no private copy can be
         made (no writable temporary folder) and the WAL is empty, the file is read as it is (``immutable=1``).
         """
-        from urllib.parse import quote
-
         from .readcopy import read_copy, wal_may_hold_changes
 
         uri = "file:" + quote(str(self.path.resolve()))
@@ -235,7 +238,7 @@ class Catalogue:
         if not self.detached:
             return uri + "?mode=ro", None
         try:
-            copy = read_copy(self.path)
+            copy = read_copy(self.path, prepare=upgrade_copy)
         except OSError as e:
             if wal_may_hold_changes(self.path):
                 raise WorkspaceError("this read-only folder holds changes not yet merged into the catalogue "
@@ -379,26 +382,66 @@ class Catalogue:
                 self._retry(lambda: self.connection().execute("PRAGMA journal_mode = WAL").fetchone())
         if version == SCHEMA_VERSION:
             return
+        if self.read_only and self.detached:  # (its private copy could not be made, and so not upgraded)
+            raise WorkspaceError(f"this catalogue has schema version {version} (this evalcore reads {SCHEMA_VERSION}) "
+                                 "and its folder cannot be written here, nor a private copy of the catalogue made to "
+                                 "read it upgraded: set TMPDIR to a writable folder, or copy the folder to one you "
+                                 "can write (cp -r --no-preserve=mode) and open the copy", file=str(self.path))
         if self.read_only:
             raise WorkspaceError(f"this catalogue has schema version {version} and needs migrating to "
-                                 f"{SCHEMA_VERSION}; open it once for writing", file=str(self.path))
-
-        def migrate(conn: sqlite3.Connection) -> None:
-            current = int(conn.execute("PRAGMA user_version").fetchone()[0])  # another process may have done it
-            self._check_version(current)
-            if current == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise WorkspaceError("this SQLite file is not an evalcore catalogue", file=str(self.path))
-            for step in MIGRATIONS[current:]:
-                step(conn)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
+                                 f"{SCHEMA_VERSION}; open it once for writing (without read_only)", file=str(self.path))
         # executescript commits implicitly: run the statements one by one inside the transaction
-        self.write(lambda conn: migrate(_Statements(conn)), bump=False)
+        self.write(lambda conn: _migrate(_Statements(conn), self.path), bump=False)
 
     def _check_version(self, version: int) -> None:
-        if version > SCHEMA_VERSION:
-            raise SchemaVersionError(f"written by a newer evalcore (schema {version} > {SCHEMA_VERSION}); "
-                                     "upgrade evalcore to open it", file=str(self.path))
+        _check_version(version, self.path)
+
+
+def _check_version(version: int, path: Path) -> None:
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionError(f"written by a newer evalcore (schema {version} > {SCHEMA_VERSION}); "
+                                 "upgrade evalcore to open it", file=str(path))
+
+
+def _migrate(conn: Any, path: Path) -> None:
+    """Bring the catalogue of ``conn`` (inside a write transaction) to :data:`SCHEMA_VERSION`."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])  # another process may have done it
+    _check_version(current, path)
+    if current == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        raise WorkspaceError("this SQLite file is not an evalcore catalogue", file=str(path))
+    for step in MIGRATIONS[current:]:
+        step(conn)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def upgrade_copy(copy: Path, source: Path) -> None:
+    """Bring a private copy of a catalogue (:mod:`.readcopy`) written by an older evalcore to this code's schema,
+    as opening its folder for writing would (the same :data:`MIGRATIONS`, in one transaction): a read-only folder
+    of an older workspace reads as the upgraded workspace, and its copies (:meth:`~.api.Workspace.copy_to`, the
+    dashboard's) are current. The folder itself is never written. A catalogue of the current schema, or of a
+    newer one (refused when it is opened), is left as it is. A damaged catalogue is a
+    :class:`~evalcore.errors.WorkspaceError` naming ``source``; a copy that cannot be written (its disk is full) an
+    :class:`OSError`, as when no copy can be made."""
+    conn = None
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(copy))}?mode=rw", isolation_level=None, uri=True)
+        if int(conn.execute("PRAGMA user_version").fetchone()[0]) >= SCHEMA_VERSION:
+            return
+        conn.execute("PRAGMA foreign_keys = ON")  # as the writable open's connection
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _migrate(_Statements(conn), source)
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as e:  # the copy cannot be written (its disk is full...): as when none is made
+        raise OSError(f"cannot upgrade the private copy of the catalogue ({e})") from None
+    except sqlite3.DatabaseError as e:
+        raise WorkspaceError(f"the catalogue is damaged or not a workspace ({e})", file=str(source)) from None
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 class _Statements:
