@@ -341,7 +341,8 @@ def _copies(s: Setup) -> None:
     assert not copy.read_only and copy.path == s.root / "shared-copy"
     assert source == {"runs": [(r.name, r.kind, r.model, r.version, r.step, r.aspect) for r in copy.run_records()],
                       "settings": copy.settings(), "side": copy.side_files(), "gt": copy.ground_truth()["source_name"]}
-    assert not at.file_uploader(key="up_gt").proto.disabled and not at.warning  # an ordinary workspace now
+    # an ordinary workspace now (other warnings, e.g. the shallow fused run of this data, may stand)
+    assert not at.file_uploader(key="up_gt").proto.disabled and not [w for w in at.warning if "read-only" in w.value]
     at.number_input(key="set_sample").set_value(5)
     at.button(key="FormSubmitter:settings_form-Apply settings").click().run()
     assert not errors(at) and T.stored(at).settings().sample_size == 5
