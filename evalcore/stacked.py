@@ -23,60 +23,54 @@ from .errors import OptionError
 from .evaluation import Evaluation, _Derived
 from .results import ResultColumns
 
-__all__ = ["StackedEvaluation", "row_count", "vocabulary", "metric_rows", "metric_k_codes", "run_evaluations"]
+__all__ = ["StackedEvaluation", "row_count", "vocabulary", "metric_rows", "metric_k_codes", "run_columns"]
 
 
 class StackedEvaluation(Evaluation):
-    """The stack of ``parts`` (evaluations of one run each, against one ground truth with the same options; the
-    first may be a stack of several runs) named ``runs``, built at the first read of ``columns`` or ``table``.
+    """The stack of ``parts`` named ``runs``, built at the first read of ``columns`` or ``table``: evaluations of
+    one run each against one ground truth with the same options, the first of which may hold several runs (a
+    stack, built or not).
 
-    Built, it is ``append_run_evaluations(parts[0], parts[1:], names=...)`` when the first part holds several runs
-    (their rows are appended after the first part's without copying those, when its buffers have room), else
-    ``append_run_evaluations(stack_run_evaluations(parts[:1]), parts[1:])`` (a stack with room for a quarter more
-    rows), equal array for array to ``stack_run_evaluations(parts)``; the parts are then let go. A part that is a
-    stack not built yet gives its own parts. Checked as those functions check (:class:`OptionError`). Built once
-    whatever the threads reading it.
+    Built, it is ``append_run_evaluations(parts[0], parts[1:], names=...)`` when the first part holds several
+    runs (the first part built first, then the others' rows written after its rows, in its buffers when they have
+    room: a checkpoint added to a stack shares its rows), else ``append_run_evaluations(stack_run_evaluations(
+    parts[:1]), parts[1:])`` (a stack with room for a quarter more rows); equal, array for array, to
+    ``stack_run_evaluations`` of every run (tested). The parts are then let go. Checked as those functions check
+    (:class:`OptionError`); built once whatever the threads reading it, and however many stacks not built are
+    nested as first parts (one after the other, not by recursion).
     """
 
     columns: ResultColumns = _Derived(lambda ev: ev._stack())  # type: ignore[assignment]
 
     def __init__(self, parts: Sequence[Evaluation], runs: Sequence[str], *,
                  settings: Mapping[str, Any] | None = None) -> None:
-        flat: list[Evaluation] = []
-        for i, part in enumerate(parts):
-            if isinstance(part, StackedEvaluation) and part._parts is not None:
-                if i:
-                    raise OptionError("a stack of several runs can only be the first part of a StackedEvaluation")
-                flat.extend(part._parts)
-            else:
-                flat.append(part)
-        if not flat:
+        parts = tuple(parts)
+        if not parts:
             raise OptionError("nothing to stack")
         runs = tuple(str(r) for r in runs)
-        columns = [p.columns for p in flat]
-        first = columns[0]
-        base = dict(flat[0].settings)
-        for i, (p, c) in enumerate(zip(flat, columns, strict=True)):
-            if i and len(c.runs) != 1:
+        first = vocabulary(parts[0])
+        base = dict(parts[0].settings)
+        sizes = []
+        for i, p in enumerate(parts):
+            if i and (isinstance(p, StackedEvaluation) and not p.stacked or len(p.columns.runs) != 1):
                 raise OptionError(f"a StackedEvaluation stacks evaluations of one run each after its first part, "
-                                  f"not {list(c.runs)}")
+                                  f"not {list(p.runs)}")
+            c = vocabulary(p) if i == 0 else p.columns
+            n = len(p.runs) if i == 0 else 1
             if p.settings != base or c.domains != first.domains or c.metrics != first.metrics or not (
                     c.query_ids is first.query_ids or np.array_equal(c.query_ids, first.query_ids)):
                 raise OptionError("the evaluations stacked differ in ground truth, queries, domains, metrics or "
                                   "options (concat_evaluations stacks such tables)")
-        sizes = [len(c.runs) for c in columns]
+            sizes.append(n)
         if len(runs) != sum(sizes) or len(set(runs)) != len(runs):
             raise OptionError(f"{sum(sizes)} stacked runs need distinct names, got {list(runs)}")
-        rows: list[dict[str, Any]] = []
-        for p, start, n in zip(flat, np.cumsum([0, *sizes[:-1]]).tolist(), sizes, strict=True):
-            own = p.coverage_rows if n > 1 else p.coverage_rows[:1]
-            rows += [{**row, "run": name} for row, name in zip(own, runs[start:start + n], strict=True)]
+        rows = [{**row, "run": name} for row, name in zip(parts[0].coverage_rows, runs[:sizes[0]], strict=True)]
+        rows += [{**p.coverage_rows[0], "run": name} for p, name in zip(parts[1:], runs[sizes[0]:], strict=True)]
         object.__setattr__(self, "settings", dict(settings) if settings is not None else base)
         d = self.__dict__
         d["_coverage_rows"] = rows
-        d["_parts"] = tuple(flat)
-        d["_part_columns"] = tuple(columns)
-        d["_row_starts"] = np.cumsum([0, *[len(c) for c in columns]]).tolist()
+        d["_parts"] = parts
+        d["_row_starts"] = np.cumsum([0, row_count(parts[0]), *[len(p.columns) for p in parts[1:]]]).tolist()
         d["_run_starts"] = np.cumsum([0, *sizes]).tolist()
         d["_runs"] = runs
         d["_lock"] = threading.Lock()
@@ -90,30 +84,32 @@ class StackedEvaluation(Evaluation):
     def runs(self) -> list[str]:
         return list(self._runs)
 
-    @property
-    def _parts(self) -> tuple[Evaluation, ...] | None:
-        return self.__dict__.get("_parts")
-
     def _stack(self) -> ResultColumns:
+        chain = []  # this stack, then the stacks not built nested as first parts: built innermost first
+        node: Evaluation = self
+        while isinstance(node, StackedEvaluation) and (parts := node.__dict__.get("_parts")) is not None:
+            chain.append(node)
+            node = parts[0]
+        for ev in reversed(chain):
+            ev._build()
+        return self.__dict__["_columns"]
+
+    def _build(self) -> None:
+        """Stack the rows (the first part is built: :meth:`_stack` builds the nested ones first)."""
         from .combine import append_run_evaluations, stack_run_evaluations
 
         with self._lock:
-            done = self.__dict__.get("_columns")
-            if done is not None:
-                return done
-            parts, runs = self.__dict__["_parts"], self._runs
-            n0 = len(self.__dict__["_part_columns"][0].runs)
+            if self.__dict__.get("_columns") is not None:
+                return
+            parts, runs, n0 = self.__dict__["_parts"], self._runs, self._run_starts[1]
             first = parts[0]
             if n0 == 1:
                 onto = stack_run_evaluations([first], names=runs[:1])
             else:  # (its own names may be older ones: the same rows under these)
                 onto = Evaluation(None, None, dict(first.settings),
                                   dataclasses.replace(first.columns, runs=runs[:n0]), first.coverage_rows)
-            columns = append_run_evaluations(onto, parts[1:], names=runs[n0:]).columns
-            self.__dict__["_columns"] = columns
-            for name in ("_parts", "_part_columns"):  # (their rows are in the stack now)
-                self.__dict__[name] = None
-            return columns
+            self.__dict__["_columns"] = append_run_evaluations(onto, parts[1:], names=runs[n0:]).columns
+            self.__dict__["_parts"] = None  # (their rows are in the stack now)
 
     def with_settings(self, extra: Mapping[str, Any]) -> Evaluation:
         """The same evaluation with ``extra`` added to its settings (still not stacked when this one is not)."""
@@ -128,23 +124,29 @@ class StackedEvaluation(Evaluation):
                 f"{'stacked' if self.stacked else 'not stacked yet'})")
 
 
-def _pieces(evaluation: Evaluation, start: int) -> Iterator[tuple[ResultColumns, int, int, int]]:
-    """``(columns, first row, row offset, run offset)`` of each part holding rows from ``start`` on: rows
-    ``first:`` of ``columns`` are rows ``offset + first:`` of the whole, its run codes the whole's less
-    ``run offset``."""
-    parts = evaluation.__dict__.get("_part_columns") if isinstance(evaluation, StackedEvaluation) else None
-    if parts is None:
-        yield evaluation.columns, max(0, start), 0, 0
-        return
-    rows, runs = evaluation._row_starts, evaluation._run_starts
-    for c, r0, u0 in zip(parts, rows, runs, strict=False):
-        if r0 + len(c) > start:
-            yield c, max(0, start - r0), r0, u0
+def _leaves(evaluation: Evaluation) -> list[tuple[ResultColumns, int, int]]:
+    """``(columns, row offset, run offset)`` of the built pieces of ``evaluation``, in row order: its own columns
+    when stacked (or not a :class:`StackedEvaluation`), else its parts' (those of a nested stack not built, in
+    place of it): rows ``i`` of a piece's columns are rows ``offset + i`` of the whole, its run codes the whole's
+    less the run offset."""
+    tails: list[list[tuple[ResultColumns, int, int]]] = []
+    node, r0, u0 = evaluation, 0, 0
+    while True:
+        parts = node.__dict__.get("_parts") if isinstance(node, StackedEvaluation) else None
+        if parts is None:
+            head = [(node.columns, r0, u0)]
+            break
+        rows, runs = node._row_starts, node._run_starts
+        tails.append([(p.columns, r0 + r, u0 + u) for p, r, u in zip(parts[1:], rows[1:], runs[1:], strict=False)])
+        node = parts[0]  # (at the same offsets)
+    for tail in reversed(tails):
+        head += tail
+    return head
 
 
 def row_count(evaluation: Evaluation) -> int:
     """Rows of the evaluation's per-query table (nothing stacked)."""
-    if isinstance(evaluation, StackedEvaluation) and evaluation.__dict__.get("_part_columns") is not None:
+    if isinstance(evaluation, StackedEvaluation) and evaluation.__dict__.get("_parts") is not None:
         return int(evaluation._row_starts[-1])
     return len(evaluation.columns)
 
@@ -152,14 +154,23 @@ def row_count(evaluation: Evaluation) -> int:
 def vocabulary(evaluation: Evaluation) -> ResultColumns:
     """Columns holding the evaluation's vocabularies (query ids, domains, metrics; not its runs: ``runs``), nothing
     stacked."""
-    parts = evaluation.__dict__.get("_part_columns") if isinstance(evaluation, StackedEvaluation) else None
-    return parts[0] if parts is not None else evaluation.columns
+    node = evaluation
+    while isinstance(node, StackedEvaluation) and (parts := node.__dict__.get("_parts")) is not None:
+        node = parts[0]
+    return node.columns
+
+
+def _from(evaluation: Evaluation, start: int) -> Iterator[tuple[ResultColumns, int, int, int]]:
+    """``(columns, first row, row offset, run offset)`` of the pieces holding rows from ``start`` on."""
+    for c, r0, u0 in _leaves(evaluation):
+        if r0 + len(c) > start:
+            yield c, max(0, start - r0), r0, u0
 
 
 def metric_k_codes(evaluation: Evaluation, *, start: int = 0) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``(metric codes, k)`` of the rows from ``start`` on, part after part (their concatenation is
+    """``(metric codes, k)`` of the rows from ``start`` on, piece after piece (their concatenation is
     ``columns.metric[start:]``, ``columns.k[start:]``; nothing stacked)."""
-    for c, lo, _, _ in _pieces(evaluation, start):
+    for c, lo, _, _ in _from(evaluation, start):
         yield c.metric[lo:], c.k[lo:]
 
 
@@ -171,49 +182,42 @@ def metric_rows(evaluation: Evaluation, metric: str, k: int, *, start: int = 0) 
     the parts of a :class:`StackedEvaluation` not stacked yet (5,000 rows of each of 137 runs, not 19 M). No row
     (an empty selection) for a metric the evaluation does not hold.
     """
-    vocab = vocabulary(evaluation)
-    runs = tuple(evaluation.runs)
+    pieces = _leaves(evaluation)
+    vocab, runs = pieces[0][0], tuple(evaluation.runs)
     code = vocab.metrics.index(metric) if metric in vocab.metrics else -1
-    stacked = not isinstance(evaluation, StackedEvaluation) or evaluation.__dict__.get("_part_columns") is None
-    run_type = evaluation.columns.run.dtype if stacked else np.result_type(vocab.run.dtype,
-                                                                          np.min_scalar_type(len(runs)))
-    fields: dict[str, list[np.ndarray]] = {f: [] for f in ("run", "query", "domain", "metric", "k", "value")}
-    where: list[np.ndarray] = []
-    for c, lo, r0, u0 in _pieces(evaluation, start):
+    run_type = vocab.run.dtype if len(pieces) == 1 else np.result_type(vocab.run.dtype, np.min_scalar_type(len(runs)))
+    fields: dict[str, list[np.ndarray]] = {f: [getattr(vocab, f)[:0]] for f in ("query", "domain", "metric", "k",
+                                                                               "value")}
+    fields["run"] = [vocab.run[:0].astype(run_type)]
+    where = [np.zeros(0, dtype=np.int64)]
+    for c, r0, u0 in pieces:
+        if r0 + len(c) <= start:
+            continue
+        lo = max(0, start - r0)
         sel = np.flatnonzero((c.metric[lo:] == code) & (c.k[lo:] == k)) + lo
         where.append(sel + r0)
         fields["run"].append(c.run[sel].astype(run_type) + np.asarray(u0, dtype=run_type))
         for f in ("query", "domain", "metric", "k", "value"):
             fields[f].append(getattr(c, f)[sel])
-    if not where:  # (no row from start on)
-        where = [np.zeros(0, dtype=np.int64)]
-        fields = {f: [getattr(vocab, f)[:0].astype(run_type if f == "run" else getattr(vocab, f).dtype)]
-                  for f in fields}
     cat = {f: np.concatenate(v) for f, v in fields.items()}
     out = ResultColumns(runs, vocab.query_ids, vocab.domains, vocab.metrics, cat["run"], cat["query"], cat["domain"],
                         cat["metric"], cat["k"], cat["value"])
     return out, np.concatenate(where).astype(np.int64, copy=False)
 
 
-def run_evaluations(evaluation: StackedEvaluation) -> dict[str, Evaluation] | None:
-    """Each run's evaluation by name when ``evaluation`` is a stack not built yet (its parts, under the names of
-    the stack, sharing their rows; a first part of several runs split run by run), else None."""
-    parts = evaluation.__dict__.get("_parts")
-    if parts is None:
+def run_columns(evaluation: StackedEvaluation) -> dict[str, ResultColumns] | None:
+    """Each run's rows by name when ``evaluation`` is a stack not built yet (its parts' columns under the names of
+    the stack, sharing their rows, run codes 0; a first piece of several runs split run by run), else None."""
+    if evaluation.__dict__.get("_parts") is None:
         return None
-    out: dict[str, Evaluation] = {}
-    runs, rows = evaluation.runs, evaluation.coverage_rows
-    for part, u0 in zip(parts, evaluation._run_starts, strict=False):
-        c = part.columns
+    runs = evaluation.runs
+    out: dict[str, ResultColumns] = {}
+    for c, _, u0 in _leaves(evaluation):
         n = len(c.runs)
-        if n == 1:
-            out[runs[u0]] = Evaluation(None, None, dict(part.settings), dataclasses.replace(c, runs=(runs[u0],)),
-                                       [dict(rows[u0])])
-            continue
-        bounds = np.searchsorted(c.run, np.arange(n + 1)).tolist()
+        bounds = np.searchsorted(c.run, np.arange(n + 1)).tolist() if n > 1 else [0, len(c)]
         for i in range(n):
             lo, hi = bounds[i], bounds[i + 1]
-            one = ResultColumns((runs[u0 + i],), c.query_ids, c.domains, c.metrics, np.zeros(hi - lo, dtype=np.int16),
-                                c.query[lo:hi], c.domain[lo:hi], c.metric[lo:hi], c.k[lo:hi], c.value[lo:hi])
-            out[runs[u0 + i]] = Evaluation(None, None, dict(part.settings), one, [dict(rows[u0 + i])])
+            out[runs[u0 + i]] = ResultColumns((runs[u0 + i],), c.query_ids, c.domains, c.metrics,
+                                              np.zeros(hi - lo, dtype=np.int16), c.query[lo:hi], c.domain[lo:hi],
+                                              c.metric[lo:hi], c.k[lo:hi], c.value[lo:hi])
     return out

@@ -82,14 +82,17 @@ def test_one_metric_at_k_is_read_from_the_parts_as_the_stacked_table_holds_it(se
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_stack_continued_is_the_stack_of_all_and_appends_in_place_once_built(seed):
-    """A checkpoint added: a stack not built continued by a run stays unbuilt (its parts taken as they are) and reads
-    whole as the stack of all; a built one continued is appended into its buffers (the rows are not copied)."""
+    """A checkpoint added: a stack not built continued by a run stays unbuilt and reads whole as the stack of all,
+    the first stack built with it, the rows of the one appended into its buffers (one copy of the rows: two
+    evaluations a session and the server's caches hold); a built one continued is appended into its buffers too.
+    Stacks nested deeper than Python's recursion limit build one after the other."""
     parts, names, _ = parts_of(seed, n=9)
     lazy = S.StackedEvaluation(parts[:8], names[:8])
     more = S.StackedEvaluation([lazy, parts[8]], names)
-    assert not lazy.stacked and not more.stacked
+    assert not lazy.stacked and not more.stacked and S.row_count(more) == S.row_count(lazy) + len(parts[8].columns)
     same_evaluation(more, stack_run_evaluations(parts, names=names))
-    assert not lazy.stacked  # (the first one is still its parts)
+    same_evaluation(lazy, stack_run_evaluations(parts[:8], names=names[:8]))
+    assert np.shares_memory(lazy.columns.value, more.columns.value)
     built = S.StackedEvaluation(parts[:8], names[:8])
     eight = built.columns
     grown = S.StackedEvaluation([built, parts[8]], names)
@@ -99,6 +102,13 @@ def test_a_stack_continued_is_the_stack_of_all_and_appends_in_place_once_built(s
                                                              parts[1:8], names=names[1:8]), [parts[8]],
                                       names=names[8:])
     same_evaluation(grown, appended)
+    deep = S.StackedEvaluation(parts[:1], names[:1])
+    for i in range(2000):  # a training script adding 2,000 checkpoints to an open page that never reads them whole
+        deep = S.StackedEvaluation([deep, parts[1 + i % 8]], [*deep.runs, f"c{i}"])
+    rows, _ = S.metric_rows(deep, "ndcg", 5, start=S.row_count(deep) - len(parts[1].columns))
+    assert rows.runs[-1] == "c1999" and not deep.stacked and len(S.run_columns(deep)) == 2001
+    want = stack_run_evaluations([parts[0], *(parts[1 + i % 8] for i in range(2000))], names=deep.runs)
+    same_evaluation(deep, want)
 
 
 def test_each_run_s_evaluation_is_its_part_before_stacking_and_its_rows_after():

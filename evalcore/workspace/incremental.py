@@ -21,7 +21,7 @@ from ..combine import stack_run_evaluations
 from ..data import Qrels, Run
 from ..evaluate import Evaluation, worker_count
 from ..results import ResultColumns
-from ..stacked import StackedEvaluation, run_evaluations
+from ..stacked import StackedEvaluation, run_columns
 from .model import Settings, capture
 from .pipeline import evaluate_runs, join_aspects
 
@@ -128,7 +128,7 @@ def _continued(previous: Evaluation | None, items: Sequence[tuple[str, str | Non
         return None
     settings = {k: v for k, v in previous.settings.items() if k != "aspects"}
     if isinstance(previous, StackedEvaluation) and not previous.stacked:
-        return StackedEvaluation([previous], runs, settings=settings)  # (its parts: nothing stacked)
+        return StackedEvaluation([previous], runs, settings=settings)  # (nothing stacked: it is its first part)
     return Evaluation(None, None, settings, previous.columns, previous.coverage_rows)
 
 
@@ -140,15 +140,15 @@ def run_parts(evaluation: Evaluation) -> dict[str, Evaluation] | None:
     aspects = evaluation.settings.get("aspects")
     if not isinstance(aspects, dict) or len(set(aspects.values())) > 1 or list(aspects) != list(evaluation.runs):
         return None
-    if isinstance(evaluation, StackedEvaluation):
-        parts = run_evaluations(evaluation)  # (not stacked yet: each run's own evaluation, nothing stacked)
-        if parts is not None:
-            return parts
+    settings = {k: v for k, v in evaluation.settings.items() if k != "aspects"}
+    own = run_columns(evaluation) if isinstance(evaluation, StackedEvaluation) else None
+    if own is not None:  # not stacked yet: each run's own evaluation (nothing stacked)
+        return {name: Evaluation(None, None, dict(settings), part, [dict(row)])
+                for (name, part), row in zip(own.items(), evaluation.coverage_rows, strict=True)}
     c = evaluation.columns
     if len(c.run) and not bool(np.all(c.run[1:] >= c.run[:-1])):
         return None
     bounds = np.searchsorted(c.run, np.arange(len(c.runs) + 1))
-    settings = {k: v for k, v in evaluation.settings.items() if k != "aspects"}
     out = {}
     for i, (name, row) in enumerate(zip(c.runs, evaluation.coverage_rows, strict=True)):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
