@@ -12,6 +12,9 @@ __all__ = [
     "metric_k_pairs",
     "metric_k_pairs_coded",
     "metric_slice",
+    "slice_frame",
+    "appended_slice",
+    "metric_k_pairs_parts",
     "overview_table",
     "default_columns",
     "P_VALUE_COLUMNS",
@@ -93,10 +96,50 @@ def metric_k_pairs_coded(names: Sequence[str], codes: np.ndarray, ks: np.ndarray
     return [(str(names[c]), k) for c, k in out]
 
 
+def metric_k_pairs_parts(names: Sequence[str], parts: Iterable[tuple[np.ndarray, np.ndarray]], *,
+                         known: Sequence[tuple[str, int]] = ()) -> list[tuple[str, int]]:
+    """:func:`metric_k_pairs_coded` of a table held in parts (``(metric codes, k)`` of each, in table order), after
+    rows whose pairs are ``known`` (that function's result for them): each part is counted after the pairs so far,
+    written as one row each in their order, which give the same set of pairs and the same order of first
+    appearance of the metrics as the rows they stand for."""
+    code = {str(n): i for i, n in enumerate(names)}
+    pairs = list(known)
+    for codes, ks in parts:
+        head_c = np.array([code[m] for m, _ in pairs], dtype=np.int64)
+        head_k = np.array([k for _, k in pairs], dtype=np.int64)
+        pairs = metric_k_pairs_coded(names, np.concatenate([head_c, np.asarray(codes, dtype=np.int64)]),
+                                     np.concatenate([head_k, np.asarray(ks, dtype=np.int64)]))
+    return pairs
+
+
 def metric_slice(table: pd.DataFrame, metric: str, k: int) -> pd.DataFrame:
     """The rows of one metric@k (``domain`` as plain strings): what per-query views of that metric@k read."""
     sel = table[(table["metric"] == metric).to_numpy() & (table["k"].to_numpy() == int(k))]
     return plain_table(sel)
+
+
+def slice_frame(rows: Any, positions: np.ndarray) -> pd.DataFrame:
+    """:func:`metric_slice` from the rows it selects (:func:`evalcore.stacked.metric_rows`: their columns and their
+    positions in the whole table, its index there): the same frame, without the whole table."""
+    frame = rows.to_table()
+    frame.index = pd.Index(np.asarray(positions, dtype=np.int64))
+    return plain_table(frame)
+
+
+def appended_slice(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame | None:
+    """The slice of a table that is a table ``before`` was sliced from with rows appended, ``after`` the appended
+    rows' slice (whose runs are the whole's: ``before``'s, then the new ones): the two stacked, ``before``'s run
+    codes read against the whole's runs. None when ``before``'s runs are not the first of ``after``'s, or their
+    other categories differ."""
+    runs = after["run"].cat.categories
+    old = before["run"].cat.categories
+    if len(old) > len(runs) or not runs[:len(old)].equals(old):
+        return None
+    for col in ("query_id", "metric"):
+        if not before[col].cat.categories.equals(after[col].cat.categories):
+            return None
+    head = before.assign(run=pd.Categorical.from_codes(before["run"].cat.codes.to_numpy(), categories=runs))
+    return pd.concat([head, after])
 
 
 def overview_table(
