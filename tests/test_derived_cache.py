@@ -102,6 +102,45 @@ def test_a_kept_evaluation_reads_back_in_place(folder):
         assert a.dtype == b.dtype and np.array_equal(a, b) and not a.flags.writeable, name
 
 
+def test_runs_of_one_layout_share_its_columns_read_once(folder, monkeypatch):
+    """The kept evaluations of runs against one ground truth with the same settings (a training run's checkpoints)
+    have the same query, domain, metric and k codes: read for the first, shared by the next while one holds them
+    (their values and run codes read from each file); equal to what was kept, array for array."""
+    import gc
+
+    from evalcore.evaluate import evaluate
+    from evalcore.io import load_qrels, load_run
+
+    qrels = load_qrels(T.trec_qrels(), format="trec")
+    evs = [evaluate(qrels, {f"r{i}": load_run(T.trec_run(i), format="trec", name=f"r{i}")}, metrics=["ndcg", "map"],
+                    k=[1, 5]) for i in range(3)]
+    for i, ev in enumerate(evs):
+        assert D.store_evaluation(f"run{i}", ev)
+    asked: list = []  # the columns read from each file (None: all)
+    real = D._read
+
+    def spy(path, columns=None):
+        return real(path) if columns is None else real(path, lambda meta: asked.append(columns(meta)) or asked[-1])
+
+    monkeypatch.setattr(D, "_read", spy)
+    first, second = D.load_evaluation("run0")[0], D.load_evaluation("run1")[0]
+    assert asked == [None, ["run", "value"]]
+    for name in ("query", "domain", "metric", "k"):
+        assert getattr(second.columns, name) is getattr(first.columns, name)
+    same(first, evs[0])
+    same(second, evs[1])
+    del first, second
+    gc.collect()
+    same(D.load_evaluation("run2")[0], evs[2])  # (no evaluation holds the layout any more: read again)
+    assert asked[-1] is None
+
+
+def same(got, want) -> None:
+    for name in ("run", "query", "domain", "metric", "k", "value"):
+        a, b = getattr(got.columns, name), getattr(want.columns, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), name
+
+
 def test_a_random_evaluation_with_unused_categories_reads_back_equal(folder):
     for seed in range(3):
         table = random_table(seed)
