@@ -101,10 +101,17 @@ def metric_k_pairs_parts(names: Sequence[str], parts: Iterable[tuple[np.ndarray,
     """:func:`metric_k_pairs_coded` of a table held in parts (``(metric codes, k)`` of each, in table order), after
     rows whose pairs are ``known`` (that function's result for them): each part is counted after the pairs so far,
     written as one row each in their order, which give the same set of pairs and the same order of first
-    appearance of the metrics as the rows they stand for."""
+    appearance of the metrics as the rows they stand for. A part whose arrays are those of a part before (the same
+    memory: the kept evaluations of 137 runs of one layout) adds nothing and is not counted again."""
     code = {str(n): i for i, n in enumerate(names)}
     pairs = list(known)
+    seen = set()  # parts at the same place in memory hold the same rows: their pairs are counted (kept runs of one layout)
     for codes, ks in parts:
+        codes, ks = np.asarray(codes), np.asarray(ks)
+        place = tuple((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str) for a in (codes, ks))
+        if place in seen:
+            continue
+        seen.add(place)
         head_c = np.array([code[m] for m, _ in pairs], dtype=np.int64)
         head_k = np.array([k for _, k in pairs], dtype=np.int64)
         pairs = metric_k_pairs_coded(names, np.concatenate([head_c, np.asarray(codes, dtype=np.int64)]),

@@ -190,11 +190,15 @@ def metric_rows(evaluation: Evaluation, metric: str, k: int, *, start: int = 0) 
                                                                                "value")}
     fields["run"] = [vocab.run[:0].astype(run_type)]
     where = [np.zeros(0, dtype=np.int64)]
+    found: dict[tuple, np.ndarray] = {}  # the rows of pieces sharing their metric and k arrays (kept runs of one layout)
     for c, r0, u0 in pieces:
         if r0 + len(c) <= start:
             continue
         lo = max(0, start - r0)
-        sel = np.flatnonzero((c.metric[lo:] == code) & (c.k[lo:] == k)) + lo
+        same = (_place(c.metric), _place(c.k), lo)
+        sel = found.get(same)
+        if sel is None:
+            sel = found[same] = np.flatnonzero((c.metric[lo:] == code) & (c.k[lo:] == k)) + lo
         where.append(sel + r0)
         fields["run"].append(c.run[sel].astype(run_type) + np.asarray(u0, dtype=run_type))
         for f in ("query", "domain", "metric", "k", "value"):
@@ -203,6 +207,12 @@ def metric_rows(evaluation: Evaluation, metric: str, k: int, *, start: int = 0) 
     out = ResultColumns(runs, vocab.query_ids, vocab.domains, vocab.metrics, cat["run"], cat["query"], cat["domain"],
                         cat["metric"], cat["k"], cat["value"])
     return out, np.concatenate(where).astype(np.int64, copy=False)
+
+
+def _place(a: np.ndarray) -> tuple:
+    """Where ``a``'s values are in memory (address, length, stride, dtype): two arrays at one place hold the same
+    values (the arrays of evaluations are never written)."""
+    return a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str
 
 
 def run_columns(evaluation: StackedEvaluation) -> dict[str, ResultColumns] | None:

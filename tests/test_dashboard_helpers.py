@@ -142,6 +142,23 @@ def test_metric_k_pairs_of_a_table_in_parts_are_those_of_the_whole(seed):
     assert T.metric_k_pairs_parts(names, []) == [] and T.metric_k_pairs_parts(names, [], known=known) == known
 
 
+def test_parts_sharing_their_arrays_are_counted_once(monkeypatch):
+    """The kept evaluations of 137 runs of one layout share their metric and k arrays: counted once, the same pairs
+    (a part holding other rows in arrays of the same length is counted)."""
+    table = random_table(3)
+    codes, ks = table["metric"].cat.codes.to_numpy(), table["k"].to_numpy()
+    names = list(table["metric"].cat.categories)
+    other = codes.copy()
+    other[:5] = 3  # the metric "unused", in a part of its own arrays
+    counted: list[int] = []
+    real = T.metric_k_pairs_coded
+    monkeypatch.setattr(T, "metric_k_pairs_coded", lambda *a, **kw: counted.append(1) or real(*a, **kw))
+    got = T.metric_k_pairs_parts(names, [(codes, ks)] * 50 + [(other, ks)] + [(codes, ks)] * 3)
+    assert len(counted) == 2
+    assert got == obvious_pairs(pd.concat([table, table.assign(metric=pd.Categorical.from_codes(
+        other, categories=table["metric"].cat.categories))]))
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_metric_slice_from_its_rows_or_appended_is_the_whole_table_s(seed):
     """slice_frame of evalcore.stacked.metric_rows (the rows read from each run's evaluation) is metric_slice of the

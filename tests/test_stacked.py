@@ -4,6 +4,7 @@ pairs, the row count, runs, coverage and each run's rows read from the parts, eq
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -15,6 +16,7 @@ from evalcore import workspace as W
 from evalcore.combine import append_run_evaluations, stack_run_evaluations
 from evalcore.errors import OptionError
 from evalcore.evaluate import evaluate
+from evalcore.evaluation import Evaluation
 
 KW = dict(metrics=["ndcg", "map", "p"], k=[1, 5, 10])
 
@@ -109,6 +111,26 @@ def test_a_stack_continued_is_the_stack_of_all_and_appends_in_place_once_built(s
     assert rows.runs[-1] == "c1999" and not deep.stacked and len(S.run_columns(deep)) == 2001
     want = stack_run_evaluations([parts[0], *(parts[1 + i % 8] for i in range(2000))], names=deep.runs)
     same_evaluation(deep, want)
+
+
+def test_parts_sharing_their_layout_arrays_give_each_its_own_rows():
+    """Kept evaluations of one layout share their query, domain, metric and k arrays (evalcore.workspace.derived):
+    one metric@k's rows of each are still its own (values, run codes, positions), as the stacked table's."""
+    parts, names, _ = parts_of(0, n=1)
+    rng = np.random.default_rng(0)
+    first = parts[0]
+    shared = [first] + [Evaluation(None, None, dict(first.settings), dataclasses.replace(
+        first.columns, value=rng.random(len(first.columns))), first.coverage_rows) for _ in range(5)]
+    names = [f"v{i}" for i in range(6)]
+    lazy = S.StackedEvaluation(shared, names)
+    want = stack_run_evaluations(shared, names=names)
+    for metric, k in [("ndcg", 5), ("map", 0), ("p", 10)]:
+        for start in (0, 7, len(first.columns) + 3):
+            rows, where = whole_rows(want, metric, k, start)
+            got, at = S.metric_rows(lazy, metric, k, start=start)
+            assert np.array_equal(at, where)
+            for f, x in rows.items():
+                assert np.array_equal(getattr(got, f), x, equal_nan=True), f
 
 
 def test_each_run_s_evaluation_is_its_part_before_stacking_and_its_rows_after():
