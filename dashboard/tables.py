@@ -99,23 +99,22 @@ def metric_k_pairs_coded(names: Sequence[str], codes: np.ndarray, ks: np.ndarray
 def metric_k_pairs_parts(names: Sequence[str], parts: Iterable[tuple[np.ndarray, np.ndarray]], *,
                          known: Sequence[tuple[str, int]] = ()) -> list[tuple[str, int]]:
     """:func:`metric_k_pairs_coded` of a table held in parts (``(metric codes, k)`` of each, in table order), after
-    rows whose pairs are ``known`` (that function's result for them): each part is counted after the pairs so far,
-    written as one row each in their order, which give the same set of pairs and the same order of first
-    appearance of the metrics as the rows they stand for. A part whose arrays are those of a part before (the same
-    memory: the kept evaluations of 137 runs of one layout) adds nothing and is not counted again."""
-    code = {str(n): i for i, n in enumerate(names)}
+    rows whose pairs are ``known`` (that function's result for them): each part's pairs (counted a chunk at a
+    time, as that function counts) joined to those so far, the metrics in order of first appearance — those
+    seen before first, then the part's new ones in its order —, k ascending. A part whose arrays are those of a
+    part before (the same memory: the kept evaluations of 137 runs of one layout) adds nothing and is not counted
+    again."""
     pairs = list(known)
-    seen = set()  # parts at the same place in memory hold the same rows: their pairs are counted (kept runs of one layout)
+    seen = set()
     for codes, ks in parts:
         codes, ks = np.asarray(codes), np.asarray(ks)
         place = tuple((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str) for a in (codes, ks))
         if place in seen:
             continue
         seen.add(place)
-        head_c = np.array([code[m] for m, _ in pairs], dtype=np.int64)
-        head_k = np.array([k for _, k in pairs], dtype=np.int64)
-        pairs = metric_k_pairs_coded(names, np.concatenate([head_c, np.asarray(codes, dtype=np.int64)]),
-                                     np.concatenate([head_k, np.asarray(ks, dtype=np.int64)]))
+        more = metric_k_pairs_coded(names, codes, ks)
+        order = {m: i for i, m in enumerate(dict.fromkeys(m for m, _ in [*pairs, *more]))}
+        pairs = sorted(set(pairs) | set(more), key=lambda p: (order[p[0]], p[1]))
     return pairs
 
 

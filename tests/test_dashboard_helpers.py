@@ -150,11 +150,14 @@ def test_parts_sharing_their_arrays_are_counted_once(monkeypatch):
     names = list(table["metric"].cat.categories)
     other = codes.copy()
     other[:5] = 3  # the metric "unused", in a part of its own arrays
-    counted: list[int] = []
+    counted: list = []
     real = T.metric_k_pairs_coded
-    monkeypatch.setattr(T, "metric_k_pairs_coded", lambda *a, **kw: counted.append(1) or real(*a, **kw))
+    monkeypatch.setattr(T, "metric_k_pairs_coded", lambda names, c, k, **kw: counted.append((c, k)) or real(
+        names, c, k, **kw))
     got = T.metric_k_pairs_parts(names, [(codes, ks)] * 50 + [(other, ks)] + [(codes, ks)] * 3)
     assert len(counted) == 2
+    # each part counted in place, a chunk at a time (no table-sized copy: 19 M rows of a stacked table took 1 s)
+    assert counted[0][0] is codes and counted[1][0] is other and all(k is ks for _, k in counted)
     assert got == obvious_pairs(pd.concat([table, table.assign(metric=pd.Categorical.from_codes(
         other, categories=table["metric"].cat.categories))]))
 
