@@ -40,6 +40,9 @@ class Context:
     eval_key: str | None = None
     eval_each: dict[str, str] = field(default_factory=dict)  # run name -> key of its own evaluation (judgments)
     eval_error: str | None = None
+    # (key, rows) of the session's previous evaluation when this one is it with runs appended (a checkpoint added):
+    # its first rows are that one's, so a view of them (a metric@k slice) is that view's with the new rows appended
+    eval_continues: tuple[str, int] | None = None
     # the evaluation's warnings (e.g. a relevance threshold no grade reaches), less the settings' own notes (a metric
     # name renamed: said when the settings were applied), shown on every page like the coverage banner
     eval_warnings: tuple[str, ...] = ()

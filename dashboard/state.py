@@ -58,6 +58,7 @@ from dashboard.lazyruns import LazyRuns
 from dashboard.longsteps import CANCEL_KEY, CANCELLED, cancel, cancelled, long_step, retry  # noqa: F401
 from dashboard.warmup import warm_up  # noqa: F401  (app.py calls S.warm_up)
 from evalcore import defaults as DEF
+from evalcore import stacked
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError
@@ -67,7 +68,9 @@ MEMO_KEY = "_memo"
 FAILED_KEY = "_failed_runs"  # uids of the runs that failed to load in the last resolution (for the sidebar)
 LAZY_FAILED_KEY = "_failed_run_keys"  # content keys of the runs that failed to load in this session
 PREVIOUS_KEY = "_eval_previous"  # the session's last evaluation of its workspace (dashboard.cache.Previous)
-#: kinds of runs read only when a page asks for one (stored or uploaded ranked files, demo runs)
+PREVIOUS_EVAL_KEY = "_eval_previous_key"  # its key (the memo's "eval:..." entry)
+#: kinds of runs read only when a page asks for one (stored or uploaded ranked files, demo runs; the fusions of the
+#: session's own workspace too, see :func:`context`)
 LAZY_KINDS = ("ranked", "demo")
 MEMO_SIZE = 128
 EVALUATIONS_KEPT = 6  # evaluations a session's memo keeps (the least recently used go first)
@@ -307,10 +310,13 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
                     failed_before.add(rkey)
         return by_uid.get(uid)
 
-    # stored ranked runs are read when a page asks for one (a restart finds their evaluation on disk);
-    # embedding runs (ranked with a progress bar) and fusions are resolved now
+    # stored ranked runs are read when a page asks for one (a restart finds their evaluation on disk), and so are
+    # the session's fusions (reading their inputs and fusing took 0.5-3 s of a restarted Versions page that shows
+    # none); embedding runs (ranked with a progress bar) and a preview's fusion (the Fusion page says at once
+    # why it failed) are resolved now
+    lazy = (*LAZY_KINDS, "fused") if ws is get_ws() else LAZY_KINDS
     for uid, (src, _, rkey) in plan.items():
-        if src.kind not in LAZY_KINDS or rkey in failed_before:  # (one that failed in this session: its message)
+        if src.kind not in lazy or rkey in failed_before:  # (one that failed in this session: its message)
             load(uid)
     if ws is get_ws():
         st.session_state[FAILED_KEY] = set(ctx.run_errors)
@@ -368,11 +374,27 @@ def context(progress_slot: Any | None = None, ws: W.Snapshot | None = None) -> C
         ctx.eval_error = out.error
         return ctx
     if ws is get_ws() and ctx.reference is None:
-        st.session_state[PREVIOUS_KEY] = (tuple((n, a, key) for n, a, key, _ in each), out.value)
+        now = tuple((n, a, key) for n, a, key, _ in each)
+        ctx.eval_continues = _continues(st.session_state.get(PREVIOUS_KEY), st.session_state.get(PREVIOUS_EVAL_KEY),
+                                        now, ekey)
+        st.session_state[PREVIOUS_KEY] = (now, out.value)
+        st.session_state[PREVIOUS_EVAL_KEY] = ekey
     ctx.evaluation, ctx.eval_key, ctx.eval_inputs = out.value, ekey, (qmap, pairs)
     ctx.eval_warnings = tuple(w for w in out.warnings if w not in notes)
     ctx.eval_each = {n: key for n, _, key, _ in each} if ctx.reference is None else {}
     return ctx
+
+
+def _continues(previous: Any, previous_key: str | None, now: tuple, key: str) -> tuple[str, int] | None:
+    """``(key, rows)`` of the session's previous evaluation when the one of ``now`` (its runs' names, aspects and
+    keys) is it with runs appended: the previous runs first, then more, one aspect for all (evaluated run after run,
+    so its first rows are the previous one's, whether appended or stacked again); else None."""
+    if previous is None or previous_key is None or previous_key == key:
+        return None
+    items, evaluation = previous
+    if not items or len(now) <= len(items) or now[:len(items)] != items or len({a for _, a, _ in now}) != 1:
+        return None
+    return previous_key, stacked.row_count(evaluation)
 
 
 def _outside(src: W.RunSource, settings: W.Settings) -> Callable[[], Run] | None:
@@ -532,14 +554,37 @@ def plain_table(ctx: Context) -> pd.DataFrame:
 
 
 def metric_slice(ctx: Context, metric: str, k: int) -> pd.DataFrame:
-    """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table."""
-    return shared(f"slice:{ctx.eval_key}:{metric}:{k}", lambda: T.metric_slice(ctx.evaluation.table, metric, k))
+    """The per-query rows of one metric@k (memoized): the per-query views filter this, not the whole table.
+
+    :func:`dashboard.tables.metric_slice` of the evaluation's table, read from each run's evaluation when its
+    rows are not stacked (:func:`evalcore.stacked.metric_rows`: the Versions page of 137 checkpoints reads 5,000
+    rows of each, stacking none of the 19 M); when the evaluation continues the session's previous one (a
+    checkpoint added), that one's slice with the new runs' rows appended."""
+    def compute() -> pd.DataFrame:
+        cont = ctx.eval_continues
+        before = _memo().get(f"slice:{cont[0]}:{metric}:{k}") if cont is not None else None
+        if before is not None:
+            after = T.appended_slice(before, T.slice_frame(*stacked.metric_rows(ctx.evaluation, metric, k,
+                                                                                start=cont[1])))
+            if after is not None:
+                return after
+        return T.slice_frame(*stacked.metric_rows(ctx.evaluation, metric, k))
+
+    return shared(f"slice:{ctx.eval_key}:{metric}:{k}", compute)
 
 
 def metric_k_pairs(ctx: Context) -> list[tuple[str, int]]:
-    return memo("mk:" + ctx.eval_key, lambda: T.metric_k_pairs_coded(ctx.evaluation.columns.metrics,
-                                                                     ctx.evaluation.columns.metric,
-                                                                     ctx.evaluation.columns.k))
+    """Every (metric, k) of the evaluation (:func:`dashboard.tables.metric_k_pairs`), from each run's evaluation when
+    its rows are not stacked; when it continues the session's previous evaluation, that one's pairs and the new
+    rows'."""
+    def compute() -> list[tuple[str, int]]:
+        cont = ctx.eval_continues
+        known = _memo().get("mk:" + cont[0]) if cont is not None else None
+        start = cont[1] if known is not None else 0
+        return T.metric_k_pairs_parts(stacked.vocabulary(ctx.evaluation).metrics,
+                                      stacked.metric_k_codes(ctx.evaluation, start=start), known=known or ())
+
+    return memo("mk:" + ctx.eval_key, compute)
 
 
 def clear_caches() -> None:

@@ -12,6 +12,9 @@ __all__ = [
     "metric_k_pairs",
     "metric_k_pairs_coded",
     "metric_slice",
+    "slice_frame",
+    "appended_slice",
+    "metric_k_pairs_parts",
     "overview_table",
     "default_columns",
     "P_VALUE_COLUMNS",
@@ -93,10 +96,56 @@ def metric_k_pairs_coded(names: Sequence[str], codes: np.ndarray, ks: np.ndarray
     return [(str(names[c]), k) for c, k in out]
 
 
+def metric_k_pairs_parts(names: Sequence[str], parts: Iterable[tuple[np.ndarray, np.ndarray]], *,
+                         known: Sequence[tuple[str, int]] = ()) -> list[tuple[str, int]]:
+    """:func:`metric_k_pairs_coded` of a table held in parts (``(metric codes, k)`` of each, in table order), after
+    rows whose pairs are ``known`` (that function's result for them): each part's pairs (counted a chunk at a
+    time, as that function counts) joined to those so far, the metrics in order of first appearance — those
+    seen before first, then the part's new ones in its order —, k ascending. A part whose arrays are those of a
+    part before (the same memory: the kept evaluations of 137 runs of one layout) adds nothing and is not counted
+    again."""
+    pairs = list(known)
+    seen = set()
+    for codes, ks in parts:
+        codes, ks = np.asarray(codes), np.asarray(ks)
+        place = tuple((a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str) for a in (codes, ks))
+        if place in seen:
+            continue
+        seen.add(place)
+        more = metric_k_pairs_coded(names, codes, ks)
+        order = {m: i for i, m in enumerate(dict.fromkeys(m for m, _ in [*pairs, *more]))}
+        pairs = sorted(set(pairs) | set(more), key=lambda p: (order[p[0]], p[1]))
+    return pairs
+
+
 def metric_slice(table: pd.DataFrame, metric: str, k: int) -> pd.DataFrame:
     """The rows of one metric@k (``domain`` as plain strings): what per-query views of that metric@k read."""
     sel = table[(table["metric"] == metric).to_numpy() & (table["k"].to_numpy() == int(k))]
     return plain_table(sel)
+
+
+def slice_frame(rows: Any, positions: np.ndarray) -> pd.DataFrame:
+    """:func:`metric_slice` from the rows it selects (:func:`evalcore.stacked.metric_rows`: their columns and their
+    positions in the whole table, its index there): the same frame, without the whole table."""
+    frame = rows.to_table()
+    frame.index = pd.Index(np.asarray(positions, dtype=np.int64))
+    return plain_table(frame)
+
+
+def appended_slice(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame | None:
+    """The slice of a table that is a table ``before`` was sliced from with rows appended, ``after`` the appended
+    rows' slice (whose runs are the whole's: ``before``'s, then the new ones): the two stacked, ``before``'s run
+    codes read against the whole's runs. None when ``before``'s runs are not the first of ``after``'s, or their
+    other categories differ."""
+    runs = after["run"].cat.categories
+    old = before["run"].cat.categories
+    if len(old) > len(runs) or not runs[:len(old)].equals(old):
+        return None
+    for col in ("query_id", "metric"):
+        if not before[col].cat.categories.equals(after[col].cat.categories):
+            return None
+    head = before.assign(run=pd.Categorical.from_codes(before["run"].cat.codes.to_numpy(), categories=runs))
+    return pd.concat([head, after])
 
 
 def overview_table(

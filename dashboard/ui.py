@@ -22,6 +22,7 @@ from dashboard import analysis as A
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
+from evalcore.stacked import row_count
 
 #: The browser tab's icon: a file here, so the dashboard asks nothing of the internet (a Material
 #: icon name as ``page_icon`` makes the browser fetch it from fonts.gstatic.com; offline, no icon).
@@ -163,7 +164,7 @@ def need_evaluation(ctx: S.Context) -> None:
         coverage_banner(ctx)
         for w in ctx.eval_warnings:  # (the Data page shows them next to the settings)
             show_warning(w)
-        if not len(ctx.evaluation.columns):  # every query skipped: no metric@k to show, nothing to compare
+        if not row_count(ctx.evaluation):  # every query skipped: no metric@k to show, nothing to compare
             st.warning(no_query_evaluated(ctx.evaluation.coverage, ctx.settings), icon=":material/report:")
             st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/upload_file:")
             st.stop()

@@ -12,7 +12,7 @@ as they are out of every test.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -22,6 +22,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from dashboard.runstyles import RunStyle, model_styles, run_styles
 from evalcore import workspace as W
+from evalcore.workspace import derived
 
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
 GOTO = "versions_goto_query"
@@ -132,19 +133,39 @@ def version_names(sr: Series, model: str) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------ cached steps
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _c_curve(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, metric: str, k: int) -> S.Outcome:
-    return S._attempt(W.version_curve, _table, _series, model=model, metric=metric, k=k, method=S.MEAN_CI,
-                      n_resamples=S.N_RESAMPLES, seed=S.CI_SEED)
+def _kept(kind: str, key: str, compute: Callable[[], S.Outcome]) -> S.Outcome:
+    """``compute()``, its frame read from the disk cache of results when an earlier server kept it under ``key``
+    (:mod:`evalcore.workspace.derived`: the same key, the same engine), kept there otherwise (not when it warned:
+    a warning is shown each time it is computed). ``key`` names every input and option: the dashboard's code is
+    not in the engine's fingerprint. A restarted server shows a model's curve and tests the next morning without
+    testing 2 x 121 pairs again or drawing their resamples (seconds on a shared machine)."""
+    frame = derived.load_frame(kind, key)
+    if frame is not None:
+        return S.Outcome(frame)
+    out = compute()
+    if out.ok and not out.warnings:
+        derived.store_frame(kind, key, out.value)
+    return out
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _c_tests(key: str, _table: pd.DataFrame, _series: pd.DataFrame, model: str, metric: str, k: int,
+def _c_curve(key: str, _table: Callable[[], pd.DataFrame], _series: pd.DataFrame, model: str, metric: str,
+             k: int) -> S.Outcome:
+    """:func:`evalcore.workspace.version_curve` of the metric@k slice ``_table()`` (built only when not kept)."""
+    return _kept("version_curve", key, lambda: S._attempt(
+        W.version_curve, _table(), _series, model=model, metric=metric, k=k, method=S.MEAN_CI,
+        n_resamples=S.N_RESAMPLES, seed=S.CI_SEED))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _c_tests(key: str, _table: Callable[[], pd.DataFrame], _series: pd.DataFrame, model: str, metric: str, k: int,
              reference: str | None, test: str, correction: str, against: str) -> S.Outcome:
-    """One family of :func:`evalcore.workspace.version_tests` (``against``: ``"previous"`` or ``"reference"``)."""
-    return S._attempt(W.version_tests, _table, _series, model=model, metric=metric, k=k, reference=reference,
-                      test=test, correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED,
-                      ci_method=S.CI_METHOD, resampling=S.RESAMPLING, against=(against,))
+    """One family of :func:`evalcore.workspace.version_tests` (``against``: ``"previous"`` or ``"reference"``) of
+    the metric@k slice ``_table()`` (built only when not kept)."""
+    return _kept("version_tests", key, lambda: S._attempt(
+        W.version_tests, _table(), _series, model=model, metric=metric, k=k, reference=reference, test=test,
+        correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED, ci_method=S.CI_METHOD,
+        resampling=S.RESAMPLING, against=(against,)))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -167,7 +188,7 @@ def curve(ctx: S.Context, sr: Series, model: str, metric: str, k: int) -> S.Outc
     key = S._key("vercurve", sr.key, model, metric, int(k), S.MEAN_CI, S.N_RESAMPLES, S.CI_SEED)
 
     def compute() -> S.Outcome:
-        out = _c_curve(key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k))
+        out = _c_curve(key, lambda: S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k))
         if not out.ok:
             return out
         frame = out.value
@@ -192,7 +213,7 @@ def tests(ctx: S.Context, sr: Series, model: str, metric: str, k: int, reference
         key = f"vertests-{against}:" + S._key(sr.key, model, metric, int(k), ref, test, correction, S.TEST_RESAMPLES,
                                               S.CI_METHOD, S.CI_SEED, S.RESAMPLING)
         out = S.memo(key, lambda key=key, against=against, ref=ref: _c_tests(
-            key, S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k), ref, test, correction,
+            key, lambda: S.metric_slice(ctx, metric, k), sr.table, model, metric, int(k), ref, test, correction,
             against))
         if not out.ok:
             return out

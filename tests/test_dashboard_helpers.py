@@ -125,6 +125,74 @@ def test_metric_k_pairs_with_keys_too_large_to_count_and_an_empty_table():
     assert T.metric_k_pairs(table.iloc[:0]) == []
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_metric_k_pairs_of_a_table_in_parts_are_those_of_the_whole(seed):
+    """A table read part after part (each run's evaluation; some parts empty), or its first rows' pairs known and
+    the other rows read: the pairs of the whole, in the same order."""
+    table = random_table(seed)
+    codes, ks = table["metric"].cat.codes.to_numpy(), table["k"].to_numpy()
+    names = list(table["metric"].cat.categories)
+    rng = np.random.default_rng(seed)
+    cuts = sorted(rng.integers(0, len(table), 6).tolist())
+    bounds = [0, *cuts, cuts[-1], len(table)]  # (one part empty)
+    parts = [(codes[a:b], ks[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    assert T.metric_k_pairs_parts(names, parts) == obvious_pairs(table)
+    known = T.metric_k_pairs(table.iloc[:cuts[2]])
+    assert T.metric_k_pairs_parts(names, parts[3:], known=known) == obvious_pairs(table)
+    assert T.metric_k_pairs_parts(names, []) == [] and T.metric_k_pairs_parts(names, [], known=known) == known
+
+
+def test_parts_sharing_their_arrays_are_counted_once(monkeypatch):
+    """The kept evaluations of 137 runs of one layout share their metric and k arrays: counted once, the same pairs
+    (a part holding other rows in arrays of the same length is counted)."""
+    table = random_table(3)
+    codes, ks = table["metric"].cat.codes.to_numpy(), table["k"].to_numpy()
+    names = list(table["metric"].cat.categories)
+    other = codes.copy()
+    other[:5] = 3  # the metric "unused", in a part of its own arrays
+    counted: list = []
+    real = T.metric_k_pairs_coded
+    monkeypatch.setattr(T, "metric_k_pairs_coded", lambda names, c, k, **kw: counted.append((c, k)) or real(
+        names, c, k, **kw))
+    got = T.metric_k_pairs_parts(names, [(codes, ks)] * 50 + [(other, ks)] + [(codes, ks)] * 3)
+    assert len(counted) == 2
+    # each part counted in place, a chunk at a time (no table-sized copy: 19 M rows of a stacked table took 1 s)
+    assert counted[0][0] is codes and counted[1][0] is other and all(k is ks for _, k in counted)
+    assert got == obvious_pairs(pd.concat([table, table.assign(metric=pd.Categorical.from_codes(
+        other, categories=table["metric"].cat.categories))]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_metric_slice_from_its_rows_or_appended_is_the_whole_table_s(seed):
+    """slice_frame of evalcore.stacked.metric_rows (the rows read from each run's evaluation) is metric_slice of the
+    stacked table, index and categories included (a query without a domain, a metric absent); appended_slice of
+    the slice of the first runs and the rows of the runs added is the slice of all; not when the runs differ."""
+    from test_stack_runs import case
+
+    from evalcore.evaluate import evaluate
+    from evalcore.stacked import StackedEvaluation, metric_rows, row_count
+
+    qrels, runs = case(seed)
+    every = list(runs.values())
+    parts = [evaluate(qrels, {"r": every[i % len(every)]}, metrics=["ndcg", "map"], k=[1, 5]) for i in range(6)]
+    names = [f"v{i}" for i in range(6)]
+    before = StackedEvaluation(parts[:4], names[:4])
+    after = StackedEvaluation([before, *parts[4:]], names)
+    n = row_count(before)
+    chosen = (("ndcg", 5), ("map", 0), ("map", 1), ("recall", 5))
+    sliced = {mk: T.slice_frame(*metric_rows(before, *mk)) for mk in chosen}
+    got = {mk: T.slice_frame(*metric_rows(after, *mk)) for mk in chosen}
+    appended = {mk: T.appended_slice(sliced[mk], T.slice_frame(*metric_rows(after, *mk, start=n))) for mk in chosen}
+    assert not after.stacked and not before.stacked
+    for mk in chosen:
+        want = T.metric_slice(after.table, *mk)
+        for frame in (got[mk], appended[mk]):
+            pd.testing.assert_frame_equal(frame, want, check_exact=True)
+            assert frame.index.equals(want.index)
+        assert T.appended_slice(want, sliced[mk]) is None  # (the first's runs are not the first of the second's)
+    assert (T.metric_slice(after.table, "ndcg", 5)["domain"] == "").any()
+
+
 def test_wins_count_a_better_value_whatever_the_direction():
     """The tests count a win where B is above A; for first_rel_rank a win is below."""
     from dashboard import versions as V

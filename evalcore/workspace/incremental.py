@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from .._threads import in_caller_context
-from ..combine import append_run_evaluations, stack_run_evaluations
+from ..combine import stack_run_evaluations
 from ..data import Qrels, Run
 from ..evaluate import Evaluation, worker_count
 from ..results import ResultColumns
+from ..stacked import StackedEvaluation, run_columns
 from .model import Settings, capture
 from .pipeline import evaluate_runs, join_aspects
 
@@ -83,15 +84,18 @@ def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],
     Each call gives :func:`evaluate_one`'s evaluation of the run (from a cache or computed; the name
     inside may be an earlier one: ``name`` is the run's name here).  Runs sharing an aspect are stacked
     (:func:`evalcore.combine.stack_run_evaluations`), the aspects joined as :func:`evaluate_workspace`
-    joins them; ``qrels_by_aspect`` only names the aspects.
+    joins them; ``qrels_by_aspect`` only names the aspects.  With one aspect for all, the result is a
+    :class:`evalcore.stacked.StackedEvaluation`: its rows are stacked at the first read of its ``columns`` or
+    ``table`` (with room after them: a run added later is appended without a copy), and a page that reads one
+    metric@k of its runs (:func:`evalcore.stacked.metric_rows`) reads them from each run's evaluation.
 
     ``previous``: what this function gave for items of which ``items`` are a continuation — the caller
     vouches that the first ``len(previous.runs)`` items are those runs (names, aspects and evaluations:
     the dashboard compares their content keys). When every run has one aspect and the names agree, only the
     other items are called, their rows appended after the previous ones without copying those
-    (:func:`evalcore.combine.append_run_evaluations`): a checkpoint added to 137 asks for one evaluation and
-    copies its rows only. The result is the same as without ``previous`` (tested); any other ``previous`` is
-    not used.
+    (:func:`evalcore.combine.append_run_evaluations`, when ``previous`` is stacked; else its runs' evaluations
+    are taken as they are): a checkpoint added to 137 asks for one evaluation and copies its rows only. The
+    result is the same as without ``previous`` (tested); any other ``previous`` is not used.
     """
     groups: dict[str | None, list[tuple[str, Evaluation]]] = {a: [] for _, a, _ in items}
     for name, aspect, _ in items:
@@ -100,17 +104,14 @@ def evaluate_each(qrels_by_aspect: Mapping[str | None, Qrels],
     names = [name for name, _, _ in items]
     onto = _continued(previous, items)
     if onto is not None:
-        start = len(onto.columns.runs)
-        evs = [(items[0][1], append_run_evaluations(onto, [evaluation() for _, _, evaluation in items[start:]],
-                                                    names=names[start:]))]
+        start = len(onto.runs)
+        evs = [(items[0][1], StackedEvaluation([onto, *[evaluation() for _, _, evaluation in items[start:]]], names))]
         return join_aspects(evs, names)
     for name, aspect, evaluation in items:
         groups[aspect].append((name, evaluation()))
-    if len(groups) == 1:  # stacked with room after the rows: a run added later is appended without a copy
+    if len(groups) == 1:  # stacked when first read in full (with room after the rows: see StackedEvaluation)
         [(aspect, part)] = groups.items()
-        first = stack_run_evaluations([part[0][1]], names=[part[0][0]])
-        return join_aspects([(aspect, append_run_evaluations(first, [e for _, e in part[1:]],
-                                                             names=[n for n, _ in part[1:]]))], names)
+        return join_aspects([(aspect, StackedEvaluation([e for _, e in part], names))], names)
     evs = [(a, stack_run_evaluations([e for _, e in part], names=[n for n, _ in part])) for a, part in groups.items()]
     return join_aspects(evs, names)
 
@@ -120,13 +121,15 @@ def _continued(previous: Evaluation | None, items: Sequence[tuple[str, str | Non
     it: one aspect for all, ``previous``'s runs the first names, at least one more; else None."""
     if previous is None or len({a for _, a, _ in items}) != 1:
         return None
-    runs = list(previous.columns.runs)
+    runs = list(previous.runs)
     aspects = previous.settings.get("aspects")
     if not runs or len(runs) >= len(items) or [n for n, _, _ in items[:len(runs)]] != runs or not isinstance(
             aspects, dict) or set(aspects.values()) != {items[0][1]} or list(aspects) != runs:
         return None
-    return Evaluation(None, None, {k: v for k, v in previous.settings.items() if k != "aspects"}, previous.columns,
-                      previous.coverage_rows)
+    settings = {k: v for k, v in previous.settings.items() if k != "aspects"}
+    if isinstance(previous, StackedEvaluation) and not previous.stacked:
+        return StackedEvaluation([previous], runs, settings=settings)  # (nothing stacked: it is its first part)
+    return Evaluation(None, None, settings, previous.columns, previous.coverage_rows)
 
 
 def run_parts(evaluation: Evaluation) -> dict[str, Evaluation] | None:
@@ -134,14 +137,18 @@ def run_parts(evaluation: Evaluation) -> dict[str, Evaluation] | None:
     name: views of its rows, with the settings, coverage row and run codes (int16, :func:`evalcore.evaluate`'s) each
     had, to stack again in another order or without some (a run removed or renamed asks no evaluation again);
     None for another evaluation (several aspects, runs not stacked run after run)."""
-    c = evaluation.columns
     aspects = evaluation.settings.get("aspects")
-    if not isinstance(aspects, dict) or len(set(aspects.values())) > 1 or list(aspects) != list(c.runs):
+    if not isinstance(aspects, dict) or len(set(aspects.values())) > 1 or list(aspects) != list(evaluation.runs):
         return None
+    settings = {k: v for k, v in evaluation.settings.items() if k != "aspects"}
+    own = run_columns(evaluation) if isinstance(evaluation, StackedEvaluation) else None
+    if own is not None:  # not stacked yet: each run's own evaluation (nothing stacked)
+        return {name: Evaluation(None, None, dict(settings), part, [dict(row)])
+                for (name, part), row in zip(own.items(), evaluation.coverage_rows, strict=True)}
+    c = evaluation.columns
     if len(c.run) and not bool(np.all(c.run[1:] >= c.run[:-1])):
         return None
     bounds = np.searchsorted(c.run, np.arange(len(c.runs) + 1))
-    settings = {k: v for k, v in evaluation.settings.items() if k != "aspects"}
     out = {}
     for i, (name, row) in enumerate(zip(c.runs, evaluation.coverage_rows, strict=True)):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
