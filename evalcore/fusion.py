@@ -245,7 +245,7 @@ def normalize_run(run: Run, *, norm: str, ties: str = "docid_asc", top_n: int | 
     _check_top_n(top_n)
     lists = _ranked(run, ties=ties, top_n=top_n)
     return Run.from_records(lists.qid, lists.doc, _normalized_scores(lists, norm),
-                            name=run.name if name is None else name, check_duplicates=False)
+                            name=run.name if name is None else name, check_duplicates=False, check_ids=False)
 
 
 # --------------------------------------------------------------------------- fusion
@@ -350,7 +350,7 @@ class Prepared:
     def run(self, weights: np.ndarray | None = None, *, name: str = "fused", c: float | None = None) -> Run:
         """The fused run under ``weights`` (and ``c``, see :meth:`values`)."""
         return Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights, c=c), name=name,
-                              check_duplicates=False)
+                              check_duplicates=False, check_ids=False)  # (the runs' own ids)
 
 
 def _check_c(c: float) -> float:
