@@ -58,8 +58,14 @@ Conventions, explicit:
   evalcore may give different values; without equal scores in a list they are
   equal. Equal *fused* values are ordered by the tie rule used when the fused run
   is evaluated or written (``docid_asc`` reproduces seed 001 §7.2). RRF values that
-  are equal as rationals are equal doubles (whatever the runs' order or the order
-  of summation: :mod:`evalcore._fusion_ties`), so that tie rule sees every exact tie.
+  are equal as rationals are equal doubles (whatever the runs' order: :mod:`evalcore._fusion_ties`),
+  so that tie rule sees every exact tie.
+* **Summation order** (``rrf``): ``Σ_S`` adds the runs' terms in the order the runs
+  are given, left to right, in float64 (``((t_1 + t_2) + t_3) + …``, ``t_S = w_S / (c + rank_S(d))``,
+  0 where S does not list d): ranx's order, so the values equal ranx's to the last bit, except
+  on the rare rows whose value lies within rounding error of another value of its query
+  (exact ties included), which take the correctly rounded exact value (ranx's may differ there
+  by an ulp or two, and split an exact tie). ``wsum`` and the other sums also add run by run.
 * Normalisations only change scores, never the order inside a list, so they are
   refused (:class:`~evalcore.errors.OptionError`) for the rank-based methods.
 """
@@ -294,7 +300,7 @@ class Prepared:
     For every (query, document) of the union (``qid``/``doc``, object arrays of
     length m) the fused value is, for the weighted methods, ``Σ_S w_S / (c + columns[:, S])``
     (``rrf``: ``columns`` holds the ranks, ``inf`` where S does not list the
-    document; terms added smallest first and exact ties kept equal,
+    document; terms added in run order, left to right, and exact ties kept equal,
     :func:`evalcore._fusion_ties.rrf_values`) or ``Σ_S w_S · columns[:, S]``
     (``wsum``: the normalised score, 0 where absent, summed run after run as ranx does); for the other methods it is
     ``base`` (``columns`` None). Built once, fused under many weights
