@@ -20,6 +20,7 @@ import streamlit as st
 from dashboard import state as S
 from evalcore import defaults as DEF
 from evalcore import workspace as W
+from evalcore._categorical import isin_strings
 
 #: RBO persistence offered by default, and the sampled pairs of seed 000's similarity agreement (with their seed:
 #: :mod:`evalcore.defaults`', as ``evalcore evaluate --agreement-pairs`` and the Python API).
@@ -104,7 +105,7 @@ def hsd(ctx: S.Context, metric: str, k: int, design: str, *, runs: list[str] | N
 
     def compute() -> S.Outcome:
         sl = S.metric_slice(ctx, metric, k)
-        return _c_hsd(key, sl[sl["run"].astype(str).isin(runs)], metric, int(k), design)
+        return _c_hsd(key, sl[isin_strings(sl["run"], runs)], metric, int(k), design)  # (codes, no string a row)
 
     return S.memo(key, compute)
 

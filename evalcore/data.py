@@ -7,6 +7,16 @@ evaluation (see :mod:`evalcore.evaluate`), never per metric.
 
 Both are immutable: constructors copy what they keep, no method writes into
 arrays the caller passed.
+
+Every public constructor (``from_records``, ``from_dict``, ``from_frame``,
+``from_codes``, ``from_arrow_docs``, ``from_ranked_lists``, ``with_domains``,
+``renamed``) refuses an id, domain or run name holding a control character (a
+tab, a line break, NUL...: it would break a TREC line or a label later) with
+the readers' rule and words (:func:`evalcore._checks.refuse_broken_ids`),
+naming the id (its ``repr``) and the argument and record holding it. The ids
+are scanned once, vectorised (the distinct ids where the constructor has them).
+``check_ids=False`` skips that scan for ids checked already (the readers check
+them first, naming the file's line).
 """
 
 from __future__ import annotations
@@ -22,9 +32,13 @@ from ._checks import (  # noqa: F401 - _NO_KEY, _has_repeats and _pair_hashes: t
     _as_str_array,
     _check_run_columns,
     _check_unique_pairs,
+    _domains_of,
     _has_repeats,
+    _in_mapping,
     _integer_grades,
     _pair_hashes,
+    refuse_broken_column,
+    refuse_broken_name,
 )
 from ._columns import (
     arrow_indices,
@@ -82,13 +96,27 @@ class Qrels:
         source: str | None = None,
         lines: np.ndarray | None = None,
         extra_queries: Sequence[str] = (),
+        check_ids: bool = True,
     ) -> Qrels:
-        """Build from three parallel columns; validates types and duplicates.
+        """Build from three parallel columns; validates types, duplicates and ids.
 
         ``lines`` (1-based file line numbers of the rows) only improves messages.
         ``extra_queries`` adds queries with no judgment rows (they then count
-        as queries with no relevant document).
+        as queries with no relevant document). An id or domain holding a control
+        character is refused (:class:`~evalcore.errors.InputFormatError` naming
+        it and its record, e.g. ``doc_ids[4]``; ``check_ids=False``: checked by the caller).
         """
+        return cls._from_columns(query_ids, doc_ids, grades, domains=domains, source=source, lines=lines,
+                                 extra_queries=extra_queries, check_ids=check_ids,
+                                 place=lambda arg, i: f" ({arg}[{i}])")
+
+    @classmethod
+    def _from_columns(
+        cls, query_ids: Any, doc_ids: Any, grades: Any, *, domains: Mapping[str, str] | None, source: str | None,
+        lines: np.ndarray | None, extra_queries: Sequence[str], check_ids: bool, place: Any,
+    ) -> Qrels:
+        """:meth:`from_records`, ``place(argument, i)`` naming record ``i`` of ``query_ids``, ``doc_ids`` or
+        ``extra_queries`` in a refusal (``from_dict``, ``from_frame``: in their own terms)."""
         qs = _as_str_array(query_ids)
         ds = _as_str_array(doc_ids)
         g = np.asarray(grades)
@@ -106,17 +134,23 @@ class Qrels:
         else:
             qs_all = qs
         codes, uniq = factorize_strings(qs_all)
+        if check_ids:
+            nq = len(qs)
+            refuse_broken_column(uniq, codes=codes, what="query id", source=source, place=lambda i: place(
+                "query_ids", i) if i < nq else place("extra_queries", [str(x) for x in extra_queries].index(qs_all[i])))
+            refuse_broken_column(ds, what="document id", source=source, place=lambda i: place("doc_ids", i))
         codes = codes[: len(qs)]
         _check_unique_pairs(codes, ds, uniq, source=source, what="judgments", lines=lines)
         order = np.argsort(codes, kind="stable")
         dom = None
         if domains is not None:
-            dom = np.asarray([str(domains.get(x, "")) for x in uniq], dtype=object)
+            dom = _domains_of(uniq, domains, source)
         return cls(uniq, codes[order], ds[order], g[order], dom, source)
 
     @classmethod
     def from_arrow_docs(
         cls, query_ids: np.ndarray, q: np.ndarray, docs: Any, grades: np.ndarray, *, source: str | None = None,
+        check_ids: bool = True,
     ) -> Qrels | None:
         """Build from query codes (first-appearance order), a pyarrow string array of document ids and int grades.
 
@@ -124,7 +158,11 @@ class Qrels:
         rows. Uniqueness of (query, document) is checked through 64-bit pair
         hashes; returns None (the caller then uses :meth:`from_records`, which
         names the duplicate exactly) when a hash repeats or ids are too long to hash.
+        Ids as :meth:`from_records` (``query_ids[i]``, ``docs[i]``; the arrow data scanned in place).
         """
+        if check_ids:
+            refuse_broken_column(query_ids, what="query id", source=source, place=lambda i: f" (query_ids[{i}])")
+            refuse_broken_column(docs, what="document id", source=source, place=lambda i: f" (docs[{i}])")
         q = np.asarray(q, dtype=np.int64)
         hashes = string_hashes(docs) if len(q) else None
         if hashes is None or _has_repeats(pair_keys(q, hashes), q):
@@ -142,7 +180,7 @@ class Qrels:
         cls, judgments: Mapping[str, Mapping[str, int]], *, domains: Mapping[str, str] | None = None,
         source: str | None = None,
     ) -> Qrels:
-        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
+        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape); ids as :meth:`from_records`."""
         qs: list[str] = []
         ds: list[str] = []
         gs: list[Any] = []
@@ -154,7 +192,8 @@ class Qrels:
                 qs.append(qid)
                 ds.append(did)
                 gs.append(grade)
-        return cls.from_records(qs, ds, gs, domains=domains, source=source, extra_queries=empty)
+        return cls._from_columns(qs, ds, gs, domains=domains, source=source, lines=None, extra_queries=empty,
+                                 check_ids=True, place=lambda arg, i: _in_mapping(arg, i, qs))
 
     @classmethod
     def from_frame(
@@ -166,8 +205,10 @@ class Qrels:
         if domain is not None and domain in frame.columns:
             sub = frame[[query, domain]].dropna().astype(str).drop_duplicates(query)
             doms = dict(zip(sub[query], sub[domain], strict=True))
-        return cls.from_records(frame[query].to_numpy(), frame[doc].to_numpy(), frame[grade].to_numpy(),
-                                domains=doms, source=source)
+        columns = {"query_ids": query, "doc_ids": doc}
+        return cls._from_columns(frame[query].to_numpy(), frame[doc].to_numpy(), frame[grade].to_numpy(),
+                                 domains=doms, source=source, lines=None, extra_queries=(), check_ids=True,
+                                 place=lambda arg, i: f" (column {columns[arg]!r}, row {i}, counted from 0)")
 
     # ------------------------------------------------------------------ views
     @property
@@ -178,8 +219,9 @@ class Qrels:
         return len(self.q)
 
     def with_domains(self, domains: Mapping[str, str]) -> Qrels:
-        """A copy whose query domains come from ``domains`` (missing → "")."""
-        dom = np.asarray([str(domains.get(x, "")) for x in self.query_ids], dtype=object)
+        """A copy whose query domains come from ``domains`` (missing → ""; a domain holding a control
+        character is refused)."""
+        dom = _domains_of(self.query_ids, domains, self.source)
         return Qrels(self.query_ids, self.q, self.doc_ids, self.grades, dom, self.source)
 
     def domain_of(self) -> np.ndarray:
@@ -337,9 +379,18 @@ class Run:
     def from_codes(
         cls, query_ids: np.ndarray, q: np.ndarray, doc_vocab: np.ndarray, d: np.ndarray, scores: np.ndarray,
         *, name: str = "run", source: str | None = None, lines: np.ndarray | None = None,
-        check_duplicates: bool = True,
+        check_duplicates: bool = True, check_ids: bool = True,
     ) -> Run:
-        """Build from integer codes (the readers' fast path); validates scores and duplicates."""
+        """Build from integer codes (the readers' fast path); validates scores, duplicates and ids.
+
+        A query id, document id (``query_ids[i]``, ``doc_vocab[i]``) or ``name`` holding a control character is
+        refused (:class:`~evalcore.errors.InputFormatError`); ``check_ids=False``: the ids are checked by the
+        caller (the name is always checked).
+        """
+        refuse_broken_name(name, source=source)
+        if check_ids:
+            refuse_broken_column(query_ids, what="query id", source=source, place=lambda i: f" (query_ids[{i}])")
+            refuse_broken_column(doc_vocab, what="document id", source=source, place=lambda i: f" (doc_vocab[{i}])")
         s = np.asarray(scores, dtype=np.float64)
         _check_run_columns(len(q), len(d), len(s), source)
         bad = ~np.isfinite(s)
@@ -367,7 +418,7 @@ class Run:
     @classmethod
     def from_arrow_docs(
         cls, query_ids: np.ndarray, q: np.ndarray, docs: Any, scores: np.ndarray,
-        *, name: str = "run", source: str | None = None,
+        *, name: str = "run", source: str | None = None, check_ids: bool = True,
     ) -> Run:
         """Build from query codes and a pyarrow string array of per-row document ids (the TREC reader's path).
 
@@ -376,13 +427,18 @@ class Run:
         judged documents directly. Scores and (query, document) uniqueness are
         validated here: a 64-bit hash of every pair is checked for repeats, and
         only a repeated hash (a real duplicate, or a ~1e-7 chance collision)
-        builds the vocabulary for the exact check and its message.
+        builds the vocabulary for the exact check and its message. Ids and ``name`` as
+        :meth:`from_codes` (``query_ids[i]``, ``docs[i]``: the arrow data scanned in place).
         """
         s = np.asarray(scores, dtype=np.float64)
         q = np.asarray(q, dtype=np.int64)
         _check_run_columns(len(q), len(docs), len(s), source)
         if docs.null_count:
             raise ValueTypeError("a document id is missing", file=source)
+        refuse_broken_name(name, source=source)
+        if check_ids:
+            refuse_broken_column(query_ids, what="query id", source=source, place=lambda i: f" (query_ids[{i}])")
+            refuse_broken_column(docs, what="document id", source=source, place=lambda i: f" (docs[{i}])")
         run = cls(np.asarray(query_ids, dtype=object), q, None, None, s, name, source, {}, docs)
         bad = ~np.isfinite(s)
         doc_hashes = None if bad.any() else string_hashes(docs)
@@ -391,7 +447,7 @@ class Run:
             run._cache["doc_hashes"] = doc_hashes  # evaluation joins on them (see evaluate._hashed_grades)
         if keys is None or _has_repeats(keys, q):
             # exact path: builds the vocabulary; raises the precise error (or finds a hash collision)
-            cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source)
+            cls.from_codes(run.query_ids, q, run.doc_vocab, run.d, s, name=name, source=source, check_ids=False)
         return run
 
     @classmethod
@@ -405,8 +461,23 @@ class Run:
         source: str | None = None,
         lines: np.ndarray | None = None,
         check_duplicates: bool = True,
+        check_ids: bool = True,
     ) -> Run:
-        """Build from parallel columns; validates scores and (query, doc) uniqueness."""
+        """Build from parallel columns; validates scores, (query, doc) uniqueness and ids.
+
+        A query or document id holding a control character is refused
+        (:class:`~evalcore.errors.InputFormatError` naming it and its record, e.g. ``doc_ids[4]``; only the
+        distinct ids are scanned), and so is such a ``name``; ``check_ids=False``: the ids are checked by the caller.
+        """
+        return cls._from_columns(query_ids, doc_ids, scores, name=name, source=source, lines=lines,
+                                 check_duplicates=check_duplicates, check_ids=check_ids,
+                                 place=lambda arg, i: f" ({arg}[{i}])")
+
+    @classmethod
+    def _from_columns(cls, query_ids: Any, doc_ids: Any, scores: Any, *, name: str, source: str | None,
+                      lines: np.ndarray | None, check_duplicates: bool, check_ids: bool, place: Any) -> Run:
+        """:meth:`from_records`, ``place(argument, i)`` naming record ``i`` of ``query_ids`` or ``doc_ids`` in a
+        refusal (``from_dict``, ``from_ranked_lists``: in their own terms)."""
         qs = _as_str_array(query_ids)
         ds = _as_str_array(doc_ids)
         try:
@@ -426,8 +497,11 @@ class Run:
             )
         qc, qu = factorize_strings(qs)
         dc, du = factorize_strings(ds)
+        if check_ids:
+            refuse_broken_column(qu, codes=qc, what="query id", source=source, place=lambda i: place("query_ids", i))
+            refuse_broken_column(du, codes=dc, what="document id", source=source, place=lambda i: place("doc_ids", i))
         return cls.from_codes(qu, qc, du, dc, s, name=name, source=source, lines=lines,
-                              check_duplicates=check_duplicates)
+                              check_duplicates=check_duplicates, check_ids=False)
 
     @property
     def doc_ids(self) -> np.ndarray:
@@ -444,7 +518,7 @@ class Run:
     @classmethod
     def from_dict(cls, results: Mapping[str, Mapping[str, float]], *, name: str = "run",
                   source: str | None = None) -> Run:
-        """Build from ``{query_id: {doc_id: score}}``."""
+        """Build from ``{query_id: {doc_id: score}}``; ids and ``name`` as :meth:`from_records`."""
         qs: list[str] = []
         ds: list[str] = []
         ss: list[float] = []
@@ -453,11 +527,13 @@ class Run:
                 qs.append(qid)
                 ds.append(did)
                 ss.append(sc)
-        return cls.from_records(qs, ds, ss, name=name, source=source)
+        return cls._from_columns(qs, ds, ss, name=name, source=source, lines=None, check_duplicates=True,
+                                 check_ids=True, place=lambda arg, i: _in_mapping(arg, i, qs))
 
     @classmethod
     def from_ranked_lists(cls, lists: Mapping[str, Sequence[str]], *, name: str = "run") -> Run:
-        """Build from ``{query_id: [doc_1, doc_2, ...]}`` (best first); score = depth − position."""
+        """Build from ``{query_id: [doc_1, doc_2, ...]}`` (best first); score = depth − position; ids and ``name``
+        as :meth:`from_records`."""
         qs: list[str] = []
         ds: list[str] = []
         ss: list[float] = []
@@ -467,7 +543,8 @@ class Run:
                 qs.append(qid)
                 ds.append(d)
                 ss.append(float(n - i))
-        return cls.from_records(qs, ds, ss, name=name)
+        return cls._from_columns(qs, ds, ss, name=name, source=None, lines=None, check_duplicates=True,
+                                 check_ids=True, place=lambda arg, i: _in_mapping(arg, i, qs))
 
     @property
     def n_queries(self) -> int:
@@ -485,10 +562,13 @@ class Run:
             return self
         used = np.bincount(self.q[keep], minlength=len(self.query_ids)) > 0
         return Run.from_codes(self.query_ids[used], (np.cumsum(used) - 1)[self.q[keep]], self.doc_vocab, self.d[keep],
-                              self.scores[keep], name=self.name, source=self.source, check_duplicates=False)
+                              self.scores[keep], name=self.name, source=self.source, check_duplicates=False,
+                              check_ids=False)
 
     def renamed(self, name: str) -> Run:
-        """Same lists under another name (arrays shared, they are never written)."""
+        """Same lists under another name (arrays shared, they are never written); a ``name`` holding a control
+        character is refused."""
+        refuse_broken_name(name, source=self.source)
         r = Run(self.query_ids, self.q, self._doc_vocab, self._d, self.scores, name, self.source, {}, self._docs,
                 self.search_depth)
         r._cache.update(self._cache)
@@ -513,15 +593,8 @@ class Run:
         return out
 
     def ranked_lists(self, *, ties: str = "trec", depth: int | None = None) -> dict[str, list[tuple[str, float]]]:
-        """``{query: [(doc, score), ...]}`` in evaluation order (see :func:`evalcore.ranking.rank_order`)."""
-        from .ranking import rank_order
+        """``{query: [(doc, score), ...]}`` in evaluation order (:func:`evalcore.ranking.ranked_lists`)."""
+        from .ranking import ranked_lists
 
-        order, pos = rank_order(self, ties=ties)
-        out: dict[str, list[tuple[str, float]]] = {str(x): [] for x in self.query_ids}
-        q = self.q[order]
-        keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
-        docs = self.docs_at(order[keep])
-        for qi, d, s in zip(q[keep].tolist(), docs.tolist(), self.scores[order][keep].tolist(), strict=True):
-            out[self.query_ids[qi]].append((d, s))
-        return out
+        return ranked_lists(self, ties=ties, depth=depth)
 

@@ -58,8 +58,14 @@ Conventions, explicit:
   evalcore may give different values; without equal scores in a list they are
   equal. Equal *fused* values are ordered by the tie rule used when the fused run
   is evaluated or written (``docid_asc`` reproduces seed 001 §7.2). RRF values that
-  are equal as rationals are equal doubles (whatever the runs' order or the order
-  of summation: :mod:`evalcore._fusion_ties`), so that tie rule sees every exact tie.
+  are equal as rationals are equal doubles (whatever the runs' order: :mod:`evalcore._fusion_ties`),
+  so that tie rule sees every exact tie.
+* **Summation order** (``rrf``): ``Σ_S`` adds the runs' terms in the order the runs
+  are given, left to right, in float64 (``((t_1 + t_2) + t_3) + …``, ``t_S = w_S / (c + rank_S(d))``,
+  0 where S does not list d): ranx's order, so the values equal ranx's to the last bit, except
+  on the rare rows whose value lies within rounding error of another value of its query
+  (exact ties included), which take the correctly rounded exact value (ranx's may differ there
+  by an ulp or two, and split an exact tie). ``wsum`` and the other sums also add run by run.
 * Normalisations only change scores, never the order inside a list, so they are
   refused (:class:`~evalcore.errors.OptionError`) for the rank-based methods.
 """
@@ -79,16 +85,8 @@ from .errors import OptionError, warn
 from .ranking import rank_order
 
 __all__ = [
-    "METHODS",
-    "NORMS",
-    "RANK_METHODS",
-    "WEIGHTED_METHODS",
-    "canonical_method",
-    "canonical_norm",
-    "normalize_run",
-    "fuse",
-    "weighted_rrf",
-    "random_run",
+    "METHODS", "NORMS", "RANK_METHODS", "WEIGHTED_METHODS", "canonical_method", "canonical_norm", "normalize_run",
+    "fuse", "weighted_rrf", "random_run",
 ]
 
 #: Fusion methods (canonical name -> formula, see the module docstring).
@@ -246,7 +244,7 @@ def normalize_run(run: Run, *, norm: str, ties: str = "docid_asc", top_n: int | 
     _check_top_n(top_n)
     lists = _ranked(run, ties=ties, top_n=top_n)
     return Run.from_records(lists.qid, lists.doc, _normalized_scores(lists, norm),
-                            name=run.name if name is None else name, check_duplicates=False)
+                            name=run.name if name is None else name, check_duplicates=False, check_ids=False)
 
 
 # --------------------------------------------------------------------------- fusion
@@ -295,7 +293,7 @@ class Prepared:
     For every (query, document) of the union (``qid``/``doc``, object arrays of
     length m) the fused value is, for the weighted methods, ``Σ_S w_S / (c + columns[:, S])``
     (``rrf``: ``columns`` holds the ranks, ``inf`` where S does not list the
-    document; terms added smallest first and exact ties kept equal,
+    document; terms added in run order, left to right, and exact ties kept equal,
     :func:`evalcore._fusion_ties.rrf_values`) or ``Σ_S w_S · columns[:, S]``
     (``wsum``: the normalised score, 0 where absent, summed run after run as ranx does); for the other methods it is
     ``base`` (``columns`` None). Built once, fused under many weights
@@ -352,7 +350,7 @@ class Prepared:
     def run(self, weights: np.ndarray | None = None, *, name: str = "fused", c: float | None = None) -> Run:
         """The fused run under ``weights`` (and ``c``, see :meth:`values`)."""
         run = Run.from_codes(self.query_ids, self.q, self.doc_vocab, self.d, self.values(weights, c=c), name=name,
-                             check_duplicates=False)
+                             check_duplicates=False, check_ids=False)  # (the runs' own ids)
         return run if self.search_depth is None else run.searched(self.search_depth)  # (unions of whole lists)
 
 
@@ -399,9 +397,9 @@ def prepare(
         base = _borda(lists, qc, inv, m, len(qu))
     nd = max(len(du), 1)
     depths = [r.search_depth for r in run_list]
+    depth = min(depths) if top_n is None and depths and None not in depths else None
     return Prepared(names, method, np.asarray(qu, dtype=object), (uniq // nd).astype(np.int64),
-                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns, c,
-                    min(depths) if top_n is None and depths and None not in depths else None)
+                    np.asarray(du, dtype=object), (uniq % nd).astype(np.int64), base, columns, c, depth)
 
 
 def _sum_by_run(inv: np.ndarray, run_of_row: np.ndarray, values: np.ndarray, m: int) -> np.ndarray:

@@ -298,3 +298,16 @@ def has_equal_scores(run: Ranked) -> bool:
         q, s = q[order], s[order]
         same_q = q[1:] == q[:-1]
     return bool(np.any(same_q & (s[1:] == s[:-1])))
+
+
+def ranked_lists(run: Any, *, ties: str = "trec", depth: int | None = None) -> dict[str, list[tuple[str, float]]]:
+    """``{query: [(doc, score), ...]}`` of a :class:`evalcore.data.Run` in evaluation order (:func:`rank_order`),
+    the first ``depth`` of each query (None: all); every query of the run is a key, in the run's order."""
+    order, pos = rank_order(run, ties=ties)
+    out: dict[str, list[tuple[str, float]]] = {str(x): [] for x in run.query_ids}
+    q = run.q[order]
+    keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
+    docs = run.docs_at(order[keep])
+    for qi, d, s in zip(q[keep].tolist(), docs.tolist(), run.scores[order][keep].tolist(), strict=True):
+        out[run.query_ids[qi]].append((d, s))
+    return out

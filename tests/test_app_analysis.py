@@ -203,6 +203,40 @@ def test_compare_page_shows_tukey_hsd_equal_to_the_engine():
         assert np.allclose(shown["difference (B − A)"], lib["diff"], rtol=0, atol=1e-15)
 
 
+def test_compare_page_tukey_hsd_turns_no_row_into_a_string(monkeypatch):
+    """The HSD of the runs compared filters and pivots the metric@k slice on its categories' integer codes: no
+    ``astype(str)`` of a slice column (a Python string per row) from the dashboard's HSD step or the engine's."""
+    import sys
+    from pathlib import Path
+
+    at = goto(start(), "compare")
+    watched = {str(Path("dashboard", "analysis.py")), str(Path("evalcore", "stats", "hsd.py"))}
+    real = pd.Series.astype
+    converted: list[tuple[str, int]] = []
+
+    def spy(self, dtype, *args, **kwargs):
+        if dtype is str:
+            frame = sys._getframe(1)
+            while frame is not None and "pandas" in frame.f_code.co_filename:
+                frame = frame.f_back
+            where = "" if frame is None else frame.f_code.co_filename
+            if any(where.endswith(w) for w in watched):
+                converted.append((where, len(self)))
+        return real(self, dtype, *args, **kwargs)
+
+    from dashboard import analysis
+    from evalcore import stats
+
+    computed: list[str] = []
+    engine = stats.tukey_hsd
+    monkeypatch.setattr(stats, "tukey_hsd", lambda *a, **kw: computed.append(kw["design"]) or engine(*a, **kw))
+    analysis._c_hsd.clear()  # (another test may have computed this HSD in this process: compute it here)
+    monkeypatch.setattr(pd.Series, "astype", spy)
+    at.selectbox(key="w_compare_sel_hsd_design").set_value("independent").run()
+    assert not at.exception and has_frame(at, "q", "p-value") and computed == ["independent"]
+    assert converted == []
+
+
 # ------------------------------------------------------------------------------------------ fusion
 
 

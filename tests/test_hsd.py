@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 
 import numpy as np
 import pandas as pd
@@ -150,3 +152,129 @@ def test_options_are_checked():
         tukey_hsd(table, metric="ndcg", k=10, runs=["a"])
     with pytest.raises(OptionError, match="finite"):
         tukey_hsd_values(np.array([[0.0, np.nan], [1.0, 2.0]]))
+
+
+# ------------------------------------------------------------------ the table front on integer codes
+#: Look-alike ids (sorted as strings, "01" < "1" < "q10" < "q2"), non-ASCII, spaces.
+LOOKALIKE = ["q10", "q2", "1", "01", " q", "é", "Q2", "q1", "a b", "Z"]
+
+
+def tie_heavy_table(seed: int, *, kind: str, complete: bool = False
+                    ) -> tuple[pd.DataFrame, dict[tuple[str, str], float], list[str]]:
+    """A metric@k slice of tie-heavy values (a few levels), some (run, query) missing unless ``complete``, another
+    metric@k beside it; ``kind``: ``"category"`` (categories in no sorted order, unused ones), ``"object"`` (plain
+    strings). Returns the table, its ndcg@10 values by (run, query) and the run names."""
+    rng = np.random.default_rng(seed)
+    runs = [f"r{j}" for j in rng.permutation(int(rng.integers(2, 5)))]
+    queries = [*LOOKALIKE, *(f"t{i}" for i in range(int(rng.integers(0, 20))))]
+    levels = rng.choice([0.0, 1 / 3, 0.5, 1.0, 0.1, 0.7], size=int(rng.integers(2, 5)), replace=False)
+    values = {(r, q): float(rng.choice(levels)) for r in runs for q in queries if complete or rng.random() > 0.1}
+    rows = [(r, q, "", "ndcg", 10, v) for (r, q), v in values.items()]
+    rows += [(r, q, "", "map", 0, float(rng.random())) for r in runs for q in queries]
+    order = rng.permutation(len(rows))
+    table = pd.DataFrame([rows[i] for i in order], columns=["run", "query_id", "domain", "metric", "k", "value"])
+    if kind == "category":
+        table["run"] = pd.Categorical(table["run"], categories=rng.permutation([*runs, "unused"]).tolist())
+        table["query_id"] = pd.Categorical(table["query_id"], categories=rng.permutation([*queries, "zz"]).tolist())
+        table["metric"] = table["metric"].astype("category")
+    return table, values, runs
+
+
+def complete_matrix(values: dict[tuple[str, str], float], use: list[str]) -> tuple[np.ndarray, int]:
+    """From plain Python: the values of the runs ``use`` (columns, in that order) on the queries with a value for
+    every one of them (rows, in the order of their ids as strings: the pivot's), and how many queries lack one."""
+    queries = sorted({q for _, q in values})  # every query of the slice (of any run)
+    complete = [q for q in queries if all((r, q) in values for r in use)]
+    return np.array([[values[r, q] for r in use] for q in complete], dtype=np.float64), len(queries) - len(complete)
+
+
+def bits(v: float) -> int:
+    return int(np.float64(v).view(np.int64))
+
+
+def column_means(x: np.ndarray, order: str) -> list[float]:
+    """Each column's mean as numpy sums it in that memory order: ``"C"`` (rows contiguous) query after query, left to
+    right; ``"F"`` (columns contiguous) numpy's pairwise sum of the contiguous column."""
+    if order == "C":
+        return [functools.reduce(operator.add, x[:, j].tolist()) / len(x) for j in range(x.shape[1])]
+    return [float(np.add.reduce(np.ascontiguousarray(x[:, j]))) / len(x) for j in range(x.shape[1])]
+
+
+@pytest.mark.parametrize(("seed", "kind", "design", "given"), [
+    (0, "category", "paired", False), (2, "object", "paired", True), (4, "category", "independent", True),
+    (7, "category", "paired", True),  # (no query dropped: the other memory order)
+])  # (each case ~1-4 s: the p-values and intervals are numerical integrals and root searches)
+def test_on_codes_the_table_front_gives_the_kernel_the_same_matrix_bit_for_bit(seed, kind, design, given):
+    """Tie-heavy data, look-alike ids: every number of the table is the kernel's (tukey_hsd_values) on the matrix
+    built in plain Python, to the last bit; the independent design's p-values and intervals are scipy's own.
+
+    The kernel's sums run in the memory order of the matrix it is given (along a contiguous axis numpy adds
+    pairwise, across rows one row after another), and the table gives it the matrix as its frame lays it out (as
+    before: columns contiguous when no query was dropped): the table is the kernel's on that matrix in one of the
+    two orders, every column of it, means included."""
+    table, values, runs = tie_heavy_table(seed, kind=kind, complete=seed == 7)
+    use = runs[::-1] if given else None
+    res = tukey_hsd(table, metric="ndcg", k=10, runs=use, design=design)
+    names = sorted(runs) if use is None else use
+    x, n_dropped = complete_matrix(values, names)
+    assert n_dropped == 0 if seed == 7 else n_dropped > 0
+    pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))]
+    assert list(zip(res["run_a"], res["run_b"], strict=True)) == [(names[a], names[b]) for a, b in pairs]
+    assert all(type(r) is str for r in [*res["run_a"], *res["run_b"]])
+    assert (res["n"] == len(x)).all() and (res["n_dropped"] == n_dropped).all() and len(x) >= 2
+
+    def same(order: str, kernel: dict | None) -> bool:
+        means = column_means(x, order)
+        for row, (a, b) in zip(res.itertuples(index=False), pairs, strict=True):
+            got = [row.mean_a, row.mean_b, row.diff]
+            if [bits(v) for v in got] != [bits(means[a]), bits(means[b]), bits(means[b] - means[a])]:
+                return False
+            if kernel is not None and ([bits(getattr(row, c)) for c in ("p_value", "ci_low", "ci_high", "statistic")]
+                                       != [bits(kernel[c][a, b]) for c in ("p_value", "ci_low", "ci_high", "statistic")]
+                                       or row.df != kernel["df"] or row.note != kernel["note"]):
+                return False
+        return True
+
+    layout = {"C": np.ascontiguousarray, "F": np.asfortranarray}
+    orders = [o for o in ("C", "F") if same(o, None)]  # the means first (cheap); then the kernel in that order
+    assert any(same(o, tukey_hsd_values(layout[o](x), design=design)) for o in orders), orders
+    if design == "independent":  # scipy's entries are about mean_a - mean_b: transposed
+        sp = stats.tukey_hsd(*x.T)
+        ci = sp.confidence_interval(0.95)
+        for row, (a, b) in zip(res.itertuples(index=False), pairs, strict=True):
+            assert bits(row.p_value) == bits(sp.pvalue[b, a])
+            assert bits(row.ci_low) == bits(ci.low[b, a]) and bits(row.ci_high) == bits(ci.high[b, a])
+
+
+def test_categorical_and_plain_string_tables_give_the_same_table():
+    """Invariant: how the ids are held (categories with unused ones and any order, or strings) changes nothing."""
+    coded, _, runs = tie_heavy_table(5, kind="category")
+    plain = coded.assign(run=coded["run"].astype(str), query_id=coded["query_id"].astype(str))
+    pd.testing.assert_frame_equal(tukey_hsd(coded, metric="ndcg", k=10, runs=runs),
+                                  tukey_hsd(plain, metric="ndcg", k=10, runs=runs), check_exact=True)
+
+
+def test_no_row_of_a_categorical_table_becomes_a_string(monkeypatch):
+    """The run and query names are read from the categories, each once: no ``astype(str)`` of a column (one Python
+    string per row: ~0.1-0.2 s a column on the dashboard's 690,000-row slices)."""
+    table, _, _ = tie_heavy_table(11, kind="category")
+    real = pd.Series.astype
+    converted: list[int] = []
+
+    def spy(self, dtype, *args, **kwargs):
+        if dtype is str:
+            converted.append(len(self))
+        return real(self, dtype, *args, **kwargs)
+
+    monkeypatch.setattr(pd.Series, "astype", spy)
+    res = tukey_hsd(table, metric="ndcg", k=10, design="paired")
+    assert len(res) and converted == []
+
+
+def test_run_names_come_out_as_strings_whatever_the_column_holds():
+    x = np.random.default_rng(12).random((6, 2))
+    table = long_table(x, ["a", "b"]).assign(run=np.repeat([7, 10], 6))  # integers: their text, sorted as text
+    table["query_id"] = pd.Categorical(np.tile(np.arange(6), 2))  # integer categories
+    res = tukey_hsd(table, metric="ndcg", k=10)
+    assert (res["run_a"].tolist(), res["run_b"].tolist()) == (["10"], ["7"])
+    assert type(res["run_a"].iloc[0]) is str and res["n"].iloc[0] == 6

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from raw_support import raw_run
 
 from evalcore.data import Qrels, Run
 from evalcore.errors import AspectError, EvalcoreError, InputFormatError, OptionError
@@ -424,10 +425,10 @@ def test_writers_refuse_the_control_characters_the_readers_refuse(tmp_path):
     """A quoted line feed or tab in CSV, \\x01 or DEL in TREC were written (and read back) before the readers
     refused every control character in an id; a writer now refuses what its reader would (the ids that do read
     back: tests/test_reader_ids.py)."""
-    r = Run.from_records(["q\n0", "q\t1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
+    r = raw_run(["q\n0", "q\t1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")  # (the constructors refuse them)
     with pytest.raises(InputFormatError, match=re.escape(repr("q\n0"))):
         write_run_csv(r, tmp_path / "r.csv")
-    r = Run.from_records(["q0", "q1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
+    r = raw_run(["q0", "q1"], ["d\x01", "d\x7f"], [1.0, 2.0], name="x")
     with pytest.raises(InputFormatError, match=re.escape(repr("d\x01"))):
         write_trec_run(r, tmp_path / "r.trec")
     assert not (tmp_path / "r.csv").exists() and not (tmp_path / "r.trec").exists()

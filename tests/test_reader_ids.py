@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from raw_support import raw_embeddings, raw_qrels, raw_run
 
 from evalcore import Qrels, Run
 from evalcore.cli import main
@@ -286,9 +287,9 @@ def test_cli_per_query_input_of_compare_is_checked_alike(tmp_path, capsys) -> No
 
 # ---------------------------------------------------------------------------------------------- writers
 def test_every_writer_refuses_an_id_holding_a_control_character_and_writes_nothing(tmp_path) -> None:
-    run = Run.from_records(["q0", "q\x7f1"], ["d0", "d1"], [1.0, 2.0], name="r")
-    qrels = Qrels.from_records(["q0", "q1"], ["d0", "d\u20281"], [1, 1])
-    domains = Qrels.from_records(["q0"], ["d0"], [1], domains={"q0": "a\x00"})
+    run = raw_run(["q0", "q\x7f1"], ["d0", "d1"], [1.0, 2.0], name="r")  # (the constructors refuse them)
+    qrels = raw_qrels(["q0", "q1"], ["d0", "d\u20281"], [1, 1])
+    domains = raw_qrels(["q0"], ["d0"], [1], domains={"q0": "a\x00"})
     writes = [(write_trec_run, run, "r.trec"), (write_run_csv, run, "r.csv"), (write_run_parquet, run, "r.pq"),
               (write_run_json, run, "r.json"), (write_trec_qrels, qrels, "q.trec"), (write_beir_qrels, qrels, "q.tsv"),
               (write_qrels_csv, qrels, "q.csv"), (write_qrels_parquet, qrels, "q.pq"), (write_qrels_json, qrels, "q.json"),
@@ -299,8 +300,8 @@ def test_every_writer_refuses_an_id_holding_a_control_character_and_writes_nothi
         assert not (tmp_path / name).exists(), name
     for name in ("e.npz", "e.npy", "e.parquet", "e.csv", "e.json"):
         with pytest.raises(InputFormatError, match=re.escape("id 'b\\x85' holds a control character")):
-            save_embeddings(Embeddings.from_arrays(["a", "b\x85", "c"], VECS), tmp_path / "sub" / name)
-    ev = evaluate(Qrels.from_dict({"q0": {"d0": 1}}), Run.from_dict({"q0": {"d0": 1.0}}, name="r\t1"),
+            save_embeddings(raw_embeddings(["a", "b\x85", "c"], VECS), tmp_path / "sub" / name)
+    ev = evaluate(Qrels.from_dict({"q0": {"d0": 1}}), raw_run(["q0"], ["d0"], [1.0], name="r\t1"),
                   metrics=["ndcg"], k=[5])
     with pytest.raises(InputFormatError, match=re.escape("run name 'r\\t1' holds a control character")):
         write_outputs(ev, tmp_path / "out")

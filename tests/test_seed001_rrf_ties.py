@@ -94,8 +94,10 @@ def test_weighted_rrf_orders_as_the_exact_oracle_on_tie_heavy_runs(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_rrf_invariants(seed):
-    """Permuting the runs (with their weights) gives the same doubles; values in [0, Σ w / (c + 1)];
-    doubling every weight doubles every value exactly (and keeps the order)."""
+    """Permuting the runs (with their weights) changes only the order of summation (the runs' terms are added in
+    the order given, as ranx adds them: tests/test_rrf_ranx_bits.py): every query's order is the same, exact ties
+    included, and every value the same to within the rounding of the sum; values in [0, Σ w / (c + 1)]; doubling
+    every weight doubles every value exactly (and keeps the order)."""
     rng = np.random.default_rng(7200 + seed)
     lists = {f"q{i}": _random_lists(rng, 4) for i in range(30)}
     runs = [Run.from_ranked_lists({q: ls[j] for q, ls in lists.items()}, name=f"r{j}") for j in range(4)]
@@ -107,6 +109,13 @@ def test_rrf_invariants(seed):
     by_row = dict(zip(zip(base.qid.tolist(), base.doc.tolist(), strict=True), vals.tolist(), strict=True))
     got = dict(zip(zip(other.qid.tolist(), other.doc.tolist(), strict=True),
                    other.values(np.asarray([weights[j] for j in perm])).tolist(), strict=True))
-    assert got == by_row  # bit for bit
+    assert got.keys() == by_row.keys()
+    tol = 4 * (len(runs) + 1) * np.finfo(np.float64).eps  # S rounded divisions and S - 1 additions
+    assert all(abs(got[key] - v) <= tol * v for key, v in by_row.items())
+
+    def order(values: dict) -> list:  # each query's candidates as seed 001 §7.2 orders them
+        return sorted(values, key=lambda key: (key[0], -values[key], key[1]))
+
+    assert order(got) == order(by_row)
     assert vals.min() >= 0 and vals.max() <= sum(weights) / (3.0 + 1) + 1e-15
     np.testing.assert_array_equal(base.values(2 * np.asarray(weights)), 2 * vals)

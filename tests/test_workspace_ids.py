@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from raw_support import raw_qrels, raw_run
 
 from evalcore import Qrels, Run, Workspace
 from evalcore.cli import main
@@ -149,15 +150,15 @@ def test_embedding_ids_with_a_control_character_are_refused(ws: Workspace, bad: 
 
 @pytest.mark.parametrize("bad", ["q\n1", "q\t1", "q\x001"])
 def test_run_rows_with_a_control_character_are_refused(ws: Workspace, bad: str) -> None:
-    run = Run.from_records(["q0", "q0", "q1", "q1", "q1"], ["d0", "d1", "d0", "d1", bad], [3.0, 2.0, 3.0, 2.0, 1.0])
+    run = raw_run(["q0", "q0", "q1", "q1", "q1"], ["d0", "d1", "d0", "d1", bad], [3.0, 2.0, 3.0, 2.0, 1.0])
     _check_message(_refused(ws, InputFormatError, lambda: ws.add_run("r", run)), "document id", bad, 4)
-    run = Run.from_records(["q0", "q0", bad, bad], ["d0", "d1", "d0", "d1"], [3.0, 2.0, 3.0, 2.0])
+    run = raw_run(["q0", "q0", bad, bad], ["d0", "d1", "d0", "d1"], [3.0, 2.0, 3.0, 2.0])
     _check_message(_refused(ws, InputFormatError, lambda: ws.add_run("r", run)), "query id", bad, 2)
 
 
 @pytest.mark.parametrize("bad", ["q\r1", "q\x1e1"])
 def test_judgments_and_reference_ids_with_a_control_character_are_refused(ws: Workspace, bad: str) -> None:
-    qrels = Qrels.from_dict({"q0": {"d0": 1}, bad: {"d1": 1}})
+    qrels = raw_qrels(["q0", bad], ["d0", "d1"], [1, 1])
     text = _refused(ws, InputFormatError, lambda: ws.set_ground_truth(qrels))
     assert text.startswith("the ground truth: query id ")
     _check_message(text, "query id", bad, 1)

@@ -36,6 +36,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from .._checks import refuse_broken_column
 from .._lazy import pd
 from ..errors import (
     BinaryFileError,
@@ -81,13 +82,17 @@ class Embeddings:
 
     @classmethod
     def from_arrays(cls, ids: Any, vectors: Any, *, source: str | None = None) -> Embeddings:
-        """Validate and wrap in-memory arrays (same checks as the file readers)."""
-        return _finish(_ids_array(ids, source), _vectors_array(vectors, source), source)
+        """Validate and wrap in-memory arrays (same checks as the file readers: an id holding a control
+        character is refused, :class:`~evalcore.errors.InputFormatError` naming it and its row, ``ids[i]``)."""
+        ids = _ids_array(ids, source)
+        refuse_broken_column(ids, what="id", source=source, place=lambda i: f" (ids[{i}])")
+        return _finish(ids, _vectors_array(vectors, source), source)
 
     @classmethod
     def from_dict(cls, mapping: dict[str, Any], *, source: str | None = None) -> Embeddings:
-        """Build from ``{id: vector}`` (vectors must all have the same length)."""
+        """Build from ``{id: vector}`` (vectors must all have the same length; ids as :meth:`from_arrays`)."""
         ids, rows = _rows_from_mapping(mapping.items(), source)
+        refuse_broken_column(ids, what="id", source=source, place=lambda i: " (a key of the mapping)")
         return _finish(ids, rows, source)
 
     def __len__(self) -> int:

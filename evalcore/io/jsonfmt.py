@@ -254,7 +254,8 @@ def read_json_dict_qrels(data: bytes, *, label: str, filename: str | None = None
             qs.append(q)
             ds.append(d)
     _refuse_broken_ids(doc, qs + empty, ds)
-    return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty)
+    return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty,
+                              check_ids=False)
 
 
 def _refuse_broken_ids(doc: _Doc, qs: list[str], ds: list[str], docs: str = "document id") -> None:
@@ -300,7 +301,7 @@ def read_json_dict_run(data: bytes, *, label: str, name: str | None = None, file
     run_name = name or os.path.splitext(os.path.basename(label))[0] or "run"
     _refuse_broken_ids(doc, qs, ds)
     refuse_broken_ids([run_name], what="run name", file=label)
-    return Run.from_records(qs, ds, np.asarray(ss, dtype=np.float64), name=run_name, source=label)
+    return Run.from_records(qs, ds, np.asarray(ss, dtype=np.float64), name=run_name, source=label, check_ids=False)
 
 
 # ============================================================================ ordered lists (seed 001)

@@ -253,7 +253,8 @@ def read_ordered_lists(data: bytes, *, label: str, aspect: str | None = None,
             qs.append(qid)
             ds.append(x)
             gs.append(n + 1 - p)
-    return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty)
+    return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty,
+                              check_ids=False)
 
 
 # ============================================================================ graded judgments (seed 003)
@@ -357,7 +358,7 @@ def read_graded_json(data: bytes, *, label: str, grade_scheme: Mapping[str, int]
     refuse_broken(doc, ds, "item")
     refuse_broken(doc, list(domains.values()), "domain")
     return Qrels.from_records(qs, ds, np.asarray(gs, dtype=np.int64), source=label, extra_queries=empty,
-                              domains=domains if any_domain else None)
+                              domains=domains if any_domain else None, check_ids=False)
 
 
 # ============================================================================ domains / metadata

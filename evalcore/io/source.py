@@ -8,21 +8,24 @@ a run named after its file).
 
 from __future__ import annotations
 
-import functools
-import itertools
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
+# The id rule lives with the data model's input checks (layer 1: its constructors refuse such ids too);
+# re-exported here, where every reader and writer has always taken it from.
+from .._checks import (  # noqa: F401
+    _ID_BREAKING,
+    LINE_BREAKS,
+    broken_id_text,
+    first_broken_id,
+    refuse_broken_ids,
+)
 from ..errors import (
     BinaryFileError,
     EmptyInputError,
-    InputFormatError,
     OptionError,
     UnreadableFileError,
     UnsafeFileError,
@@ -39,118 +42,6 @@ Source = str | os.PathLike | bytes | IO[bytes]
 PathOrBytes = Source
 #: White space that cannot appear inside a one-token id (TREC files, id lists).
 _TOKEN_WS = re.compile(r"[ \t\v\f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-#: What no id may hold: a control character (C0, DEL, C1: tab, line feed, carriage return, NUL...) or a
-#: Unicode line / paragraph separator — each ends a record or a field of some text file evalcore writes
-#: (TREC and BEIR lines, CSV rows, one id per line beside a ``.npy``), or makes it binary (NUL).
-_ID_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-#: What ends a line for :meth:`str.splitlines` (and so for a file of one id per line read back).
-LINE_BREAKS = re.compile("[\n\x0b\x0c\r\x1c-\x1e\x85\u2028\u2029]")
-
-
-def first_broken_id(ids: Iterable[Any], pattern: re.Pattern[str] = _ID_BREAKING) -> int | None:
-    """Position of the first id whose text holds a control character or a line separator; None when none does.
-
-    ``ids``: a sequence (list, numpy array) of ids, or a pyarrow string array (chunked or not), whose
-    data buffer is scanned in place (no Python string per id). ``pattern``: another set of characters to
-    look for (one character each match, e.g. :data:`LINE_BREAKS`). One regular-expression scan of the
-    ids' joined text (no Python test per id); text of ASCII characters only is first screened at C speed
-    for the ASCII characters ``pattern`` matches (none: no regular expression at all).
-
-    >>> first_broken_id(["q1", "q2", "q\\t3"]), first_broken_id(["q1", "q 2"])
-    (2, None)
-    """
-    if _is_arrow_strings(ids):
-        return _first_broken_arrow(ids, pattern)
-    texts = ids.tolist() if hasattr(ids, "tolist") else list(ids)
-    try:
-        joined = "".join(texts)
-    except TypeError:  # not all text (integers...): their text
-        texts = [str(x) for x in texts]
-        joined = "".join(texts)
-    if joined.isascii() and _ascii_clean(joined.encode("ascii"), pattern):
-        return None
-    found = pattern.search(joined)
-    if found is None:
-        return None
-    ends = itertools.accumulate(map(len, texts))
-    return next(i for i, end in enumerate(ends) if end > found.start())
-
-
-@functools.lru_cache(maxsize=8)
-def _ascii_allowed(pattern: re.Pattern[str]) -> bytes:
-    """The ASCII characters ``pattern`` does not match (derived from it: no second definition)."""
-    return bytes(c for c in range(128) if not pattern.match(chr(c)))
-
-
-def _ascii_clean(raw: bytes, pattern: re.Pattern[str]) -> bool:
-    """Whether ASCII bytes ``raw`` hold none of the characters ``pattern`` matches (``bytes.translate``: C speed)."""
-    return not raw.translate(None, _ascii_allowed(pattern))
-
-
-def _is_arrow_strings(ids: Any) -> bool:
-    return type(ids).__module__.startswith("pyarrow") and str(getattr(ids, "type", "")) in (
-        "string", "large_string")
-
-
-def _first_broken_arrow(col: Any, pattern: re.Pattern[str]) -> int | None:
-    """:func:`first_broken_id` of a pyarrow string array: each chunk's data buffer, screened, then decoded once."""
-    from .._columns import string_offsets
-
-    base = 0
-    for chunk in (col.chunks if hasattr(col, "chunks") else [col]):
-        n = len(chunk)
-        data = chunk.buffers()[2] if n else None
-        if data is not None:
-            off = string_offsets(chunk)
-            raw = bytes(memoryview(data)[int(off[0]): int(off[-1])])
-            if not (raw.isascii() and _ascii_clean(raw, pattern)):
-                text = raw.decode("utf-8", errors="replace")
-                found = pattern.search(text)
-                if found is not None:
-                    at = len(text[: found.start()].encode("utf-8", errors="replace"))  # the byte where it is
-                    return base + int(np.searchsorted(off - off[0], at, side="right")) - 1
-        base += n
-    return None
-
-
-#: Names of the control characters met most often, for the refusal (the others by their code point only).
-_CHARACTER_NAMES = {0x00: "NUL", 0x09: "a tab", 0x0A: "a line feed", 0x0D: "a carriage return",
-                    0x85: "a next-line character", 0x2028: "a line separator", 0x2029: "a paragraph separator"}
-
-
-def broken_id_text(what: str, value: Any, *, where: str = "") -> str:
-    """Why id ``value`` (a ``what``: ``"query id"``, ``"run name"``...) is refused: its ``repr`` (so the invisible
-    character shows), ``where`` right after it (``" (row 3)"``), and the character's code point.
-
-    >>> broken_id_text("query id", "q\\x001", where=" (row 2)")
-    "query id 'q\\\\x001' (row 2) holds a control character (U+0000, NUL); ids and names may not hold a tab, a line break, NUL or any other control character"
-    """
-    text = str(value)
-    found = _ID_BREAKING.search(text)
-    code = "" if found is None else f"U+{ord(found.group()):04X}"
-    name = "" if found is None else _CHARACTER_NAMES.get(ord(found.group()), "")
-    shown = repr(text)
-    if len(shown) > 120:
-        shown = shown[:117] + "..."
-    return (f"{what} {shown}{where} holds a control character ({code}{', ' + name if name else ''}); ids and names "
-            "may not hold a tab, a line break, NUL or any other control character")
-
-
-def refuse_broken_ids(ids: Any, *, what: str, file: str | None = None,
-                      line: Callable[[int], int | None] | None = None,
-                      where: Callable[[int], str] | None = None) -> None:
-    """Raise :class:`InputFormatError` (:func:`broken_id_text`) for the first of ``ids`` holding a control character.
-
-    The one check every reader (and writer) of ids makes. ``ids`` as :func:`first_broken_id` takes them;
-    ``file`` names the file; ``line(i)`` the file line of id ``i`` (1-based; None: none), ``where(i)``
-    what else places it (``" (row 4)"`` of a Parquet table, counted from 1).
-    """
-    i = first_broken_id(ids)
-    if i is None:
-        return
-    value = ids[i].as_py() if _is_arrow_strings(ids) else ids[i]
-    raise InputFormatError(broken_id_text(what, value, where="" if where is None else where(i)), file=file,
-                           line=None if line is None else line(i))
 
 
 def refuse_broken_writes(dest: Any, *columns: tuple[str, Any]) -> None:

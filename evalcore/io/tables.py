@@ -419,7 +419,7 @@ def _build_qrels(tbl: _Table) -> Qrels:
     gs = _grade_column(tbl, jg)
     doms = _domains_of(tbl, qs, jdom)
     try:
-        return Qrels.from_records(qs, ds, gs, domains=doms, source=tbl.label, lines=tbl.lines)
+        return Qrels.from_records(qs, ds, gs, domains=doms, source=tbl.label, lines=tbl.lines, check_ids=False)
     except DuplicateIdError as e:
         if tbl.rows_are_lines and e.query is not None:
             i = _nth_pair(qs, ds, e.query, e.item)
@@ -455,7 +455,7 @@ def _build_run(tbl: _Table, name: str) -> Run:
     else:
         scores = -_number_column(tbl, jr, "rank", ids=ids)
     try:
-        return Run.from_codes(qu, qc, du, dc, scores, name=name, source=tbl.label, lines=tbl.lines)
+        return Run.from_codes(qu, qc, du, dc, scores, name=name, source=tbl.label, lines=tbl.lines, check_ids=False)
     except DuplicateIdError as e:
         if tbl.rows_are_lines and e.query is not None:
             i = _nth_pair(qu[qc], du[dc], e.query, e.item)

@@ -285,7 +285,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
             _refuse_broken_name(run_name, name=name, tag=tag, body=body, label=label)
             if not np.all(np.isfinite(scores)):
                 _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
-            return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label)
+            return Run.from_arrow_docs(qu, qc, docs, scores, name=run_name, source=label, check_ids=False)
         c0, c2, c4, c5 = _python_table(body, 6, [0, 2, 4, 5], label, layout, numeric)
         qc, qu = factorize_strings(np.asarray(c0, dtype=object))
         dc, du = factorize_strings(np.asarray(c2, dtype=object))
@@ -296,7 +296,7 @@ def read_trec_run(src: PathOrBytes, *, name: str | None = None, label: str | Non
         _refuse_broken_name(run_name, name=name, tag=c5[0], body=body, label=label)
         if not np.all(np.isfinite(scores)):
             _diagnose(data, label, ncols=6, layout=layout, numeric=numeric)
-        return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label)
+        return Run.from_codes(qu, qc, du, dc, scores, name=run_name, source=label, check_ids=False)
     except DuplicateIdError as e:
         line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
@@ -348,7 +348,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         docs = tbl.column("c2").combine_chunks()
         _refuse_broken(data, label, 0, qu, "query id")
         _refuse_broken(data, label, 2, docs, "document id")
-        fast = Qrels.from_arrow_docs(qu, qc, docs, gs.astype(np.int64), source=label)
+        fast = Qrels.from_arrow_docs(qu, qc, docs, gs.astype(np.int64), source=label, check_ids=False)
         if fast is not None:
             return fast
         qs = qu[qc]
@@ -360,7 +360,7 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         qs, ds = np.asarray(c0, dtype=object), np.asarray(c2, dtype=object)
         gs = np.asarray(c3, dtype=np.float64).astype(np.int64)
     try:
-        return Qrels.from_records(qs, ds, gs, source=label)
+        return Qrels.from_records(qs, ds, gs, source=label, check_ids=False)  # (ids checked above, by line)
     except DuplicateIdError as e:
         line = _find_pair_line(data, 0, 2, e.query or "", e.item or "")
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
@@ -397,7 +397,7 @@ def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
                              line=_data_line(text, i))
     try:
         return Qrels.from_records(df[cols[0]].to_numpy(object), df[cols[1]].to_numpy(object),
-                                  grades.to_numpy().astype(np.int64), source=label)
+                                  grades.to_numpy().astype(np.int64), source=label, check_ids=False)
     except DuplicateIdError as e:
         line = None
         for lineno, ln in enumerate(text.split("\n"), start=1):

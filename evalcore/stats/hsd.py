@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._categorical import distinct_strings, pivot_strings
 from .._lazy import sps as _sps
 from ..aggregate import _select_metric_k, _validate_table, metric_at_k_label
 from ..errors import OptionError
@@ -170,22 +171,30 @@ def tukey_hsd(
         interval, ``statistic`` the studentized range q, ``df`` its error degrees
         of freedom, ``n`` the queries used and ``n_dropped`` those lacking a value
         for some run. With fewer than 2 usable queries the test columns are NaN
-        and ``note`` says why.
+        and ``note`` says why. ``mean_a = Σ_q x_qa / n`` over the ``n`` complete
+        queries (in the order of their ids as strings), as :func:`tukey_hsd_values`
+        takes its means; run names are ``str`` whatever the table holds (their text).
+
+    The names are read from a categorical column's categories and its rows placed
+    by their integer codes (:func:`evalcore._categorical.pivot_strings`), not
+    turned into one string per row.
     """
     _check_choice("design", design, HSD_DESIGNS)
     alpha = _check_prob("alpha", alpha)
     _validate_table(table)
     k = 0 if k is None else int(k)
     sel = _select_metric_k(table, metric, k)
-    present = sorted(set(sel["run"].astype(str)))
+    present = sorted(distinct_strings(sel["run"]))
     use = present if runs is None else [str(r) for r in runs]
     missing = [r for r in use if r not in present]
     if missing:
         raise OptionError(f"run(s) {missing} have no {metric_at_k_label(metric, k)!r} values; available: {present}")
     if len(use) < 2 or len(set(use)) != len(use):
         raise OptionError(f"Tukey's HSD needs at least two distinct runs, got {use}")
-    wide = sel.assign(run=sel["run"].astype(str), query_id=sel["query_id"].astype(str)).pivot(
-        index="query_id", columns="run", values="value")[use]
+    # the query x run values (rows: the query ids sorted as strings), the ids read from the categories and the
+    # rows placed by their integer codes, not one string per row; then the very frame operations as before (the
+    # frame's memory order, which decides numpy's order of summation in the means and the kernel, with them)
+    wide = pivot_strings(sel, index="query_id", columns="run", values="value")[use]
     complete = wide.dropna()
     n, n_dropped = len(complete), len(wide) - len(complete)
     means = complete.mean().to_numpy() if n else np.full(len(use), np.nan)

@@ -207,7 +207,8 @@ def read_run(path: Path, *, name: str = "run", source: str | None = None) -> Run
     q = _mapped_codes(query_ids, data.column("query_id"), source)
     vocab, d = _dictionary_codes(data.column("doc_id"))
     scores = numbers(data.column("score"))
-    return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source)
+    return Run.from_codes(query_ids, q, vocab, d, scores, name=name, source=source,
+                          check_ids=False)  # (refused before they were stored)
 
 
 def read_run_query_ids(path: Path) -> np.ndarray:

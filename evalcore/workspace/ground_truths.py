@@ -100,7 +100,8 @@ class GroundTruths(SettingsAndSideFiles):
         is a setting (:meth:`set_settings`), applied at evaluation. The reference's items are the queries:
         as in :meth:`set_ground_truth`, a warning names the stored runs answering none of them.
         """
-        emb, src_name, sha = embeddings_input(embeddings, ids, what="reference embeddings", label=source_name)
+        emb, src_name, sha = embeddings_input(embeddings, ids, what="reference embeddings", label=source_name,
+                                              owner="the reference embeddings")
         check_embedding_ids(emb, owner="the reference embeddings", what="id", file=src_name)
         sha = sha or source_sha256
         label = check_label(name, "the ground truth's name") or src_name or "reference"

@@ -101,8 +101,8 @@ def _file_sha(src: Any) -> str:
     return sha256_file(src)
 
 
-def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None
-                     ) -> tuple[Embeddings, str | None, str | None]:
+def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None, owner: str | None = None,
+                     id_what: str = "id") -> tuple[Embeddings, str | None, str | None]:
     """Embeddings from arrays, an :class:`~evalcore.io.Embeddings`, or a file (``.npy`` memory-mapped).
 
     Parameters
@@ -115,6 +115,10 @@ def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None
         What the vectors are, for messages (``run 'e5' (queries)``).
     label : str, optional
         The file name to record and show.
+    owner, id_what : str, optional
+        Whose ids they are and what they are (``run 'e5'``, ``document id``): an id of an array holding a
+        control character is refused in the words of :func:`~.idchecks.check_embedding_ids` (owner default:
+        ``what``), before :meth:`~evalcore.io.Embeddings.from_arrays` would refuse it in its own.
     """
     from ..io import load_embeddings
 
@@ -133,7 +137,13 @@ def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None
         raise OptionError(f"{what}: vectors given as an array need their ids (one per row)")
     if is_source(ids):
         raise OptionError(f"{what}: with vectors as an array, give the ids as a sequence of strings")
-    return Embeddings.from_arrays(_as_ids(ids, what), src, source=label), label, None
+    values = _as_ids(ids, what)
+    row = first_broken_id(values)
+    if row is not None:
+        from .idchecks import broken_id_error
+
+        raise broken_id_error(owner or what, id_what, values[row], row, label)
+    return Embeddings.from_arrays(values, src, source=label), label, None
 
 
 def _as_ids(ids: Any, what: str) -> np.ndarray:

@@ -120,13 +120,14 @@ class RunChanges(GroundTruths):
         """
         name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
-        docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name)
+        docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name,
+                                               id_what="document id")
         queries = None
         aspect = self._aspect(aspect)
         options: dict[str, Any] = {"aspect": aspect} if aspect else {}
         if query_embeddings is not None:
             queries, qname, _ = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
-                                                 label=query_source_name)
+                                                 label=query_source_name, owner=f"run {name!r}", id_what="query id")
             if queries.dim != docs.dim:
                 raise OptionError(f"run {name!r}: documents have {docs.dim} dimensions but queries {queries.dim}")
             options["query_source"] = qname
