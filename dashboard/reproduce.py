@@ -4,18 +4,82 @@ Every seeded number on the pages is computed with :mod:`evalcore.defaults` (seed
 with the Python API's and ``evalcore evaluate --ci-method bootstrap``'s defaults, the paired tests with fewer
 resamples than ``evalcore compare``'s default (1,000, not 10,000) and percentile intervals on resamples shared by
 every pair. These lines name every option that differs from a default, so the command line or a script gives the
-page's numbers to the last digit. Plain text of the engine's option values only (never a user's run or query id),
-in backticks.
+page's numbers to the last digit. Each command is one Markdown code span (:func:`code_span`), so nothing in it is
+read as Markdown, HTML, math or a Streamlit directive; the only user text in them are run names (the Compare page's
+``--runs``), each one shell word (:func:`shell_word`).
 """
 
 from __future__ import annotations
 
+import re
+import shlex
+import unicodedata
+from collections.abc import Sequence
+
 from dashboard import state as S
 from evalcore import defaults as DEF
 
+#: Unicode categories written escaped in a shell word: controls (a line break, a tab...), format characters (a
+#: bidirectional override would show the command in another order than it runs), line and paragraph separators.
+_ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
-def _code(text: str) -> str:
-    return f"`{text}`"
+
+def code_span(text: str) -> str:
+    """``text`` as one Markdown code span that shows it as it is, whatever it holds (CommonMark's rule): fenced by
+    one backtick more than its longest run of backticks, with a space inside each fence when it holds a backtick
+    (the renderer drops one space on each side). Nothing inside a code span is Markdown, HTML, math, an emoji
+    shortcode or a Streamlit directive. A line break could end it (at a blank line), so ``text`` holds none
+    (:func:`shell_word` writes none): ValueError."""
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"a code span of one line only, got {text!r}")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    pad = " " if longest else ""
+    fence = "`" * (longest + 1)
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one word of a shell command line: ``shlex.quote`` (POSIX shells), or where ``text`` holds a
+    control or format character (none is allowed in a run name, README "Ids and names"; so only text from elsewhere)
+    bash's ``$'...'`` with each such character escaped (``\\n``, ``\\x09``, ``\\u202e``), so that the word stays
+    on one line and shows what it holds.
+
+    >>> print(shell_word("bm25 (tuned)"), shell_word("a'b"), shell_word("a\\nb"), shell_word("dense"))
+    'bm25 (tuned)' 'a'"'"'b' $'a\\nb' dense
+    """
+    if not any(unicodedata.category(ch) in _ESCAPED for ch in text):
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif unicodedata.category(ch) not in _ESCAPED:
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
+
+
+def runs_option(runs: Sequence[str]) -> str:
+    """``evalcore compare``'s ``--runs`` naming ``runs`` in their order, each one shell word (a name starting with
+    ``-`` as ``--runs=NAME``, which argparse would otherwise read as an option)."""
+    words: list[str] = []
+    open_list = False
+    for name in runs:
+        if name.startswith("-"):
+            words.append("--runs=" + shell_word(name))
+            open_list = False
+        else:
+            if not open_list:
+                words.append("--runs")
+                open_list = True
+            words.append(shell_word(name))
+    return " ".join(words)
 
 
 def compare_options(test: str, correction: str) -> str:
@@ -24,24 +88,29 @@ def compare_options(test: str, correction: str) -> str:
             f"--resampling {S.RESAMPLING} --seed {S.CI_SEED}")
 
 
-def compare_command(metric_label: str, test: str, correction: str, *, baseline: bool = False) -> str:
+def compare_command(metric_label: str, test: str, correction: str, *, baseline: bool = False,
+                    runs: Sequence[str] | None = None) -> str:
     """``evalcore compare`` on the Overview's per-query CSV giving the page's tests (every pair of the runs compared:
-    the correction's family; ``baseline``: the pairs with a baseline only, ``--baseline``)."""
-    return _code(f"evalcore compare --per-query per_query.csv --metric {metric_label}"
+    the correction's family; ``baseline``: the pairs with a baseline only, ``--baseline``); ``runs``: the runs
+    compared, in the page's order (``--runs``: each pair's direction, the correction's family and the shared
+    resamples are theirs), else every run of the file."""
+    chosen = "" if runs is None else " " + runs_option(runs)
+    return code_span(f"evalcore compare --per-query per_query.csv --metric {metric_label}{chosen}"
                  + (" --baseline BASELINE" if baseline else "") + " " + compare_options(test, correction))
 
 
-def compare_caption(metric_label: str, test: str, correction: str) -> str:
-    """The Compare page's line: its intervals and sign flips, and the command giving the same numbers."""
+def compare_caption(metric_label: str, test: str, correction: str, *, runs: Sequence[str]) -> str:
+    """The Compare page's line: its intervals and sign flips, and the command giving the same numbers for ``runs``,
+    the runs compared in the page's order."""
     return (f"Seeded: {S.TEST_RESAMPLES:,} resamples (and sign flips of the randomization test), seed {S.CI_SEED}; "
             f"the command line's default is {DEF.TEST_RESAMPLES:,} per-pair BCa resamples. Reproduce with "
-            + compare_command(metric_label, test, correction)
-            + " (per_query.csv: the Overview's per-query table; with the runs compared only).")
+            + compare_command(metric_label, test, correction, runs=runs)
+            + " (per_query.csv: the Overview's per-query table).")
 
 
 def python_tests_call(function: str, test: str, correction: str) -> str:
     """A call of ``function`` (e.g. ``evalcore.stats.compare_by_domain``) with the dashboard's test options."""
-    return _code(f"{function}(..., test={test!r}, correction={correction!r}, n_resamples={S.TEST_RESAMPLES}, "
+    return code_span(f"{function}(..., test={test!r}, correction={correction!r}, n_resamples={S.TEST_RESAMPLES}, "
                  f"ci_method={S.CI_METHOD!r}, resampling={S.RESAMPLING!r}, seed={S.CI_SEED})")
 
 
@@ -49,16 +118,16 @@ def intervals_caption(*, by_domain: bool = False) -> str:
     """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate`` (per run,
     metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows)."""
     if by_domain:
-        return ("Reproduce with " + _code('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
+        return ("Reproduce with " + code_span('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
                                           '"metric", "k"))') + " (its defaults; rows: the metric@k's per-query rows).")
-    return ("Reproduce with " + _code(f"evalcore evaluate ... --ci-method {S.MEAN_CI} --n-resamples {S.N_RESAMPLES} "
+    return ("Reproduce with " + code_span(f"evalcore evaluate ... --ci-method {S.MEAN_CI} --n-resamples {S.N_RESAMPLES} "
                                       f"--seed {S.CI_SEED} --out DIR") + " (report.json) or "
-            + _code("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
+            + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
 
 
 def similarity_caption() -> str:
     """The command giving the Agreement page's similarity agreement."""
-    return ("Reproduce with " + _code(f"evalcore evaluate --reference-emb REFERENCE --emb NAME=FILE ... "
+    return ("Reproduce with " + code_span(f"evalcore evaluate --reference-emb REFERENCE --emb NAME=FILE ... "
                                       f"--agreement-pairs {DEF.SIMILARITY_PAIRS} --seed {DEF.SEED}")
             + f" (--agreement-pairs alone draws {DEF.SIMILARITY_PAIRS:,}).")
 
@@ -73,5 +142,5 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
             f"--metric {metric_label}", f"--ties {ties}", f"--rel-threshold {rel_threshold}"]
     if fraction is not None:
         opts.append(f"--tune-fraction {fraction:g}")
-    return _code("evalcore fuse --run NAME=FILE ... --qrels QRELS " + " ".join(opts) + " --out fused.trec")
+    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + " ".join(opts) + " --out fused.trec")
 

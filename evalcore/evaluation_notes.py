@@ -19,7 +19,8 @@ queries but not all; a run returning fewer documents for a few queries (at most 
 fewer documents for some queries) is not. Counted on the lists as the run gives them, before judged-only mode
 removes the unjudged documents; queries the run does not answer are left to the coverage warning
 (:mod:`evalcore.coverage`). A run ranked by an exact search (an embedding run, or a fusion of such runs without
-``top_n``: :attr:`evalcore.data.Run.search_depth`) is never called shallow: a list shorter than a cutoff holds
+``top_n``; a random baseline listing every candidate, :func:`evalcore.fusion.random_run`:
+:attr:`evalcore.data.Run.search_depth`) is never called shallow: a list shorter than a cutoff holds
 every candidate of its corpus, and the search's depth was chosen with the cutoffs (the workspace and the dashboard
 rank to the largest k at least; the command line warns itself when ``--emb-depth`` is below it).
 

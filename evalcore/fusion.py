@@ -1,4 +1,5 @@
-r"""Fusion of runs: score normalisations and fusion methods, and a seeded random baseline.
+r"""Fusion of runs: score normalisations and fusion methods, and a seeded random baseline (:func:`random_run`, of
+:mod:`evalcore.random_baseline`).
 
 Every method fuses, query by query, the ranked lists of several runs into one
 run whose score is the fused value (higher is better). Notation, for one query:
@@ -80,8 +81,8 @@ import numpy as np
 from ._fusion_ties import rrf_values
 from ._fusion_union import _union_codes, _unique_inverse
 from .data import Run
-from .defaults import SEED
 from .errors import OptionError, warn
+from .random_baseline import random_run  # noqa: F401  (public here, as before: evalcore.fusion.random_run)
 from .ranking import rank_order
 
 __all__ = [
@@ -552,42 +553,3 @@ def weighted_rrf(
     True
     """
     return fuse(runs, method="rrf", weights=weights, c=c, top_n=top_n, ties=ties, name=name)
-
-
-def random_run(
-    query_ids: Sequence[str],
-    candidates: Sequence[str] | Mapping[str, Sequence[str]],
-    *,
-    depth: int | None = None,
-    seed: int = SEED,
-    exclude_self: bool = False,
-    name: str = "random",
-) -> Run:
-    """A seeded random baseline (seed 001 §10 "random baseline for sanity checks").
-
-    For each query, the candidates (one shared list, or one list per query) are
-    given i.i.d. uniform scores from ``numpy.random.default_rng(seed)`` (seed default 42,
-    :data:`evalcore.defaults.SEED`), queries
-    drawn in the order given; with ``exclude_self`` a query is never its own
-    candidate (item-to-item); ``depth`` keeps the best ``depth`` per query.
-    The same arguments always give the same run.
-    """
-    rng = np.random.default_rng(seed)
-    qs, ds, ss = [], [], []
-    shared = None if isinstance(candidates, Mapping) else np.asarray(list(candidates), dtype=object)
-    for qid in query_ids:
-        cand = shared if shared is not None else np.asarray(list(candidates.get(qid, [])), dtype=object)
-        if exclude_self:
-            cand = cand[cand != qid]
-        scores = rng.random(len(cand))
-        if depth is not None and depth < len(cand):
-            top = np.argsort(-scores, kind="stable")[:depth]
-            cand_q, scores = cand[top], scores[top]
-        else:
-            cand_q = cand
-        qs.append(np.full(len(cand_q), qid, dtype=object))
-        ds.append(cand_q)
-        ss.append(scores)
-    if not qs or sum(len(x) for x in qs) == 0:
-        raise OptionError("random baseline has no candidates")
-    return Run.from_records(np.concatenate(qs), np.concatenate(ds), np.concatenate(ss), name=name)

@@ -58,3 +58,24 @@ def test_the_caption_says_what_the_cells_of_a_large_matrix_leave_to_the_hover():
         assert not at.exception
         caption = next(c.value for c in at.caption if "Cell = row run − column run" in c.value)
         assert (says is None and "With " not in caption) or (says is not None and says in caption), caption
+
+
+def test_the_reproduce_line_names_the_runs_compared_in_the_pages_order():
+    """The caption's command names the runs the page tests, in the order it tests them (the workspace's, whatever
+    order they were chosen in): each pair's direction, the correction's family. Before, it named none: the command
+    compared every run of the file, sorted by name."""
+    import shlex
+
+    from test_same_numbers import caption_code
+
+    ws, _ = fixture()
+    at = goto(start(ws), "compare")
+    clicked = ["lab v2", "encoder-a", "encoder-k"]
+    at.multiselect(key="cmp_runs").set_value(clicked).run()
+    assert not at.exception
+    page_order = [r.name for r in ws.runs if r.name in clicked]
+    assert page_order == ["encoder-k", "encoder-a", "lab v2"]  # neither the order clicked nor the names'
+    line = next(c.value for c in at.caption if "Reproduce with" in c.value)
+    words = shlex.split(caption_code(line))
+    start_at = words.index("--runs") + 1
+    assert words[start_at:start_at + 4] == [*page_order, "--test"]

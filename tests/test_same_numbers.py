@@ -182,6 +182,81 @@ def test_paired_tests_api_cli_dashboard(files):
     same(stated, shown, columns)
 
 
+#: Runs in the workspace's order (the Compare page's), not alphabetical; names a shell or Markdown would read
+CHOSEN_ORDER = ("zeta `x` *$<b>", "alpha's run", "-minus", "mid")
+
+
+def helped_run(seed: int, share: float) -> bytes:
+    """:func:`trec_run` of ``seed`` with the judged relevant documents of about ``share`` of the queries raised to
+    the top: a run better than the others on those queries (small p-values, which a correction moves)."""
+    rel = [line.split() for line in trec_qrels().decode().splitlines()]
+    rng = np.random.default_rng(seed)
+    helped = {q for q in dict.fromkeys(r[0] for r in rel) if rng.random() < share}
+    lines = []
+    for line in trec_run(seed).decode().splitlines():
+        q, q0, d, rank, score, tag = line.split()
+        bonus = 10 * int(next((g for qq, _, dd, g in rel if qq == q and dd == d), 0)) if q in helped else 0
+        lines.append(f"{q} {q0} {d} {rank} {float(score) + bonus} {tag}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def caption_code(caption: str) -> str:
+    """The one code span of a caption, as CommonMark (Streamlit's Markdown) reads it: the rest is plain text."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parseInline(caption)[0].children
+    assert {t.type for t in tokens} <= {"text", "code_inline"}, [(t.type, t.content) for t in tokens]
+    spans = [t.content for t in tokens if t.type == "code_inline"]
+    assert len(spans) == 1, spans
+    return spans[0]
+
+
+def test_the_compare_pages_chosen_runs_in_its_order_are_its_captions_command(tmp_path):
+    """The Compare page tests the runs chosen in "Runs compared" only (every pair of them: the correction's family,
+    the shared resamples' queries), in its order (the workspace's: pair (A, B) with A first, diff = B − A); its
+    caption's command gives the very numbers, sign and p-values included. Before, the command had no way to choose
+    runs: it compared every run of the file, sorted by name (a pair's sign flipped, the family was larger)."""
+    ws = W.set_ground_truth(W.Snapshot(settings=SETTINGS), W.Blob.of("qrels.txt", trec_qrels()))
+    for seed, name in enumerate(CHOSEN_ORDER, start=1):  # "mid" better on about 2 queries of 3
+        data = helped_run(seed, 0.7) if name == "mid" else trec_run(seed)
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"run{seed}.trec", data), name=name)
+    ctx = context(ws)
+    chosen = {"mid", "-minus", "zeta `x` *$<b>"}  # "alpha's run" not compared
+    runs = [r for r in S.comparable_runs(ctx) if r in chosen]  # the page's runs (pages/compare.py)
+    assert runs == ["zeta `x` *$<b>", "-minus", "mid"] and runs != sorted(runs)
+    shown = A.comparison(ctx, "ndcg", 10, "permutation", "holm", runs=runs)
+    assert shown.ok, shown.error
+    shown = shown.value
+    pq = tmp_path / "per_query.csv"
+    pq.write_bytes(S.per_query_csv(ctx)())  # the Overview's download: every run
+    code = caption_code(R.compare_caption("ndcg@10", "permutation", "holm", runs=runs))
+    words = caption_command(code, **{"per_query.csv": str(pq)})
+    out = tmp_path / "cmp.csv"
+    assert main([*words, "--out", str(out)]) == 0
+    cli = read_csv(out)
+    pairs = [("zeta `x` *$<b>", "-minus"), ("zeta `x` *$<b>", "mid"), ("-minus", "mid")]
+    assert list(zip(shown["run_a"], shown["run_b"], strict=True)) == pairs
+    assert list(zip(cli["run_a"], cli["run_b"], strict=True)) == pairs
+    same(cli, shown, ["mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size", "statistic", "p_value",
+                      "p_adjusted"])
+    assert (cli[["n", "wins", "ties", "losses"]].to_numpy() == shown[["n", "wins", "ties", "losses"]].to_numpy()).all()
+    # what the command gave without --runs (all that it could before): every run, sorted; other signs and p-values
+    every = tmp_path / "every.csv"
+    assert main([*[w for w in words if w not in ("--runs", *runs) and not w.startswith("--runs=")],
+                 "--out", str(every)]) == 0
+    old = read_csv(every).set_index(["run_a", "run_b"])
+    assert len(old) == 6  # the four runs' pairs: the family the correction counted
+    for a, b in pairs:
+        flipped = (b, a) in old.index
+        row = old.loc[(b, a) if flipped else (a, b)]
+        got = shown.set_index(["run_a", "run_b"]).loc[(a, b)]
+        assert row["diff"] == (-got["diff"] if flipped else got["diff"])
+    assert any((b, a) in old.index for a, b in pairs)  # at least one pair's direction (sign) was the other one
+    assert shown["p_value"].min() < 0.05  # ("mid" is better): corrected over the 3 pairs compared, not 6
+    assert not np.array_equal(old.loc[[p if p in old.index else p[::-1] for p in pairs], "p_adjusted"].to_numpy(),
+                              shown["p_adjusted"].to_numpy())
+
+
 def test_version_curve_and_tests_are_the_apis(files):
     ws = snapshot()
     ws = replace(ws, runs=tuple(replace(r, model="enc", version=f"v{i}", step=i) for i, r in enumerate(ws.runs)))

@@ -23,7 +23,7 @@ from evalcore.cli import main
 from evalcore.embedding_runs import embedding_run
 from evalcore.errors import EvalcoreWarning
 from evalcore.evaluation_notes import SHALLOW_PREFIX
-from evalcore.fusion import fuse
+from evalcore.fusion import fuse, random_run
 from evalcore.fusion_search import search_weights
 from evalcore.io import Embeddings
 from evalcore.io.trec import write_trec_qrels, write_trec_run
@@ -126,6 +126,29 @@ def test_an_embedding_run_over_a_corpus_smaller_than_k_is_not_shallow_nor_its_fu
     cut = fuse([a, b], method="rrf", top_n=5, name="cut")  # top_n cuts the inputs: no longer whole lists
     assert cut.search_depth is None
     assert len(shallow_notes(evaluate, q, cut, metrics=["P"], k=[100])) == 1
+
+
+def test_a_random_baseline_listing_every_candidate_is_not_shallow_a_cut_one_is():
+    """Seed 001's random baseline (:func:`evalcore.fusion.random_run`) lists every candidate of each query: over
+    fewer candidates than k its lists are whole, not cut short. Before, it was not marked as such (no search_depth)
+    and was called shallow; a baseline cut by its ``depth`` below k still is."""
+    q = qrels()
+    few = DOCS[:6]  # fewer candidates than k = 10
+    whole = random_run(QUERIES, few, name="random")
+    assert whole.search_depth == len(few) and int(np.bincount(whole.q).max()) == len(few)
+    assert shallow_notes(evaluate, q, whole, metrics=["P", "ndcg"], k=[5, 10]) == []
+    own = {qq: DOCS[i:i + 2 + i % 4] for i, qq in enumerate(QUERIES)}  # each query its own few candidates (2..5)
+    per_query = random_run(QUERIES, own, name="own")
+    assert per_query.search_depth == 5
+    assert shallow_notes(evaluate, q, per_query, metrics=["P"], k=[10]) == []
+    items = random_run(QUERIES, QUERIES, exclude_self=True, name="items")  # item-to-item: 11 candidates each
+    assert items.search_depth == len(QUERIES) - 1 and shallow_notes(evaluate, q, items, metrics=["P"], k=[100]) == []
+    assert random_run(QUERIES, few, depth=6, name="deep enough").search_depth == len(few)  # nothing cut
+    cut = random_run(QUERIES, DOCS, depth=5, name="cut")  # 300 candidates, 5 kept: shallow by choice at k = 10
+    assert cut.search_depth is None
+    notes = shallow_notes(evaluate, q, cut, metrics=["P"], k=[10])
+    assert len(notes) == 1 and notes[0].startswith("shallow run 'cut': it lists at most 5 documents per query")
+    assert shallow_notes(evaluate, q, cut, metrics=["P"], k=[5]) == []
 
 
 def test_a_workspace_evaluation_says_it_once_and_an_embedding_run_read_back_stays_an_exact_search(tmp_path):

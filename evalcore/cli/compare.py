@@ -28,7 +28,15 @@ def register(sub) -> argparse.ArgumentParser:
                    help="a ranked run (repeatable; two or more runs; a bare FILE is named by its TREC run tag, else its file stem)")
     p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
     p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")
-    p.add_argument("--baseline", default=None, help="compare every run with this one (default: all pairs)")
+    p.add_argument("--runs", nargs="+", action="extend", default=None, metavar="NAME",
+                   help="the runs compared, in this order (default: every run, sorted by name): each pair (A, B) "
+                        "has A listed before B (diff = B - A), and the correction, the shared resamples and --hsd "
+                        "cover these runs only; with --per-query or --run/--emb/--fuse; repeatable, one name a word "
+                        "(quote names with spaces; --runs=NAME for a name starting with '-'). The dashboard's Compare "
+                        "page gives its runs in its order")
+    p.add_argument("--baseline", default=None,
+                   help="compare every run with this one (default: all pairs); with --runs, a baseline not listed "
+                        "there is compared with each listed run")
     p.add_argument("--test", default="t", choices=["t", "wilcoxon", "permutation"],
                    help="paired test over the queries: t (paired t-test, default), wilcoxon (signed-rank), "
                         "permutation (sign flips)")
@@ -79,34 +87,45 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--resampling shared gives percentile intervals: add --ci-method percentile "
                           f"(got --ci-method {args.ci_method})")
     aspects: dict = {}
+    chosen = _check_chosen(args.runs)
     if args.per_query:
         from ..io.per_query import read_per_query_csv
 
         # round-trip parsing: the file's 17 significant digits give back the very values (pandas' default
         # parser can move some by one ulp, and tied differences would stop being ties in the Wilcoxon ranks)
         table = read_per_query_csv(args.per_query)
+        where = str(args.per_query)
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
         ks = sorted({m.k for m in map(parse_measure, args.metric) if m.k}) or [10]  # k 0: @all
+        where = "the runs given (--run, --emb, --fuse)"
         details: dict = {}
         with search_backend(args) as backend:
             ev, runs, _ = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
                                              progress=ProgressBar("ranking", unit=progress_unit(args)),
-                                             details=details, backend=backend)
+                                             details=details, backend=backend,
+                                             check_inputs=lambda read: _select(chosen, _input_names(args, read),
+                                                                               where=where))
         warn_partial_coverage(ev, runs, details)
         table, aspects = ev.table, dict(ev.settings.get("aspects") or {})
-    names = sorted(set(table["run"].astype(str)))
+    every = sorted(set(table["run"].astype(str)))
+    if len(every) < 2:
+        raise OptionError(f"compare needs at least two runs, got {len(every)}: {every}")
+    names = every if chosen is None else _select(chosen, every, where=where)
+    if args.baseline is not None and args.baseline not in every:
+        raise OptionError(f"--baseline {args.baseline!r} is not a run; the runs are {every}")
+    if args.baseline is not None and args.baseline not in names:  # (--runs without it: tested against each)
+        names = [args.baseline, *names]
     if len(names) < 2:
         raise OptionError(f"compare needs at least two runs, got {len(names)}: {names}")
-    if args.baseline is not None and args.baseline not in names:
-        raise OptionError(f"--baseline {args.baseline!r} is not a run; the runs are {names}")
     pairs = _same_aspect_pairs(names, aspects, args.baseline)
     mk = []
     for text in args.metric:
         m = parse_measure(text)
         mk.append((m.base, 0 if m.k is None else m.k))
-    res = compare_many(table, metrics_k=mk, baseline=args.baseline if pairs is None else None, pairs=pairs,
+    res = compare_many(table, metrics_k=mk, runs=None if chosen is None else names,
+                       baseline=args.baseline if pairs is None else None, pairs=pairs,
                        test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
                        seed=args.seed, ci_method=args.ci_method, resampling=args.resampling)
     cols = ["metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size",
@@ -122,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         print("diff = mean_b - mean_a (run_b minus run_a, paired by query; > 0: run_b is better for a metric "
               "where higher is better); wins / ties / losses = queries where run_b is above / equal to / below run_a")
         print(show.to_string(index=False))
-    hsd = _hsd(args, table, mk) if args.hsd else None
+    hsd = _hsd(args, table, mk, names) if args.hsd else None
     for path, frame in ((args.out, res), (args.hsd_out, hsd)):
         if path and frame is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -136,6 +155,43 @@ def _p_text(p: float) -> str:
     if p != p:
         return "-"
     return "<0.0001" if p < 0.0001 else f"{p:.4f}"
+
+
+def _check_chosen(chosen: list[str] | None) -> list[str] | None:
+    """``--runs`` as given (None: not given), checked before anything is read: no name twice."""
+    from ..errors import OptionError
+
+    if chosen is None:
+        return None
+    twice = sorted({n for n in chosen if chosen.count(n) > 1})
+    if twice:
+        raise OptionError(f"--runs names {', '.join(map(repr, twice))} twice: give each run once")
+    return list(chosen)
+
+
+def _select(chosen: list[str] | None, available: list[str], *, where: str) -> list[str]:
+    """The runs of ``--runs`` in its order (``available``: without it), each one of ``available`` (the runs of
+    ``where``); an unknown name is one error line naming it and listing the runs there."""
+    from ..errors import OptionError
+
+    if chosen is None:
+        return available
+    have = set(available)
+    unknown = [n for n in chosen if n not in have]
+    if unknown:
+        named = f"run named {unknown[0]!r}" if len(unknown) == 1 else f"runs named {', '.join(map(repr, unknown))}"
+        raise OptionError(f"--runs: no {named} in {where}; the runs are {', '.join(map(repr, sorted(have)))}")
+    return chosen
+
+
+def _input_names(args: argparse.Namespace, read) -> list[str]:
+    """The names of every run the command evaluates, from its options and its run files (before any ranking)."""
+    from .options import file_exists, parse_fuse_spec, split_named
+
+    emb = [split_named(s, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]", exists=file_exists)[0]
+           for s in getattr(args, "emb", None) or []]
+    fused = [parse_fuse_spec(s)[0] for s in getattr(args, "fuse", None) or []]
+    return [*read.runs, *emb, *fused]
 
 
 def _same_aspect_pairs(names: list[str], aspects: dict, baseline: str | None) -> list[tuple[str, str]] | None:
@@ -165,12 +221,12 @@ def _same_aspect_pairs(names: list[str], aspects: dict, baseline: str | None) ->
     return pairs
 
 
-def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]]):
-    """Tukey's HSD of every run on each metric@k (family = the pairs of one metric@k), printed."""
+def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]], runs: list[str]):
+    """Tukey's HSD of ``runs`` (every run, or those of ``--runs``) on each metric@k (family = the pairs of one
+    metric@k), printed."""
     from .._lazy import pd
     from ..stats import tukey_hsd
 
-    runs = sorted(set(table["run"].astype(str)))
     hsd = pd.concat([tukey_hsd(table, metric=m, k=k, runs=runs, design=args.hsd, alpha=args.alpha) for m, k in mk],
                     ignore_index=True)
     cols = [c for c in ("metric", "k", "run_a", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high",

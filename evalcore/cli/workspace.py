@@ -1,4 +1,4 @@
-"""``evalcore workspace``: list, remove, export and import the runs of a persistent workspace; gc its artifacts.
+"""``evalcore workspace``: list, remove, export and import the runs of a persistent workspace; copy it; gc its artifacts.
 
 ::
 
@@ -6,6 +6,7 @@
     evalcore workspace remove NAME [--workspace DIR]         the run and the fusions built on it
     evalcore workspace export --out FILE.zip [--workspace DIR]
     evalcore workspace import FILE.zip [--workspace DIR]     into an absent or empty folder
+    evalcore workspace copy   SRC DEST                       a writable copy (SRC may be read-only) in a new folder
     evalcore workspace gc     [--workspace DIR]              remove unreferenced artifacts
 
 ``--workspace`` defaults to ``$EVALCORE_WORKSPACE``, else the per-user default workspace
@@ -49,9 +50,9 @@ def add_workspace_option(p: argparse.ArgumentParser, *, help: str = WORKSPACE_HE
 
 
 def register(sub) -> argparse.ArgumentParser:
-    p = sub.add_parser("workspace", help="list, remove, export, import or gc (clean up) a workspace",
+    p = sub.add_parser("workspace", help="list, remove, export, import, copy or gc (clean up) a workspace",
                        description="Manage a persistent workspace. " + WORKSPACE_HELP[0].upper() + WORKSPACE_HELP[1:]
-                       + ", else the per-user default workspace.")
+                       + ", else the per-user default workspace (copy names both of its folders).")
     actions = p.add_subparsers(dest="action", required=True)
     a = actions.add_parser("list", help="one line per run: name, kind, model, version, step (tab-separated)")
     add_workspace_option(a)
@@ -64,6 +65,17 @@ def register(sub) -> argparse.ArgumentParser:
     a = actions.add_parser("import", help="unpack an exported .zip into a new (absent or empty) workspace folder")
     a.add_argument("bundle", metavar="FILE.zip", help="a .zip written by `evalcore workspace export`")
     add_workspace_option(a)
+    a = actions.add_parser("copy", help="copy a workspace into a new folder, where it can be changed (the "
+                                        "way to work on a read-only one, e.g. a colleague's folder)",
+                           description="Copy the workspace in SRC (its ground truths, runs, evaluations, settings "
+                                       "and side files, each stored file checked) into DEST, which must be absent or "
+                                       "an empty folder; the copy is a writable workspace. What SRC holds is not "
+                                       "changed, and SRC may be a folder you cannot write (the latest changes a "
+                                       "writer left in its catalogue.sqlite-wal are copied too). The same copy as "
+                                       "Workspace.copy_to and the dashboard's \"Copy this workspace to a new "
+                                       "workspace\". A copy that fails (DEST's disk full...) leaves nothing in DEST.")
+    a.add_argument("source", metavar="SRC", help="the workspace folder to copy")
+    a.add_argument("dest", metavar="DEST", help="the new workspace folder (absent, or an empty folder)")
     a = actions.add_parser("gc", help="remove artifacts no run, ground truth or evaluation refers to")
     add_workspace_option(a)
     p.set_defaults(func=run)
@@ -74,6 +86,11 @@ def run(args: argparse.Namespace) -> int:
     from ..workspace import Workspace
     from ..workspace.locations import default_path
 
+    if args.action == "copy":
+        with Workspace.open(args.source, create=False) as src, src.copy_to(args.dest) as copy:
+            n = len(copy.run_names())
+            print(f"copied {src.path} into {copy.path}: {n} run{'' if n == 1 else 's'}, writable")
+        return 0
     path = args.workspace or default_path()
     if args.action == "import":
         ws = Workspace.import_bundle(args.bundle, path)

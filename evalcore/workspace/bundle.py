@@ -17,6 +17,7 @@ Member names are checked against the layout above (nothing is written outside th
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import hashlib
 import json
@@ -29,12 +30,18 @@ import zipfile
 from pathlib import Path
 
 from .. import __version__
-from ..errors import CorruptArtifactError, OptionError, SchemaVersionError, WorkspaceError
+from ..errors import (
+    CorruptArtifactError,
+    OptionError,
+    SchemaVersionError,
+    WorkspaceError,
+    WorkspaceStorageError,
+)
 from .artifacts import GC_AGE, sha256_file
 from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
 from .store import SCHEMA_VERSION, now
-from .writelock import LOCK_NAME
+from .writelock import LOCK_NAME, storage_code, storage_full, storage_reason
 
 try:  # pragma: no cover - the platform decides
     import fcntl
@@ -66,6 +73,9 @@ def _artifacts(db: Path) -> list[tuple[str, str, int]]:
 def _fresh_target(path: Path) -> None:
     """``path`` must be absent, empty, or hold only what an interrupted import left (no catalogue)."""
     if not path.exists():
+        blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            raise WorkspaceError(f"cannot be made: {blocking} is a file, not a folder", file=str(path))
         return
     if not path.is_dir():
         raise WorkspaceError("exists and is not a folder", file=str(path))
@@ -265,29 +275,101 @@ def import_bundle(bundle: str | os.PathLike, path: str | os.PathLike) -> Path:
 
 
 def copy_workspace(ws: WorkspaceCore, new_path: str | os.PathLike) -> Path:
-    """Copy ``ws`` (its catalogue snapshot and every artifact, verified) into ``new_path`` (absent or empty)."""
+    """Copy ``ws`` (its catalogue snapshot and every artifact, verified) into ``new_path`` (absent or empty).
+
+    The catalogue is placed last: ``new_path`` is a workspace once the copy is whole. A copy that fails (an
+    exception, Ctrl-C) removes what it wrote there (and the folders it made); ``ws`` is only read. A process killed
+    meanwhile leaves its files, and a copy into the same folder again goes on from them.
+
+    Raises
+    ------
+    WorkspaceError
+        ``new_path`` exists and is not an empty folder.
+    WorkspaceStorageError
+        ``new_path`` cannot be written: its disk (or quota) is full, or it is read-only for this user (one line
+        naming ``new_path``; also an ``OSError``).
+    CorruptArtifactError
+        An artifact of ``ws`` is missing or damaged (named).
+    """
     new_path = Path(new_path)
     _fresh_target(new_path)
-    work = _work_dir(new_path)
-    db = work / f"copy-{uuid.uuid4().hex}.sqlite"
+    made = [p for p in (*reversed(new_path.parents), new_path, new_path / "tmp", new_path / "objects")
+            if not p.exists()]  # the folders this copy makes
+    wrote: list[Path] = []
     try:
-        ws.catalogue.snapshot(db)
+        work = _work_dir(new_path)
+        db = work / f"copy-{uuid.uuid4().hex}.sqlite"
+        wrote.append(db)
+        try:
+            ws.catalogue.snapshot(db)
+        except WorkspaceError as e:  # SQLite's "disk I/O error" writing db (a quota, a file too large): named here
+            if not isinstance(e, OSError) and "disk I/O error" in e.message:
+                raise _CatalogueNotWritten(errno.EIO, "SQLite could not write the copy of the catalogue (disk I/O "
+                                                      "error: is its disk full or over its quota?)") from None
+            raise
         for sha, ext, _ in _artifacts(db):
             src = ws.objects.verified(sha, ext, what=f"artifact {sha[:12]}")
             dest = new_path / "objects" / sha[:2] / f"{sha}.{ext}"
             if dest.is_file():
-                continue
+                continue  # left by a copy or an import that was killed
             tmp = work / f"{uuid.uuid4().hex}.part"
+            wrote.append(tmp)
             shutil.copyfile(src, tmp)
             with open(tmp, "rb+") as fh:
                 os.fsync(fh.fileno())
+            if not dest.parent.exists():
+                made.append(dest.parent)
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, dest)
+            wrote.append(dest)
         _place_catalogue(db, new_path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            db.unlink()
+    except BaseException as e:
+        _remove(wrote, made)
+        mapped = _copy_error(e, new_path)
+        if mapped is None:  # (a file of ws that cannot be read is named by its own error)
+            raise
+        raise mapped from None
     return new_path
+
+
+class _CatalogueNotWritten(OSError):
+    """SQLite's ``VACUUM INTO`` could not write a copy's catalogue (its "disk I/O error": an over-quota disk, a file
+    size limit; a full disk is its "database or disk is full", an ``ENOSPC``)."""
+
+
+def _copy_error(error: BaseException, folder: Path) -> WorkspaceStorageError | None:
+    """The one-line error of a copy into ``folder`` that could not write there (None: another error)."""
+    if not isinstance(error, OSError) or not _written_here(error, folder):
+        return None
+    code = storage_code(error)
+    if code is not None:
+        reason, full = storage_reason(code), storage_full(code)
+    elif isinstance(error, _CatalogueNotWritten):
+        reason, full = error.strerror, True
+    else:
+        return None
+    out = WorkspaceStorageError(f"cannot copy the workspace here: {reason}; nothing was left here and the workspace "
+                                "copied from is unchanged; " + ("free some space and copy again" if full else
+                                                               "copy it into a folder you can write"), file=str(folder))
+    out.errno = code if code is not None else errno.EIO
+    return out
+
+
+def _written_here(error: OSError, folder: Path) -> bool:
+    """Whether ``error`` is about ``folder``: a file in it, or no file named (a write, SQLite's ``VACUUM INTO``)."""
+    names = [n for n in (error.filename, error.filename2) if n is not None]
+    inside = Path(os.path.abspath(folder))
+    return not names or any(Path(os.path.abspath(os.fsdecode(n))).is_relative_to(inside) for n in names)
+
+
+def _remove(files: list[Path], folders: list[Path]) -> None:
+    """Remove ``files`` (those there), then ``folders`` when empty, the deepest first (what a failed copy made)."""
+    for f in files:
+        with contextlib.suppress(OSError):
+            f.unlink()
+    for d in sorted(set(folders), key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            d.rmdir()  # (only empty: anything else there stays)
 
 
 # ------------------------------------------------------------------ housekeeping

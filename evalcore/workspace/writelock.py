@@ -34,7 +34,8 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "LOCK_NAME", "folder_gone", "storage_error", "storage_errors"]
+__all__ = ["writer_lock", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
+           "storage_errors"]
 
 #: The lock file's name inside a workspace folder.
 LOCK_NAME = "writer.lock"
@@ -95,24 +96,41 @@ _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 _DENIED = {errno.EACCES, errno.EPERM, errno.EROFS}
 
 
-def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
-    """The one-line error of a write into the workspace ``folder`` that failed for lack of space or of
-    permission (None for any other ``OSError``). pyarrow's errors carry the errno only in their text."""
+def storage_code(error: OSError) -> int | None:
+    """The errno of a write that failed for lack of space (``ENOSPC``, ``EDQUOT``, ``EFBIG``) or of permission
+    (``EACCES``, ``EPERM``, ``EROFS``), else None. pyarrow's errors carry the errno only in their text."""
     code = error.errno
     if code is None:
         text = str(error)
         code = next((c for c in (*_FULL, *_DENIED) if f"[errno {c}]" in text.lower()), None)
-    if code in _FULL:
-        reason = "no space left on its disk (or the disk quota is used up)"
-        hint = "free some space and try again"
-    elif code in _DENIED:
-        reason = ("its folder or files are read-only for this user" if code != errno.EROFS
-                  else "its file system is mounted read-only")
-        hint = "open it with read_only=True to read it, or copy it (copy_to) to change it"
-    else:
+    return code if code in _FULL or code in _DENIED else None
+
+
+def storage_full(code: int) -> bool:
+    """Whether :func:`storage_code`'s errno says the disk (or the quota) is full, rather than a lack of permission."""
+    return code in _FULL
+
+
+def storage_reason(code: int) -> str:
+    """Why a folder took no write, from :func:`storage_code`'s errno."""
+    if storage_full(code):
+        return "no space left on its disk (or the disk quota is used up)"
+    return ("its folder or files are read-only for this user" if code != errno.EROFS
+            else "its file system is mounted read-only")
+
+
+def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
+    """The one-line error of a write into the workspace ``folder`` that failed for lack of space or of
+    permission (None for any other ``OSError``); its ``errno`` is the failed write's."""
+    code = storage_code(error)
+    if code is None:
         return None
-    return WorkspaceStorageError(f"cannot write to the workspace: {reason}; nothing was changed, what it held is "
-                                 f"intact; {hint}", file=str(folder))
+    hint = ("free some space and try again" if storage_full(code)
+            else "open it with read_only=True to read it, or copy it (copy_to) to change it")
+    out = WorkspaceStorageError(f"cannot write to the workspace: {storage_reason(code)}; nothing was changed, what "
+                                f"it held is intact; {hint}", file=str(folder))
+    out.errno = code
+    return out
 
 
 @contextlib.contextmanager
