@@ -287,8 +287,8 @@ class Run:
     source : str or None
     search_depth : int or None
         The ``k`` of the exact top-k search that ranked the run (an embedding run, a fusion of such runs without
-        ``top_n``; a random baseline of every candidate: its longest list): each list holds ``k`` documents, or
-        every candidate where fewer. None: any other run; its lists are as long as it made them (:meth:`searched`).
+        ``top_n``; a random baseline of every candidate: ``random_baseline.EXHAUSTIVE``): each list holds ``k``
+        documents, or every candidate where fewer. None: any other run; its lists are as long as it made them (:meth:`searched`).
     """
 
     query_ids: np.ndarray
