@@ -250,3 +250,45 @@ def test_a_random_baseline_of_few_candidates_fused_with_a_deep_search_is_not_sha
     fused = fuse([deep, random_run(QUERIES, DOCS[:6], name="random")], method="rrf", name="f")
     assert fused.search_depth == 100
     assert shallow_notes(evaluate, q, fused, metrics=["P"], k=[100]) == []
+
+
+# ------------------------------------------------------------------------------------------ stored runs
+
+
+def test_a_stored_run_keeps_its_search_depth_across_a_fresh_workspace_and_an_older_record_still_opens(tmp_path):
+    """Before, ``add_run`` of a marked run (a random baseline over every candidate, a fusion of whole embedding
+    rankings) stored only its lists: read back unmarked, its whole lists over few candidates were called shallow
+    by the workspace's (and the dashboard's) evaluation. Now the record keeps its search depth; a record from
+    before (no depth kept) opens and reads back unmarked, and the same run added again records its depth."""
+    import sqlite3
+
+    q = qrels()
+    docs, queries = small_corpus()
+    baseline = random_run(QUERIES, DOCS[:6], name="random")  # 6 candidates, k up to 100
+    fused = fuse([embedding_run(docs, queries, qrels=q, k=100, name=n) for n in ("a", "b")], method="rrf",
+                 name="f")
+    assert int(np.bincount(fused.q).max()) < 100 and fused.search_depth == 100
+    ws = Workspace.open(tmp_path / "W")
+    ws.set_ground_truth(q, name="qrels")
+    ws.add_run("random", baseline)
+    ws.add_run("fused", fused)
+    ws.add_run("cut", run_of(10, "cut"))
+    ws.set_settings(k=(10, 100), metrics=("P", "ndcg"))
+    fresh = Workspace.open(tmp_path / "W")  # a new object: read from SQLite and Parquet
+    assert fresh.load_run("random").search_depth == EXHAUSTIVE and fresh.load_run("fused").search_depth == 100
+    assert fresh.load_run("cut").search_depth is None
+    notes = shallow_notes(fresh.evaluate, record=False)
+    assert len(notes) == 1 and notes[0].startswith("shallow run 'cut': "), notes
+
+    with sqlite3.connect(tmp_path / "W" / "catalogue.sqlite") as conn:  # a record written before depths were kept
+        conn.execute("UPDATE runs SET options = '{}' WHERE name = 'random'")
+    conn.close()
+    old = Workspace.open(tmp_path / "W")
+    assert old.load_run("random").search_depth is None
+    assert sorted(n[:22] for n in shallow_notes(old.evaluate, record=False)) == ["shallow run 'cut': it ",
+                                                                                 "shallow run 'random': "]
+    old.add_run("random", baseline)  # the very same run again: its depth is recorded, not "other content"
+    again = Workspace.open(tmp_path / "W")
+    assert again.load_run("random").search_depth == EXHAUSTIVE and again.run_names() == ["random", "fused", "cut"]
+    with pytest.raises(Exception, match="already exists with other content"):
+        again.add_run("random", random_run(QUERIES, DOCS[:6], seed=7, name="random"))
