@@ -128,9 +128,9 @@ class Qrels:
         if len(qs) == 0 and not extra_queries:
             raise EmptyInputError("no judgments", file=source)
         g = _integer_grades(g, source=source, lines=lines)
-        if len(extra_queries):
-            extra = np.asarray([str(x) for x in extra_queries if str(x) not in set(qs.tolist())], dtype=object)
-            qs_all = np.concatenate([qs, extra])
+        if len(extra_queries):  # (the judged queries' set built once, not once per extra query: linear)
+            judged = set(qs.tolist())
+            qs_all = np.concatenate([qs, np.asarray([str(x) for x in extra_queries if str(x) not in judged], dtype=object)])
         else:
             qs_all = qs
         codes, uniq = factorize_strings(qs_all)
@@ -287,8 +287,8 @@ class Run:
     source : str or None
     search_depth : int or None
         The ``k`` of the exact top-k search that ranked the run (an embedding run, a fusion of such runs without
-        ``top_n``; a random baseline of every candidate: its longest list): each list holds ``k`` documents, or
-        every candidate where fewer. None: any other run; its lists are as long as it made them (:meth:`searched`).
+        ``top_n``; a random baseline of every candidate: ``random_baseline.EXHAUSTIVE``): each list holds ``k``
+        documents, or every candidate where fewer. None: any other run; its lists are as long as it made them (:meth:`searched`).
     """
 
     query_ids: np.ndarray

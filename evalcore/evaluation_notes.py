@@ -20,9 +20,11 @@ fewer documents for some queries) is not. Counted on the lists as the run gives 
 removes the unjudged documents; queries the run does not answer are left to the coverage warning
 (:mod:`evalcore.coverage`). A run ranked by an exact search (an embedding run, or a fusion of such runs without
 ``top_n``; a random baseline listing every candidate, :func:`evalcore.fusion.random_run`:
-:attr:`evalcore.data.Run.search_depth`) is never called shallow: a list shorter than a cutoff holds
-every candidate of its corpus, and the search's depth was chosen with the cutoffs (the workspace and the dashboard
-rank to the largest k at least; the command line warns itself when ``--emb-depth`` is below it).
+:attr:`evalcore.data.Run.search_depth`) is judged by its search instead: a list shorter than its search depth holds
+every candidate of its corpus, so it is shallow only when its search depth is below the largest k and more than
+half of its lists are full to that depth (the search cut them, not the corpus): an embedding run searched to
+k = 10, then evaluated at k = 100, is named with its search depth, as a cut file run is (the command line's
+``--emb-depth`` below the largest k is said so this way, once per run).
 
 Cheap: the list lengths are the per-query counts the evaluation computes anyway.
 """
@@ -78,17 +80,20 @@ def shallow_run_text(name: str, listed: np.ndarray, k: int | None, *, search_dep
 
     ``listed``: the number of documents the run lists for each evaluated query (0: a query it does not answer);
     ``k``: the largest cutoff evaluated (:func:`largest_cutoff`; None: no cutoff, nothing to say);
-    ``search_depth``: the run's :attr:`~evalcore.data.Run.search_depth` (set: never shallow).
+    ``search_depth``: the run's :attr:`~evalcore.data.Run.search_depth` (set: shallow only when it is below ``k``
+    and more than half of the answered lists hold at least that many documents).
 
     >>> shallow_run_text("bm25", np.array([10, 10, 7, 0]), 100)[:61]
     "shallow run 'bm25': it lists at most 10 documents per query, "
     >>> shallow_run_text("bm25", np.array([100, 100, 7, 100]), 100) is None  # one short list of four
     True
     """
-    if k is None or search_depth is not None:
+    if k is None:
         return None
     answered = np.asarray(listed)[np.asarray(listed) > 0]
     n = len(answered)
+    if search_depth is not None:
+        return _searched_too_shallow(name, answered, k, int(search_depth))
     short = int(np.count_nonzero(answered < k))
     if not n or 2 * short <= n:
         return None
@@ -103,3 +108,16 @@ def shallow_run_text(name: str, listed: np.ndarray, k: int | None, *, search_dep
     median = float(np.median(answered))
     return (f"{SHALLOW_PREFIX}{name!r}: {short:,} of its {n:,} lists hold fewer than {_docs(k)} (median length "
             f"{median:,.{0 if median.is_integer() else 1}f}, the deepest {deepest:,}), the largest k evaluated: {why}")
+
+
+def _searched_too_shallow(name: str, answered: np.ndarray, k: int, depth: int) -> str | None:
+    """The warning for an exact search's run (search depth ``depth``) evaluated at ``k``, or None: when ``depth``
+    is below ``k`` and more than half of the ``answered`` lists are full to ``depth`` (cut by the search)."""
+    cut = int(np.count_nonzero(answered >= depth))
+    if depth >= k or not len(answered) or 2 * cut <= len(answered):
+        return None
+    empty = f"rank {k:,} counts as" if depth + 1 == k else f"ranks {depth + 1:,} to {k:,} count as"
+    return (f"{SHALLOW_PREFIX}{name!r}: it was ranked by an exact search to depth {depth:,} (its top {depth:,} per "
+            f"query), but the largest k evaluated is {k:,}: {empty} non-relevant where the corpus held more "
+            f"candidates, so its values at k > {depth:,} are not comparable with those of a run listing "
+            f"{_docs(k)}; search to depth {k:,} at least")

@@ -11,7 +11,11 @@ from .data import Run
 from .defaults import SEED
 from .errors import OptionError
 
-__all__ = ["random_run"]
+__all__ = ["EXHAUSTIVE", "random_run"]
+
+#: The :attr:`~evalcore.data.Run.search_depth` of a run listing every candidate of every query (a search to any
+#: depth gives the same lists): deeper than any cutoff, so evaluation never calls it shallow.
+EXHAUSTIVE = 2**62
 
 
 def random_run(
@@ -33,20 +37,21 @@ def random_run(
     The same arguments always give the same run.
 
     A run listing every candidate of every query (no ``depth``, or none below a query's candidates) is marked so:
-    its :attr:`~evalcore.data.Run.search_depth` is the most candidates a query has, and evaluation does not call
-    it shallow where a query has fewer candidates than a cutoff (a list cannot be longer than its candidates). A
-    run ``depth`` cut is not marked: evaluated at a k above ``depth`` it is shallow by choice, and said so.
+    its :attr:`~evalcore.data.Run.search_depth` is :data:`EXHAUSTIVE` (a search to any depth lists the same
+    candidates), and evaluation does not call it shallow where a query has fewer candidates than a cutoff (a list
+    cannot be longer than its candidates); not the most candidates a query has, which would read as a search cut
+    at that depth. A run ``depth`` cut is not marked: evaluated at a k above ``depth`` it is shallow by choice, and
+    said so.
     """
     rng = np.random.default_rng(seed)
     qs, ds, ss = [], [], []
     shared = None if isinstance(candidates, Mapping) else np.asarray(list(candidates), dtype=object)
-    most, cut = 0, False
+    cut = False
     for qid in query_ids:
         cand = shared if shared is not None else np.asarray(list(candidates.get(qid, [])), dtype=object)
         if exclude_self:
             cand = cand[cand != qid]
         scores = rng.random(len(cand))
-        most = max(most, len(cand))
         if depth is not None and depth < len(cand):
             top = np.argsort(-scores, kind="stable")[:depth]
             cand_q, scores = cand[top], scores[top]
@@ -59,4 +64,4 @@ def random_run(
     if not qs or sum(len(x) for x in qs) == 0:
         raise OptionError("random baseline has no candidates")
     run = Run.from_records(np.concatenate(qs), np.concatenate(ds), np.concatenate(ss), name=name)
-    return run if cut else run.searched(most)  # every candidate listed: exhaustive, never shallow
+    return run if cut else run.searched(EXHAUSTIVE)  # every candidate listed: never shallow

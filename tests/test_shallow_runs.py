@@ -27,6 +27,7 @@ from evalcore.fusion import fuse, random_run
 from evalcore.fusion_search import search_weights
 from evalcore.io import Embeddings
 from evalcore.io.trec import write_trec_qrels, write_trec_run
+from evalcore.random_baseline import EXHAUSTIVE
 from evalcore.workspace import Workspace
 
 QUERIES = [f"q{i}" for i in range(12)]
@@ -135,15 +136,15 @@ def test_a_random_baseline_listing_every_candidate_is_not_shallow_a_cut_one_is()
     q = qrels()
     few = DOCS[:6]  # fewer candidates than k = 10
     whole = random_run(QUERIES, few, name="random")
-    assert whole.search_depth == len(few) and int(np.bincount(whole.q).max()) == len(few)
+    assert whole.search_depth == EXHAUSTIVE and int(np.bincount(whole.q).max()) == len(few)
     assert shallow_notes(evaluate, q, whole, metrics=["P", "ndcg"], k=[5, 10]) == []
     own = {qq: DOCS[i:i + 2 + i % 4] for i, qq in enumerate(QUERIES)}  # each query its own few candidates (2..5)
     per_query = random_run(QUERIES, own, name="own")
-    assert per_query.search_depth == 5
+    assert per_query.search_depth == EXHAUSTIVE
     assert shallow_notes(evaluate, q, per_query, metrics=["P"], k=[10]) == []
     items = random_run(QUERIES, QUERIES, exclude_self=True, name="items")  # item-to-item: 11 candidates each
-    assert items.search_depth == len(QUERIES) - 1 and shallow_notes(evaluate, q, items, metrics=["P"], k=[100]) == []
-    assert random_run(QUERIES, few, depth=6, name="deep enough").search_depth == len(few)  # nothing cut
+    assert items.search_depth == EXHAUSTIVE and shallow_notes(evaluate, q, items, metrics=["P"], k=[100]) == []
+    assert random_run(QUERIES, few, depth=6, name="deep enough").search_depth == EXHAUSTIVE  # nothing cut
     cut = random_run(QUERIES, DOCS, depth=5, name="cut")  # 300 candidates, 5 kept: shallow by choice at k = 10
     assert cut.search_depth is None
     notes = shallow_notes(evaluate, q, cut, metrics=["P"], k=[10])
@@ -191,9 +192,12 @@ def test_the_command_line_says_it_once_on_stderr_and_carries_on(tmp_path: Path, 
 
 
 @pytest.mark.parametrize("depth", [None, "40"])
-def test_the_command_lines_embedding_runs_are_not_called_shallow(tmp_path: Path, capsys, depth):
-    """Ranked to max(100, largest k) by default, to --emb-depth when given: below the largest k, the command says
-    that itself (before ranking), once; its run over a corpus smaller than k is not called shallow either."""
+def test_the_command_lines_embedding_runs_are_not_called_shallow_unless_cut_by_emb_depth(tmp_path: Path, capsys,
+                                                                                          depth):
+    """Ranked to max(100, largest k) by default (its run over a corpus smaller than k is not called shallow), to
+    --emb-depth when given: below the largest k, the user reads it once, naming the run, its depth and k. Before,
+    the command said "--emb-depth 40 is below the largest cutoff 100" and a Python caller heard nothing; the
+    evaluation now says it for every caller, so the command's own line is gone (not two messages for one cause)."""
     q = qrels()
     write_trec_qrels(q, tmp_path / "qrels.txt")
     docs, queries = small_corpus()
@@ -204,5 +208,87 @@ def test_the_command_lines_embedding_runs_are_not_called_shallow(tmp_path: Path,
                  *(["--emb-depth", depth] if depth else [])])
     err = capsys.readouterr().err
     assert code == 0
-    assert "shallow run" not in err, err
-    assert err.count("--emb-depth 40 is below the largest cutoff 100") == (1 if depth else 0), err
+    lines = [line for line in err.splitlines() if "depth" in line or "shallow" in line]
+    if depth is None:
+        assert lines == [], err
+    else:
+        assert len(lines) == 1, err
+        assert lines[0].startswith("warning: shallow run 'e5': it was ranked by an exact search to depth 40 (its "
+                                   "top 40 per query), but the largest k evaluated is 100: ranks 41 to 100"), err
+
+
+def test_an_embedding_run_searched_below_the_largest_k_is_named_once_from_python():
+    """Before, an embedding run searched at k = 10 and evaluated at k = 100 gave no warning from Python (its search
+    depth made it never shallow); now it is named with its search depth and the largest k, once, as a cut file
+    run is; its fusion too. Searched at 10 over a corpus of 6 documents, its lists hold the corpus: not named."""
+    q = qrels()
+    docs, queries = small_corpus()  # more than 10 documents
+    a = embedding_run(docs, queries, qrels=q, k=10, name="a")
+    notes = shallow_notes(evaluate, q, [a, run_of(150, "deep")], metrics=["P", "recall", "ndcg"], k=[10, 100])
+    assert notes == ["shallow run 'a': it was ranked by an exact search to depth 10 (its top 10 per query), but "
+                     "the largest k evaluated is 100: ranks 11 to 100 count as non-relevant where the corpus held "
+                     "more candidates, so its values at k > 10 are not comparable with those of a run listing 100 "
+                     "documents; search to depth 100 at least"]
+    assert shallow_notes(evaluate, q, a, metrics=["P"], k=[5, 10]) == []  # k within its search
+    assert len(shallow_notes(evaluate, q, a, metrics=["P"], k=[11])) == 1  # (one rank past it: "rank 11")
+    b = embedding_run(docs, queries, qrels=q, k=10, name="b")
+    fused = fuse([a, b], method="rrf", name="f")
+    assert fused.search_depth == 10
+    notes = shallow_notes(evaluate, q, fused, metrics=["P"], k=[100])
+    assert len(notes) == 1 and notes[0].startswith("shallow run 'f': it was ranked by an exact search to depth 10")
+    tiny = Embeddings.from_arrays(docs.ids[:6], docs.vectors[:6])  # fewer documents than its search depth
+    whole = embedding_run(tiny, queries, qrels=q, k=10, name="whole")
+    assert shallow_notes(evaluate, q, whole, metrics=["P"], k=[100]) == []
+
+
+def test_a_random_baseline_of_few_candidates_fused_with_a_deep_search_is_not_shallow():
+    """A random baseline over every candidate searches to any depth: fused with an embedding run searched to 100,
+    the fusion's search depth is 100, not the baseline's few candidates."""
+    q = qrels()
+    docs, queries = small_corpus()
+    deep = embedding_run(docs, queries, qrels=q, k=100, name="deep")
+    fused = fuse([deep, random_run(QUERIES, DOCS[:6], name="random")], method="rrf", name="f")
+    assert fused.search_depth == 100
+    assert shallow_notes(evaluate, q, fused, metrics=["P"], k=[100]) == []
+
+
+# ------------------------------------------------------------------------------------------ stored runs
+
+
+def test_a_stored_run_keeps_its_search_depth_across_a_fresh_workspace_and_an_older_record_still_opens(tmp_path):
+    """Before, ``add_run`` of a marked run (a random baseline over every candidate, a fusion of whole embedding
+    rankings) stored only its lists: read back unmarked, its whole lists over few candidates were called shallow
+    by the workspace's (and the dashboard's) evaluation. Now the record keeps its search depth; a record from
+    before (no depth kept) opens and reads back unmarked, and the same run added again records its depth."""
+    import sqlite3
+
+    q = qrels()
+    docs, queries = small_corpus()
+    baseline = random_run(QUERIES, DOCS[:6], name="random")  # 6 candidates, k up to 100
+    fused = fuse([embedding_run(docs, queries, qrels=q, k=100, name=n) for n in ("a", "b")], method="rrf",
+                 name="f")
+    assert int(np.bincount(fused.q).max()) < 100 and fused.search_depth == 100
+    ws = Workspace.open(tmp_path / "W")
+    ws.set_ground_truth(q, name="qrels")
+    ws.add_run("random", baseline)
+    ws.add_run("fused", fused)
+    ws.add_run("cut", run_of(10, "cut"))
+    ws.set_settings(k=(10, 100), metrics=("P", "ndcg"))
+    fresh = Workspace.open(tmp_path / "W")  # a new object: read from SQLite and Parquet
+    assert fresh.load_run("random").search_depth == EXHAUSTIVE and fresh.load_run("fused").search_depth == 100
+    assert fresh.load_run("cut").search_depth is None
+    notes = shallow_notes(fresh.evaluate, record=False)
+    assert len(notes) == 1 and notes[0].startswith("shallow run 'cut': "), notes
+
+    with sqlite3.connect(tmp_path / "W" / "catalogue.sqlite") as conn:  # a record written before depths were kept
+        conn.execute("UPDATE runs SET options = '{}' WHERE name = 'random'")
+    conn.close()
+    old = Workspace.open(tmp_path / "W")
+    assert old.load_run("random").search_depth is None
+    assert sorted(n[:22] for n in shallow_notes(old.evaluate, record=False)) == ["shallow run 'cut': it ",
+                                                                                 "shallow run 'random': "]
+    old.add_run("random", baseline)  # the very same run again: its depth is recorded, not "other content"
+    again = Workspace.open(tmp_path / "W")
+    assert again.load_run("random").search_depth == EXHAUSTIVE and again.run_names() == ["random", "fused", "cut"]
+    with pytest.raises(Exception, match="already exists with other content"):
+        again.add_run("random", random_run(QUERIES, DOCS[:6], seed=7, name="random"))

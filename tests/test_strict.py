@@ -358,6 +358,6 @@ def test_strict_keeps_the_other_warnings_warnings(tmp_path, capsys):
     assert main(["evaluate", "--qrels", str(qrels), "--emb", f"e5={docs},{queries}", "--metrics", "recall",
                  "--k", "3", "--emb-depth", "2", "--strict", "--out", str(out)]) == 0
     warned = "\n".join(_lines(capsys.readouterr().err, "warning: "))
-    for part in ("all-zero vectors", "have equal scores", "--emb-depth 2 is below the largest cutoff 3"):
+    for part in ("all-zero vectors", "have equal scores", "shallow run 'e5': it was ranked by an exact search to depth 2"):
         assert part in warned
     assert (out / "report.json").exists()

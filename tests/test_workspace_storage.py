@@ -103,6 +103,22 @@ def test_storage_errors_are_evalcore_errors_and_os_errors(tmp_path: Path) -> Non
     assert storage_error(OSError(errno.EIO, "x"), tmp_path) is None
 
 
+def test_a_read_only_folders_error_names_the_copy_command_with_its_folder(tmp_path: Path) -> None:
+    """Before, the hint named only the Python method (``copy_to``); a command-line user now reads the command
+    that makes a writable copy, with the folder to give it (quoted for the shell), and the dashboard's action."""
+    import errno
+    import shlex
+
+    from evalcore.workspace.writelock import storage_error
+
+    folder = tmp_path / "my workspace"
+    for code in (errno.EACCES, errno.EROFS):
+        text = str(storage_error(OSError(code, "x"), folder))
+        assert f"evalcore workspace copy {shlex.quote(str(folder))} DEST" in text and "copy_to" in text
+        assert "dashboard" in text and "\n" not in text
+    assert "workspace copy" not in str(storage_error(OSError(errno.ENOSPC, "x"), folder))  # a full disk: no copy
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc (a folder where no file can be created)")
 def test_cli_export_that_cannot_create_its_file_names_the_file_asked_for(tmp_path: Path, capsys) -> None:
     ws = _workspace(tmp_path / "W")

@@ -98,10 +98,9 @@ def _depth_value(args: argparse.Namespace, ks: Sequence[int]) -> int:
 
 
 def _depth(args: argparse.Namespace, ks: Sequence[int]) -> int:
-    d = _depth_value(args, ks)
-    if getattr(args, "emb_depth", None) is not None and ks and d < max(ks):
-        warn(f"--emb-depth {d} is below the largest cutoff {max(ks)}: metrics at larger k see only {d} documents")
-    return d
+    """:func:`_depth_value`. A depth below the largest k is said by the evaluation, once per embedding run cut by
+    it (a shallow run, :mod:`evalcore.evaluation_notes`), not here as well."""
+    return _depth_value(args, ks)
 
 
 def _block_bytes(args: argparse.Namespace) -> int:

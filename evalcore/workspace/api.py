@@ -152,7 +152,7 @@ class Workspace(RunChanges):
         """The Run of a run: read (ranked), or built as :meth:`evaluate` builds it (embedding, fused)."""
         rec = self.run_record(name)
         if rec.kind == "ranked":
-            return self.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}")
+            return self.ranked_run(rec)
         res = self.resolve(runs=[rec.name])
         if rec.name in res.errors:
             raise OptionError(res.errors[rec.name])

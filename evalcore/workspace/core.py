@@ -291,6 +291,14 @@ class WorkspaceCore:
         run = self._load(sha, "run", what=what, parse=lambda p: codecs.read_run(p, name=name, source=None))
         return run if run.name == name else run.renamed(name)
 
+    def ranked_run(self, rec: RunRecord, *, name: str | None = None) -> Run:
+        """The Run of a stored ranked run (named ``name``, default its own), marked with the search depth it was
+        added with (``options["search_depth"]``: an exact search's, a random baseline's; absent in older records:
+        unmarked)."""
+        run = self.read_run(rec.artifact, name=rec.name if name is None else name, what=f"run {rec.name!r}")
+        depth = rec.options.get("search_depth")
+        return run if depth is None else run.searched(int(depth))
+
     def read_run_query_ids(self, sha: str, *, what: str) -> np.ndarray:
         """A stored Run artifact's query ids (``read_run(...).query_ids``), verified as :meth:`read_run` does, but
         reading only its query id column's header rows (:func:`.codecs.read_run_query_ids`; cached by hash)."""

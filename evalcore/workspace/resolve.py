@@ -274,7 +274,7 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
                 aspect = run_aspect(rec, out.aspects, default)
                 qrels = qrels_of(aspect)
                 if rec.kind == "ranked":
-                    run, msgs = core.read_run(rec.artifact, name=rec.name, what=f"run {rec.name!r}"), []
+                    run, msgs = core.ranked_run(rec), []
                 elif rec.kind == "embedding":
                     run, msgs = embedding_ranking(core, rec, qrels, settings.depth, progress)
                 else:

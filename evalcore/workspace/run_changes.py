@@ -84,8 +84,11 @@ class RunChanges(GroundTruths):
         check_run_ids(run, owner=f"run {name!r}", file=src_name)
         aspect = self._aspect(aspect)
         self._check_answers(name, run.query_ids, aspect)
+        options: dict[str, Any] = {"aspect": aspect} if aspect else {}
+        if run.search_depth is not None:  # (an exact search's, a random baseline's: read back marked so)
+            options["search_depth"] = int(run.search_depth)
         return self._insert(name, "ranked", meta, lambda: [self.put("run", lambda p: codecs.write_run(run, p))],
-                            {"aspect": aspect} if aspect else {}, src_name, source_sha256 or sha,
+                            options, src_name, source_sha256 or sha,
                             (run.n_queries, len(run), None), replace)
 
     def add_embedding_run(self, name: str, embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
@@ -205,10 +208,14 @@ class RunChanges(GroundTruths):
                                (name,)).fetchone()
             arts = [s.sha256 for s in stored] + [None] * (4 - len(stored))
             if old is not None and not replace:
-                if tuple(old[2:]) == (kind, model, version, step, dumps(list(tags)), *arts, dumps(options)):
+                same = (kind, model, version, step, dumps(list(tags)), *arts)
+                if tuple(old[2:]) == (*same, dumps(options)):
                     raise NoChange(name)  # the very same run again (a restarted script): nothing to do
-                raise OptionError(f"a run named {name!r} already exists with other content or run info; choose "
-                                  "another name or pass replace=True")
+                # a record from before search depths were kept: the same run again records its depth
+                older = {k: v for k, v in options.items() if k != "search_depth"}
+                if tuple(old[2:]) != (*same, dumps(older)) or "search_depth" not in options:
+                    raise OptionError(f"a run named {name!r} already exists with other content or run info; "
+                                      "choose another name or pass replace=True")
             for n in options.get("inputs", ()):
                 if not conn.execute("SELECT 1 FROM runs WHERE name = ?", (n,)).fetchone():
                     raise OptionError(f"run {name!r}: the run {n!r} it fuses is not in the workspace")

@@ -100,7 +100,7 @@ def stored_run(src: RunSource, qrels: Qrels | None, depth: int,
     ref: StoreRef = src.store
     rec = ref.record
     if rec.kind == "ranked":
-        return ref.core.read_run(rec.artifact, name=src.name, what=f"run {src.name!r}")
+        return ref.core.ranked_run(rec, name=src.name)
     if rec.kind != "embedding":
         raise OptionError(f"run {src.name!r}: a {rec.kind} run is not read from the store")
     if qrels is None:

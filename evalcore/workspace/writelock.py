@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterator
@@ -121,12 +122,14 @@ def storage_reason(code: int) -> str:
 
 def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
     """The one-line error of a write into the workspace ``folder`` that failed for lack of space or of
-    permission (None for any other ``OSError``); its ``errno`` is the failed write's."""
+    permission (None for any other ``OSError``); its ``errno`` is the failed write's. A read-only folder's names
+    the command that copies it (``evalcore workspace copy``), the dashboard's copy and :meth:`copy_to`."""
     code = storage_code(error)
     if code is None:
         return None
     hint = ("free some space and try again" if storage_full(code)
-            else "open it with read_only=True to read it, or copy it (copy_to) to change it")
+            else f"open it with read_only=True to read it, or copy it to change it: evalcore workspace copy "
+                 f"{shlex.quote(str(folder))} DEST (the dashboard's copy action; in Python: Workspace.copy_to)")
     out = WorkspaceStorageError(f"cannot write to the workspace: {storage_reason(code)}; nothing was changed, what "
                                 f"it held is intact; {hint}", file=str(folder))
     out.errno = code
