@@ -9,6 +9,7 @@ folder's mode bits apply, as they do for any other user. Such a folder whose WAL
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -85,4 +86,5 @@ def test_a_read_only_workspace_says_why(tmp_path: Path) -> None:
         chmod_tree(folder, writable=True)
     assert got["reason"] == "its folder cannot be written by this user"
     assert got["write_error"].endswith(": this workspace is read-only (its folder cannot be written by this user): "
-                                       "copy it to change it"), got
+                                       f"copy it to change it: evalcore workspace copy {shlex.quote(str(folder))} DEST "
+                                       "(the dashboard's copy action; in Python: Workspace.copy_to)"), got

@@ -34,7 +34,7 @@ from . import codecs
 from .artifacts import ObjectStore, Stored
 from .locations import CATALOGUE_NAME, is_workspace
 from .store import BUSY_DEADLINE, Catalogue, dumps, folder_writable, loads, now
-from .writelock import LOCK_NAME, writer_lock
+from .writelock import LOCK_NAME, copy_hint, writer_lock
 
 __all__ = ["WorkspaceCore", "check_can_create", "RunRecord", "run_records_in", "GroundTruthRecord", "PartRecord",
            "KIND_EXT", "RUN_KINDS", "qrels_key"]
@@ -240,8 +240,8 @@ class WorkspaceCore:
         ...         pass
         """
         if self.read_only:
-            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it",
-                                         file=str(self.path))
+            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
+                                         f"{copy_hint(self.path)}", file=str(self.path))
         with writer_lock(self.path, deadline=BUSY_DEADLINE):
             yield
 
@@ -402,8 +402,8 @@ class WorkspaceCore:
         copy); if one vanished, staging is done again.
         """
         if self.read_only:
-            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it",
-                                         file=str(self.path))
+            raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
+                                         f"{copy_hint(self.path)}", file=str(self.path))
         for _ in range(3):
             stored = list(stage())
 

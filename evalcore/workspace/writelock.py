@@ -120,6 +120,12 @@ def storage_reason(code: int) -> str:
             else "its file system is mounted read-only")
 
 
+def copy_hint(folder: Path) -> str:
+    """How to copy the workspace ``folder`` into one that can be changed (the command, the dashboard, Python)."""
+    return (f"evalcore workspace copy {shlex.quote(str(folder))} DEST (the dashboard's copy action; in Python: "
+            "Workspace.copy_to)")
+
+
 def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
     """The one-line error of a write into the workspace ``folder`` that failed for lack of space or of
     permission (None for any other ``OSError``); its ``errno`` is the failed write's. A read-only folder's names
@@ -128,8 +134,7 @@ def storage_error(error: OSError, folder: Path) -> WorkspaceStorageError | None:
     if code is None:
         return None
     hint = ("free some space and try again" if storage_full(code)
-            else f"open it with read_only=True to read it, or copy it to change it: evalcore workspace copy "
-                 f"{shlex.quote(str(folder))} DEST (the dashboard's copy action; in Python: Workspace.copy_to)")
+            else f"open it with read_only=True to read it, or copy it to change it: {copy_hint(folder)}")
     out = WorkspaceStorageError(f"cannot write to the workspace: {storage_reason(code)}; nothing was changed, what "
                                 f"it held is intact; {hint}", file=str(folder))
     out.errno = code
