@@ -22,7 +22,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from dashboard.runstyles import RunStyle, model_styles, run_styles
 from evalcore import workspace as W
-from evalcore.workspace import derived
+from evalcore.workspace import derived, pairstore
 
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
 GOTO = "versions_goto_query"
@@ -161,11 +161,17 @@ def _c_curve(key: str, _table: Callable[[], pd.DataFrame], _series: pd.DataFrame
 def _c_tests(key: str, _table: Callable[[], pd.DataFrame], _series: pd.DataFrame, model: str, metric: str, k: int,
              reference: str | None, test: str, correction: str, against: str) -> S.Outcome:
     """One family of :func:`evalcore.workspace.version_tests` (``against``: ``"previous"`` or ``"reference"``) of
-    the metric@k slice ``_table()`` (built only when not kept)."""
-    return _kept("version_tests", key, lambda: S._attempt(
-        W.version_tests, _table(), _series, model=model, metric=metric, k=k, reference=reference, test=test,
-        correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED, ci_method=S.CI_METHOD,
-        resampling=S.RESAMPLING, against=(against,)))
+    the metric@k slice ``_table()`` (built only when not kept). Its pairs tested by an earlier server are not tested
+    again (:func:`evalcore.workspace.pairstore.kept_pairs`): the first checkpoint added after a restart tests its
+    two new pairs, not the model's every pair."""
+    def compute() -> S.Outcome:
+        with pairstore.kept_pairs():
+            return S._attempt(
+                W.version_tests, _table(), _series, model=model, metric=metric, k=k, reference=reference, test=test,
+                correction=correction, n_resamples=S.TEST_RESAMPLES, seed=S.CI_SEED, ci_method=S.CI_METHOD,
+                resampling=S.RESAMPLING, against=(against,))
+
+    return _kept("version_tests", key, compute)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

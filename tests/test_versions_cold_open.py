@@ -151,3 +151,63 @@ def test_a_checkpoint_added_on_the_versions_page_reads_its_own_rows_only(folder,
     _restart()
     same_tables(shown, tables(versions_page()))
     _restart()
+
+
+def _tested(monkeypatch) -> list:
+    """One item per pair tested from here on (:func:`evalcore.stats.tables._tested_pair`: not found in the memo)."""
+    from evalcore.stats import tables as ST
+
+    return _calls(monkeypatch, ST, "_tested_pair", lambda *a, **kw: 1)
+
+
+def _tests_computed(monkeypatch) -> list[pd.DataFrame]:
+    """The frame of each :func:`evalcore.workspace.version_tests` computed from here on."""
+    got: list[pd.DataFrame] = []
+    real = W.version_tests
+
+    def call(*a, **kw):
+        got.append(real(*a, **kw))
+        return got[-1]
+
+    monkeypatch.setattr(W, "version_tests", call)
+    return got
+
+
+def _restart_engine(monkeypatch) -> None:
+    """:func:`_restart`, and the engine's per-process memo of tested pairs empty (a new process)."""
+    from collections import OrderedDict
+
+    from evalcore.stats import tables as ST
+
+    _restart()
+    monkeypatch.setattr(ST, "_PAIRS", OrderedDict())
+
+
+def test_the_first_checkpoint_added_after_a_restart_tests_its_two_new_pairs_only(folder, checkpoints, tmp_path,
+                                                                                monkeypatch):
+    """A restarted server (Streamlit's caches and the memo of tested pairs empty) and a training script adding a
+    checkpoint: the page tests the new version against the previous one and against the reference, not every
+    pair of the model again (246 pairs at 137 checkpoints), and every table is the one a server with nothing kept
+    computes (the shared resamples and the correction computed again over each family)."""
+    _restart_engine(monkeypatch)
+    versions_page()
+    _restart_engine(monkeypatch)
+    with W.Workspace.open(checkpoints) as ws:
+        ws.add_run("enc/step700", T.trec_run(99), source_name="s700.trec", model="enc", version="step 700", step=700)
+    with pytest.MonkeyPatch.context() as mp:
+        tested, frames = _tested(mp), _tests_computed(mp)
+        shown = tables(versions_page())
+    assert len(tested) == 2  # (step600, step700) and (step100, step700)
+
+    monkeypatch.setenv(D.ENV_CACHE, str(tmp_path / "nothing-kept"))
+    _restart_engine(monkeypatch)
+    with pytest.MonkeyPatch.context() as mp:
+        tested, scratch_frames = _tested(mp), _tests_computed(mp)
+        scratch = tables(versions_page())
+    assert len(tested) == 2 * len(STEPS) - 1  # every pair of the 7 versions; (step100, step200) in both families
+    same_tables(shown, scratch)
+    assert len(frames) == len(scratch_frames) == 2  # each family's engine frame, every column to the bit
+    for got, want in zip(frames, scratch_frames, strict=True):
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert got["ci_low"].notna().all() and got["p_adjusted"].notna().all()
+    _restart()

@@ -7,11 +7,14 @@ p-values jointly (:func:`evalcore.stats.paired.adjust_pvalues`).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -124,6 +127,9 @@ def _test_pair(
         _PAIRS[key] = out
         while len(_PAIRS) > _PAIRS_KEPT:
             _PAIRS.popitem(last=False)
+    fresh = getattr(_FRESH, "keys", None)
+    if fresh is not None:
+        fresh.append(key)
     return out
 
 
@@ -134,6 +140,71 @@ def _test_pair(
 _PAIRS: OrderedDict = OrderedDict()
 _PAIRS_KEPT = 8192
 _PAIRS_LOCK = threading.Lock()
+#: While :func:`fresh_pairs` runs (in this thread): the memo keys of the pairs tested, not found in :data:`_PAIRS`.
+_FRESH = threading.local()
+#: The columns of :func:`pair_rows` (``key``: :func:`_key_text` of the memo key, then the pair's result).
+PAIR_ROW_COLUMNS: tuple[str, ...] = ("key", "n_unpaired", *(f.name for f in fields(PairedTestResult)))
+
+
+def _key_text(key: tuple) -> str:
+    """A memo key of :data:`_PAIRS` as text: the hex digest of the two value columns, then the rest's repr (their
+    length, ``min_queries``, ``bootstrap`` and every option), the same in every process."""
+    return key[0].hex() + "|" + repr(key[1:])
+
+
+@contextmanager
+def fresh_pairs() -> Iterator[list]:
+    """A list that receives, in this thread and until the block ends, the memo key of each pair tested (each pair
+    whose result was not in the memo); :func:`pair_rows` gives their results as rows to keep elsewhere."""
+    before = getattr(_FRESH, "keys", None)
+    _FRESH.keys = got = []
+    try:
+        yield got
+    finally:
+        _FRESH.keys = before
+        if before is not None:
+            before.extend(got)
+
+
+def pair_rows(keys: Sequence[tuple]) -> pd.DataFrame:
+    """:data:`PAIR_ROW_COLUMNS` of the pairs of ``keys`` still in the memo (the raw result of each pair: its test,
+    its own interval when not shared, before any correction), to keep and give back to :func:`remember_pairs`."""
+    with _PAIRS_LOCK:
+        held = [(k, _PAIRS[k]) for k in dict.fromkeys(keys) if k in _PAIRS]
+    return pd.DataFrame([{"key": _key_text(k), "n_unpaired": int(n), **res.to_dict()} for k, (res, n) in held],
+                        columns=list(PAIR_ROW_COLUMNS))
+
+
+def remember_pairs(rows: pd.DataFrame) -> int:
+    """Put the pairs of ``rows`` (:func:`pair_rows`, kept by an earlier process) in the memo, so that a pair with
+    the same values and options is not tested again: its result is the one kept, field for field (the pairs
+    already in the memo stay). Returns how many were added. Rows without the columns are ignored."""
+    if not isinstance(rows, pd.DataFrame) or [c for c in PAIR_ROW_COLUMNS if c not in rows.columns]:
+        return 0
+    names = [f.name for f in fields(PairedTestResult)]
+    ints = {"n", "wins", "ties", "losses"}
+    added = 0
+    with _PAIRS_LOCK:
+        known = {_key_text(k): k for k in _PAIRS}
+        for rec in rows[list(PAIR_ROW_COLUMNS)].itertuples(index=False, name=None):
+            text = str(rec[0])
+            if text in known:
+                continue
+            digest, _, rest = text.partition("|")
+            try:
+                key = (bytes.fromhex(digest), *ast.literal_eval(rest))
+                hash(key)
+                res = PairedTestResult(**{n: int(v) if n in ints else str(v) if n in ("test", "note") else float(v)
+                                          for n, v in zip(names, rec[2:], strict=True)})
+                n_unpaired = int(rec[1])
+            except (ValueError, SyntaxError, TypeError):  # another format: a miss
+                continue
+            _PAIRS[key] = (res, n_unpaired)
+            known[text] = key
+            added += 1
+        while len(_PAIRS) > _PAIRS_KEPT:
+            _PAIRS.popitem(last=False)
+    return added
 
 
 def _tested_pair(va: np.ndarray, vb: np.ndarray, *, min_queries: int | None, kw: dict[str, Any],
