@@ -32,7 +32,7 @@ from evalcore import workspace as W
 from evalcore.data import Qrels, Run
 from evalcore.errors import EvalcoreError, warn
 from evalcore.evaluate import worker_count
-from evalcore.workspace import derived
+from evalcore.workspace import derived, pairstore
 
 # ------------------------------------------------------------------------------------------ outcomes
 
@@ -414,8 +414,9 @@ def _c_compare(key: str, _table: pd.DataFrame, metric: str, k: int, test: str, c
                resampling: str) -> Outcome:
     from evalcore.stats import compare
 
-    return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction, runs=runs,
-                    n_resamples=n_resamples, seed=seed, ci_method=ci_method, resampling=resampling)
+    with pairstore.kept_pairs():  # pairs tested by an earlier server are read back, not tested again
+        return _attempt(compare, _table, metric=metric, k=k, test=test, correction=correction, runs=runs,
+                        n_resamples=n_resamples, seed=seed, ci_method=ci_method, resampling=resampling)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -424,6 +425,7 @@ def _c_compare_domains(key: str, _table: pd.DataFrame, metric: str, k: int, base
                        runs: tuple[str, ...] | None = None, *, seed: int, resampling: str) -> Outcome:
     from evalcore.stats import compare_by_domain
 
-    return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
-                    runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples, seed=seed,
-                    ci_method=ci_method, resampling=resampling)
+    with pairstore.kept_pairs():  # as _c_compare
+        return _attempt(compare_by_domain, T.plain_table(_table), metric=metric, k=k, baseline=baseline, test=test,
+                        runs=runs, correction=correction, min_queries=min_queries, n_resamples=n_resamples,
+                        seed=seed, ci_method=ci_method, resampling=resampling)

@@ -97,3 +97,30 @@ def test_rows_that_do_not_name_a_pair_are_not_remembered(monkeypatch):
     assert tables.remember_pairs(pd.DataFrame(row | {"key": ["00|5"]})) == 0
     assert tables.remember_pairs(pd.DataFrame(row | {"key": ["00|(1, None, False, ())"], "n": ["many"]})) == 0
     assert len(tables._PAIRS) == 0
+
+
+@pytest.mark.parametrize("page", ["compare", "domains"])
+def test_the_compare_and_domains_tests_of_a_restarted_server_read_the_kept_pairs(tested, monkeypatch, page):
+    """The Compare page's and the Domains page's tests (``dashboard.cache``), like the Versions page's: a restarted
+    server (Streamlit's caches and the memo emptied) tests no pair an earlier one tested, and its table is the one
+    computed from nothing."""
+    import streamlit as st
+
+    from dashboard import cache as C
+
+    table = tie_heavy_table(RUNS[:4], missing=0.05, seed=3).astype({"run": "category", "query_id": "category"})
+    opts = dict(n_resamples=200, ci_method="percentile", seed=42, resampling="shared")
+
+    def call():
+        if page == "compare":
+            return C._c_compare("k", table, "ndcg", 10, "t", "holm", **opts)
+        return C._c_compare_domains("k", table, "ndcg", 10, "v0", "t", "holm", 2, **opts)
+
+    first = call()
+    assert first.ok and len(tested) > 0
+    st.cache_data.clear()
+    _new_process(monkeypatch)
+    tested.clear()
+    again = call()
+    assert again.ok and len(tested) == 0  # every pair read back
+    pd.testing.assert_frame_equal(again.value, first.value)
