@@ -70,6 +70,19 @@ def kept_frame(kind: str, key: str, compute: Callable[[], pd.DataFrame]) -> pd.D
     return frame
 
 
+def kept_outcome(kind: str, key: str, compute: Callable[[], Outcome]) -> Outcome:
+    """``compute()``, its frame read from the disk cache of results when an earlier server kept it under ``key``
+    (as :func:`kept_frame`), kept there otherwise, unless it failed or warned (a warning is shown each time it is
+    computed, so it is never lost). ``key`` must name every input and option."""
+    frame = derived.load_frame(kind, key)
+    if frame is not None:
+        return Outcome(frame)
+    out = compute()
+    if out.ok and not out.warnings:
+        derived.store_frame(kind, key, out.value)
+    return out
+
+
 def outside_cache(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Call a Streamlit element method from inside a cached function without it being recorded for replay.
 
@@ -365,14 +378,9 @@ def _evaluate_each(qmap: dict, each: list, settings: W.Settings, previous: Previ
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _c_diversity(key: str, _src: W.RunSource, _run: Run, _qrels: Qrels, k: int, ties: str,
                  _query_ids: list | None, judged_only: bool = False, alpha: float = W.DIVERSITY_ALPHA) -> Outcome:
-    table = derived.load_frame("diversity", key)  # kept on disk by an earlier server (same inputs, same code)
-    if table is not None:
-        return Outcome(table)
-    out = _attempt(W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, alpha=alpha, query_ids=_query_ids,
-                   judged_only=judged_only)
-    if out.ok and not out.warnings:  # (a warning is shown once computed; not kept, so it is never lost)
-        derived.store_frame("diversity", key, out.value)
-    return out
+    return kept_outcome("diversity", key, lambda: _attempt(  # kept on disk by an earlier server (same inputs, code)
+        W.run_diversity, _src, _run, _qrels, k=[k], ties=ties, alpha=alpha, query_ids=_query_ids,
+        judged_only=judged_only))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -20,9 +20,10 @@ import streamlit as st
 
 from dashboard import state as S
 from dashboard import tables as T
+from dashboard.cache import kept_outcome
 from dashboard.runstyles import RunStyle, model_styles, run_styles
 from evalcore import workspace as W
-from evalcore.workspace import derived, pairstore
+from evalcore.workspace import pairstore
 
 #: Set when a query of "what changed" is chosen: the page then opens the Queries page.
 GOTO = "versions_goto_query"
@@ -134,18 +135,10 @@ def version_names(sr: Series, model: str) -> dict[str, str]:
 
 
 def _kept(kind: str, key: str, compute: Callable[[], S.Outcome]) -> S.Outcome:
-    """``compute()``, its frame read from the disk cache of results when an earlier server kept it under ``key``
-    (:mod:`evalcore.workspace.derived`: the same key, the same engine), kept there otherwise (not when it warned:
-    a warning is shown each time it is computed). ``key`` names every input and option: the dashboard's code is
-    not in the engine's fingerprint. A restarted server shows a model's curve and tests the next morning without
-    testing 2 x 121 pairs again or drawing their resamples (seconds on a shared machine)."""
-    frame = derived.load_frame(kind, key)
-    if frame is not None:
-        return S.Outcome(frame)
-    out = compute()
-    if out.ok and not out.warnings:
-        derived.store_frame(kind, key, out.value)
-    return out
+    """:func:`dashboard.cache.kept_outcome`: a restarted server shows a model's curve and tests the next morning
+    without testing 2 x 121 pairs again or drawing their resamples (seconds on a shared machine). ``key`` names every
+    input and option: the dashboard's code is not in the engine's fingerprint."""
+    return kept_outcome(kind, key, compute)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
