@@ -302,6 +302,7 @@ def evaluate_from_args(
     details: dict[str, Any] | None = None,
     backend: Any = None,
     check_inputs: Callable[[InputsRead], None] | None = None,
+    only: Sequence[str] | None = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
@@ -318,7 +319,10 @@ def evaluate_from_args(
     the ``--run`` runs, in order). ``check_inputs`` (optional) is called once the ground truth and the
     run files are read, before anything is ranked (a reference's neighbours, embedding runs), fused
     or evaluated, with what was read (:class:`InputsRead`); what it raises stops the command there,
-    as ``--strict``'s checks of the run files do.
+    as ``--strict``'s checks of the run files do. ``only`` (optional; ``compare --runs``): the names of the runs
+    evaluated and returned; the other runs given are read (and named in ``check_inputs``) but not checked by
+    ``--strict`` nor evaluated, and an embedding run or a fusion among them is not ranked or fused unless a
+    fusion evaluated uses it. The query sample is the same as without ``only``.
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
@@ -350,6 +354,11 @@ def evaluate_from_args(
 
     runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
     _check_emb_names(emb_specs, runs)  # before any ranking (a minute or more): not after the first
+    given = [*runs, *(s.split("=", 1)[0].strip() for s in emb_specs), *(parse_fuse_spec(s)[0] for s in fuse_specs)]
+    if only is not None:  # (the names were checked by the caller's check_inputs, with every run given)
+        needed = _needed_runs(only, fuse_specs)
+        emb_specs = [s for s in emb_specs if s.split("=", 1)[0].strip() in needed]
+        fuse_specs = [s for s in fuse_specs if parse_fuse_spec(s)[0] in needed]
     emb_info: dict[str, Any] = {}
 
     def inputs_read(universe: Mapping[str, np.ndarray], source: str, reference: Embeddings | None = None) -> None:
@@ -376,8 +385,9 @@ def evaluate_from_args(
             return cached[aspect]
 
         # sampling: on the first ground truth loaded, the same ids for all aspects
-        names = [s.split("=", 1)[0].strip() for s in emb_specs] + list(runs)
-        names += [s.split("=", 1)[0].strip() for s in fuse_specs]
+        # every run given (not only those evaluated): the first aspect, hence the sample, does not depend on --runs
+        names = [s.split("=", 1)[0].strip() for s in getattr(args, "emb", None) or []] + list(runs)
+        names += [s.split("=", 1)[0].strip() for s in getattr(args, "fuse", None) or []]
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
         full: dict[str | None, set] = {}
@@ -397,7 +407,7 @@ def evaluate_from_args(
                     str(args.qrels))
 
     if coverage_is_strict():  # --strict: the run files' coverage checked before any embedding is ranked
-        _check_run_files(runs, qrels_for)
+        _check_run_files({n: r for n, r in runs.items() if only is None or n in only}, qrels_for)
     if emb_specs:
         runs_emb = runs_from_embeddings(emb_specs, qrels=qrels_for, args=args, progress=progress, ks=ks,
                                         cache=cache, info=emb_info, backend=backend)
@@ -415,11 +425,15 @@ def evaluate_from_args(
                               method=args.fuse_method, norm=args.fuse_norm,
                               info=fusion_info))
         _note_cut_embedding_inputs(fusion_info, emb_info)
+    if only is not None:  # (the inputs of a fusion evaluated were needed to fuse it, not to be evaluated)
+        runs = {n: r for n, r in runs.items() if n in only}
+        emb_info = {n: i for n, i in emb_info.items() if n in runs}
+        fusion_info = {n: i for n, i in fusion_info.items() if n in runs}
     if not runs:
         raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")
-    unknown = set(per_run_aspect) - set(runs)
+    unknown = set(per_run_aspect) - set(given)
     if unknown:
-        raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {list(runs)}")
+        raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {given}")
 
     generated = list(emb_info) + list(fusion_info)
     if canonical_ties(ties) == "trec":
@@ -467,6 +481,16 @@ def evaluate_from_args(
     if extra:
         ev = ev.with_settings(extra)
     return ev, runs, label
+
+
+def _needed_runs(only: Sequence[str], fuse_specs: Sequence[str]) -> set[str]:
+    """The runs ``only`` and every run a fusion among them fuses (a fusion may fuse an earlier one)."""
+    needed = set(only)
+    for spec in reversed(fuse_specs):
+        name, weights = parse_fuse_spec(spec)
+        if name in needed:
+            needed.update(weights)
+    return needed
 
 
 def _check_run_files(runs: Mapping[str, Run], qrels_for: Qrels | Mapping[str, Qrels]) -> None:
