@@ -10,6 +10,7 @@ from .options import (
     QRELS_FORMAT_HELP,
     add_embedding_options,
     add_judged_only,
+    add_sample_seed,
     add_strict_option,
     counting,
     progress_unit,
@@ -49,6 +50,7 @@ def register(sub) -> argparse.ArgumentParser:
                         f"{TEST_RESAMPLES}; the dashboard's pages use 1000, see --resampling)")
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed for --n-samples and randomised tests (default {SEED}, as the dashboard and the Python API)")
+    add_sample_seed(p)
     p.add_argument("--ci-method", default=TEST_CI_METHOD, choices=["BCa", "percentile", "basic"],
                    help=f"bootstrap interval of each difference (default {TEST_CI_METHOD})")
     p.add_argument("--resampling", default=TEST_RESAMPLING, choices=["per_pair", "shared"],

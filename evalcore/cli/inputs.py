@@ -39,6 +39,7 @@ from .options import (
     parse_aspects,
     parse_emb_spec,
     parse_fuse_spec,
+    sample_seed,
     split_named,
 )
 
@@ -308,7 +309,7 @@ def evaluate_from_args(
 
     Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
     ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
-    ``--n-samples``/``--seed``, ``--judged-only`` and ``--diversity``; ``backend`` is where
+    ``--n-samples``/``--sample-seed``/``--seed``, ``--judged-only`` and ``--diversity``; ``backend`` is where
     the exact top-k of embeddings runs (a Dask client for ``--dask``, see
     :func:`evalcore.cli.options.search_backend`). Returns the evaluation,
     every run by name, and a label of the ground truth. ``details`` (optional)
@@ -335,7 +336,8 @@ def evaluate_from_args(
     block = _block_bytes(args)
     cache = _EmbCache(shards=backend is not None)
     n_samples = getattr(args, "n_samples", None)
-    seed = getattr(args, "seed", SEED)
+    seed = getattr(args, "seed", SEED)  # (the similarity agreement's item pairs)
+    sampled_with = sample_seed(args)  # the query sample's: --sample-seed, else --seed
     emb_specs = getattr(args, "emb", None) or []
     fuse_specs = getattr(args, "fuse", None) or []
     ref_path = getattr(args, "reference_emb", None)
@@ -370,7 +372,7 @@ def evaluate_from_args(
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
         inputs_read({n: reference.ids for n in runs}, str(reference.source), reference)  # before its search
         gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
-                                    depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=seed,
+                                    depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=sampled_with,
                                     block_bytes=block, progress=progress, backend=backend)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
@@ -394,7 +396,7 @@ def evaluate_from_args(
         whole: dict[str | None, np.ndarray] = {}  # every query id of each aspect, before the sample
         if n_samples:
             _warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
-            picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
+            picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=sampled_with)]
             for a in aspects_needed:
                 q = gt_of(a)
                 have = set(q.query_ids.tolist())
