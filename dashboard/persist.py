@@ -41,6 +41,7 @@ from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
 from evalcore.workspace import localstate
 from evalcore.workspace.locations import ENV_WORKSPACE, check_name, is_workspace
+from evalcore.workspace.store import folder_writable
 from evalcore.workspace.stored import snapshot_of
 
 #: The built-in demo's name in the URL and the picker (never a workspace name: ':' is not allowed in one).
@@ -123,7 +124,7 @@ def default_name() -> str:
     path = root().path_of("default")
     if is_workspace(path):
         try:
-            ws = _open(str(path))
+            ws = _opened(str(path))
             if ws.ground_truth_record() is not None or ws.run_names():
                 return "default"
         except EvalcoreError:
@@ -144,8 +145,17 @@ def unique_name(base: str) -> str:
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _open(path: str) -> W.Workspace:
+def _open(path: str, writable: bool = True) -> W.Workspace:
+    """The workspace in folder ``path``, opened once per server for each ``writable`` (whether this process may
+    write the folder; :func:`_opened` gives it): part of the key, so that a folder made writable (or no longer
+    writable) by its owner is opened again, read-only or not, on the next run that asks for it."""
     return W.Workspace.open(path, create=False)
+
+
+def _opened(path: str) -> W.Workspace:
+    """:func:`_open` of ``path`` as its folder can be written now: one ``access`` call, on every run that asks for
+    the workspace (before, the read-only state found at the first open held until the server restarted)."""
+    return _open(path, folder_writable(Path(path)))
 
 
 @st.cache_resource(show_spinner="Preparing the built-in demo…")
@@ -155,7 +165,7 @@ def _demo(seed: int) -> W.Workspace:
 
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _snapshot(path: str, generation: int, demo_seed: int | None) -> W.Snapshot:
-    ws = _demo(demo_seed) if demo_seed is not None else _open(path)
+    ws = _demo(demo_seed) if demo_seed is not None else _opened(path)
     return snapshot_of(ws, demo_seed=demo_seed, generation=generation)
 
 
@@ -172,7 +182,7 @@ def workspace(name: str | None = None) -> W.Workspace:
     path = path_of(name)
     if not is_workspace(path):
         raise WorkspaceError(f"there is no workspace named {name!r} (any more)", file=str(path))
-    return _open(str(path))
+    return _opened(str(path))
 
 
 def active() -> str:

@@ -114,15 +114,27 @@ def python_tests_call(function: str, test: str, correction: str) -> str:
                  f"ci_method={S.CI_METHOD!r}, resampling={S.RESAMPLING!r}, seed={S.CI_SEED})")
 
 
-def intervals_caption(*, by_domain: bool = False) -> str:
+def sample_options(sample_size: int, sample_seed: int) -> str:
+    """``evaluate``'s options drawing the page's query sample (``sample_size`` queries, seed ``sample_seed``; the
+    settings'), '' for every query: ``--n-samples``, and ``--sample-seed`` where the sample's seed is not the
+    intervals' (``--seed`` seeds both unless told)."""
+    if not sample_size:
+        return ""
+    return f" --n-samples {int(sample_size)}" + ("" if int(sample_seed) == S.CI_SEED else f" --sample-seed {int(sample_seed)}")
+
+
+def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_seed: int = S.CI_SEED) -> str:
     """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate`` (per run,
-    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows)."""
+    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows). The command
+    draws the settings' query sample (``sample_size`` queries with ``sample_seed``, :func:`sample_options`) and the
+    intervals with the dashboard's seed: before, it named ``--seed`` alone, which seeds both, so a sample drawn with
+    another seed than the intervals' could not be reproduced."""
     if by_domain:
         return ("Reproduce with " + code_span('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
                                           '"metric", "k"))') + " (its defaults; rows: the metric@k's per-query rows).")
-    return ("Reproduce with " + code_span(f"evalcore evaluate ... --ci-method {S.MEAN_CI} --n-resamples {S.N_RESAMPLES} "
-                                      f"--seed {S.CI_SEED} --out DIR") + " (report.json) or "
-            + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
+    return ("Reproduce with " + code_span(f"evalcore evaluate ...{sample_options(sample_size, sample_seed)} --ci-method "
+                                      f"{S.MEAN_CI} --n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
+            + " (report.json) or " + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
 
 
 def similarity_caption() -> str:

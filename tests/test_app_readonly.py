@@ -351,3 +351,38 @@ def _copies(s: Setup) -> None:
     side.sidebar.button(key="ws_copy_current").click().run()
     assert side.session_state[P.ACTIVE] == "shared-copy-2" and not T.stored(side).read_only
     assert s.state() == s.files and W.WorkspaceRoot().names() == ["shared", "shared-copy", "shared-copy-2", "twin"]
+
+
+# ------------------------------------------------------------------------------------------ its folder's mode changes
+
+
+def test_a_folder_made_writable_or_read_only_is_noticed_on_the_next_run(request, outcomes, tmp_path, monkeypatch):
+    """The owner of a shared folder gives (or takes away) the write permission while the dashboard has it open: the
+    next run of the page (the same session, the same server's caches) shows it writable (read-only). Before, the
+    workspace object opened once per server kept the read-only state it found first, until the server restarted."""
+    if not runs_here(request, outcomes):
+        return
+    s = Setup(tmp_path, monkeypatch)
+    try:
+        _mode_changes(s)
+    finally:
+        s.done()
+
+
+def _says_read_only(at: AppTest) -> bool:
+    return any(T.unescape(w.value).startswith("**This workspace is read-only**") for w in at.warning)
+
+
+def _mode_changes(s: Setup) -> None:
+    at = T.goto(open_on("shared"), "data")
+    assert _says_read_only(at) and controls(at)["set_k"]  # (disabled)
+    chmod_tree(s.shared, writable=True)
+    at.run()
+    assert not at.exception and not errors(at), errors(at)
+    assert not _says_read_only(at) and not controls(at)["set_k"]
+    assert not P.workspace("shared").read_only
+    chmod_tree(s.shared, writable=False)
+    at.run()
+    assert not at.exception and not errors(at), errors(at)
+    assert _says_read_only(at) and controls(at)["set_k"]
+    assert P.workspace("shared").read_only_reason == "its folder cannot be written by this user"

@@ -159,3 +159,46 @@ def test_the_code_span_fence_outgrows_the_backticks_inside():
     assert R.code_span("x ``` y") == "```` x ``` y ````"
     with pytest.raises(ValueError):
         R.code_span("a\nb")
+
+
+# ------------------------------------------------------------------------------------------ only the runs chosen
+
+def test_only_the_runs_chosen_are_evaluated(files, capsys):
+    """A run given but not chosen is neither checked by --strict nor evaluated (before, every run given was:
+    --strict stopped on a run not compared, and its warnings and time were spent); a fusion chosen still fuses
+    runs not chosen, and the numbers are those of comparing the chosen runs out of everything evaluated."""
+    lines = trec_run(9).decode().splitlines()
+    half = sorted({line.split()[0] for line in lines})[::2]
+    (files / "part.trec").write_text("\n".join(x for x in lines if x.split()[0] in half) + "\n")  # half the queries
+    given = ["--qrels", str(files / "qrels.txt"), *run_args(files), "--run", f"part={files / 'part.trec'}"]
+    assert main(["compare", *given, "--metric", "ndcg@10", "--strict"]) == 2  # (part does stop --strict)
+    assert "part" in capsys.readouterr().err
+    out = files / "cmp.csv"
+    assert main(["compare", *given, "--metric", "ndcg@10", "--strict", "--runs", "mid", "zeta", "--out",
+                 str(out)]) == 0
+    assert "part" not in capsys.readouterr().err
+    assert pairs(read_csv(out)) == [("mid", "zeta")]
+
+    fused = [*given, "--fuse", "F=alpha,zeta", "--fuse", "G=F,alpha", "--n-samples", "30", "--seed", "5"]
+    everything = files / "all.csv"
+    assert main(["compare", *fused, "--metric", "ndcg@10", "--test", "permutation", "--out", str(everything)]) == 0
+    capsys.readouterr()
+    assert main(["compare", *fused, "--metric", "ndcg@10", "--test", "permutation", "--runs", "G", "mid",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "part" not in err, err  # (its partial coverage: not compared, not warned)
+    got = read_csv(out)
+    assert pairs(got) == [("G", "mid")]
+    table = files / "ev"
+    assert main(["evaluate", *fused, "--metrics", "ndcg", "--k", "10", "--out", str(table)]) == 0
+    api = compare(read_per_query_csv(str(table / "per_query.csv")), metric="ndcg", k=10, runs=["G", "mid"], seed=5,
+                  test="permutation")
+    for c in ("n", "diff", "ci_low", "ci_high", "p_value"):
+        np.testing.assert_array_equal(got[c].to_numpy(float), api[c].to_numpy(float), err_msg=c)
+
+
+def test_an_unknown_baseline_among_files_stops_before_anything_is_evaluated(files, capsys):
+    assert main(["compare", "--qrels", str(files / "qrels.txt"), *run_args(files), "--metric", "ndcg@100",
+                 "--runs", "mid", "zeta", "--baseline", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "error: --baseline 'nope' is not a run; the runs are ['alpha', 'mid', 'zeta']", err

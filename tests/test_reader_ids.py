@@ -319,12 +319,14 @@ SPACED = ["two words", "a , b", 'say "hi"', "no\u00a0break"]
 
 
 def _trec_legal(ids: list[str]) -> list[str]:
-    return [i for i in ids if not re.search(r"\s", i) and not i.startswith("#")]
+    """The ids a TREC line holds: no ASCII white space (its separators; other white space, as U+00A0, is part of an
+    id, as trec_eval reads it), no query id beginning with '#'."""
+    return [i for i in ids if not re.search(r"[ \t\n\r\f\v]", i) and not i.startswith("#")]
 
 
 def _roundtrips(tmp_path: Path) -> list[tuple[str, Callable[[list[str]], list[str]], bool]]:
-    """(name, ids -> the ids read back from what the writer wrote, whether it is a TREC file: no white space in an
-    id, no query id beginning with '#')."""
+    """(name, ids -> the ids read back from what the writer wrote, whether it is a TREC file: no ASCII white space
+    in an id, no query id beginning with '#')."""
     def run_of(ids: list[str]) -> Run:
         return Run.from_records(ids, list(reversed(ids)), np.arange(len(ids), dtype=float), name="r")
 
@@ -420,7 +422,7 @@ def test_a_trec_file_whose_first_id_begins_with_a_brace_or_bracket_is_read_as_tr
 
 
 #: Text the readers take as an id: no control character (categories Cc), no line / paragraph separator, no
-#: surrogate; no blank at either end (stripped by the table readers); TREC ids without white space at all.
+#: surrogate; no blank at either end (stripped by the table readers); TREC ids without ASCII white space.
 _LEGAL = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=12).filter(
     lambda s: s == s.strip())
 

@@ -16,9 +16,11 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from readonly_reader import chmod_tree, unprivileged
 
 from evalcore import Qrels, Run, Workspace
+from evalcore.errors import ReadOnlyWorkspaceError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,3 +90,17 @@ def test_a_read_only_workspace_says_why(tmp_path: Path) -> None:
     assert got["write_error"].endswith(": this workspace is read-only (its folder cannot be written by this user): "
                                        f"copy it to change it: evalcore workspace copy {shlex.quote(str(folder))} DEST "
                                        "(the dashboard's copy action; in Python: Workspace.copy_to)"), got
+
+
+def test_the_catalogues_own_refusal_names_the_copy_command(tmp_path: Path) -> None:
+    """A write that reaches the catalogue itself (``gc``) on a read-only workspace names the command that copies it,
+    as the workspace's own refusals do (it said only "copy it to change it")."""
+    folder = tmp_path / "W"
+    _workspace(folder).close()
+    with Workspace.open(folder, read_only=True) as ws:
+        with pytest.raises(ReadOnlyWorkspaceError) as caught:
+            ws.gc()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.endswith(f"copy it to change it: evalcore workspace copy {shlex.quote(str(folder))} DEST "
+                            "(the dashboard's copy action; in Python: Workspace.copy_to)"), message

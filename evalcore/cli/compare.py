@@ -10,6 +10,7 @@ from .options import (
     QRELS_FORMAT_HELP,
     add_embedding_options,
     add_judged_only,
+    add_sample_seed,
     add_strict_option,
     counting,
     progress_unit,
@@ -49,6 +50,7 @@ def register(sub) -> argparse.ArgumentParser:
                         f"{TEST_RESAMPLES}; the dashboard's pages use 1000, see --resampling)")
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed for --n-samples and randomised tests (default {SEED}, as the dashboard and the Python API)")
+    add_sample_seed(p)
     p.add_argument("--ci-method", default=TEST_CI_METHOD, choices=["BCa", "percentile", "basic"],
                    help=f"bootstrap interval of each difference (default {TEST_CI_METHOD})")
     p.add_argument("--resampling", default=TEST_RESAMPLING, choices=["per_pair", "shared"],
@@ -105,8 +107,10 @@ def run(args: argparse.Namespace) -> int:
             ev, runs, _ = evaluate_from_args(args, metrics=args.metric, k=ks, load_runs=load_runs,
                                              progress=ProgressBar("ranking", unit=progress_unit(args)),
                                              details=details, backend=backend,
-                                             check_inputs=lambda read: _select(chosen, _input_names(args, read),
-                                                                               where=where))
+                                             check_inputs=lambda read: _check_names(chosen, args.baseline,
+                                                                                    _input_names(args, read),
+                                                                                    where=where),
+                                             only=_evaluated(chosen, args.baseline))
         warn_partial_coverage(ev, runs, details)
         table, aspects = ev.table, dict(ev.settings.get("aspects") or {})
     every = sorted(set(table["run"].astype(str)))
@@ -182,6 +186,22 @@ def _select(chosen: list[str] | None, available: list[str], *, where: str) -> li
         named = f"run named {unknown[0]!r}" if len(unknown) == 1 else f"runs named {', '.join(map(repr, unknown))}"
         raise OptionError(f"--runs: no {named} in {where}; the runs are {', '.join(map(repr, sorted(have)))}")
     return chosen
+
+
+def _check_names(chosen: list[str] | None, baseline: str | None, available: list[str], *, where: str) -> None:
+    """``--runs`` and ``--baseline`` checked against every run given, before any is ranked or evaluated."""
+    from ..errors import OptionError
+
+    _select(chosen, available, where=where)
+    if baseline is not None and baseline not in available:
+        raise OptionError(f"--baseline {baseline!r} is not a run; the runs are {sorted(available)}")
+
+
+def _evaluated(chosen: list[str] | None, baseline: str | None) -> list[str] | None:
+    """The runs evaluated: those of ``--runs`` and the baseline (None: every run given)."""
+    if chosen is None:
+        return None
+    return chosen if baseline is None or baseline in chosen else [baseline, *chosen]
 
 
 def _input_names(args: argparse.Namespace, read) -> list[str]:

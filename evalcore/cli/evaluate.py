@@ -11,6 +11,7 @@ from .options import (
     counting,
     diversity_alpha,
     progress_unit,
+    sample_seed,
     search_backend,
 )
 
@@ -110,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, {row['n_pairs']:,} pairs")
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
+        if args.n_samples and sample_seed(args) != args.seed:
+            meta["sample_seed"] = sample_seed(args)
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
                               ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         print(f"wrote {', '.join(str(p) for p in paths)}")

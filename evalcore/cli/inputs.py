@@ -39,6 +39,7 @@ from .options import (
     parse_aspects,
     parse_emb_spec,
     parse_fuse_spec,
+    sample_seed,
     split_named,
 )
 
@@ -302,12 +303,13 @@ def evaluate_from_args(
     details: dict[str, Any] | None = None,
     backend: Any = None,
     check_inputs: Callable[[InputsRead], None] | None = None,
+    only: Sequence[str] | None = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
     Handles ``--qrels`` (with ``--aspect``) or ``--reference-emb``,
     ``--run`` files (via ``load_runs``), ``--emb`` runs, ``--fuse``,
-    ``--n-samples``/``--seed``, ``--judged-only`` and ``--diversity``; ``backend`` is where
+    ``--n-samples``/``--sample-seed``/``--seed``, ``--judged-only`` and ``--diversity``; ``backend`` is where
     the exact top-k of embeddings runs (a Dask client for ``--dask``, see
     :func:`evalcore.cli.options.search_backend`). Returns the evaluation,
     every run by name, and a label of the ground truth. ``details`` (optional)
@@ -318,7 +320,10 @@ def evaluate_from_args(
     the ``--run`` runs, in order). ``check_inputs`` (optional) is called once the ground truth and the
     run files are read, before anything is ranked (a reference's neighbours, embedding runs), fused
     or evaluated, with what was read (:class:`InputsRead`); what it raises stops the command there,
-    as ``--strict``'s checks of the run files do.
+    as ``--strict``'s checks of the run files do. ``only`` (optional; ``compare --runs``): the names of the runs
+    evaluated and returned; the other runs given are read (and named in ``check_inputs``) but not checked by
+    ``--strict`` nor evaluated, and an embedding run or a fusion among them is not ranked or fused unless a
+    fusion evaluated uses it. The query sample is the same as without ``only``.
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
@@ -331,7 +336,8 @@ def evaluate_from_args(
     block = _block_bytes(args)
     cache = _EmbCache(shards=backend is not None)
     n_samples = getattr(args, "n_samples", None)
-    seed = getattr(args, "seed", SEED)
+    seed = getattr(args, "seed", SEED)  # (the similarity agreement's item pairs)
+    sampled_with = sample_seed(args)  # the query sample's: --sample-seed, else --seed
     emb_specs = getattr(args, "emb", None) or []
     fuse_specs = getattr(args, "fuse", None) or []
     ref_path = getattr(args, "reference_emb", None)
@@ -350,6 +356,11 @@ def evaluate_from_args(
 
     runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
     _check_emb_names(emb_specs, runs)  # before any ranking (a minute or more): not after the first
+    given = [*runs, *(s.split("=", 1)[0].strip() for s in emb_specs), *(parse_fuse_spec(s)[0] for s in fuse_specs)]
+    if only is not None:  # (the names were checked by the caller's check_inputs, with every run given)
+        needed = _needed_runs(only, fuse_specs)
+        emb_specs = [s for s in emb_specs if s.split("=", 1)[0].strip() in needed]
+        fuse_specs = [s for s in fuse_specs if parse_fuse_spec(s)[0] in needed]
     emb_info: dict[str, Any] = {}
 
     def inputs_read(universe: Mapping[str, np.ndarray], source: str, reference: Embeddings | None = None) -> None:
@@ -361,7 +372,7 @@ def evaluate_from_args(
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
         inputs_read({n: reference.ids for n in runs}, str(reference.source), reference)  # before its search
         gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
-                                    depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=seed,
+                                    depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=sampled_with,
                                     block_bytes=block, progress=progress, backend=backend)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
@@ -376,15 +387,16 @@ def evaluate_from_args(
             return cached[aspect]
 
         # sampling: on the first ground truth loaded, the same ids for all aspects
-        names = [s.split("=", 1)[0].strip() for s in emb_specs] + list(runs)
-        names += [s.split("=", 1)[0].strip() for s in fuse_specs]
+        # every run given (not only those evaluated): the first aspect, hence the sample, does not depend on --runs
+        names = [s.split("=", 1)[0].strip() for s in getattr(args, "emb", None) or []] + list(runs)
+        names += [s.split("=", 1)[0].strip() for s in getattr(args, "fuse", None) or []]
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
         full: dict[str | None, set] = {}
         whole: dict[str | None, np.ndarray] = {}  # every query id of each aspect, before the sample
         if n_samples:
             _warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
-            picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=seed)]
+            picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=sampled_with)]
             for a in aspects_needed:
                 q = gt_of(a)
                 have = set(q.query_ids.tolist())
@@ -397,7 +409,7 @@ def evaluate_from_args(
                     str(args.qrels))
 
     if coverage_is_strict():  # --strict: the run files' coverage checked before any embedding is ranked
-        _check_run_files(runs, qrels_for)
+        _check_run_files({n: r for n, r in runs.items() if only is None or n in only}, qrels_for)
     if emb_specs:
         runs_emb = runs_from_embeddings(emb_specs, qrels=qrels_for, args=args, progress=progress, ks=ks,
                                         cache=cache, info=emb_info, backend=backend)
@@ -415,11 +427,15 @@ def evaluate_from_args(
                               method=args.fuse_method, norm=args.fuse_norm,
                               info=fusion_info))
         _note_cut_embedding_inputs(fusion_info, emb_info)
+    if only is not None:  # (the inputs of a fusion evaluated were needed to fuse it, not to be evaluated)
+        runs = {n: r for n, r in runs.items() if n in only}
+        emb_info = {n: i for n, i in emb_info.items() if n in runs}
+        fusion_info = {n: i for n, i in fusion_info.items() if n in runs}
     if not runs:
         raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")
-    unknown = set(per_run_aspect) - set(runs)
+    unknown = set(per_run_aspect) - set(given)
     if unknown:
-        raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {list(runs)}")
+        raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {given}")
 
     generated = list(emb_info) + list(fusion_info)
     if canonical_ties(ties) == "trec":
@@ -467,6 +483,16 @@ def evaluate_from_args(
     if extra:
         ev = ev.with_settings(extra)
     return ev, runs, label
+
+
+def _needed_runs(only: Sequence[str], fuse_specs: Sequence[str]) -> set[str]:
+    """The runs ``only`` and every run a fusion among them fuses (a fusion may fuse an earlier one)."""
+    needed = set(only)
+    for spec in reversed(fuse_specs):
+        name, weights = parse_fuse_spec(spec)
+        if name in needed:
+            needed.update(weights)
+    return needed
 
 
 def _check_run_files(runs: Mapping[str, Run], qrels_for: Qrels | Mapping[str, Qrels]) -> None:

@@ -63,7 +63,7 @@ from ..errors import OptionError
 from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "QRELS_FORMAT_HELP", "add_eval_options", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
 ]
 
@@ -156,7 +156,22 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
                         f"resamples (default {SEED}, as the dashboard and the Python API)")
+    add_sample_seed(p)
     add_strict_option(p)
+
+
+def add_sample_seed(p: argparse.ArgumentParser) -> None:
+    """``--sample-seed``: the seed of ``--n-samples``' query sample alone (default: ``--seed``)."""
+    p.add_argument("--sample-seed", type=int, default=None, metavar="SEED",
+                   help="seed of --n-samples' query sample only (default: --seed), so that a sample drawn with one "
+                        "seed gets intervals or tests drawn with another: the dashboard's query sample has its own "
+                        f"seed (its settings), its intervals and tests seed {SEED}")
+
+
+def sample_seed(args: argparse.Namespace) -> int:
+    """The seed of the query sample: ``--sample-seed``, else ``--seed``."""
+    chosen = getattr(args, "sample_seed", None)
+    return int(getattr(args, "seed", SEED) if chosen is None else chosen)
 
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .options import sample_seed
 from .workspace_diff import (
     _ground_truth_change,
     _info_text,
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 def _settings_from_args(args: argparse.Namespace, depth: int | None) -> dict[str, Any]:
     ks = sorted({int(x) for x in ([args.k] if isinstance(args.k, int) else args.k)})
     out = {"k": tuple(ks), "metrics": tuple(args.metrics), "ties": args.ties, "rel_threshold": args.rel_threshold,
-           "no_relevant": args.no_relevant, "sample_size": int(args.n_samples or 0), "seed": int(args.seed),
+           "no_relevant": args.no_relevant, "sample_size": int(args.n_samples or 0), "seed": sample_seed(args),
            "judged_only": bool(getattr(args, "judged_only", False))}
     if depth is not None:
         out["depth"] = int(depth)

@@ -24,7 +24,7 @@ def _step(value: Any) -> str:
 
 #: The command-line form of each setting ``evaluate --workspace`` records.
 _SETTING_FLAGS = {"k": "--k", "metrics": "--metrics", "ties": "--ties", "rel_threshold": "--rel-threshold",
-                  "no_relevant": "--no-relevant", "sample_size": "--n-samples", "seed": "--seed",
+                  "no_relevant": "--no-relevant", "sample_size": "--n-samples", "seed": "--sample-seed",
                   "judged_only": "-J", "depth": "--emb-depth", "gt_mode": "--reference-mode",
                   "gt_depth": "--reference-depth"}
 

@@ -319,10 +319,11 @@ class Catalogue:
         have effects outside the database (it may run more than once); it may raise
         :class:`NoChange` to end without changing anything.
         """
+        from .writelock import copy_hint, writer_lock
+
         if self.read_only:
-            raise ReadOnlyWorkspaceError("this workspace is read-only (copy it to change it)",
-                                         file=str(self.path.parent))
-        from .writelock import writer_lock
+            raise ReadOnlyWorkspaceError("this workspace is read-only: copy it to change it: "
+                                         f"{copy_hint(self.path.parent)}", file=str(self.path.parent))
 
         def body() -> T:
             conn = self.connection()
