@@ -114,20 +114,14 @@ def python_tests_call(function: str, test: str, correction: str) -> str:
                  f"ci_method={S.CI_METHOD!r}, resampling={S.RESAMPLING!r}, seed={S.CI_SEED})")
 
 
-def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_seed: int = S.CI_SEED) -> str:
+def intervals_caption(*, by_domain: bool = False) -> str:
     """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate`` (per run,
-    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows).
-
-    ``sample_size`` / ``sample_seed``: the settings' query sample (0: every query). The command line's ``--seed``
-    draws both the sample and the resamples: a sample seed other than the intervals' takes ``--ci-seed``."""
+    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows)."""
     if by_domain:
         return ("Reproduce with " + code_span('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
                                           '"metric", "k"))') + " (its defaults; rows: the metric@k's per-query rows).")
-    sample = f"--n-samples {int(sample_size)} " if sample_size else ""
-    seeds = (f"--seed {int(sample_seed)} --ci-seed {S.CI_SEED}" if sample_size and int(sample_seed) != S.CI_SEED
-             else f"--seed {S.CI_SEED}")
-    return ("Reproduce with " + code_span(f"evalcore evaluate ... {sample}--ci-method {S.MEAN_CI} "
-                                      f"--n-resamples {S.N_RESAMPLES} {seeds} --out DIR") + " (report.json) or "
+    return ("Reproduce with " + code_span(f"evalcore evaluate ... --ci-method {S.MEAN_CI} --n-resamples {S.N_RESAMPLES} "
+                                      f"--seed {S.CI_SEED} --out DIR") + " (report.json) or "
             + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
 
 

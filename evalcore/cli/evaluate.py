@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..defaults import MEAN_RESAMPLES, REPORT_CI_METHOD, SEED
+from ..defaults import MEAN_RESAMPLES, REPORT_CI_METHOD
 from .options import (
     add_embedding_options,
     add_eval_options,
@@ -29,10 +29,6 @@ def register(sub) -> argparse.ArgumentParser:
                         f"dashboard's intervals and its Report (JSON)); default {REPORT_CI_METHOD}")
     p.add_argument("--n-resamples", type=counting(1), default=MEAN_RESAMPLES,
                    help=f"resamples of --ci-method bootstrap (default {MEAN_RESAMPLES}, as the dashboard)")
-    p.add_argument("--ci-seed", type=int, default=None, metavar="SEED",
-                   help="seed of --ci-method bootstrap's resamples only (default: --seed). The dashboard draws its "
-                        f"intervals with {SEED} whatever the seed of its query sample: --n-samples N --seed S "
-                        f"--ci-seed {SEED} gives its numbers")
     add_embedding_options(p)
     from .workspace import add_workspace_option
 
@@ -115,8 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
-                              ci_method=args.ci_method, n_resamples=args.n_resamples,
-                              seed=args.seed if args.ci_seed is None else args.ci_seed)
+                              ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         print(f"wrote {', '.join(str(p) for p in paths)}")
     if args.workspace:
         from .workspace import record_evaluation
