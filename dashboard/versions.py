@@ -272,13 +272,15 @@ def tests_view(rows: pd.DataFrame, names: dict[str, str], against: str, *, highe
     })
 
 
-def change_list(frame: pd.DataFrame) -> pd.DataFrame:
+def change_list(frame: pd.DataFrame, *, domains: bool = True) -> pd.DataFrame:
     """A most-improved / most-regressed list for display: query, B − A, A, B, domain (what matters first: the
-    lists sit side by side and a narrow window shows their first columns)."""
-    return pd.DataFrame({"query_id": frame["query_id"].astype(str).to_numpy(),
-                         "B − A": frame["difference"].to_numpy(),
-                         "A": frame["a"].to_numpy(), "B": frame["b"].to_numpy(),
-                         "domain": frame["domain"].astype(str).to_numpy()})
+    lists sit side by side and a narrow window shows their first columns); without ``domains`` (no query of the
+    evaluation has one) no empty domain column, as on the Queries page."""
+    out = pd.DataFrame({"query_id": frame["query_id"].astype(str).to_numpy(),
+                        "B − A": frame["difference"].to_numpy(),
+                        "A": frame["a"].to_numpy(), "B": frame["b"].to_numpy(),
+                        "domain": frame["domain"].astype(str).to_numpy()})
+    return out if domains else out.drop(columns=["domain"])
 
 
 def open_query(qid: str, run_a: str, run_b: str) -> None:

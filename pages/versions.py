@@ -107,13 +107,14 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
                + ("" if ch.higher_is_better else " (lower is better for this metric)")
                + (f"; {ui.plural(ch.n_unpaired, 'query', 'queries')} only one of them has are left out."
                   if ch.n_unpaired else "."))
+    with_domains = bool((ch.per_query["domain"].astype(str) != "").any())  # (none: no empty column)
     l1, l2 = st.columns(2)
     for col, what, frame, key, ids_key in ((l1, "Improved most", ch.improved, "ver_improved", UP_IDS),
                                            (l2, "Regressed most", ch.regressed, "ver_regressed", DOWN_IDS)):
         with col:
             st.caption(what + " (select a row to open its drill-down)")
             st.session_state[ids_key] = frame["query_id"].astype(str).tolist()
-            ui.dataframe(T.display_table(V.change_list(frame)), hide_index=True, key=key,
+            ui.dataframe(T.display_table(V.change_list(frame, domains=with_domains)), hide_index=True, key=key,
                          selection_mode="single-row",
                          on_select=lambda key=key, ids_key=ids_key: V.on_row_selected(key, ids_key, run_a, run_b),
                          column_config={"query_id": st.column_config.TextColumn("query_id", pinned=True),

@@ -216,3 +216,13 @@ def test_wins_count_a_better_value_whatever_the_direction():
     assert view["wins / ties / losses"].tolist() == ["0 / 1 / 4"]  # v2 loses on four queries, ties on one
     raw = compare(table, metric="first_rel_rank", k=0)
     assert (int(raw["wins"].iloc[0]), int(raw["losses"].iloc[0])) == (4, 0)  # (the tests' count: v2 above v1)
+
+
+def test_version_change_list_has_a_domain_column_only_when_queries_have_domains():
+    from dashboard import versions as DV
+
+    frame = pd.DataFrame({"query_id": ["q1", "q2"], "difference": [0.5, 0.25], "a": [0.1, 0.2], "b": [0.6, 0.45],
+                          "domain": ["bio", ""]})
+    assert list(DV.change_list(frame).columns) == ["query_id", "B − A", "A", "B", "domain"]
+    assert DV.change_list(frame)["domain"].tolist() == ["bio", ""]
+    assert list(DV.change_list(frame, domains=False).columns) == ["query_id", "B − A", "A", "B"]

@@ -207,7 +207,9 @@ def test_duplicate_id_is_named(tmp_path, name):
         p.write_text('{"doc-1": [1, 2], "doc-2": [3, 4], "doc-1": [5, 6]}')
     else:
         p = save_embeddings(Embeddings(np.array(["doc-1", "doc-2", "doc-1"], dtype=object), VECS), tmp_path / name)[0]
-    with pytest.raises(DuplicateIdError, match=rf"{name}: id 'doc-1' appears twice"):
+    # (a .npy holds no id: its ids file beside it, and the line, are named)
+    where = f"{name[:-4]}_ids.txt, line 3" if name.endswith(".npy") else name
+    with pytest.raises(DuplicateIdError, match=rf"{where}: id 'doc-1' appears twice"):
         load_embeddings(p)
 
 

@@ -2,7 +2,8 @@
 
 A table (CSV, TSV) is recognised by a header line naming a query and a document column, unless the first lines
 all read as TREC records (:func:`_reads_as_trec`): TREC ids may hold commas, so a TREC line can look like such a
-header.
+header. BEIR's qrels header (``query-id corpus-id score``) followed by a domain column is such a table (the BEIR
+reader has no domain: it would drop them).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import re
 
 from ..errors import OptionError
-from .columns import DOC_COLUMNS, QUERY_COLUMNS, norm_column
+from .columns import DOC_COLUMNS, DOMAIN_COLUMNS, QUERY_COLUMNS, norm_column
 from .jsonfmt import ID_FIELDS
 from .trec import trec_fields
 
@@ -164,8 +165,9 @@ def detect_qrels_format(data: bytes, filename: str | None = None) -> str:
     if looks_like_json(head):
         return _json_qrels_kind(head)
     line = _first_line(head)
-    if [c.strip().lower() for c in line.split("\t")[:3]] == ["query-id", "corpus-id", "score"]:
-        return "beir"
+    cells = [c.strip().lower() for c in line.split("\t")]
+    if cells[:3] == ["query-id", "corpus-id", "score"] and not {norm_column(c) for c in cells[3:]} & set(DOMAIN_COLUMNS):
+        return "beir"  # (with a domain column, BEIR's header is a long table's: its reader keeps the domains)
     kind = _table_kind(line)
     if kind:
         return "trec" if _reads_as_trec(data, run=False) else kind

@@ -307,6 +307,21 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
     return out
 
 
+def _warn_tie_reorder(res: Resolved, settings: Settings) -> None:
+    """Say which embedding runs have equal scores that the tie rule ``trec`` re-orders (the search ranked them by
+    id ascending), as ``evaluate --emb`` and the dashboard's sidebar do."""
+    from ..ranking import canonical_ties, has_equal_scores
+
+    if canonical_ties(settings.ties) != "trec":
+        return
+    tied = [r.name for r in res.records if r.kind == "embedding" and r.name in res.runs
+            and has_equal_scores(res.runs[r.name])]
+    if tied:
+        warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; the tie rule 'trec' "
+             "re-orders them by id descending — pass ties='docid_asc' (or store it with set_settings) to keep "
+             "their order", stacklevel=4)
+
+
 def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
                     progress: ProgressFn | None = None, record: bool = True, strict: bool = False) -> Evaluation:
     """:meth:`evalcore.workspace.Workspace.evaluate`: resolve, report each run's warnings (and the runs left
@@ -325,6 +340,7 @@ def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[s
             warn(msg, stacklevel=3)
         for run_name, msg in res.errors.items():
             warn(f"run {run_name!r} not evaluated: {msg}", stacklevel=3)
+        _warn_tie_reorder(res, settings)
         ev = res.evaluate(progress=progress)
         ranked = {r.name for r in res.records if r.kind == "ranked"} & set(res.runs)
         warn_missing_queries(ev.coverage_rows, {n: res.runs[n].query_ids for n in ranked},
