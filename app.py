@@ -15,7 +15,6 @@ _t0 = time.perf_counter()
 st.set_page_config(layout="wide", page_title="evalcore", page_icon=ui.ICON)
 
 P.sync()  # the session's workspace (named by the URL), read again when it changed on disk
-S.warm_up()  # import scipy.stats in the background before the Compare page needs it
 
 page = ui.navigation()  # st.navigation over st.Page("pages/*.py")
 ui.sidebar()
@@ -24,5 +23,6 @@ try:
     page.run()
 finally:
     st.session_state.pop(ui.VIA_APP, None)
+    S.warm_up()  # once the first page is drawn: what the next pages need (scipy.stats, the Styler), in the background
     # server-side duration of this rerun (read by benchmarks; never shown)
     st.session_state["_run_seconds"] = time.perf_counter() - _t0

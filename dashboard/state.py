@@ -462,20 +462,20 @@ def summary(ctx: Context, by: tuple[str, ...] = ("run", "metric", "k")) -> pd.Da
     key = _key("summary", ctx.eval_key, list(by), MEAN_CI, N_RESAMPLES, CI_SEED)
     if tuple(by) == ("run", "metric", "k") and ctx.eval_each:  # run by run: each run's part is kept on its own
         return memo(key, lambda: summary_run_by_run(_summary_parts(ctx), summary_queries(ctx), tuple(by), MEAN_CI,
-                                                    N_RESAMPLES, CI_SEED, ctx.evaluation.table.dtypes[list(by)].to_dict()))
+                                                    N_RESAMPLES, CI_SEED, _dtypes(ctx, by)))
     table = (lambda: ctx.evaluation.table) if "domain" not in by else (lambda: plain_table(ctx))
     return memo(key, lambda: _c_summary(key, table, tuple(by), MEAN_CI, N_RESAMPLES, CI_SEED))
 
 
 def summary_queries(ctx: Context) -> tuple[str, ...]:
-    """The queries the summary's resamples are drawn over (:func:`evalcore.intervals.queries_drawn`)."""
-    def compute() -> tuple[str, ...]:
-        from evalcore.intervals import queries_drawn
+    """The queries the summary's resamples are drawn over (:func:`evalcore.intervals.queries_drawn`), read from
+    each run's evaluation (:func:`evalcore.stacked.queries_drawn`: a restarted Overview stacks no row)."""
+    return memo("queries:" + ctx.eval_key, lambda: stacked.queries_drawn(ctx.evaluation))
 
-        cols = ctx.evaluation.columns
-        return queries_drawn(cols.query_ids, cols.query, cols.value)
 
-    return memo("queries:" + ctx.eval_key, compute)
+def _dtypes(ctx: Context, by: tuple[str, ...]) -> dict[str, Any]:
+    """The dtypes of the per-query table's ``by`` columns, its DataFrame not built (:func:`evalcore.stacked.empty_table`)."""
+    return stacked.empty_table(ctx.evaluation).dtypes[list(by)].to_dict()
 
 
 def _summary_parts(ctx: Context) -> list[tuple[str, Callable[[], pd.DataFrame]]]:
@@ -488,7 +488,7 @@ def _summary_parts(ctx: Context) -> list[tuple[str, Callable[[], pd.DataFrame]]]
         return table[(table["run"] == name).to_numpy()]
 
     return [("summary1:" + _key(ctx.eval_each[name], name, qkey, MEAN_CI, N_RESAMPLES, CI_SEED),
-             functools.partial(rows, name)) for name in ctx.evaluation.columns.runs]
+             functools.partial(rows, name)) for name in ctx.evaluation.runs]
 
 
 def report_json(ctx: Context, top_k: int) -> Any:

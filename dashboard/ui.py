@@ -10,6 +10,7 @@ widget *options*), never in Markdown bodies or widget labels; the messages
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -126,9 +127,12 @@ def dataframe(data: Any, *, digits: int = 4, column_config: dict | None = None, 
     ``pin``: columns kept in view (pinned, as text) when the table scrolls sideways (long run names push the others
     out of view)."""
     import pandas as pd
-    from pandas.io.formats.style import Styler
 
     from dashboard.tables import p_value_columns, p_values_read
+
+    # a Styler exists only once pandas' style module is imported: not imported here for the check (0.4-0.6 s of
+    # jinja2 on a newcomer's first Overview, which shows none)
+    Styler = getattr(sys.modules.get("pandas.io.formats.style"), "Styler", ())  # noqa: N806
 
     config = dict(column_config or {})
     for col in pin:  # the key columns (``"_index"``: the index) stay in view when the others scroll sideways

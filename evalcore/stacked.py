@@ -23,7 +23,8 @@ from .errors import OptionError
 from .evaluation import Evaluation, _Derived
 from .results import ResultColumns
 
-__all__ = ["StackedEvaluation", "row_count", "vocabulary", "metric_rows", "metric_k_codes", "run_columns"]
+__all__ = ["StackedEvaluation", "row_count", "vocabulary", "metric_rows", "metric_k_codes", "run_columns",
+           "queries_drawn", "empty_table"]
 
 
 class StackedEvaluation(Evaluation):
@@ -158,6 +159,31 @@ def vocabulary(evaluation: Evaluation) -> ResultColumns:
     while isinstance(node, StackedEvaluation) and (parts := node.__dict__.get("_parts")) is not None:
         node = parts[0]
     return node.columns
+
+
+def queries_drawn(evaluation: Evaluation) -> tuple[str, ...]:
+    """The queries of the evaluation with a finite value somewhere in its table, sorted as strings: what
+    :func:`evalcore.intervals.queries_drawn` gives of ``evaluation.columns``, read piece by piece (nothing stacked;
+    a restarted Overview of 100+ kept runs stacked millions of rows for it)."""
+    from .intervals import queries_drawn as drawn
+
+    seen: set[str] = set()
+    for c, _, _ in _leaves(evaluation):
+        seen.update(drawn(c.query_ids, c.query, c.value))
+    return tuple(sorted(seen))
+
+
+def empty_table(evaluation: Evaluation) -> Any:
+    """The per-query DataFrame ``evaluation.table`` with no row: its columns and their dtypes (the categoricals'
+    categories included), nothing stacked and no row made a DataFrame. ``k`` and ``value`` have the dtype the
+    stacked arrays have (that of the concatenation of the pieces')."""
+    if evaluation.has_table:
+        return evaluation.table.iloc[:0]
+    pieces = [c for c, _, _ in _leaves(evaluation)]
+    vocab, none = pieces[0], np.zeros(0, dtype=np.int64)
+    return ResultColumns(tuple(evaluation.runs), vocab.query_ids, vocab.domains, vocab.metrics, none, none, none, none,
+                         np.concatenate([c.k[:0] for c in pieces]), np.concatenate([c.value[:0] for c in pieces])
+                         ).to_table()
 
 
 def _from(evaluation: Evaluation, start: int) -> Iterator[tuple[ResultColumns, int, int, int]]:

@@ -83,6 +83,35 @@ def test_one_metric_at_k_is_read_from_the_parts_as_the_stacked_table_holds_it(se
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_the_queries_drawn_and_the_table_s_dtypes_are_read_from_the_parts_as_the_stacked_table_gives_them(seed):
+    """What a restarted Overview needs of the whole table (the queries with a finite value, over which its
+    resamples are drawn; the dtypes of its columns) read from a stack not built, nested or not (nothing stacked,
+    no row made a DataFrame), equal to what the stacked table gives; and from a built one and plain evaluations."""
+    from evalcore.intervals import queries_drawn
+
+    qrels, runs = case(seed)
+    every = list(runs.values())  # first_rel_rank: NaN where a run finds nothing relevant (a query not drawn then)
+    parts = [evaluate(qrels, {"r": every[i % len(every)]}, metrics=["ndcg", "first_rel_rank"], k=[1, 5])
+             for i in range(5)]
+    names = [f"v{i}" for i in range(5)]
+    want = stack_run_evaluations(parts, names=names)
+    cols = want.columns
+    drawn = queries_drawn(cols.query_ids, cols.query, cols.value)
+    assert 0 < len(drawn) <= len(cols.query_ids)
+    lazy = S.StackedEvaluation(parts, names)
+    nested = S.StackedEvaluation([S.StackedEvaluation(parts[:4], names[:4]), parts[4]], names)
+    built = S.StackedEvaluation(parts, names)
+    built.columns  # noqa: B018 - stacked now
+    tabled = Evaluation(want.table, want.coverage, want.settings)
+    for ev in (lazy, nested, built, want, tabled):
+        assert S.queries_drawn(ev) == drawn
+        empty = S.empty_table(ev)
+        assert len(empty) == 0 and list(empty.columns) == list(want.table.columns)
+        assert empty.dtypes.equals(want.table.dtypes)
+    assert not lazy.stacked and not nested.stacked
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_a_stack_continued_is_the_stack_of_all_and_appends_in_place_once_built(seed):
     """A checkpoint added: a stack not built continued by a run stays unbuilt and reads whole as the stack of all,
     the first stack built with it, the rows of the one appended into its buffers (one copy of the rows: two
