@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"fuse needs two or more --run, got {len(args.run)}")
     if args.depth is not None and args.depth < 1:
         raise OptionError(f"--depth must be >= 1, got {args.depth}")
+    if args.search is None:
+        _search_only(args)  # (before reading the runs)
     runs = load_runs(args.run)
     weights = _weights(args.weight)
     if args.search is not None:
@@ -104,8 +106,6 @@ def run(args: argparse.Namespace) -> int:
         weights = _search(args, runs, method, norm)
     elif args.qrels:
         raise OptionError("--qrels is only used by --search")
-    else:
-        _search_only(args)
     fused = fuse(runs, method=method, norm=norm, weights=weights or None, c=args.c, top_n=args.top_n,
                  ties=args.ties, name=name)
     written = write_trec_run(fused, args.out, tag=name, ties=args.ties, depth=args.depth)
