@@ -18,6 +18,7 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
     runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
+    meta.update(cli_metadata(ctx.settings, ci_seed=ci_seed))
     fusion = fusion_metadata(ctx)
     if fusion:
         meta["fusion"] = fusion
@@ -32,6 +33,19 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
                                 n_resamples=n_resamples, seed=ci_seed).encode("utf-8")
 
     return make
+
+
+def cli_metadata(settings: Any, *, ci_seed: int) -> dict[str, Any]:
+    """The keys ``evaluate --out`` writes in report.json's metadata that the dashboard's report did not have (it keeps
+    its own: ``query_sample``, and ``seed``, the sample's seed), with the values the page's "Reproduce with" command
+    (:func:`dashboard.reproduce.intervals_caption`) writes for the same settings: ``command`` (``"dashboard"``),
+    ``n_samples`` (the sample size, null for every query) and, where the sample's seed is not the intervals'
+    (``ci_seed``), ``sample_seed``."""
+    n = int(settings.sample_size) or None
+    out: dict[str, Any] = {"command": "dashboard", "n_samples": n}
+    if n and int(settings.seed) != int(ci_seed):
+        out["sample_seed"] = int(settings.seed)
+    return out
 
 
 def fusion_metadata(ctx: Any) -> dict[str, dict[str, Any]]:

@@ -114,13 +114,20 @@ def python_tests_call(function: str, test: str, correction: str) -> str:
                  f"ci_method={S.CI_METHOD!r}, resampling={S.RESAMPLING!r}, seed={S.CI_SEED})")
 
 
-def sample_options(sample_size: int, sample_seed: int) -> str:
+def sample_options(sample_size: int, sample_seed: int, *, seed: int = S.CI_SEED) -> str:
     """``evaluate``'s options drawing the page's query sample (``sample_size`` queries, seed ``sample_seed``; the
     settings'), '' for every query: ``--n-samples``, and ``--sample-seed`` where the sample's seed is not the
-    intervals' (``--seed`` seeds both unless told)."""
+    command's ``--seed`` (``seed``: the intervals' by default; ``--seed`` seeds both unless told). ``fuse`` and
+    ``agree`` take the same options."""
     if not sample_size:
         return ""
-    return f" --n-samples {int(sample_size)}" + ("" if int(sample_seed) == S.CI_SEED else f" --sample-seed {int(sample_seed)}")
+    return f" --n-samples {int(sample_size)}" + ("" if int(sample_seed) == int(seed) else f" --sample-seed {int(sample_seed)}")
+
+
+def query_rule_options(*, no_relevant: str = "zero", judged_only: bool = False) -> str:
+    """``evaluate``'s (and ``fuse``'s) options of the settings' scoring rules that differ from the defaults:
+    ``--no-relevant skip``, ``--judged-only``; '' at the defaults."""
+    return ("" if no_relevant == "zero" else f" --no-relevant {no_relevant}") + (" --judged-only" if judged_only else "")
 
 
 def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_seed: int = S.CI_SEED) -> str:
@@ -146,13 +153,38 @@ def similarity_caption() -> str:
 
 def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_trials: int, seed: int,
                    fraction: float | None, metric_label: str, ties: str, rel_threshold: int, c: float,
-                   top_n: int | None) -> str:
-    """``evalcore fuse --search`` with the Fusion page's search options (the page tunes on a split by default)."""
+                   top_n: int | None, sample_size: int = 0, sample_seed: int = DEF.SEED, no_relevant: str = "zero",
+                   judged_only: bool = False) -> str:
+    """``evalcore fuse --search`` with the Fusion page's search options (the page tunes on a split by default) and
+    the settings' query sample (``sample_size`` queries drawn with ``sample_seed``; ``--sample-seed`` where that is
+    not the search's ``seed``) and scoring rules (``no_relevant``, ``judged_only``), which the page's search uses:
+    without them the command searched every query with the default rules and could find other weights."""
     opts = [f"--method {method}", f"--norm {norm}", f"--c {c:g}", *([f"--top-n {top_n}"] if top_n else []),
             f"--search {strategy}",
             f"--step {step:g}" if strategy == "grid" else f"--trials {n_trials}", f"--seed {seed}",
             f"--metric {metric_label}", f"--ties {ties}", f"--rel-threshold {rel_threshold}"]
     if fraction is not None:
         opts.append(f"--tune-fraction {fraction:g}")
-    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + " ".join(opts) + " --out fused.trec")
+    rules = (sample_options(sample_size, sample_seed, seed=seed)
+             + query_rule_options(no_relevant=no_relevant, judged_only=judged_only))
+    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + " ".join(opts) + rules + " --out fused.trec")
+
+
+def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size: int = 0,
+                      sample_seed: int = DEF.SEED, judgments: bool = True) -> str:
+    """The Agreement page's line: what gives its means of ``measure`` at ``k`` (RBO's persistence ``p``) on the
+    evaluated queries — the ground truth's, or its seeded sample (``sample_size`` queries drawn with
+    ``sample_seed``, as ``evaluate --n-samples``). ``judgments``: the ground truth is a file of judgments
+    (``evalcore agree --qrels``); else (a reference model's neighbours, the demo) the Python call on the evaluated
+    query ids."""
+    p_opt = f" --p {float(p)!r}" if measure == "rbo" else ""
+    if judgments:
+        return ("Reproduce with " + code_span(
+            f"evalcore agree --run NAME=FILE ... --qrels QRELS{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
+            f" --k {int(k)} --measures {measure}{p_opt} --ties {ties} --summary-out summary.csv")
+            + " (the runs shown, in their order, as TREC files; the mean column of summary.csv).")
+    return ("Reproduce with " + code_span(
+        f"evalcore.agreement.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, ties={ties!r}, "
+        "query_ids=QUERY_IDS)") + " and " + code_span("evalcore.agreement.summarize_agreement")
+        + " (runs: the runs shown, in their order; QUERY_IDS: the evaluated queries' ids).")
 

@@ -173,10 +173,10 @@ def _streams(seed: int) -> list[np.random.SeedSequence]:
 
 
 def _mean_value(qrels: Qrels, run: Run, measure: Measure, *, ties: str, rel_threshold: int,
-                no_relevant: str) -> float:
+                no_relevant: str, judged_only: bool = False) -> float:
     with quiet_warnings(re.escape(SHALLOW_PREFIX)):  # (a trial's fusion: its inputs' own evaluation says that)
         ev = evaluate(qrels, {"fused": run}, metrics=[measure], k=[measure.k or 1], ties=ties,
-                      rel_threshold=rel_threshold, no_relevant=no_relevant)
+                      rel_threshold=rel_threshold, no_relevant=no_relevant, judged_only=judged_only)
     return float(ev.table["value"].mean())
 
 
@@ -198,6 +198,7 @@ def search_weights(
     eval_ties: str | None = None,
     rel_threshold: int = 1,
     no_relevant: str = "zero",
+    judged_only: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> WeightSearch:
     """Search fusion weights maximising the mean of ``metric`` (minimising it where lower is better; see the
@@ -230,8 +231,9 @@ def search_weights(
         all (with a warning, see :data:`OVERFIT_WARNING`).
     eval_ties : str, optional
         Tie rule for evaluating the fused runs (default: ``ties``).
-    rel_threshold, no_relevant
-        As in :func:`evalcore.evaluate.evaluate`.
+    rel_threshold, no_relevant, judged_only
+        As in :func:`evalcore.evaluate.evaluate` (``judged_only``: trec_eval's ``-J``, each fused list scored on
+        its judged documents only).
     progress : callable (done, total), optional
         Called after each trial.
 
@@ -270,7 +272,8 @@ def search_weights(
         tune, test = split_queries(qrels.query_ids, fraction=tune_fraction, seed=seed)
         note = ""
     tune_qrels = qrels.subset(list(tune))
-    opts = dict(ties=ties if eval_ties is None else eval_ties, rel_threshold=rel_threshold, no_relevant=no_relevant)
+    opts = dict(ties=ties if eval_ties is None else eval_ties, rel_threshold=rel_threshold, no_relevant=no_relevant,
+                judged_only=bool(judged_only))
     tuned = prepared.subset(tune) if test else prepared  # each trial fuses the tuning queries only
     values = np.empty(len(trials))
     for i, w in enumerate(trials):

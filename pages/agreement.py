@@ -65,7 +65,10 @@ sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
 ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
              key="ag_table", pin=("run_a", "run_b"))
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
-           "fewer than 2 shared items), left out of the mean.")
+           "fewer than 2 shared items), left out of the mean. " + R.agreement_caption(
+               measure=measure, k=int(k), p=p, ties=ctx.settings.ties, sample_size=ctx.settings.sample_size,
+               sample_seed=ctx.settings.seed, judgments=ctx.ws.ground_truth.kind not in ("reference", "demo")
+               and ctx.ws.ground_truth.demo_seed is None))
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),
                    file_name=f"agreement_{measure}@{k}_per_query.csv", mime="text/csv", key="ag_download")
 

@@ -251,6 +251,8 @@ ui.chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_ch
 st.caption("Reproduce with " + R.fusion_command(
     method=method, norm=norm, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
     fraction=fraction if split else None, metric_label=label, ties=ctx.settings.ties,
-    rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"]) + " (the runs as TREC files).")
+    rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"], sample_size=ctx.settings.sample_size,
+    sample_seed=ctx.settings.seed, no_relevant=ctx.settings.no_relevant, judged_only=ctx.settings.judged_only)
+           + " (the runs as TREC files).")
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

@@ -3,6 +3,10 @@
 Prints, per measure@k, the runs × runs matrix of mean agreement (over the queries
 where it is defined); ``--out`` writes the long per-query table ``run_a, run_b,
 query_id, measure, k, value`` and ``--summary-out`` the means (see :mod:`evalcore.agreement`).
+
+The queries compared: every query of the runs; with ``--qrels``, the ground truth's queries (as the dashboard's
+Agreement page: the evaluated queries), and with ``--n-samples N`` (``--sample-seed``, else ``--seed``) its seeded
+sample, drawn as ``evaluate --n-samples`` draws it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ __all__ = ["register", "run"]
 
 
 def register(sub) -> argparse.ArgumentParser:
+    from ..defaults import SEED
+    from .options import QRELS_FORMAT_HELP, add_n_samples, add_sample_seed
+
     p = sub.add_parser("agree", help="agreement between runs: overlap@k, RBO, Kendall's tau")
     p.add_argument("--run", action="append", required=True, metavar="[NAME=]FILE",
                    help="a ranked run (two or more; a bare FILE is named by its TREC run tag, else its file stem)")
@@ -24,6 +31,15 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--ties", default="trec", help="tie rule ranking each run (default trec)")
     p.add_argument("--out", default=None, metavar="CSV", help="write the per-query table")
     p.add_argument("--summary-out", default=None, metavar="CSV", help="write the mean per pair, measure and k")
+    g = p.add_argument_group("queries compared (default: every query of the runs)")
+    g.add_argument("--qrels", default=None,
+                   help="compare on this ground truth's queries (the evaluated queries, as the Agreement page); "
+                        "its judgments are not used")
+    g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
+    add_n_samples(g, what="compare on")
+    g.add_argument("--seed", type=int, default=SEED,
+                   help=f"seed of --n-samples' query sample (default {SEED}, as evaluate and the dashboard)")
+    add_sample_seed(g)
     p.set_defaults(func=run)
     return p
 
@@ -38,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.out and args.summary_out and Path(args.out).resolve() == Path(args.summary_out).resolve():
         raise OptionError(f"--out and --summary-out are one file ({args.out}): the summary would replace the table")
+    query_ids = _query_ids(args)
     runs = load_runs(args.run)
-    table = agreement(runs, k=args.k, measures=args.measures, p=args.p, ties=args.ties)
+    table = agreement(runs, k=args.k, measures=args.measures, p=args.p, ties=args.ties, query_ids=query_ids)
     summary = summarize_agreement(table)
     names = list(runs)
     measures = [rbo_name(args.p) if m == "rbo" else m for m in dict.fromkeys(args.measures)]
@@ -63,3 +80,27 @@ def run(args: argparse.Namespace) -> int:
             frame.to_csv(path, index=False, float_format="%.17g")
             print(f"wrote {path}")
     return 0
+
+
+def _query_ids(args: argparse.Namespace) -> list[str] | None:
+    """The queries compared: None (every query of the runs), or ``--qrels``' queries in its order, or its
+    ``--n-samples`` sample in the drawn order (:func:`evalcore.retrieval.sample_queries`, as ``evaluate``)."""
+    from ..errors import OptionError
+    from ..io import load_qrels
+    from .options import sample_seed
+
+    if not args.qrels:
+        for flag, value in (("--n-samples", args.n_samples), ("--sample-seed", args.sample_seed)):
+            if value is not None:
+                raise OptionError(f"{flag} samples the queries of a ground truth: give --qrels")
+        if args.qrels_format != "auto":
+            raise OptionError("--qrels-format needs --qrels")
+        return None
+    ids = load_qrels(args.qrels, format=args.qrels_format).query_ids
+    if args.n_samples:
+        from ..retrieval import sample_queries
+        from .inputs import _warn_sample_above
+
+        _warn_sample_above(args.n_samples, len(ids), "queries of the ground truth")
+        ids = ids[sample_queries(ids, args.n_samples, seed=sample_seed(args))]
+    return [str(q) for q in ids]

@@ -10,9 +10,10 @@ from .options import (
     QRELS_FORMAT_HELP,
     add_embedding_options,
     add_judged_only,
+    add_n_samples,
+    add_no_relevant,
     add_sample_seed,
     add_strict_option,
-    counting,
     progress_unit,
     search_backend,
 )
@@ -60,10 +61,9 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--ties", default="trec", help="order of equal scores: trec (default; trec_eval's, by descending doc id), "
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
-    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
+    add_no_relevant(p)
     add_judged_only(p)
-    p.add_argument("--n-samples", type=counting(1), default=None, help="compare on a random sample of N qrels queries")
+    add_n_samples(p, what="compare on")
     p.add_argument("--out", default=None, help="write the comparison table as CSV")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "

@@ -4,7 +4,10 @@
 ``--search grid|random`` (with ``--qrels`` and ``--metric``) chooses the weights of
 ``rrf``/``wsum`` by :func:`evalcore.fusion_search.search_weights` and writes the run fused
 with the best ones; ``--tune-fraction F`` tunes on a seeded share F of the queries and
-reports on the rest (without it the tuned value is optimistic, and a warning says so).
+reports on the rest (without it the tuned value is optimistic, and a warning says so). The search's evaluation
+takes ``evaluate``'s query rules (:mod:`evalcore.cli.options`, the same flags): ``--n-samples N`` (with
+``--sample-seed``, else ``--seed``) searches on the same seeded query sample, ``--judged-only``/``-J`` and
+``--no-relevant`` score as there — so the Fusion page's search on a sampled workspace is one command.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ __all__ = ["register", "run"]
 
 def register(sub) -> argparse.ArgumentParser:
     from ..defaults import FUSION_STEP, FUSION_TRIALS, SEED
-    from .options import QRELS_FORMAT_HELP
+    from .options import (
+        QRELS_FORMAT_HELP,
+        add_judged_only,
+        add_n_samples,
+        add_no_relevant,
+        add_sample_seed,
+    )
 
     p = sub.add_parser("fuse", help="fuse runs (weighted RRF, CombSUM, CombMNZ, ...) into a TREC run file")
     p.add_argument("--run", action="append", required=True, metavar="[NAME=]FILE",
@@ -44,10 +53,16 @@ def register(sub) -> argparse.ArgumentParser:
                    help=f"grid step; 1/step an integer (default {FUSION_STEP})")
     g.add_argument("--trials", type=int, default=FUSION_TRIALS, help=f"random weight vectors (default {FUSION_TRIALS})")
     g.add_argument("--seed", type=int, default=SEED,
-                   help=f"seed of the split and the random trials (default {SEED}, as the Fusion page)")
+                   help=f"seed of the split, the random trials and --n-samples' query sample (default {SEED}, as the "
+                        "Fusion page)")
     g.add_argument("--tune-fraction", type=float, default=None, metavar="F",
                    help="tune on a seeded share F of the queries, report on the rest")
     g.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
+    # the evaluation's query rules, as `evaluate`'s (the Fusion page searches with the Data page's settings)
+    add_no_relevant(g)
+    add_judged_only(g)
+    add_n_samples(g, what="search on")
+    add_sample_seed(g)
     g.add_argument("--search-out", default=None, metavar="CSV", help="write every trial (weights, value) as CSV")
     p.set_defaults(func=run)
     return p
@@ -79,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"fuse needs two or more --run, got {len(args.run)}")
     if args.depth is not None and args.depth < 1:
         raise OptionError(f"--depth must be >= 1, got {args.depth}")
+    if args.search is None:
+        _search_only(args)  # (before reading the runs)
     runs = load_runs(args.run)
     weights = _weights(args.weight)
     if args.search is not None:
@@ -98,6 +115,37 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: options of the weight search's evaluation: (dest, flag, default); without --search they would do nothing
+_SEARCH_RULES = (("n_samples", "--n-samples", None), ("sample_seed", "--sample-seed", None),
+                 ("judged_only", "--judged-only", False), ("no_relevant", "--no-relevant", "zero"))
+
+
+def _search_only(args: argparse.Namespace) -> None:
+    """Refuse the weight search's evaluation options without ``--search`` (one line naming the option)."""
+    from ..errors import OptionError
+
+    for dest, flag, default in _SEARCH_RULES:
+        if getattr(args, dest, default) != default:
+            raise OptionError(f"{flag} is only used by --search (the queries the weights are tuned on)")
+
+
+def _search_qrels(args: argparse.Namespace):
+    """The judgments searched on: ``--qrels``, or its ``--n-samples`` queries drawn as ``evaluate`` draws them
+    (:func:`evalcore.retrieval.sample_queries` with ``--sample-seed``, else ``--seed``; in the drawn order)."""
+    from ..io import load_qrels
+    from .inputs import _warn_sample_above
+    from .options import sample_seed
+
+    qrels = load_qrels(args.qrels, format=args.qrels_format)
+    if not args.n_samples:
+        return qrels
+    from ..retrieval import sample_queries
+
+    _warn_sample_above(args.n_samples, len(qrels.query_ids), "queries of the ground truth")
+    picked = qrels.query_ids[sample_queries(qrels.query_ids, args.n_samples, seed=sample_seed(args))]
+    return qrels.subset(list(picked))
+
+
 def _value(metric: str, value: float) -> str:
     """A searched mean as printed: gm_map's is the mean of ln(AP), said so, with the geometric mean it gives."""
     import math
@@ -113,12 +161,12 @@ def _search(args: argparse.Namespace, runs: dict, method: str, norm: str) -> dic
     from pathlib import Path
 
     from ..fusion_search import search_weights
-    from ..io import load_qrels
 
-    qrels = load_qrels(args.qrels, format=args.qrels_format)
+    qrels = _search_qrels(args)
     res = search_weights(qrels, runs, metric=args.metric, method=method, norm=norm, strategy=args.search,
                          step=args.step, n_trials=args.trials, seed=args.seed, tune_fraction=args.tune_fraction,
-                         c=args.c, top_n=args.top_n, ties=args.ties, rel_threshold=args.rel_threshold)
+                         c=args.c, top_n=args.top_n, ties=args.ties, rel_threshold=args.rel_threshold,
+                         no_relevant=args.no_relevant, judged_only=args.judged_only)
     shown = ", ".join(f"{n}={w:.4g}" for n, w in res.weights.items())
     print(f"weight search ({res.strategy}, {len(res.trials)} trials, seed {res.seed}) on {res.metric}: {shown}")
     if res.test_queries:

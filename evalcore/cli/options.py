@@ -63,7 +63,7 @@ from ..errors import OptionError
 from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
 ]
 
@@ -149,15 +149,26 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ties", default="trec", help="order of equal scores: trec (default; trec_eval's, by descending doc id), "
                         "docid_asc (ascending doc id), input (the file's order)")
     p.add_argument("--rel-threshold", type=int, default=1, help="grade >= this counts as relevant (default 1)")
-    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
-                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
+    add_no_relevant(p)
     add_judged_only(p)
-    p.add_argument("--n-samples", type=counting(1), default=None, help="evaluate a random sample of N qrels queries")
+    add_n_samples(p, what="evaluate")
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
                         f"resamples (default {SEED}, as the dashboard and the Python API)")
     add_sample_seed(p)
     add_strict_option(p)
+
+
+def add_no_relevant(p) -> None:
+    """``--no-relevant zero|skip``: the rule for queries without a relevant document (``evaluate``'s, shared)."""
+    p.add_argument("--no-relevant", default="zero", choices=["zero", "skip"],
+                   help="queries without relevant docs: score them (zero, trec_eval; default) or skip them")
+
+
+def add_n_samples(p, *, what: str) -> None:
+    """``--n-samples N``: a random sample of N ground-truth queries (drawn with :func:`sample_seed`'s seed, as
+    ``evaluate``'s and the dashboard's query sample); ``what``: the verb of the help (``evaluate``, ``compare``...)."""
+    p.add_argument("--n-samples", type=counting(1), default=None, help=f"{what} a random sample of N qrels queries")
 
 
 def add_sample_seed(p: argparse.ArgumentParser) -> None:

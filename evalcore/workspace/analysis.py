@@ -54,8 +54,9 @@ def search_fusion_weights(
     n_trials: int = FUSION_TRIALS, seed: int = SEED, tune_fraction: float | None = None, c: float = 60.0, top_n: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ):
-    """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules
-    (``progress(done, total)`` after each trial)."""
+    """:func:`evalcore.fusion_search.search_weights` of ``runs`` on ``metric@k`` with the settings' rules (tie rule,
+    relevance threshold, no-relevant rule and judged-only, as the evaluation the pages show; ``progress(done, total)``
+    after each trial). ``qrels``: the evaluated (sampled) queries' judgments."""
     from ..fusion_search import search_weights
 
     gt = fusion_ground_truth(qrels, reference, k)
@@ -63,6 +64,7 @@ def search_fusion_weights(
         gt, runs, metric=f"{metric}@{int(k)}" if int(k) else metric, method=method, norm=norm,
         strategy=strategy, step=step, n_trials=n_trials, seed=seed, tune_fraction=tune_fraction, c=c,
         top_n=top_n, ties=settings.ties, rel_threshold=settings.rel_threshold, no_relevant=settings.no_relevant,
+        judged_only=bool(settings.judged_only),
         progress=progress,
     )  # fmt: skip
 
