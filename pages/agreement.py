@@ -40,6 +40,7 @@ with c3:
     p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
                         key="ag_p", disabled=measure != "rbo",
                         help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
+    p = round(float(p), 6)  # the widget's steps add float noise (0.8 + 0.05 = 0.8500000000000001): p as shown
 
 n_runs = len(runs)
 what = MEASURES[measure].split(" (")[0]

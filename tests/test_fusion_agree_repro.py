@@ -195,6 +195,17 @@ def test_the_agreement_pages_command_gives_its_means_on_the_sample(files, measur
     assert set(want["n"]) <= {SAMPLED.sample_size}  # the sample's queries, not the 15 of the runs
 
 
+def test_the_agreement_caption_names_a_stepped_p_as_shown():
+    # the number input stepped up from 0.8 gives 0.8 + 0.05 = 0.8500000000000001 in the browser: the page computes
+    # (and the caption names) the p it shows, 0.85, not the float noise
+    at = goto(start(snapshot()), "agreement")
+    at.selectbox(key="ag_measure").set_value("rbo").run()
+    at.number_input(key="ag_p").set_value(0.8 + 0.05).run()
+    assert not at.exception, [e.value for e in at.exception]
+    words = the_command(at, "evalcore agree")
+    assert words[words.index("--p") + 1] == "0.85"
+
+
 def test_agree_samples_the_ground_truths_queries_as_evaluate(files):
     ids = load_qrels(files / "qrels.txt").query_ids
     out = files / "t.csv"
