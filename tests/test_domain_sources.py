@@ -21,7 +21,7 @@ MAPPING = "query_id,domain\nq1,sports\nq2,sports\nqX,other\n"  # q1, q2 and an i
 RUN = "".join(f"q{i} Q0 d{i} 1 1.0 r\n" for i in range(1, 6))
 NOTE = ("dom.csv: of the 5 queries of the ground truth 'qrels.csv', 2 take their domain from the mapping (in place "
         "of the ground truth's own domain column), 2 keep their own domain (not in the mapping; e.g. 'q3', 'q4') and "
-        "1 has neither (e.g. 'q5'): on the Domains page they form the group '(none)'; of its 3 query ids, 1 is not the "
+        "1 has neither (e.g. 'q5'): on the Domains page it forms the group '(none)'; of its 3 query ids, 1 is not the "
         "ground truth's (e.g. 'qX')")
 
 

@@ -151,8 +151,9 @@ def domain_sources_text(ids: Any, known: Any, own: Mapping[str, str], *, label: 
         said.append(f"{n_kept:,} keep{'s its' if n_kept == 1 else ' their'} own domain (not in the mapping; e.g. "
                     f"{_some(known[kept])})")
     if n_none:
+        without = SIDE_WORDS["domains"]["without"]
         said.append(f"{n_none:,} {'has' if n_none == 1 else 'have'} neither (e.g. {_some(known[neither])}): "
-                    f"{SIDE_WORDS['domains']['without']}")
+                    + (without.replace("they form", "it forms") if n_none == 1 else without))
     text = (f"{label or 'the domain mapping'}: of the {_plural(len(known), 'query', 'queries')} of the ground "
             f"truth{gt}, " + (", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]))
     if not n_map:
