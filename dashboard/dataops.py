@@ -281,6 +281,10 @@ def default_path_kind(gt_key: str | None) -> None:
         st.session_state[PATH_KIND] = "ranked"
 
 
+#: The failed files of a folder shown each with its own error; beyond, the others are named in one message.
+FAILURES_SHOWN = 10
+
+
 def _short(items: Sequence[str], n: int = 8) -> str:
     return ", ".join(items[:n]) + (f" and {len(items) - n:,} more" if len(items) > n else "")
 
@@ -311,8 +315,11 @@ def add_run_folder(path: str, *, name: str | None, aspect: str | None, fmt: str)
     flash("ok", f"added {len(out.added):,} run(s) from {out.spec}: "
           + _short([added_text(Path(a.file).name, a.run, list(a.same), embeddings=False) for a in out.added]),
           where="path")
-    for f in out.failed:  # each file's own error (its path and line); the other files are added
+    for f in out.failed[:FAILURES_SHOWN]:  # each file's own error (its path and line); the other files are added
         flash("error", f.error, f"Not loaded ({Path(f.file).name}; the other files are added)", where="path")
+    if len(out.failed) > FAILURES_SHOWN:  # (not a wall of errors: the rest named in one)
+        flash("error", f"{len(out.failed) - FAILURES_SHOWN:,} more run files did not load: "
+              + _short([Path(f.file).name for f in out.failed[FAILURES_SHOWN:]], 20), "Not loaded", where="path")
     if out.left_out:
         flash("warning", f"left out {len(out.left_out):,} file(s) that are not taken as run files: "
               + _short([f"{Path(p).name} ({why})" for p, why in out.left_out]), where="path")

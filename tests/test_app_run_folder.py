@@ -62,3 +62,17 @@ def test_a_glob_and_a_run_name_given_with_it(tmp_path):
     at.radio(key="path_kind").set_value("qrels").run()
     at = goto(goto(at, "overview"), "data")
     assert at.radio(key="path_kind").value == "qrels"
+
+
+def test_many_bad_files_are_not_a_wall_of_errors(tmp_path):
+    runs, ws, at = _page(tmp_path)
+    many = tmp_path / "many"
+    many.mkdir()
+    (many / "good.trec").write_bytes(T.trec_run(5))
+    for i in range(1, 13):
+        (many / f"bad-{i}.trec").write_bytes(b"q1 Q0 d1\n")
+    _add(at, many)
+    errors = T.errors(at)
+    assert [e.split(";")[0] for e in errors[:10]] == [f"Not loaded (bad-{i}.trec" for i in range(1, 11)]
+    assert len(errors) == 11 and errors[10] == "Not loaded: 2 more run files did not load: bad-11.trec, bad-12.trec"
+    assert sorted(ws.run_names()) == ["good", "model-1"]
