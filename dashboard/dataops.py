@@ -257,20 +257,83 @@ def _file(text: str | None, what: str, *, required: bool = True) -> Path | None:
             raise OptionError(f"give the path of the {what}")
         return None
     path = Path(text).expanduser()
-    shards = ("; a folder or a glob of embedding shards is for the command line: rank it with "
-              "`python -m evalcore topk --docs DIR ...` and add the TREC run it writes")
+    folder = ("; a folder or a glob (/data/runs/*.trec) of ranked run files is read with \"What: a ranked run "
+              "file\", one run per file; a folder or a glob of embedding shards is for the command line: rank it "
+              "with `python -m evalcore topk --docs DIR ...` and add the TREC run it writes, or record it with "
+              "`python -m evalcore evaluate --emb NAME=DIR ... --workspace WS`")
     if path.is_dir():
-        raise OptionError(f"{text!r} is a folder, not a file (the {what}; a path on the server's disk){shards}")
+        raise OptionError(f"{text!r} is a folder, not a file (the {what}; a path on the server's disk){folder}")
     if not path.is_file():
         raise OptionError(f"no file at {text!r} (the {what}; a path on the server's disk)"
-                          + (shards if any(ch in text for ch in "*?[") else ""))
+                          + (folder if any(ch in text for ch in "*?[") else ""))
     return path
+
+
+PATH_KIND = "path_kind"
+_PATH_KIND_GT = "_path_kind_for_ground_truth"
+
+
+def default_path_kind(gt_key: str | None) -> None:
+    """Before the path form's "What" radio is drawn: a ranked run file once a ground truth is stored (what is added
+    next), set each time another ground truth becomes the active one; the user's own choice is kept meanwhile."""
+    if gt_key is not None and st.session_state.get(_PATH_KIND_GT) != gt_key:
+        st.session_state[_PATH_KIND_GT] = gt_key
+        st.session_state[PATH_KIND] = "ranked"
+
+
+#: The failed files of a folder shown each with its own error; beyond, the others are named in one message.
+FAILURES_SHOWN = 10
+
+
+def _short(items: Sequence[str], n: int = 8) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n:,} more" if len(items) > n else "")
+
+
+def add_run_folder(path: str, *, name: str | None, aspect: str | None, fmt: str) -> bool:
+    """Every ranked run file of a folder or glob on the server's disk, one run each
+    (:meth:`evalcore.workspace.Workspace.add_run_files`): what was added, each file that failed (its own error),
+    what was left out, and the files' warnings, next to the path form; a progress bar while the files are read."""
+    if name:
+        flash("error", f"a run name ({name!r}) names one run: the runs of a folder are named after their files "
+              "(rename them below once added); clear the name", "Not loaded", where="path")
+        return False
+    bar = st.progress(0.0, text="reading the run files…")
+
+    def step(done: int, total: int, file: str) -> None:
+        bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} run files read"
+                     + (f": {Path(file).name}" if file else ""))
+
+    result, told = write_collecting(lambda ws: ws.add_run_files(
+        path.strip(), format=fmt, aspect=aspect if aspect in ws.aspects() else None, progress=step), on_demo="new")
+    bar.empty()
+    if not result.ok:
+        flash("error", f"{result.error} ({_failed_text()})", "Not loaded", where="path")
+        return False
+    out = result.value
+    if result.created:
+        flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged", where="path")
+    flash("ok", f"added {len(out.added):,} run(s) from {out.spec}: "
+          + _short([added_text(Path(a.file).name, a.run, list(a.same), embeddings=False) for a in out.added]),
+          where="path")
+    for f in out.failed[:FAILURES_SHOWN]:  # each file's own error (its path and line); the other files are added
+        flash("error", f.error, f"Not loaded ({Path(f.file).name}; the other files are added)", where="path")
+    if len(out.failed) > FAILURES_SHOWN:  # (not a wall of errors: the rest named in one)
+        flash("error", f"{len(out.failed) - FAILURES_SHOWN:,} more run files did not load: "
+              + _short([Path(f.file).name for f in out.failed[FAILURES_SHOWN:]], 20), "Not loaded", where="path")
+    if out.left_out:
+        flash("warning", f"left out {len(out.left_out):,} file(s) that are not taken as run files: "
+              + _short([f"{Path(p).name} ({why})" for p, why in out.left_out]), where="path")
+    flash_warnings(told, where="path")
+    return True
 
 
 def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str | None = None,
                   query_ids: str | None = None, name: str | None = None, aspect: str | None = None,
                   fmt: str = "auto") -> bool:
-    """Add a file from the server's disk, read in place (validated as an upload would be)."""
+    """Add a file from the server's disk, read in place (validated as an upload would be); for ranked runs, a
+    folder or a glob of run files too (:func:`add_run_folder`)."""
+    if kind == "ranked" and W.is_file_set(path or ""):
+        return add_run_folder(path, name=name, aspect=aspect, fmt=fmt)
     try:
         main = _file(path, "file")
         ids_p = _file(ids, "ids file", required=False)

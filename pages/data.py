@@ -181,11 +181,16 @@ with c2:
 
 with st.expander("Add from a local path (files too large for the browser)", icon=":material/folder_open:"):
     st.caption("A file on this server's disk, read where it is and validated like an upload: a .npy is "
-               "memory-mapped and copied into the workspace in blocks, never loaded whole.")
+               "memory-mapped and copied into the workspace in blocks, never loaded whole. Ranked run files: a "
+               "folder or a glob (/data/runs/*.trec) too, one run per file named after it; left out, and named: "
+               "hidden files, ids files (*_ids.txt), README / LICENSE and documents, .npy/.npz, subfolders. A file "
+               "that does not load is reported and the others are added.")
     with st.form("path_form"):
-        p_kind = st.radio("What", list(D.PATH_KINDS), format_func=D.PATH_KINDS.get, key="path_kind", horizontal=True,
+        D.default_path_kind(None if gt is None or ws.is_demo else gt.key())  # a stored ground truth: runs next
+        p_kind = st.radio("What", list(D.PATH_KINDS), format_func=D.PATH_KINDS.get, key=D.PATH_KIND, horizontal=True,
                           disabled=off)
-        p_path = st.text_input("Path", key="path_main", placeholder="/data/model/embeddings.npy", disabled=off)
+        p_path = st.text_input("Path (a ranked run: a file, a folder or a glob)", key="path_main",
+                               placeholder="/data/model/embeddings.npy, /data/runs/ or /data/runs/*.trec", disabled=off)
         c1, c2, c3 = st.columns(3)
         p_name = c1.text_input("Run name (default: the file name)", key="path_name", disabled=off)
         p_ids = c2.text_input("Ids file for a .npy (default: X_ids.txt beside it)", key="path_ids", disabled=off)

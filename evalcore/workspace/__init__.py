@@ -49,7 +49,8 @@ from .model import *  # noqa: F403  (the names of model.__all__)
 from .pipeline import *  # noqa: F403  (the names of pipeline.__all__)
 from .resolve import Resolved
 from .roots import WorkspaceRoot, order_versions
+from .runfiles import RunFilesAdded, is_file_set
 from .versions import *  # noqa: F403  (the names of versions.__all__)
 
 __all__ = [*model.__all__, *pipeline.__all__, *analysis.__all__, *versions.__all__, *incremental.__all__, "Workspace", "WorkspaceRoot", "Resolved",
-           "RUN_COLUMNS", "order_versions", "default_path", "default_root"]
+           "RUN_COLUMNS", "order_versions", "default_path", "default_root", "RunFilesAdded", "is_file_set"]

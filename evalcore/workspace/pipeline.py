@@ -36,7 +36,7 @@ from ..errors import EvalcoreError, OptionError
 from ..evaluate import Evaluation, evaluate
 from ..io import load_doc_metadata, load_domains, load_qrels, load_run
 from .model import Blob, GroundTruthSource, RunSource, Settings
-from .sidechecks import NO_DOMAIN_MATCH
+from .sidechecks import NO_DOMAIN_MATCH, label_domains
 from .sidechecks import check_domain_ids as _check_domain_ids
 
 __all__ = [
@@ -212,15 +212,13 @@ def prepare_qrels(
 
 def sample_and_label(qrels: Qrels, *, sample: np.ndarray | None, domains: Mapping[str, str] | None,
                      domains_label: str | None = None) -> Qrels:
-    """The sampled queries of parsed qrels (in the sample's order), with the domains of ``domains`` when given
-    (a mapping naming none of these queries is said, naming its file ``domains_label``)."""
+    """The sampled queries of parsed qrels (in the sample's order), with the domains of ``domains`` when given: per
+    query, over the qrels' own domain column, which the queries it does not list keep
+    (:func:`~.sidechecks.label_domains`; a mapping naming none of these queries is said, naming its file
+    ``domains_label``)."""
     if sample is not None and len(sample) < qrels.n_queries:
         qrels = qrels.subset(list(sample))
-    if domains:
-        d = dict(domains)
-        _check_domain_ids(qrels, d, label=domains_label)
-        qrels = qrels.with_domains(d)
-    return qrels
+    return label_domains(qrels, dict(domains), label=domains_label) if domains else qrels
 
 
 def _embedding_run(src: RunSource, qrels: Qrels, depth: int, progress: Callable[[int, int], None] | None) -> Run:

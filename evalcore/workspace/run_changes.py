@@ -91,6 +91,15 @@ class RunChanges(GroundTruths):
                             options, src_name, source_sha256 or sha,
                             (run.n_queries, len(run), None), replace)
 
+    def add_run_files(self, files: Any, *, format: str = "auto", aspect: str | None = None,
+                      progress: Callable[[int, int, str], None] | None = None) -> Any:
+        """Add every ranked run file of a folder or a glob (``/data/runs/*.trec``), one run each, named after its
+        file: :func:`evalcore.workspace.runfiles.add_run_files` (which files are left out, names, errors per file;
+        each file in its own transaction). Returns a :class:`~evalcore.workspace.runfiles.RunFilesAdded`."""
+        from .runfiles import add_run_files
+
+        return add_run_files(self, files, format=format, aspect=aspect, progress=progress)
+
     def add_embedding_run(self, name: str, embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
                           query_ids: Any = None, model: str | None = None, version: str | None = None,
                           step: float | None = None, tags: Sequence[str] = (), aspect: str | None = None,

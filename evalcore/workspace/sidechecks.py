@@ -37,8 +37,8 @@ from .._lazy import pd
 from ..data import Qrels
 from ..errors import EvalcoreError, warn
 
-__all__ = ["NO_DOMAIN_MATCH", "SIDE_WORDS", "side_ids_text", "check_domain_ids", "warn_side_ids",
-           "warn_stored_side_ids"]
+__all__ = ["NO_DOMAIN_MATCH", "SIDE_WORDS", "side_ids_text", "domain_sources_text", "own_domains", "label_domains",
+           "check_domain_ids", "warn_side_ids", "warn_stored_side_ids"]
 
 #: Start of the warning that the domain mapping names none of the ground truth's queries (the Domains page and
 #: the Data page look for it).
@@ -84,13 +84,15 @@ def _text_ids(values: Any, *, distinct: bool) -> np.ndarray:
 
 
 def side_ids_text(role: str, ids: Any, known: Any, *, label: str | None = None,
-                  ground_truth: str | None = None) -> str | None:
+                  ground_truth: str | None = None, own: Mapping[str, str] | None = None) -> str | None:
     """The warning about a side file of ``role`` (a key of :data:`SIDE_WORDS`) whose ``ids`` (in file order, each
     once: a side file's keys) are matched against the ground truth's ``known`` ids (see the module docstring), or
     None when nothing is wrong.
 
     ``label``: the file's name (None: a mapping given in Python); ``ground_truth``: its name, when known. One hash
-    table of the ground truth's distinct ids, probed with the file's.
+    table of the ground truth's distinct ids, probed with the file's. ``own`` (a domain mapping only): the ground
+    truth's own domains (query id -> domain, from its domain column); when it has any, the note says how many of
+    its queries take their domain from the file, keep their own, and have none (:func:`domain_sources_text`).
 
     >>> side_ids_text("domains", ["Q1", "Q2"], ["q1", "q2", "q3"], label="dom.csv")[:75]
     "the domain mapping names none of the ground truth's 3 queries (dom.csv: its"
@@ -101,6 +103,8 @@ def side_ids_text(role: str, ids: Any, known: Any, *, label: str | None = None,
     ids, known = _text_ids(ids, distinct=False), _text_ids(known, distinct=True)
     if not len(ids) or not len(known):
         return None
+    if role == "domains" and own:
+        return domain_sources_text(ids, known, own, label=label, ground_truth=ground_truth)
     at = pd.Index(known).get_indexer(ids)  # where each of the file's ids is among the ground truth's, or -1
     found = at >= 0
     covered = np.zeros(len(known), dtype=bool)
@@ -125,32 +129,92 @@ def side_ids_text(role: str, ids: Any, known: Any, *, label: str | None = None,
             f"{_some(known[~covered])}): {words['without']}{theirs}")
 
 
+def domain_sources_text(ids: Any, known: Any, own: Mapping[str, str], *, label: str | None = None,
+                        ground_truth: str | None = None) -> str:
+    """The note about a domain mapping (its query ``ids``) stored with a ground truth that has domains of its own
+    (``own``: query id -> domain): how many of the ground truth's ``known`` queries (distinct) take their domain
+    from the mapping (it overrides their own), how many keep the ground truth's own domain (the mapping does not
+    list them), and how many have neither (the Domains page's group ``(none)``), with a few ids of the last two.
+
+    >>> domain_sources_text(["q1"], ["q1", "q2", "q3"], {"q1": "a", "q2": "b"}, label="dom.csv")[:65]
+    'dom.csv: of the 3 queries of the ground truth, 1 takes its domain'
+    """
+    ids, known = _text_ids(ids, distinct=True), _text_ids(known, distinct=True)
+    listed = pd.Index(ids).get_indexer(known) >= 0
+    has_own = np.fromiter((bool(own.get(q)) for q in known), dtype=bool, count=len(known))
+    kept, neither = ~listed & has_own, ~listed & ~has_own
+    gt = f" {ground_truth!r}" if ground_truth else ""
+    n_map, n_kept, n_none = int(listed.sum()), int(kept.sum()), int(neither.sum())
+    said = [f"{n_map:,} take{'s its' if n_map == 1 else ' their'} domain from the mapping (in place of the ground "
+            "truth's own domain column)"]
+    if n_kept:
+        said.append(f"{n_kept:,} keep{'s its' if n_kept == 1 else ' their'} own domain (not in the mapping; e.g. "
+                    f"{_some(known[kept])})")
+    if n_none:
+        without = SIDE_WORDS["domains"]["without"]
+        said.append(f"{n_none:,} {'has' if n_none == 1 else 'have'} neither (e.g. {_some(known[neither])}): "
+                    + (without.replace("they form", "it forms") if n_none == 1 else without))
+    text = (f"{label or 'the domain mapping'}: of the {_plural(len(known), 'query', 'queries')} of the ground "
+            f"truth{gt}, " + (", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else said[0]))
+    if not n_map:
+        text += "; the mapping names none of them: the wrong file, or ids written another way?"
+    else:
+        unknown = ids[pd.Index(known).get_indexer(ids) < 0]
+        if len(unknown):
+            text += (f"; of its {_plural(len(ids), 'query id', 'query ids')}, {len(unknown):,} "
+                     f"{'is' if len(unknown) == 1 else 'are'} not the ground truth's (e.g. {_some(unknown)})")
+    return text
+
+
+def own_domains(qrels: Qrels) -> dict[str, str]:
+    """The ground truth's own domains (its domain column): query id -> domain, queries without one left out."""
+    if qrels.domains is None:
+        return {}
+    return {str(q): str(d) for q, d in zip(qrels.query_ids.tolist(), qrels.domains.tolist(), strict=True) if d}
+
+
+def label_domains(qrels: Qrels, domains: Mapping[str, str], *, label: str | None = None,
+                  stacklevel: int = 2) -> Qrels:
+    """``qrels`` with the domains of a domain mapping (its file's name ``label``): the mapping gives its queries their
+    domain, overriding the ground truth's own (its domain column); a query it does not list keeps its own domain;
+    a query with neither has none (the Domains page's group ``(none)``). A mapping naming none of the queries of a
+    ground truth without domains of its own is said (:func:`check_domain_ids`)."""
+    own = own_domains(qrels)
+    check_domain_ids(qrels, domains, label=label, stacklevel=stacklevel + 1)
+    return qrels.with_domains({**own, **domains} if own else domains)
+
+
 def check_domain_ids(qrels: Qrels, domains: Mapping[str, str], *, label: str | None = None,
                      stacklevel: int = 2) -> None:
     """Warn when a domain mapping (its file's name ``label``) names none of the evaluated ground truth's queries
     (then no query has a domain; :data:`NO_DOMAIN_MATCH`): the words :func:`warn_side_ids` gave when it was stored,
-    unless a sample or an aspect evaluates other queries. One naming some of them is said when it is stored only."""
-    if not qrels.n_queries or any(str(q) in domains for q in qrels.query_ids):
+    unless a sample or an aspect evaluates other queries. One naming some of them is said when it is stored only;
+    so is one whose ground truth has domains of its own (its queries keep them, :func:`label_domains`)."""
+    if not qrels.n_queries or any(str(q) in domains for q in qrels.query_ids) or own_domains(qrels):
         return
     source = qrels.source if qrels.source and not str(qrels.source).startswith("<") else None  # (not '<bytes>')
     warn(side_ids_text("domains", list(domains), qrels.query_ids, label=label, ground_truth=source),
          stacklevel=stacklevel + 1)
 
 
-def _known_ids(ws: Any, role: str) -> tuple[np.ndarray, str] | None:
-    """The active ground truth's ids a side file of ``role`` is matched against, and its name; None without a
-    ground truth, or when it cannot be read (a damaged artifact: evaluating says so)."""
+def _known_ids(ws: Any, role: str) -> tuple[np.ndarray, str, dict[str, str]] | None:
+    """The active ground truth's ids a side file of ``role`` is matched against, its name and (a domain mapping)
+    its own domains (:func:`own_domains`, every aspect's); None without a ground truth, or when it cannot be read
+    (a damaged artifact: evaluating says so)."""
     gt = ws.ground_truth_record()
     if gt is None:
         return None
     try:
         if gt.kind == "reference":
-            return np.asarray(ws.reference_ids(), dtype=object), gt.name
+            return np.asarray(ws.reference_ids(), dtype=object), gt.name, {}
         parts = [ws.read_qrels(p, label=gt.name) for p in gt.parts]
     except EvalcoreError:
         return None
     ids = [q.doc_ids if role == "metadata" else q.query_ids for q in parts]
-    return (ids[0] if len(ids) == 1 else np.concatenate(ids)), gt.name
+    own: dict[str, str] = {}
+    for q in parts if role == "domains" else ():
+        own = {**own_domains(q), **own}  # (a query in two aspects: the first one's domain)
+    return (ids[0] if len(ids) == 1 else np.concatenate(ids)), gt.name, own
 
 
 def warn_side_ids(ws: Any, role: str, ids: Any, *, label: str | None, stacklevel: int = 2) -> None:
@@ -160,7 +224,7 @@ def warn_side_ids(ws: Any, role: str, ids: Any, *, label: str | None, stacklevel
     known = _known_ids(ws, role)
     if known is None:
         return
-    text = side_ids_text(role, ids, known[0], label=label, ground_truth=known[1])
+    text = side_ids_text(role, ids, known[0], label=label, ground_truth=known[1], own=known[2])
     if text is not None:
         warn(text, stacklevel=stacklevel + 1)
 

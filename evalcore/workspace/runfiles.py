@@ -1,0 +1,160 @@
+"""Many run files at once: a folder or a glob of ranked run files, one run per file.
+
+:func:`add_run_files` (:meth:`~evalcore.workspace.Workspace.add_run_files`) reads the files one by one,
+each in its own transaction, exactly as one file given alone would be read (:meth:`~.run_changes.RunChanges.add_run`):
+
+* **which files** (:func:`list_run_files`): a folder gives the regular files directly inside it (subfolders are not
+  searched); a glob (``/data/runs/*.trec``) the files it matches. Left out, and named in the outcome (never taken
+  silently as runs, never silently dropped): hidden files (a name starting with ``.``), ids files (``*_ids.txt``,
+  ``*.ids.txt``), a README, LICENSE or CHANGELOG and documentation or scripts (``.md``, ``.rst``, ``.pdf``,
+  ``.html``, ``.py``, ``.sh``, ``.yaml``...), embeddings (``.npy``, ``.npz``: add those as an embedding run) and
+  subfolders. Files are taken in name order, digit runs compared as numbers (``run-2`` before ``run-10``);
+* **names**: each run is named after its file (:func:`~.model.file_stem`), or ``name (2)``... when that name is
+  taken (by a stored run or a file read before it), as a single file added alone;
+* **errors**: a file that does not load is reported with its own error (its path, line and what is wrong) and
+  nothing of it is stored; every other file is still added, and the runs already stored are untouched. When no
+  file could be added at all, an error is raised (listing each file's), so nothing changed.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EvalcoreError, InputFormatError, OptionError
+from ..io.shards import is_shard_spec
+from .model import file_stem, free_name
+
+__all__ = ["RunFileAdded", "RunFileFailed", "RunFilesAdded", "is_file_set", "list_run_files", "add_run_files",
+           "left_out_reason"]
+
+#: How many failures an error raised when no file was added lists (then "and N more").
+LISTED = 5
+
+_IDS_FILE = re.compile(r"(?i)[._]ids\.txt$")
+_DOC_STEMS = ("readme", "license", "licence", "changelog", "notes", "manifest")
+_DOC_SUFFIXES = frozenset((".md", ".rst", ".pdf", ".html", ".htm", ".py", ".ipynb", ".sh", ".yaml", ".yml", ".toml",
+                           ".ini", ".cfg", ".log", ".png", ".jpg", ".jpeg", ".svg", ".zip", ".tar", ".pt", ".bin"))
+
+
+@dataclass(frozen=True)
+class RunFileAdded:
+    """A file stored as run ``run``; ``same``: runs already stored from these very bytes (a file added twice)."""
+
+    file: str
+    run: str
+    same: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunFileFailed:
+    """A file that did not load (nothing of it stored): its path and the reader's one-line error."""
+
+    file: str
+    error: str
+
+
+@dataclass(frozen=True)
+class RunFilesAdded:
+    """What :func:`add_run_files` did: the files added, those that failed, those left out (path, why)."""
+
+    spec: str
+    added: tuple[RunFileAdded, ...]
+    failed: tuple[RunFileFailed, ...]
+    left_out: tuple[tuple[str, str], ...]
+
+
+def is_file_set(spec: str | os.PathLike) -> bool:
+    """True when ``spec`` names several files: an existing folder, or a glob pattern that is not a file."""
+    return is_shard_spec(os.path.expanduser(os.fspath(spec)))
+
+
+def left_out_reason(path: str | os.PathLike) -> str | None:
+    """Why a file of a folder (or glob) is not taken as a run file (see the module docstring), or None."""
+    p = Path(path)
+    name = p.name
+    low = name.lower()
+    if p.is_dir():
+        return "a subfolder (not searched)"
+    if name.startswith("."):
+        return "hidden"
+    if _IDS_FILE.search(name):
+        return "an ids file"
+    if low.endswith((".npy", ".npz")):
+        return "embeddings (add them as an embedding run)"
+    if low.split(".", 1)[0] in _DOC_STEMS or p.suffix.lower() in _DOC_SUFFIXES:
+        return "not a run file"
+    return None
+
+
+def _natural(path: str) -> tuple:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", path)), path
+
+
+def list_run_files(spec: str | os.PathLike) -> tuple[list[str], list[tuple[str, str]]]:
+    """The run files a folder or glob ``spec`` names (in name order) and those left out, each with why.
+
+    Raises OptionError when ``spec`` names no file at all (an empty folder, a glob matching nothing)."""
+    text = os.path.expanduser(os.fspath(spec))
+    if os.path.isdir(text):
+        entries = [str(p) for p in Path(text).iterdir()]
+        where = f"in the folder {os.fspath(spec)!r}"
+    else:
+        entries = glob.glob(text)
+        where = f"matches {os.fspath(spec)!r}"
+    taken, left = [], []
+    for path in sorted(entries, key=_natural):
+        why = left_out_reason(path)
+        if why is None and not os.path.isfile(path):
+            why = "not a regular file"
+        if why is None:
+            taken.append(path)
+        else:
+            left.append((path, why))
+    if not taken and not left:
+        raise OptionError(f"no file {where}")
+    return taken, left
+
+
+def add_run_files(ws: Any, spec: str | os.PathLike, *, format: str = "auto", aspect: str | None = None,
+                  progress: Callable[[int, int, str], None] | None = None) -> RunFilesAdded:
+    """Add each run file of a folder or glob ``spec`` to workspace ``ws`` as its own run (see the module docstring).
+
+    ``progress(done, total, file)`` is called before each file is read and once at the end (``done == total``).
+    Returns a :class:`RunFilesAdded`. Raises OptionError when ``spec`` names no run file, and InputFormatError
+    (listing each file's error) when none of its files could be added: then nothing was stored.
+    """
+    taken, left = list_run_files(spec)
+    shown = os.fspath(spec)
+    if not taken:
+        reasons = "; ".join(f"{os.path.basename(p)}: {why}" for p, why in left[:LISTED])
+        more = f"; and {len(left) - LISTED:,} more" if len(left) > LISTED else ""
+        raise OptionError(f"no run file in {shown!r}: every file there is left out ({reasons}{more})")
+    added: list[RunFileAdded] = []
+    failed: list[RunFileFailed] = []
+    for i, path in enumerate(taken):
+        if progress is not None:
+            progress(i, len(taken), path)
+        try:
+            name = ws.add_run(free_name(file_stem(path), ws.run_names()), path, format=format, aspect=aspect,
+                              source_name=os.path.basename(path))
+        except EvalcoreError as e:
+            failed.append(RunFileFailed(path, str(e)))
+            continue
+        info = ws.runs()
+        sha = info.loc[info["name"] == name, "source_sha256"]
+        same = info.loc[(info["source_sha256"] == sha.iloc[0]) & (info["name"] != name), "name"] if len(sha) else []
+        added.append(RunFileAdded(path, name, tuple(str(n) for n in same)))
+    if progress is not None:
+        progress(len(taken), len(taken), "")
+    if not added:
+        listed = "; ".join(f.error for f in failed[:LISTED])
+        more = f"; and {len(failed) - LISTED:,} more" if len(failed) > LISTED else ""
+        raise InputFormatError(f"no run added from {shown!r}: none of its {len(taken):,} run files loaded "
+                               f"({listed}{more})")
+    return RunFilesAdded(shown, tuple(added), tuple(failed), tuple(left))
