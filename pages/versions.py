@@ -88,10 +88,10 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     c1, c2, c3 = st.columns([2, 2, 1])
     with c1:
         run_a = ui.bound_selectbox("Version A", runs, S.SEL_VERSION_A, scope="versions", format_func=names.get,
-                                   default=runs[-2])
+                                   default=runs[-2], follow=True)
     with c2:
         run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], S.SEL_VERSION_B, scope="versions",
-                                   format_func=names.get, default=runs[-1])
+                                   format_func=names.get, default=runs[-1], follow=True)
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
     out = V.changes(ctx, metric, k, run_a, run_b, top)
