@@ -51,7 +51,7 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
     c1, c2, c3 = st.columns(3)
     with c1:
         reference = ui.bound_selectbox("Reference version", runs, S.SEL_VERSION_REFERENCE, scope="versions",
-                                       format_func=names.get, default=runs[0],
+                                       format_func=names.get, default=runs[0], follow=True,
                                        help="Every version is also tested against this one.")
     with c2:
         test = ui.test_picker("versions")

@@ -108,3 +108,19 @@ def test_a_chosen_version_removed_is_said_and_the_default_shown():
     at.run()
     assert ab(at) == ("enc-ep4", "enc-ep5")  # following again
     assert not any("enc-ep2" in T.unescape(m.value) for m in (*at.info, *at.warning))
+
+
+def test_the_reference_version_follows_the_first_version_until_chosen():
+    """The reference defaults to the first version: a base model evaluated afterwards at step 0 becomes it."""
+    name, ws = training((1, 2))
+    at = versions_page(T.open_app(name))
+    ref = f"w_versions_{S.SEL_VERSION_REFERENCE}"
+    assert at.selectbox(key=ref).value == "enc-ep1"
+    checkpoint(ws, 0)
+    at.run()
+    assert at.selectbox(key=ref).value == "enc-ep0"
+    at.selectbox(key=ref).select("enc-ep2").run()
+    checkpoint(ws, 3)
+    at.run()
+    assert at.selectbox(key=ref).value == "enc-ep2"
+    assert ab(at) == ("enc-ep2", "enc-ep3")
