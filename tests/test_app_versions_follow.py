@@ -124,3 +124,24 @@ def test_the_reference_version_follows_the_first_version_until_chosen():
     at.run()
     assert at.selectbox(key=ref).value == "enc-ep2"
     assert ab(at) == ("enc-ep2", "enc-ep3")
+
+
+def test_the_fusion_page_s_runs_follow_the_latest_version_until_chosen():
+    """Beyond 8 runs the Fusion page starts on the latest version of each model (and the runs without one): a
+    checkpoint logged meanwhile takes its model's place there, until the user picks the runs to fuse."""
+    name, ws = training(tuple(range(1, 9)))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = T.goto(T.open_app(name), "fusion")
+    assert not T.errors(at), T.errors(at)
+    assert sorted(at.multiselect(key="fu_runs").value) == sorted(["enc-ep8", "bm25"])
+    checkpoint(ws, 9)
+    at.run()
+    assert sorted(at.multiselect(key="fu_runs").value) == sorted(["enc-ep9", "bm25"])
+    checkpoint(ws, 10)
+    again = T.goto(T.open_app(name), "fusion")  # a reload, a restarted server
+    assert sorted(again.multiselect(key="fu_runs").value) == sorted(["enc-ep10", "bm25"])
+    again.multiselect(key="fu_runs").set_value(["enc-ep2", "bm25"]).run()
+    checkpoint(ws, 11)
+    again.run()
+    assert sorted(again.multiselect(key="fu_runs").value) == sorted(["enc-ep2", "bm25"])  # the user's choice stays
+    assert sorted(T.goto(T.open_app(name), "fusion").multiselect(key="fu_runs").value) == ["bm25", "enc-ep2"]
