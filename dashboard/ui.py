@@ -226,8 +226,8 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     desired = st.session_state.get(pkey)
     if follow and desired is not None and desired not in options:
         shown = (format_func(desired) if format_func is not None else None) or str(desired)
-        st.info(md_escape(f"{label} as you chose it, {shown!r}, is not among the choices here any more (removed, or "
-                          "taken by another choice): showing the default again."), icon=":material/info:")
+        st.info(md_escape(f"{label} as you chose it, {shown!r}, is no longer offered here (removed, or not among "
+                          "these choices): showing the default again."), icon=":material/info:")
         st.session_state.pop(pkey, None)
         desired = None
     if desired not in options:

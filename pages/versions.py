@@ -94,10 +94,11 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
                                    format_func=names.get, default=runs[-1], follow=True)
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
-    st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, disabled=not V.ab_chosen(),
-              icon=":material/update:", help="Until you choose them, B is the newest version and A the one before, "
-                                             "following the checkpoints as they are added; versions you choose are "
-                                             "kept (a reload, a restart, a link). This goes back to the newest two.")
+    if V.ab_chosen():  # (else it follows them already)
+        st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, icon=":material/update:",
+                  help="Until you choose them, B is the newest version and A the one before, following the "
+                       "checkpoints as they are added; versions you choose are kept (a reload, a restart, a link). "
+                       "This goes back to the newest two.")
     out = V.changes(ctx, metric, k, run_a, run_b, top)
     if not out.ok:
         ui.show_error(out.error, prefix="The comparison failed")
