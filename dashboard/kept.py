@@ -17,6 +17,9 @@ import streamlit as st
 
 from dashboard import persist as P
 
+#: (pkey, field) of the widgets that show their default, not a choice of the user's (:func:`start` with ``follow``)
+FOLLOWING = "_kept_following"
+
 
 def saved(pkey: str) -> dict[str, Any]:
     """The shared selection ``pkey`` (a dict; empty when none was kept or it is not a dict)."""
@@ -25,26 +28,46 @@ def saved(pkey: str) -> dict[str, Any]:
 
 
 def start(wkey: str, pkey: str, field: str, default: Any, valid: Callable[[Any], bool] = lambda v: True, *,
-          clean: Callable[[Any], Any] | None = None) -> None:
+          clean: Callable[[Any], Any] | None = None, follow: bool = False) -> None:
     """Just before drawing widget ``wkey`` (a widget's state set in a run that does not draw it is lost): unless it
     is already drawn in this visit, its value is ``pkey[field]`` (through ``clean``, e.g. the runs still there) when
-    ``valid`` says it still is one, else ``default``."""
+    ``valid`` says it still is one, else ``default``.
+
+    ``follow``: the default is live (e.g. the latest version of each model, as a training loop logs them) until the
+    user chooses: ``pkey[field]`` then holds only a choice of the user's (the widget's ``on_change`` is
+    :func:`chose`), and while there is none the widget shows ``default`` as computed now, on every run, and
+    :func:`keep` does not record it."""
     state = st.session_state
-    if wkey in state:
-        return
+    following = state.setdefault(FOLLOWING, set())
     value = saved(pkey).get(field)
     try:
         value = clean(value) if clean is not None and value is not None else value
         ok = value is not None and bool(valid(value))
     except (TypeError, ValueError):
         ok = False
-    state[wkey] = value if ok else default
+    if follow and not ok:
+        following.add((pkey, field))
+        state[wkey] = default
+        if field in saved(pkey):  # (a choice no longer valid: the default is followed again)
+            state[pkey] = {k: v for k, v in saved(pkey).items() if k != field}
+        return
+    following.discard((pkey, field))
+    if wkey not in state:
+        state[wkey] = value if ok else default
+
+
+def chose(wkey: str, pkey: str, field: str) -> None:
+    """``on_change`` of a widget started with ``follow``: its value is the user's choice, kept from now on."""
+    st.session_state.setdefault(FOLLOWING, set()).discard((pkey, field))
+    keep(pkey, **{field: st.session_state[wkey]})
 
 
 def keep(pkey: str, **values: Any) -> None:
-    """After drawing widgets: their values into ``pkey`` (fields not given keep theirs), then published."""
+    """After drawing widgets: their values into ``pkey`` (fields not given keep theirs; a field whose widget follows
+    its default, :func:`start`, is not recorded), then published."""
+    following = st.session_state.get(FOLLOWING, set())
     before = saved(pkey)
-    after = {**before, **values}
+    after = {**before, **{k: v for k, v in values.items() if (pkey, k) not in following}}
     if after != before:
         st.session_state[pkey] = after
     P.publish()

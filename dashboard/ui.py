@@ -213,8 +213,13 @@ def _sync(wkey: str, pkey: str) -> None:
 
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
                     format_func: Callable[[Any], str] | None = None, help: str | None = None,
-                    default: Any = None) -> Any:
+                    default: Any = None, follow: bool = False) -> Any:
     """A selectbox whose value is the shared selection ``st.session_state[pkey]`` (kept across pages).
+
+    ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
+    ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
+    default drawn, so the URL and the workspace keep no default either; a choice no longer among ``options`` (a run
+    removed) is said once and dropped (back to the default). Without it, the value shown is kept, default or not.
 
     ``label`` must be fixed text (labels render Markdown); options are plain text.
     """
@@ -223,6 +228,12 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
         return None
     wkey = f"w_{scope}_{pkey}"
     desired = st.session_state.get(pkey)
+    if follow and desired is not None and desired not in options:
+        shown = (format_func(desired) if format_func is not None else None) or str(desired)
+        st.info(md_escape(f"{label} as you chose it, {shown!r}, is no longer offered here (removed, or not among "
+                          "these choices): showing the default again."), icon=":material/info:")
+        st.session_state.pop(pkey, None)
+        desired = None
     if desired not in options:
         desired = default if default in options else options[0]
     if st.session_state.get(wkey) != desired:
@@ -231,7 +242,8 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     if format_func is not None:
         kwargs["format_func"] = format_func
     value = st.selectbox(label, options, **kwargs)
-    st.session_state[pkey] = value
+    if not follow:  # (followed: only the user's choice, set by _sync, is kept)
+        st.session_state[pkey] = value
     P.publish()  # the URL and the workspace remember it
     return value
 

@@ -291,6 +291,23 @@ def open_query(qid: str, run_a: str, run_b: str) -> None:
     st.session_state[GOTO] = True
 
 
+#: The Versions page's versions A and B: the user's choice (the pickers, a deep link, the workspace's kept one), else
+#: the newest two versions, followed as checkpoints are added (:func:`dashboard.ui.bound_selectbox`'s ``follow``).
+CHOSEN_AB = (S.SEL_VERSION_A, S.SEL_VERSION_B)
+
+
+def ab_chosen() -> bool:
+    """Whether the user chose version A or B (else "what changed" follows the newest two versions)."""
+    return any(st.session_state.get(key) is not None for key in CHOSEN_AB)
+
+
+def follow_newest() -> None:
+    """``on_click``: forget the versions A and B chosen: "what changed" follows the newest two versions again (the URL
+    and the workspace forget them at the next publish)."""
+    for key in CHOSEN_AB:
+        st.session_state.pop(key, None)
+
+
 def on_row_selected(table_key: str, ids_key: str, run_a: str, run_b: str) -> None:
     """``st.dataframe`` selection callback of a what-changed list: open the selected query."""
     sel = st.session_state.get(table_key)

@@ -57,11 +57,12 @@ like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one 
 FU = P.SEL_FUSION
 if "fu_runs" in st.session_state:  # a run removed meanwhile leaves the choice
     st.session_state["fu_runs"] = [n for n in st.session_state["fu_runs"] if n in by_name]
-# by default three of them, the latest version of each model first (not a model's first three checkpoints)
+# by default three of them, the latest version of each model first (not a model's first three checkpoints), followed
 K.start("fu_runs", FU, "runs", VS.default_compared([r.name for r in loaded if r.kind != "fused" and r.name in like],
                                                    loaded)[:3],
-        bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None)  # runs gone leave it
-names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs",
+        bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None,  # runs gone leave it
+        follow=True)  # (until the user picks runs, a checkpoint logged meanwhile takes its model's place)
+names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs", on_change=K.chose, args=("fu_runs", FU, "runs"),
                        help="By default: runs evaluated against the same ground-truth aspect, with enough coverage.")
 mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))
 fused_aspect = mixed[0] if mixed else None

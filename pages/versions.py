@@ -51,7 +51,7 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
     c1, c2, c3 = st.columns(3)
     with c1:
         reference = ui.bound_selectbox("Reference version", runs, S.SEL_VERSION_REFERENCE, scope="versions",
-                                       format_func=names.get, default=runs[0],
+                                       format_func=names.get, default=runs[0], follow=True,
                                        help="Every version is also tested against this one.")
     with c2:
         test = ui.test_picker("versions")
@@ -88,12 +88,17 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     c1, c2, c3 = st.columns([2, 2, 1])
     with c1:
         run_a = ui.bound_selectbox("Version A", runs, S.SEL_VERSION_A, scope="versions", format_func=names.get,
-                                   default=runs[-2])
+                                   default=runs[-2], follow=True)
     with c2:
         run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], S.SEL_VERSION_B, scope="versions",
-                                   format_func=names.get, default=runs[-1])
+                                   format_func=names.get, default=runs[-1], follow=True)
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
+    if V.ab_chosen():  # (else it follows them already)
+        st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, icon=":material/update:",
+                  help="Until you choose them, B is the newest version and A the one before, following the "
+                       "checkpoints as they are added; versions you choose are kept (a reload, a restart, a link). "
+                       "This goes back to the newest two.")
     out = V.changes(ctx, metric, k, run_a, run_b, top)
     if not out.ok:
         ui.show_error(out.error, prefix="The comparison failed")

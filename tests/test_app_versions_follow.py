@@ -1,0 +1,162 @@
+"""The Versions page's "what changed" versions A and B follow the newest two versions while the user has not chosen
+them: a training loop adds a checkpoint, the user refreshes (a rerun), reloads (a new session on the same URL) or the
+server restarts, and A / B are then the one before the newest and the newest. Before, the defaults of the moment the
+page was first drawn were kept (in the session, the URL and the workspace's ui_state) as if the user had chosen them.
+A version the user chose (the picker or a deep link) is kept as before; one removed since is said and dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+import test_app as T
+from test_app_store import new_workspace, url
+
+from dashboard import state as S
+
+A, B = f"w_versions_{S.SEL_VERSION_A}", f"w_versions_{S.SEL_VERSION_B}"
+ITEMS = T.QUERIES + T.DOCS
+
+
+def training(epochs: tuple[int, ...]) -> tuple[str, object]:
+    """A workspace a training loop fills: a ground truth and one checkpoint of model "enc" per epoch."""
+    name, ws = new_workspace()
+    ws.set_ground_truth(T.trec_qrels(), source_name="qrels.txt")
+    for epoch in epochs:
+        checkpoint(ws, epoch)
+    return name, ws
+
+
+def checkpoint(ws, epoch: int) -> None:
+    rng = np.random.default_rng(epoch)
+    ws.add_embedding_run(f"enc-ep{epoch}", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS,
+                         model="enc", version=f"epoch {epoch}", step=epoch)
+
+
+def versions_page(at):
+    at = T.goto(at, "versions")
+    assert not T.errors(at), T.errors(at)
+    return at
+
+
+def ab(at) -> tuple[str, str]:
+    return at.selectbox(key=A).value, at.selectbox(key=B).value
+
+
+def test_a_and_b_follow_the_newest_checkpoints_across_refresh_reload_and_restart():
+    name, ws = training((1, 2))
+    at = versions_page(T.open_app(name))
+    assert ab(at) == ("enc-ep1", "enc-ep2")
+    checkpoint(ws, 3)
+    at.run()  # "Refresh": the same session, the workspace changed on disk
+    assert ab(at) == ("enc-ep2", "enc-ep3")
+    checkpoint(ws, 4)
+    again = versions_page(T.open_app(name))  # a new session on the workspace (a reload, a restarted server)
+    assert ab(again) == ("enc-ep3", "enc-ep4")
+    # the URL of a session that never chose carries no version: a reload of it follows too
+    assert url(again, "version_a") == [] and url(again, "version_b") == []
+    assert S.SEL_VERSION_A not in ws.ui_state() and S.SEL_VERSION_B not in ws.ui_state()
+    checkpoint(ws, 5)
+    reload = T.open_app(name)
+    for key, value in again.query_params.items():
+        reload.query_params[key] = value
+    assert ab(versions_page(reload)) == ("enc-ep4", "enc-ep5")
+
+
+def test_a_version_the_user_chose_is_kept_and_the_other_still_follows():
+    name, ws = training((1, 2, 3))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep1").run()
+    assert ab(at) == ("enc-ep1", "enc-ep3")
+    checkpoint(ws, 4)
+    at.run()
+    assert ab(at) == ("enc-ep1", "enc-ep4")  # A as chosen, B the newest
+    assert url(at, "version_a") == ["enc-ep1"] and url(at, "version_b") == []
+    checkpoint(ws, 5)
+    assert ab(versions_page(T.open_app(name))) == ("enc-ep1", "enc-ep5")  # kept by the workspace
+    # a deep link names B: kept, A follows the default (the one before the newest)
+    ws.set_ui_state(**{S.SEL_VERSION_A: None})  # (forgotten: A not chosen)
+    linked = versions_page(_with_link(name, version_b="enc-ep2"))
+    assert ab(linked) == ("enc-ep4", "enc-ep2")
+    checkpoint(ws, 6)
+    linked.run()
+    assert ab(linked) == ("enc-ep5", "enc-ep2")
+
+
+def _with_link(name: str, **params: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(T.APP, default_timeout=T.TIMEOUT)
+    at.query_params["ws"] = name
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_chosen_version_removed_is_said_and_the_default_shown():
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep2").run()
+    assert ab(at) == ("enc-ep2", "enc-ep4")
+    ws.remove_run("enc-ep2")
+    at.run()
+    assert ab(at) == ("enc-ep3", "enc-ep4")
+    said = [T.unescape(m.value) for m in (*at.info, *at.warning)]
+    assert any("enc-ep2" in m and "Version A" in m for m in said), said
+    assert url(at, "version_a") == []
+    checkpoint(ws, 5)
+    at.run()
+    assert ab(at) == ("enc-ep4", "enc-ep5")  # following again
+    assert not any("enc-ep2" in T.unescape(m.value) for m in (*at.info, *at.warning))
+
+
+def test_the_reference_version_follows_the_first_version_until_chosen():
+    """The reference defaults to the first version: a base model evaluated afterwards at step 0 becomes it."""
+    name, ws = training((1, 2))
+    at = versions_page(T.open_app(name))
+    ref = f"w_versions_{S.SEL_VERSION_REFERENCE}"
+    assert at.selectbox(key=ref).value == "enc-ep1"
+    checkpoint(ws, 0)
+    at.run()
+    assert at.selectbox(key=ref).value == "enc-ep0"
+    at.selectbox(key=ref).select("enc-ep2").run()
+    checkpoint(ws, 3)
+    at.run()
+    assert at.selectbox(key=ref).value == "enc-ep2"
+    assert ab(at) == ("enc-ep2", "enc-ep3")
+
+
+def test_the_fusion_page_s_runs_follow_the_latest_version_until_chosen():
+    """Beyond 8 runs the Fusion page starts on the latest version of each model (and the runs without one): a
+    checkpoint logged meanwhile takes its model's place there, until the user picks the runs to fuse."""
+    name, ws = training(tuple(range(1, 9)))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = T.goto(T.open_app(name), "fusion")
+    assert not T.errors(at), T.errors(at)
+    assert sorted(at.multiselect(key="fu_runs").value) == sorted(["enc-ep8", "bm25"])
+    checkpoint(ws, 9)
+    at.run()
+    assert sorted(at.multiselect(key="fu_runs").value) == sorted(["enc-ep9", "bm25"])
+    checkpoint(ws, 10)
+    again = T.goto(T.open_app(name), "fusion")  # a reload, a restarted server
+    assert sorted(again.multiselect(key="fu_runs").value) == sorted(["enc-ep10", "bm25"])
+    again.multiselect(key="fu_runs").set_value(["enc-ep2", "bm25"]).run()
+    checkpoint(ws, 11)
+    again.run()
+    assert sorted(again.multiselect(key="fu_runs").value) == sorted(["enc-ep2", "bm25"])  # the user's choice stays
+    assert sorted(T.goto(T.open_app(name), "fusion").multiselect(key="fu_runs").value) == ["bm25", "enc-ep2"]
+
+
+def test_follow_the_newest_versions_forgets_the_choice():
+    name, ws = training((1, 2, 3))
+    at = versions_page(T.open_app(name))
+    follow = [b for b in at.button if b.key == "ver_follow"]
+    assert not follow  # nothing chosen: following already
+    at.selectbox(key=A).select("enc-ep1").run()
+    assert ab(at) == ("enc-ep1", "enc-ep3")
+    at.button(key="ver_follow").click().run()
+    checkpoint(ws, 4)
+    at.run()
+    assert ab(at) == ("enc-ep3", "enc-ep4")
+    assert url(at, "version_a") == [] and S.SEL_VERSION_A not in ws.ui_state()
+    assert not [b for b in at.button if b.key == "ver_follow"]
