@@ -208,3 +208,63 @@ def test_a_text_file_named_npy_and_a_repeated_id_are_named_as_they_are(tmp_path,
     assert cli_main(["topk", "--docs", str(tmp_path / "p.npy"), "--doc-ids", str(tmp_path / "ids.txt"), "--k", "1",
                      "--out", out, "--quiet"]) == 2
     assert "a Python pickle, not a .npy array; refusing to unpickle" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- ids with Unicode white space
+# TREC fields are separated by ASCII white space only: the TREC readers keep a non-breaking space (or U+3000) inside
+# an id, and the TREC writers write it (with one warning). `topk --tag` and its one-id-per-line ids files refused
+# such ids (every Unicode white space), so a run the readers and writers take could not be made by `topk`.
+UNICODE_SPACED = ["d\u00a0", "\u3000d", "d\u202fx", "d\u2009y"]
+
+
+def test_topk_ids_and_tag_with_unicode_spaces_read_back_identically(emb_files, capsys):
+    from evalcore.errors import collected_warnings
+    from evalcore.io import load_run, read_token_ids
+
+    tmp, docs, queries, ids, qids = emb_files
+    ids = np.array([f"{s}{i}" if i < len(UNICODE_SPACED) else str(x)
+                    for i, (s, x) in enumerate(zip([*UNICODE_SPACED, *[""] * len(ids)], ids, strict=False))])
+    qids = np.array([f"q\u00a0{i}" for i in range(len(qids))])
+    (tmp / "uids.txt").write_text("\n".join(ids) + "\n", encoding="utf-8")
+    (tmp / "uqids.txt").write_text("\n".join(qids) + "\n", encoding="utf-8")
+    assert read_token_ids(tmp / "uids.txt").tolist() == ids.tolist()  # one id per line, as it is
+    out, tag = tmp / "u.trec", "run\u00a01"
+    assert cli_main(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "uids.txt"), "--queries",
+                     str(tmp / "q.npy"), "--query-ids", str(tmp / "uqids.txt"), "--k", "300", "--quiet",
+                     "--out", str(out), "--tag", tag]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: ") and "white space other than ASCII" in err[0], err
+    with collected_warnings():
+        run = load_run(out)
+    assert run.name == tag
+    assert sorted(run.query_ids.tolist()) == sorted(qids.tolist())
+    assert sorted(run.doc_vocab.tolist()) == sorted(ids.tolist())  # k = every document: each id is in the run
+    ref_i, _ = brute_topk(queries, docs, 300, ids)
+    assert [d for _, _, d, *_ in (line.split(" ") for line in out.read_text(encoding="utf-8").splitlines())] \
+        == list(ids[ref_i].ravel())
+
+
+@pytest.mark.parametrize("tag, ok", [("run\u00a01", True), ("run\u30001", True), ("run 1", False), ("run\t1", False),
+                                     ("", False), ("run\x851", False), ("run\u20281", False)])
+def test_topk_tag_takes_what_a_trec_field_holds(emb_files, capsys, tag, ok):
+    tmp, *_ = emb_files
+    code = cli_main(["topk", "--docs", str(tmp / "docs.npy"), "--doc-ids", str(tmp / "ids.txt"), "--k", "2",
+                     "--quiet", "--out", str(tmp / "t.trec"), "--tag", tag])
+    err = capsys.readouterr().err.splitlines()
+    if ok:
+        assert code == 0, err
+    else:
+        assert code == 2 and len(err) == 1 and err[0].startswith("error: --tag ") and repr(tag) in err[0], err
+
+
+@pytest.mark.parametrize("bad, message", [("a b", "white space"), ("a\tb", "white space"), ("a\x0bb", "white space"),
+                                          ("a\x85b", "control character"), ("a\u2028b", "control character"),
+                                          ("a\x1cb", "control character")])
+def test_ids_files_still_refuse_ascii_white_space_and_control_characters(tmp_path, bad, message):
+    from evalcore.errors import InputFormatError
+    from evalcore.io import read_token_ids
+
+    (tmp_path / "ids.txt").write_text(f"ok\n{bad}\n", encoding="utf-8", newline="")
+    with pytest.raises(InputFormatError, match=message) as got:
+        read_token_ids(tmp_path / "ids.txt")
+    assert "line 2" in str(got.value)

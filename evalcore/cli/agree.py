@@ -39,7 +39,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_n_samples(g, what="compare on")
     g.add_argument("--seed", type=int, default=SEED,
                    help=f"seed of --n-samples' query sample (default {SEED}, as evaluate and the dashboard)")
-    add_sample_seed(g)
+    add_sample_seed(g, seed_also=None)
     p.set_defaults(func=run)
     return p
 
@@ -87,7 +87,7 @@ def _query_ids(args: argparse.Namespace) -> list[str] | None:
     ``--n-samples`` sample in the drawn order (:func:`evalcore.retrieval.sample_queries`, as ``evaluate``)."""
     from ..errors import OptionError
     from ..io import load_qrels
-    from .options import sample_seed
+    from .options import refuse_lone_sample_seed, sample_seed
 
     if not args.qrels:
         for flag, value in (("--n-samples", args.n_samples), ("--sample-seed", args.sample_seed)):
@@ -96,11 +96,12 @@ def _query_ids(args: argparse.Namespace) -> list[str] | None:
         if args.qrels_format != "auto":
             raise OptionError("--qrels-format needs --qrels")
         return None
+    refuse_lone_sample_seed(args)
     ids = load_qrels(args.qrels, format=args.qrels_format).query_ids
     if args.n_samples:
         from ..retrieval import sample_queries
-        from .inputs import _warn_sample_above
+        from .inputs import warn_sample_above
 
-        _warn_sample_above(args.n_samples, len(ids), "queries of the ground truth")
+        warn_sample_above(args.n_samples, len(ids), "queries of the ground truth")
         ids = ids[sample_queries(ids, args.n_samples, seed=sample_seed(args))]
     return [str(q) for q in ids]

@@ -15,6 +15,7 @@ from .options import (
     add_sample_seed,
     add_strict_option,
     progress_unit,
+    refuse_lone_sample_seed,
     search_backend,
 )
 
@@ -51,7 +52,7 @@ def register(sub) -> argparse.ArgumentParser:
                         f"{TEST_RESAMPLES}; the dashboard's pages use 1000, see --resampling)")
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed for --n-samples and randomised tests (default {SEED}, as the dashboard and the Python API)")
-    add_sample_seed(p)
+    add_sample_seed(p, seed_also="the randomised tests and intervals (--test permutation, the bootstrap)")
     p.add_argument("--ci-method", default=TEST_CI_METHOD, choices=["BCa", "percentile", "basic"],
                    help=f"bootstrap interval of each difference (default {TEST_CI_METHOD})")
     p.add_argument("--resampling", default=TEST_RESAMPLING, choices=["per_pair", "shared"],
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from .inputs import evaluate_from_args, load_runs, warn_partial_coverage
     from .progress import ProgressBar
 
+    refuse_lone_sample_seed(args)
     if args.hsd_out and not args.hsd:
         raise OptionError("--hsd-out needs --hsd paired|independent")
     if args.resampling == "shared" and args.ci_method != "percentile":

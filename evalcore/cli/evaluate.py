@@ -11,6 +11,7 @@ from .options import (
     counting,
     diversity_alpha,
     progress_unit,
+    refuse_lone_sample_seed,
     sample_seed,
     search_backend,
 )
@@ -66,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     from .workspace import run_info_options
 
     run_info_options(args)  # checked before any work
+    if not args.workspace:  # (there it is the workspace's stored sample seed, also without a sample)
+        refuse_lone_sample_seed(args, or_else=" (or --workspace DIR, which records it as the sample seed)")
     diversity_alpha(args)
     if needs_pandas(args):
         preload("pandas")

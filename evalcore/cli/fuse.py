@@ -62,7 +62,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_no_relevant(g)
     add_judged_only(g)
     add_n_samples(g, what="search on")
-    add_sample_seed(g)
+    add_sample_seed(g, seed_also="the split (--tune-fraction) and the random trials")
     g.add_argument("--search-out", default=None, metavar="CSV", help="write every trial (weights, value) as CSV")
     p.set_defaults(func=run)
     return p
@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from ..fusion import canonical_method, canonical_norm, fuse
     from ..io import write_trec_run
     from .inputs import load_runs
+    from .options import refuse_lone_sample_seed
 
     method, norm = canonical_method(args.method), canonical_norm(args.norm)
     name = args.name or method
@@ -96,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--depth must be >= 1, got {args.depth}")
     if args.search is None:
         _search_only(args)  # (before reading the runs)
+    else:
+        refuse_lone_sample_seed(args)
     runs = load_runs(args.run)
     weights = _weights(args.weight)
     if args.search is not None:
@@ -133,7 +136,7 @@ def _search_qrels(args: argparse.Namespace):
     """The judgments searched on: ``--qrels``, or its ``--n-samples`` queries drawn as ``evaluate`` draws them
     (:func:`evalcore.retrieval.sample_queries` with ``--sample-seed``, else ``--seed``; in the drawn order)."""
     from ..io import load_qrels
-    from .inputs import _warn_sample_above
+    from .inputs import warn_sample_above
     from .options import sample_seed
 
     qrels = load_qrels(args.qrels, format=args.qrels_format)
@@ -141,7 +144,7 @@ def _search_qrels(args: argparse.Namespace):
         return qrels
     from ..retrieval import sample_queries
 
-    _warn_sample_above(args.n_samples, len(qrels.query_ids), "queries of the ground truth")
+    warn_sample_above(args.n_samples, len(qrels.query_ids), "queries of the ground truth")
     picked = qrels.query_ids[sample_queries(qrels.query_ids, args.n_samples, seed=sample_seed(args))]
     return qrels.subset(list(picked))
 

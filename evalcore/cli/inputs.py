@@ -44,7 +44,7 @@ from .options import (
 )
 
 __all__ = ["load_runs", "runs_from_embeddings", "fuse_runs", "evaluate_from_args", "warn_partial_coverage",
-           "InputsRead"]
+           "warn_sample_above", "InputsRead"]
 
 ProgressFn = Callable[[int, int], None]
 
@@ -376,7 +376,7 @@ def evaluate_from_args(
                                     block_bytes=block, progress=progress, backend=backend)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
-        _warn_sample_above(n_samples, gt.deepest.n_queries, "items of the reference")
+        warn_sample_above(n_samples, gt.deepest.n_queries, "items of the reference")
     else:
         gt = None
         cached: dict[str | None, Qrels] = {}
@@ -395,7 +395,7 @@ def evaluate_from_args(
         full: dict[str | None, set] = {}
         whole: dict[str | None, np.ndarray] = {}  # every query id of each aspect, before the sample
         if n_samples:
-            _warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
+            warn_sample_above(n_samples, len(first.query_ids), "queries of the ground truth")
             picked = first.query_ids[sample_queries(first.query_ids, n_samples, seed=sampled_with)]
             for a in aspects_needed:
                 q = gt_of(a)
@@ -532,8 +532,13 @@ def _add_diversity(ev: Evaluation, runs: Mapping[str, Run], emb_info: Mapping[st
     return with_diversity(ev, tables)
 
 
-def _warn_sample_above(n_samples: int | None, total: int, what: str) -> None:
-    """A ``warning:`` line when ``--n-samples`` asks for more queries than there are (all are evaluated)."""
+def warn_sample_above(n_samples: int | None, total: int, what: str) -> None:
+    """One ``warning:`` line when ``--n-samples`` asks for more queries than there are (all are then evaluated).
+
+    ``n_samples``: the ``--n-samples`` given (None or 0: no sample, nothing said); ``total``: how many queries
+    the sample is drawn from; ``what``: what they are, as the line names them (``"queries of the ground truth"``).
+    Shared by every command drawing a query sample (``evaluate``, ``compare``, ``fuse --search``, ``agree``).
+    """
     if n_samples and n_samples > total:
         warn(f"--n-samples {n_samples:,} is more than the {total:,} {what}: every one is evaluated")
 

@@ -63,7 +63,7 @@ from ..errors import OptionError
 from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "refuse_lone_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
 ]
 
@@ -155,7 +155,7 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=SEED,
                    help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
                         f"resamples (default {SEED}, as the dashboard and the Python API)")
-    add_sample_seed(p)
+    add_sample_seed(p, seed_also="the intervals (--ci-method bootstrap) and --agreement-pairs' item pairs")
     add_strict_option(p)
 
 
@@ -171,12 +171,29 @@ def add_n_samples(p, *, what: str) -> None:
     p.add_argument("--n-samples", type=counting(1), default=None, help=f"{what} a random sample of N qrels queries")
 
 
-def add_sample_seed(p: argparse.ArgumentParser) -> None:
-    """``--sample-seed``: the seed of ``--n-samples``' query sample alone (default: ``--seed``)."""
-    p.add_argument("--sample-seed", type=int, default=None, metavar="SEED",
-                   help="seed of --n-samples' query sample only (default: --seed), so that a sample drawn with one "
-                        "seed gets intervals or tests drawn with another: the dashboard's query sample has its own "
-                        f"seed (its settings), its intervals and tests seed {SEED}")
+def add_sample_seed(p: argparse.ArgumentParser, *, seed_also: str | None) -> None:
+    """``--sample-seed``: the seed of ``--n-samples``' query sample alone (default: ``--seed``).
+
+    ``seed_also``: what else the command's ``--seed`` seeds (``"the random trials"``), named by the help as what a
+    sample drawn with one seed may get drawn with another; None where ``--seed`` seeds nothing else. Without
+    ``--n-samples`` the option would do nothing: :func:`refuse_lone_sample_seed`.
+    """
+    if seed_also is None:
+        text = ("seed of --n-samples' query sample (default: --seed; the two are the same here, where nothing else "
+                "is drawn)")
+    else:
+        text = (f"seed of --n-samples' query sample only (default: --seed), so that a sample drawn with one seed "
+                f"gets {seed_also} drawn with another, as on the dashboard (its query sample has the Data page's "
+                "seed)")
+    p.add_argument("--sample-seed", type=int, default=None, metavar="SEED", help=text + "; needs --n-samples")
+
+
+def refuse_lone_sample_seed(args: argparse.Namespace, *, or_else: str = "") -> None:
+    """Refuse ``--sample-seed`` without ``--n-samples`` (one line naming both): it seeds the sample alone, so
+    it would be silently ignored. ``or_else``: where else the command uses it (``" or --workspace DIR (...)"``)."""
+    if getattr(args, "sample_seed", None) is not None and not getattr(args, "n_samples", None):
+        raise OptionError(f"--sample-seed seeds the query sample of --n-samples only: give --n-samples N{or_else}, "
+                          "or leave --sample-seed out")
 
 
 def sample_seed(args: argparse.Namespace) -> int:

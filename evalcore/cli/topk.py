@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import OptionError, ShapeMismatchError
     from ..io import load_vectors, read_token_ids, write_trec_topk
-    from ..io.source import _TOKEN_WS
+    from ..io.source import _ID_BREAKING, _TOKEN_WS
     from ..retrieval import exact_topk
     from .progress import ProgressBar
 
@@ -89,8 +89,9 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--block-mb must be a positive integer, got {args.block_mb}")
     if args.queries is None and args.query_ids is not None:
         raise OptionError("--query-ids goes with --queries")
-    if _TOKEN_WS.search(args.tag) or not args.tag:
-        raise OptionError(f"--tag must be one token without white space, got {args.tag!r}")
+    if not args.tag or _TOKEN_WS.search(args.tag) or _ID_BREAKING.search(args.tag):  # what a TREC field holds
+        raise OptionError(f"--tag must be one TREC field: not empty, no ASCII white space nor control character, "
+                          f"got {args.tag!r}")
 
     backend = search_backend(args)  # says at once when --dask cannot work (dask not installed)
     docs, doc_ids = _load_docs(args)

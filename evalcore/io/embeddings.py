@@ -220,9 +220,10 @@ def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
 
 
 def read_token_ids(path: str | os.PathLike) -> np.ndarray:
-    """Strict ids for a TREC run: one id per line (UTF-8; ``\\r\\n`` accepted; no blank lines, no
-    white space inside an id), as a numpy string array. :func:`read_ids` is the lenient reader of
-    embedding id files (ids stripped)."""
+    """Strict ids for a TREC run: one id per line (UTF-8; ``\\r\\n`` accepted; no blank lines, no ASCII
+    white space nor control character inside an id: what a TREC field holds, so a non-breaking space or
+    another Unicode space is part of an id, as the TREC readers read it and the writers write it), as a
+    numpy string array. :func:`read_ids` is the lenient reader of embedding id files (ids stripped)."""
     label = os.fspath(path)
     try:
         with open(path, "rb") as fh:
@@ -247,7 +248,8 @@ def read_token_ids(path: str | os.PathLike) -> np.ndarray:
     m = _TOKEN_WS.search(text)
     if m is not None:
         line = text.count("\n", 0, m.start()) + 1
-        raise InputFormatError("an id contains white space (ids must be one token per line)", file=label, line=line)
+        raise InputFormatError(f"an id contains white space ({m.group()!r}), which separates the fields of a TREC line "
+                               "(ids must be one token per line)", file=label, line=line)
     ids = text.split("\n")
     for pos in (i for i, s in enumerate(ids) if not s or s.endswith("\r")):
         what = "blank line" if not ids[pos] else "stray carriage return"

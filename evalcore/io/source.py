@@ -40,8 +40,12 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 Source = str | os.PathLike | bytes | IO[bytes]
 PathOrBytes = Source
-#: White space that cannot appear inside a one-token id (TREC files, id lists).
-_TOKEN_WS = re.compile(r"[ \t\v\f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+#: White space that cannot appear inside a one-token id of a line (a TREC field; ``topk``'s ``--tag`` and its
+#: one-id-per-line files): ASCII's, which separates TREC fields as trec_eval separates them (:data:`.trec._WS`),
+#: line ends aside (they end the line or the id). Other white space (a non-breaking space, U+3000...) is part of an
+#: id, as the TREC readers read it and the TREC writers write it; control characters and line separators (U+0085,
+#: U+2028...) are refused by :func:`refuse_broken_ids`.
+_TOKEN_WS = re.compile(r"[ \t\f\v]")
 
 
 def refuse_broken_writes(dest: Any, *columns: tuple[str, Any]) -> None:
