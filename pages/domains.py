@@ -95,7 +95,8 @@ with h2:
         blob = ctx.ws.domain_blob
         # (with a domain column of its own in the ground truth, the mapping overrides it per query and the queries it
         # does not list keep theirs: those of '(none)' have a domain in neither)
-        both = blob is not None and S.memo("gtdomains:" + ctx.ws.ground_truth.universe_key(), lambda: own_domains(ctx))
+        gt = ctx.ws.ground_truth
+        both = blob is not None and gt is not None and S.memo("gtdomains:" + gt.universe_key(), lambda: own_domains(ctx))
         st.caption(ui.md_escape(f"(none): {ui.plural(int(none.iloc[0]), 'query', 'queries')} without a domain"
                                 + (f" in {blob.name}" if blob is not None else "")
                                 + (" nor in the ground truth's own domain column" if both else "")))
