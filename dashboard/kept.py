@@ -56,6 +56,16 @@ def start(wkey: str, pkey: str, field: str, default: Any, valid: Callable[[Any],
         state[wkey] = value if ok else default
 
 
+def gone(pkey: str, field: str, present: Collection[Any]) -> list[Any]:
+    """The values of the list the user chose in ``pkey[field]`` that are not among ``present`` (runs removed since),
+    with those trimmed away when the workspace was opened (:data:`dashboard.persist.DROPPED`, forgotten now): what
+    :func:`dashboard.ui.no_longer_offered` says before :func:`start` drops them."""
+    kept = saved(pkey).get(field)
+    now = [v for v in kept if v not in present] if isinstance(kept, list) else []
+    before = st.session_state.get(P.DROPPED, {}).pop(pkey, None)
+    return list(dict.fromkeys([*(before if isinstance(before, list) else []), *now]))
+
+
 def chose(wkey: str, pkey: str, field: str) -> None:
     """``on_change`` of a widget started with ``follow``: its value is the user's choice, kept from now on."""
     st.session_state.setdefault(FOLLOWING, set()).discard((pkey, field))

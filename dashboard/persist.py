@@ -52,6 +52,7 @@ SEEN = "_ws_seen"  # (folder, generation) the session's snapshot was read at
 PENDING = "_ws_url_selections"  # selections named by the URL the session started with (applied once)
 SAVED = "_ws_saved_selections"  # what was last written to the workspace's ui_state
 NOTICES = "_ws_notices"  # messages for the sidebar: (kind, text)
+DROPPED = "_ws_dropped_choices"  # the user's choices trimmed when the workspace was opened (selections.dropped_choices)
 MEMORY_DEMO = ("memory", -1)  # SEEN of the in-memory demo (when the stored one cannot be built)
 #: Seconds between two checks of the change counter while the Data (or Versions) page is open.
 POLL_SECONDS = 3.0
@@ -275,17 +276,21 @@ def _restore_selections(ws: W.Workspace) -> None:
     """Selections of a workspace just opened in this session: its ui_state, then what the URL names.
 
     What it kept is trimmed first (:func:`_trim_kept`): selections of runs, a model, an aspect or a query gone
-    are dropped, and so written back."""
+    are dropped, and so written back; those that were the user's choices (:data:`DROPPED`) are said once where they
+    were made (:func:`dashboard.ui.no_longer_offered`), unless the URL names another."""
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
+    state[DROPPED] = {}
     try:
         kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
         saved = {}
     state[SAVED] = dict(saved)
-    saved.update(state.pop(PENDING, {}))
+    pending = state.pop(PENDING, {})
+    state[DROPPED] = {k: v for k, v in state[DROPPED].items() if k not in pending}
+    saved.update(pending)
     for key, value in saved.items():
         state[key] = value
 
@@ -310,6 +315,7 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
                                      fusion=SEL_FUSION, fusion_search=SEL_FUSION_SEARCH)
     except (EvalcoreError, OSError):
         return kept
+    st.session_state[DROPPED] = selections.dropped_choices(kept, trimmed, fusion=SEL_FUSION)
     delta = selections.changes(kept, trimmed)
     if delta:
         try:

@@ -17,6 +17,9 @@ from dashboard import state as S
 #: The shared selections that hold run names (one, or a list).
 RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S.SEL_VERSION_REFERENCE,
                   S.SEL_VERSION_A, S.SEL_VERSION_B, S.SEL_CMP_RUNS)
+#: The kept selections that hold only a choice of the user's (their widgets follow a live default until the user
+#: chooses: ``follow`` of :func:`dashboard.ui.bound_selectbox`): one trimmed away is said where its widget is drawn.
+CHOSEN = (S.SEL_VERSION_REFERENCE, S.SEL_VERSION_A, S.SEL_VERSION_B)
 #: Keys of kept selections are the dashboard's when they start so (another key of a workspace's ui_state, set from
 #: Python with ``Workspace.set_ui_state``, is left alone).
 PREFIX = "sel_"
@@ -72,6 +75,20 @@ def _fusion(setup: dict[str, Any], runs: set[str]) -> dict[str, Any]:
         out["runs"] = [r for r in setup["runs"] if isinstance(r, str) and r in runs]
     if isinstance(setup.get("weights"), dict):
         out["weights"] = {r: w for r, w in setup["weights"].items() if r in runs}
+    return out
+
+
+def dropped_choices(before: Mapping[str, Any], after: Mapping[str, Any], *, fusion: str) -> dict[str, Any]:
+    """The user's choices :func:`trimmed` took out of ``before`` (giving ``after``), to be said where they were made:
+    a selection of :data:`CHOSEN` dropped -> its value; ``fusion`` -> the runs its set-up lost (a list, when any)."""
+    out: dict[str, Any] = {k: before[k] for k in CHOSEN if before.get(k) is not None and after.get(k) is None}
+    was, now = before.get(fusion), after.get(fusion)
+    runs = was.get("runs") if isinstance(was, dict) else None
+    if isinstance(runs, list):
+        left = now.get("runs") if isinstance(now, dict) and isinstance(now.get("runs"), list) else []
+        gone = [r for r in runs if isinstance(r, str) and r not in left]
+        if gone:
+            out[fusion] = gone
     return out
 
 

@@ -211,6 +211,18 @@ def _sync(wkey: str, pkey: str) -> None:
     P.publish()
 
 
+def no_longer_offered(label: str, gone: Sequence[str], *, default_again: bool = True) -> None:
+    """Say (once: the caller then forgets them) that values the user chose in the widget ``label`` are no longer
+    offered (a run removed since, in this session or before the workspace was opened); ``default_again``: none of
+    the choice is left, the widget shows its default again (else: the rest of the choice is kept)."""
+    one = len(gone) == 1
+    names = ", ".join(repr(str(g)) for g in gone)
+    said = (f"{label} as you chose it, {names}, is" if one else f"{label} as you chose them: {names} are")
+    st.info(md_escape(f"{said} no longer offered here (removed, or not among these choices): "
+                      + ("showing the default again." if default_again else "the rest of your choice is kept.")),
+            icon=":material/info:")
+
+
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
                     format_func: Callable[[Any], str] | None = None, help: str | None = None,
                     default: Any = None, follow: bool = False) -> Any:
@@ -228,10 +240,12 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
         return None
     wkey = f"w_{scope}_{pkey}"
     desired = st.session_state.get(pkey)
-    if follow and desired is not None and desired not in options:
-        shown = (format_func(desired) if format_func is not None else None) or str(desired)
-        st.info(md_escape(f"{label} as you chose it, {shown!r}, is no longer offered here (removed, or not among "
-                          "these choices): showing the default again."), icon=":material/info:")
+    # (a choice gone: in this session, or trimmed when the workspace was opened, e.g. after a restart)
+    gone = desired
+    if follow and gone is None:
+        gone = st.session_state.get(P.DROPPED, {}).pop(pkey, None)
+    if follow and gone is not None and gone not in options:
+        no_longer_offered(label, [(format_func(gone) if format_func is not None else None) or str(gone)])
         st.session_state.pop(pkey, None)
         desired = None
     if desired not in options:

@@ -13,8 +13,22 @@ from dashboard import state as S
 from dashboard import tables as T
 from dashboard import ui
 from evalcore import workspace as W
+from evalcore.errors import EvalcoreError
+from evalcore.workspace import sidechecks
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
+
+
+def own_domains(ctx: S.Context) -> bool:
+    """Whether the ground truth (a file one; any of its aspects) has domains of its own (a domain column)."""
+    gt = ctx.ws.ground_truth
+    if gt is None or gt.kind == "reference":
+        return False
+    try:
+        return any(sidechecks.own_domains(W.load_ground_truth(gt, a)) for a in (ctx.aspects or (None,)))
+    except EvalcoreError:
+        return False
+
 
 ui.page_setup()
 st.title("Domains")
@@ -79,8 +93,13 @@ with h2:
     none = sizes.loc[sizes["domain"] == "(none)", "n_queries"]
     if len(none):  # (the queries a domain mapping leaves out: said when it was loaded, and here)
         blob = ctx.ws.domain_blob
+        # (with a domain column of its own in the ground truth, the mapping overrides it per query and the queries it
+        # does not list keep theirs: those of '(none)' have a domain in neither)
+        gt = ctx.ws.ground_truth
+        both = blob is not None and gt is not None and S.memo("gtdomains:" + gt.universe_key(), lambda: own_domains(ctx))
         st.caption(ui.md_escape(f"(none): {ui.plural(int(none.iloc[0]), 'query', 'queries')} without a domain"
-                                + (f" in {blob.name}" if blob is not None else "")))
+                                + (f" in {blob.name}" if blob is not None else "")
+                                + (" nor in the ground truth's own domain column" if both else "")))
 small = sizes[sizes["n_queries"] < min_q]
 if len(small) == 1:
     row = small.iloc[0]

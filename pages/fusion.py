@@ -55,6 +55,7 @@ like = S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_ASPECT))  # one 
 # the page's set-up is the shared selection S.SEL_FUSION (another page, a reload, a new tab): each widget starts at
 # its kept value while that is still valid (runs still there, options offered, numbers in range), else its default
 FU = P.SEL_FUSION
+gone = K.gone(FU, "runs", by_name)  # runs the user chose, removed since (said below, as on the Versions page)
 if "fu_runs" in st.session_state:  # a run removed meanwhile leaves the choice
     st.session_state["fu_runs"] = [n for n in st.session_state["fu_runs"] if n in by_name]
 # by default three of them, the latest version of each model first (not a model's first three checkpoints), followed
@@ -62,6 +63,8 @@ K.start("fu_runs", FU, "runs", VS.default_compared([r.name for r in loaded if r.
                                                    loaded)[:3],
         bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None,  # runs gone leave it
         follow=True)  # (until the user picks runs, a checkpoint logged meanwhile takes its model's place)
+if gone:
+    ui.no_longer_offered("Runs to fuse", gone, default_again=(FU, "runs") in st.session_state[K.FOLLOWING])
 names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs", on_change=K.chose, args=("fu_runs", FU, "runs"),
                        help="By default: runs evaluated against the same ground-truth aspect, with enough coverage.")
 mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))

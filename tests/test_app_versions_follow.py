@@ -160,3 +160,85 @@ def test_follow_the_newest_versions_forgets_the_choice():
     assert ab(at) == ("enc-ep3", "enc-ep4")
     assert url(at, "version_a") == [] and S.SEL_VERSION_A not in ws.ui_state()
     assert not [b for b in at.button if b.key == "ver_follow"]
+
+
+def said(at) -> list[str]:
+    return [T.unescape(m.value) for m in (*at.info, *at.warning)]
+
+
+def test_chosen_versions_removed_before_the_workspace_is_opened_are_said_once():
+    """A = ep2 and the reference ep3 chosen, both removed by a script, the dashboard reopened (a restart, a new tab):
+    the workspace's kept choices were trimmed without a word; now each is named once, as in a live session."""
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    ref = f"w_versions_{S.SEL_VERSION_REFERENCE}"
+    at.selectbox(key=A).select("enc-ep2").run()
+    at.selectbox(key=ref).select("enc-ep3").run()
+    assert ws.ui_state()[S.SEL_VERSION_A] == "enc-ep2" and ws.ui_state()[S.SEL_VERSION_REFERENCE] == "enc-ep3"
+    ws.remove_run("enc-ep2")
+    ws.remove_run("enc-ep3")
+    again = versions_page(T.open_app(name))
+    assert ab(again) == ("enc-ep1", "enc-ep4") and again.selectbox(key=ref).value == "enc-ep1"
+    assert any("Version A as you chose it, 'enc-ep2', is no longer offered" in m for m in said(again)), said(again)
+    assert any("Reference version as you chose it, 'enc-ep3', is no longer offered" in m
+               for m in said(again)), said(again)
+    assert S.SEL_VERSION_A not in ws.ui_state() and S.SEL_VERSION_REFERENCE not in ws.ui_state()
+    again.run()
+    assert not any("enc-ep2" in m or "enc-ep3" in m for m in said(again)), said(again)  # once
+    assert not any("enc-ep2" in m for m in said(versions_page(T.open_app(name))))  # the next session: nothing to say
+
+
+def test_a_deep_link_replaces_a_kept_choice_removed_without_a_word_about_it():
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep2").run()
+    ws.remove_run("enc-ep2")
+    linked = versions_page(_with_link(name, version_a="enc-ep1"))
+    assert ab(linked) == ("enc-ep1", "enc-ep4")
+    assert not any("enc-ep2" in m for m in said(linked)), said(linked)
+
+
+def fusion_page(at):
+    at = T.goto(at, "fusion")
+    assert not T.errors(at), T.errors(at)
+    return at
+
+
+def fused(at) -> list[str]:
+    return sorted(at.multiselect(key="fu_runs").value)
+
+
+def test_a_chosen_run_to_fuse_removed_is_said_as_on_the_versions_page():
+    name, ws = training((1, 2, 3))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = fusion_page(T.open_app(name))
+    at.multiselect(key="fu_runs").set_value(["enc-ep2", "bm25"]).run()
+    ws.remove_run("enc-ep2")
+    at.run()
+    assert fused(at) == ["bm25"]
+    assert "Runs to fuse as you chose it, 'enc-ep2', is no longer offered here (removed, or not among these " \
+           "choices): the rest of your choice is kept." in said(at), said(at)
+    at.run()
+    assert fused(at) == ["bm25"] and not any("enc-ep2" in m for m in said(at)), said(at)  # said once
+    # none of the choice left: the default again, said so
+    at.multiselect(key="fu_runs").set_value(["enc-ep1"]).run()
+    ws.remove_run("enc-ep1")
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep3"]
+    assert any("'enc-ep1', is no longer offered" in m and "showing the default again" in m
+               for m in said(at)), said(at)
+
+
+def test_a_chosen_run_to_fuse_removed_before_the_workspace_is_opened_is_said_once():
+    name, ws = training((1, 2, 3))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = fusion_page(T.open_app(name))
+    at.multiselect(key="fu_runs").set_value(["enc-ep1", "enc-ep2", "bm25"]).run()
+    ws.remove_run("enc-ep1")
+    ws.remove_run("enc-ep2")
+    again = fusion_page(T.open_app(name))  # a restart, a new tab: the kept set-up is trimmed on opening
+    assert fused(again) == ["bm25"]
+    assert "Runs to fuse as you chose them: 'enc-ep1', 'enc-ep2' are no longer offered here (removed, or not among " \
+           "these choices): the rest of your choice is kept." in said(again), said(again)
+    again.run()
+    assert not any("enc-ep1" in m for m in said(again)), said(again)

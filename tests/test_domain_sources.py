@@ -83,3 +83,21 @@ def test_the_data_page_says_where_the_domains_come_from(tmp_path):
     assert not at.exception and not T.errors(at)
     shown = [T.unescape(w.value) for w in at.warning]
     assert shown.count(NOTE) == 1, shown
+
+
+def test_the_domains_page_says_the_group_none_has_a_domain_in_neither_source(tmp_path):
+    """'(none): 1 query without a domain in dom.csv' was true but misleading where the qrels have a domain column: the
+    queries the mapping does not list keep theirs, so '(none)' holds those with a domain in neither source. A ground
+    truth without a domain column keeps the plain words (test_app_warnings.py)."""
+    d = _files(tmp_path)
+    name = f"domains-{uuid.uuid4().hex[:10]}"
+    ws = W.WorkspaceRoot().create(name)
+    ws.set_ground_truth(d / "qrels.csv")
+    ws.add_run("r", d / "r.trec")
+    with pytest.warns(EvalcoreWarning):
+        ws.set_domains(d / "dom.csv")
+    at = T.goto(T.open_app(name), "domains")
+    assert not T.errors(at), T.errors(at)
+    captions = [T.unescape(c.value) for c in at.caption]
+    assert "(none): 1 query without a domain in dom.csv nor in the ground truth's own domain column" in captions, \
+        captions
