@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from evalcore.errors import InputFormatError
-from evalcore.io import load_embeddings, load_run, read_ids, read_token_ids
+from evalcore.io import load_embeddings, load_queries, load_run, read_ids, read_token_ids
 
 IDS = ["d1\u00a0", "\u00a0d2", "d\u30003", "d4\u2007"]  # NBSP at either end, ideographic and figure spaces
 
@@ -50,3 +50,13 @@ def test_a_line_separator_inside_an_id_is_refused_by_both_id_readers(tmp_path, s
     for read in (read_ids, read_token_ids):
         with pytest.raises(InputFormatError, match="ids.txt, line 2"):
             read(tmp_path / "ids.txt")
+
+
+def test_a_query_texts_file_keeps_a_unicode_space_of_a_query_id(tmp_path) -> None:
+    """Query texts (BEIR ``queries.jsonl``, ``id<TAB>text``) are matched to the ground truth's query ids: a query
+    id ``q1\\xa0`` of a TREC qrels stays ``q1\\xa0`` there too (before: stripped to ``q1``, another query)."""
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1\\u00a0", "text": "a"}\n{"_id": " q2 ", "text": "b"}\n',
+                                           encoding="utf-8")
+    (tmp_path / "queries.tsv").write_text("q1\u00a0\ta\n q2 \tb\n", encoding="utf-8")
+    for name in ("queries.jsonl", "queries.tsv"):
+        assert sorted(load_queries(tmp_path / name)) == ["q1\u00a0", "q2"]
