@@ -175,20 +175,31 @@ def store_reference(blob: W.Blob, ids: W.Blob | None) -> bool:
                          prefix="Not loaded", where="gt")
 
 
-def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tuple[str, list[str]]:
-    """Store the file as a run; returns its name and the runs already holding these very bytes."""
+#: How files whose very bytes the workspace already holds as a run are named (not stored a second time)
+ALREADY = "already in the workspace, not stored again: "
+
+
+def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tuple[str, list[str], bool]:
+    """Store the file as a run; returns its name, the runs already holding these very bytes and whether it was
+    stored (False: a ranked file already stored, under whatever name, is not stored again:
+    :meth:`evalcore.workspace.Workspace.same_file_run`)."""
     name = W.free_name(W.file_stem(blob.name), ws.run_names())
     aspect = aspect if aspect in ws.aspects() else None
     info = ws.runs()
     same = info.loc[info["source_sha256"] == blob.sha256, "name"].astype(str).tolist() if len(info) else []
     if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
-        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect), same
-    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect), same
+        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect), same, True
+    stored = ws.same_file_run(blob.sha256, aspect=aspect)
+    if stored is not None:
+        return stored, [stored], False
+    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect), same, True
 
 
-def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bool) -> str:
+def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bool, new: bool = True) -> str:
     """How an uploaded file was added: under its own name, or another one (the name was taken), and whether
-    the workspace already held its very content (an upload made twice)."""
+    the workspace already held its very content (``new`` False: a ranked file not stored again)."""
+    if not new:
+        return f"{file_name} (the same file as run {run_name!r})"
     text = file_name + (" (embeddings, item-to-item)" if embeddings else "")
     if run_name != W.file_stem(file_name):
         text += f" as run {run_name!r}"
@@ -200,12 +211,14 @@ def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bo
 def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> None:
     """Run files, one run each (``.npy``/``.npz``: item-to-item embedding runs); a file that does not load
     is reported next to the uploader and nothing of it is stored."""
-    added, told = [], []
+    added, kept, told = [], [], []
     for blob in blobs:
         failed = _failed_text()
         result, got = write_collecting(lambda ws, blob=blob: _add_run(ws, blob, aspect, fmt), on_demo="new")
         if result.ok:
-            added.append(added_text(blob.name, *result.value, embeddings=W.looks_like_embeddings(blob)))
+            run_name, same, new = result.value
+            (added if new else kept).append(added_text(blob.name, run_name, same,
+                                                       embeddings=W.looks_like_embeddings(blob), new=new))
             told += got  # (comment lines skipped, all-zero vectors: said after what was added)
             if result.created:
                 flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged",
@@ -214,6 +227,8 @@ def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> No
             flash("error", f"{result.error} ({failed})", "Not loaded", where="runs")
     if added:
         flash("ok", "added run file(s) " + ", ".join(added), where="runs")
+    if kept:
+        flash("ok", ALREADY + ", ".join(kept), where="runs")
     flash_warnings(told, where="runs")
 
 
@@ -312,9 +327,15 @@ def add_run_folder(path: str, *, name: str | None, aspect: str | None, fmt: str)
     out = result.value
     if result.created:
         flash("ok", f"created the workspace {result.created!r} for your files; the demo is unchanged", where="path")
-    flash("ok", f"added {len(out.added):,} run(s) from {out.spec}: "
-          + _short([added_text(Path(a.file).name, a.run, list(a.same), embeddings=False) for a in out.added]),
-          where="path")
+    new = [a for a in out.added if a.new]
+    if new:
+        flash("ok", f"added {len(new):,} run(s) from {out.spec}: "
+              + _short([added_text(Path(a.file).name, a.run, list(a.same), embeddings=False) for a in new]),
+              where="path")
+    kept = [a for a in out.added if not a.new]
+    if kept:
+        flash("ok", ALREADY + _short([added_text(Path(a.file).name, a.run, [], embeddings=False, new=False)
+                                      for a in kept]), where="path")
     for f in out.failed[:FAILURES_SHOWN]:  # each file's own error (its path and line); the other files are added
         flash("error", f.error, f"Not loaded ({Path(f.file).name}; the other files are added)", where="path")
     if len(out.failed) > FAILURES_SHOWN:  # (not a wall of errors: the rest named in one)
@@ -343,6 +364,17 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
         flash("error", str(e), "Not loaded", where="path")
         return False
     label = main.name
+    if kind == "ranked" and not name:  # a file already stored (its stem or TREC tag as name): not stored again
+        from evalcore.workspace.artifacts import sha256_file
+
+        try:
+            ws_now = P.workspace()
+            stored = ws_now.same_file_run(sha256_file(main), aspect=aspect if aspect in ws_now.aspects() else None)
+        except (OSError, EvalcoreError):  # (said by the write below, as before)
+            stored = None
+        if stored is not None:
+            flash("ok", ALREADY + added_text(label, stored, [stored], embeddings=False, new=False), where="path")
+            return True
 
     def change(ws: W.Workspace) -> Any:
         if kind == "qrels":

@@ -38,10 +38,10 @@ def test_a_folder_of_run_files_is_added_from_the_path_field(tmp_path):
     runs, ws, at = _page(tmp_path)
     assert at.radio(key="path_kind").value == "ranked"  # a ground truth is stored: runs come next
     _add(at, runs)
-    assert sorted(ws.run_names()) == ["model-1", "model-1 (2)", "model-2", "model-3"]
+    assert sorted(ws.run_names()) == ["model-1", "model-2", "model-3"]  # model-1.trec again: not stored twice
     ok = [unescape(s.value) for s in at.success]
-    assert any("added 3 run(s) from" in s and "model-1.trec as run 'model-1 (2)' (the same file as run 'model-1')"
-               in s for s in ok), ok
+    assert any("added 2 run(s) from" in s and "model-2.trec" in s for s in ok), ok
+    assert "already in the workspace, not stored again: model-1.trec (the same file as run 'model-1')" in ok, ok
     errors = T.errors(at)
     assert any(e.startswith("Not loaded (bad.trec; the other files are added)") and f"bad.trec, line {len(T.trec_run(4).splitlines()) + 1}" in e
                for e in errors), errors

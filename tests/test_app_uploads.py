@@ -23,7 +23,8 @@ from evalcore import workspace as W
 
 
 def test_a_file_uploaded_twice_is_said_so_with_the_name_it_got():
-    """The second upload of bm25.trec became run 'bm25 (2)' under the message 'added run file(s) bm25.trec'."""
+    """The second upload of bm25.trec became run 'bm25 (2)' under the message 'added run file(s) bm25.trec'; then,
+    named as the run it duplicated, it was still stored a second time: now it is not stored again, and said so."""
     at = empty_data_page()
 
     def upload(name: str, data: bytes) -> list[str]:  # (a new uploader after each stored upload: its key changes)
@@ -34,8 +35,9 @@ def test_a_file_uploaded_twice_is_said_so_with_the_name_it_got():
 
     upload("bm25.trec", trec_run(1))
     said = upload("bm25.trec", trec_run(1))
-    assert [r.name for r in at.session_state["ws"].runs] == ["bm25", "bm25 (2)"]
-    assert "added run file(s) bm25.trec as run 'bm25 (2)' (the same file as run 'bm25')" in said, said
+    assert [r.name for r in at.session_state["ws"].runs] == ["bm25"]  # not stored a second time
+    assert "already in the workspace, not stored again: bm25.trec (the same file as run 'bm25')" in said, said
+    assert not any(s.startswith("added") for s in said), said
     assert "added run file(s) dense.trec" in upload("dense.trec", trec_run(2))  # its own name, new content
 
 

@@ -63,8 +63,11 @@ def test_a_glob_takes_the_files_it_matches_and_the_same_bytes_are_named(tmp_path
     ws = _ws(tmp_path)
     ws.add_run("first", runs / "run-1.trec")
     out = ws.add_run_files(str(runs / "run-*.trec"))
-    assert [a.run for a in out.added] == ["run-1", "run-2", "run-10"]
+    # run-1.trec's very bytes are already run 'first': named, not stored a second time
+    assert [a.run for a in out.added] == ["first", "run-2", "run-10"]
+    assert [a.new for a in out.added] == [False, True, True]
     assert out.added[0].same == ("first",) and out.added[1].same == ()
+    assert ws.run_names() == ["first", "run-2", "run-10"]
     assert not out.failed and not out.left_out
 
 

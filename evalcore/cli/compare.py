@@ -29,7 +29,10 @@ def register(sub) -> argparse.ArgumentParser:
     p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
     p.add_argument("--run", action="append", metavar="[NAME=]FILE",
                    help="a ranked run (repeatable; two or more runs; a bare FILE is named by its TREC run tag, else its file stem)")
-    p.add_argument("--per-query", default=None, help="a per_query.csv written by `evaluate` instead of qrels+runs")
+    p.add_argument("--per-query", default=None,
+                   help="a per_query.csv written by `evaluate` instead of qrels+runs (with --n-samples: N of its queries, "
+                        "drawn as from the ground truth: the same sample as from the run files when the file holds "
+                        "every query, i.e. was written without --n-samples and without --no-relevant skip)")
     p.add_argument("--metric", nargs="+", default=["ndcg@10"], help="metric@k to compare (several allowed; default ndcg@10)")
     p.add_argument("--runs", nargs="+", action="extend", default=None, metavar="NAME",
                    help="the runs compared, in this order (default: every run, sorted by name): each pair (A, B) "
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
         # round-trip parsing: the file's 17 significant digits give back the very values (pandas' default
         # parser can move some by one ulp, and tied differences would stop being ties in the Wilcoxon ranks)
-        table = read_per_query_csv(args.per_query)
+        table = _sampled(read_per_query_csv(args.per_query), args)
         where = str(args.per_query)
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
@@ -154,6 +157,25 @@ def run(args: argparse.Namespace) -> int:
             frame.to_csv(path, index=False, float_format="%.17g")
             print(f"wrote {path}")
     return 0
+
+
+def _sampled(table, args: argparse.Namespace):
+    """``--per-query`` with ``--n-samples N``: the rows of N of the table's queries, drawn as ``evaluate
+    --n-samples N`` draws them (:func:`evalcore.retrieval.sampling.sample_queries` over the query ids in the order
+    they first appear, seeded by ``--sample-seed``, else ``--seed``). A table ``evaluate --out`` wrote without a
+    sample (and without ``--no-relevant skip``) lists every query of the ground truth in the ground truth's order,
+    so the sample (hence every number) is that of ``compare --qrels ... --run ...`` with the same options; a table
+    lacking queries gets a sample of its own queries. Without ``--n-samples``: the table."""
+    from ..retrieval.sampling import sample_queries
+    from .inputs import warn_sample_above
+    from .options import sample_seed
+
+    if not args.n_samples:
+        return table
+    ids = table["query_id"].astype(str).unique()
+    warn_sample_above(args.n_samples, len(ids), f"queries of {args.per_query}")
+    picked = set(ids[sample_queries(ids, args.n_samples, seed=sample_seed(args))].tolist())
+    return table[table["query_id"].astype(str).isin(picked)].reset_index(drop=True)
 
 
 def _p_text(p: float) -> str:

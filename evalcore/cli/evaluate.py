@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from ..defaults import MEAN_RESAMPLES, REPORT_CI_METHOD
 from .options import (
@@ -83,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         def check(inputs) -> None:
             checked.append(check_before_recording(args, inputs))
     with search_backend(args) as backend:
-        ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k, load_runs=load_runs,
+        ev, runs, gt_label = evaluate_from_args(args, metrics=args.metrics, k=args.k,
+                                                load_runs=_named_as_stored(args, load_runs) if args.workspace
+                                                else load_runs,
                                                 progress=ProgressBar("ranking", unit=progress_unit(args)),
                                                 details=details, backend=backend, check_inputs=check)
     if args.workspace:  # the rankings of sharded corpora, before anything is printed or written
@@ -124,3 +128,39 @@ def run(args: argparse.Namespace) -> int:
 
         print(record_evaluation(args, ev, runs, details, checked=checked[0]))
     return 0
+
+
+def _named_as_stored(args: argparse.Namespace, load_runs):
+    """``load_runs`` for ``--workspace``: a bare ``--run FILE`` whose very bytes the workspace already holds as a
+    ranked run (:meth:`evalcore.workspace.Workspace.same_file_run`, e.g. uploaded on the dashboard and named
+    after its file there) takes that run's name instead of its TREC tag, said in one line, so that it is
+    evaluated, printed and recorded under it and not stored a second time; ``NAME=FILE`` keeps its name."""
+    from ..errors import warn
+    from ..workspace import Workspace
+    from ..workspace.artifacts import sha256_file
+    from ..workspace.locations import is_workspace
+    from .options import file_exists, parse_aspects, split_named
+
+    def load(specs, **kw):
+        path = Path(args.workspace).expanduser()
+        if not specs or not is_workspace(path):
+            return load_runs(specs, **kw)
+        per_run, default = parse_aspects(getattr(args, "aspect", None))
+        ws = Workspace.open(path, create=False)
+        try:
+            named = []
+            for spec in specs:
+                name, file = split_named(spec, flag="--run", bare_ok=True, exists=file_exists)
+                stored = None
+                if name is None and os.path.isfile(file) and not per_run:
+                    stored = ws.same_file_run(sha256_file(file), aspect=default)
+                if stored is not None:
+                    warn(f"{file}: the workspace holds this very file as run {stored!r}: evaluated and recorded "
+                         f"under that name, not stored again (--run NAME=FILE names it otherwise)")
+                    spec = f"{stored}={file}"
+                named.append(spec)
+        finally:
+            ws.close()
+        return load_runs(named, **kw)
+
+    return load

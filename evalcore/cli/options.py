@@ -141,7 +141,10 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--qrels", default=None,
                    help="ground truth file (TREC qrels, BEIR TSV, ...); required unless --reference-emb")
     p.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
-    p.add_argument("--run", action="append", metavar="[NAME=]FILE", help="a ranked run (repeatable; a bare FILE is named by its TREC run tag, else its file stem)")
+    p.add_argument("--run", action="append", metavar="[NAME=]FILE",
+                   help="a ranked run (repeatable; a bare FILE is named by its TREC run tag, else its file stem; "
+                        "with --workspace, a file whose very bytes the workspace holds as a run, e.g. uploaded on the "
+                        "dashboard under its file stem, is that run: its name, not stored again)")
     p.add_argument("--metrics", nargs="+", default=["ndcg", "recall", "mrr", "map"], metavar="NAME",
                    help="metric names, e.g. ndcg recall(rel=2) P@5 map@all bpref, or trec_eval's P.5,10 "
                         "official all_trec (see `evalcore metrics`; default ndcg recall mrr map)")

@@ -50,7 +50,7 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS, GZIP_MAGIC, refuse_broken_ids, refuse_broken_writes
+from .source import _TOKEN_WS, ASCII_WS, GZIP_MAGIC, refuse_broken_ids, refuse_broken_writes
 
 __all__ = ["EMBEDDING_FORMATS", "Embeddings", "read_ids", "read_token_ids", "save_embeddings", "gather_rows"]
 
@@ -193,7 +193,10 @@ def _refuse_gzip(head: bytes, name: str, what: str) -> None:
 
 
 def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
-    """Ids from a text file, one per line (blank trailing lines ignored, CRLF accepted)."""
+    """Ids from a text file, one per line (blank trailing lines ignored, CRLF accepted), each stripped of ASCII
+    white space only (:data:`.source.ASCII_WS`): a non-breaking or another Unicode space is part of an id, as
+    :func:`read_token_ids` and the TREC readers read it; lines end at ``\\n`` only (a U+2028 inside an id is
+    refused, as there)."""
     data, path, name = _open(src, label)
     if data is None:
         assert path is not None
@@ -206,12 +209,12 @@ def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputFormatError(f"ids file is not UTF-8 text (byte {e.start})", file=name) from None
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
+    lines = text.split("\n")
+    while lines and not lines[-1].strip(ASCII_WS):
         lines.pop()
     if not lines:
         raise EmptyInputError("ids file is empty", file=name)
-    ids = [ln.strip() for ln in lines]
+    ids = [ln.strip(ASCII_WS) for ln in lines]
     for i, x in enumerate(ids):
         if not x:
             raise InputFormatError("empty id (blank line)", file=name, line=i + 1)

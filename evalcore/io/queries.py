@@ -26,7 +26,7 @@ from ..errors import DuplicateIdError, EmptyInputError, InputFormatError, Missin
 from .columns import QUERY_COLUMNS, norm_column
 from .detect import _ext, _head, _is_json
 from .jsonfmt import parse_json, refuse_broken
-from .source import Source, decode_text, read_source, refuse_broken_ids, source_filename
+from .source import ASCII_WS, Source, decode_text, read_source, refuse_broken_ids, source_filename
 
 __all__ = ["QUERY_ID_FIELDS", "QUERY_TEXT_FIELDS", "load_queries"]
 
@@ -55,7 +55,7 @@ def _add(out: dict[str, str], qid: Any, text: Any, *, label: str, line: int | No
          check: bool = True) -> None:
     if qid is None or (isinstance(qid, str) and not qid.strip()) or isinstance(qid, (dict, list, bool)):
         raise InputFormatError(f"query id missing or not a string/number{where}", file=label, line=line)
-    q = str(qid).strip()
+    q = str(qid).strip(ASCII_WS)  # (ASCII white space only: a Unicode space is part of an id, as in TREC files)
     if check:  # (an id, not its text: a text may hold tabs and line breaks)
         refuse_broken_ids([q], what="query id", file=label, line=lambda _: line, where=lambda _: where)
     if q in out:

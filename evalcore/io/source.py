@@ -46,6 +46,10 @@ PathOrBytes = Source
 #: id, as the TREC readers read it and the TREC writers write it; control characters and line separators (U+0085,
 #: U+2028...) are refused by :func:`refuse_broken_ids`.
 _TOKEN_WS = re.compile(r"[ \t\f\v]")
+#: The white space a lenient reader strips around an id (an embedding id file, an embedding CSV's id column):
+#: ASCII's, as :data:`_TOKEN_WS` and the TREC readers separate fields; a non-breaking or another Unicode space
+#: stays part of the id, so that one id file gives the same ids by every path.
+ASCII_WS = " \t\n\r\f\v"
 
 
 def refuse_broken_writes(dest: Any, *columns: tuple[str, Any]) -> None:

@@ -44,7 +44,7 @@ from .embeddings import (
 )
 from .jsonfmt import text_line
 from .npzmap import map_npz_member
-from .source import refuse_broken_ids
+from .source import ASCII_WS, refuse_broken_ids
 from .trec import looks_like_run_line
 
 # --------------------------------------------------------------------- loading
@@ -366,7 +366,7 @@ def _read_csv(data: bytes | None, path: Path | None, name: str, id_column: str |
     kinds = {c: ("list" if frame[c].str.lstrip().str.startswith("[").all() else
                  ("number" if _numeric_mask(frame[c]).all() else "text")) for c in cols}
     idc = _pick_id_column(cols, kinds, id_column, name)
-    id_vals = frame[idc].str.strip()
+    id_vals = frame[idc].str.strip(ASCII_WS)  # (ASCII white space only: a Unicode space is part of an id)
     if (id_vals == "").any():
         i = int(np.flatnonzero((id_vals == "").to_numpy())[0])
         raise InputFormatError(f"empty id in column {idc!r}", file=name, line=i + 2)

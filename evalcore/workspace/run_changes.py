@@ -100,6 +100,21 @@ class RunChanges(GroundTruths):
 
         return add_run_files(self, files, format=format, aspect=aspect, progress=progress)
 
+    def same_file_run(self, sha256: str, *, aspect: str | None = None) -> str | None:
+        """The name of the ranked run already stored from a file of these very bytes (its recorded source SHA-256,
+        ``sha256``) against the same ground-truth ``aspect`` (None: the default), the first in the workspace's
+        order; None when there is none.
+
+        Every entry point that names a run after its file (an upload, a folder or glob, ``evaluate --workspace
+        --run FILE``) asks it first, so that a file stored under one name (its stem on the dashboard, its TREC
+        tag on the command line) is not stored a second time under the other: the stored run is used as it is.
+        """
+        want = self._aspect(aspect)
+        for r in self.run_records():
+            if r.kind == "ranked" and r.source_sha256 == str(sha256) and (r.aspect or None) == want:
+                return str(r.name)
+        return None
+
     def add_embedding_run(self, name: str, embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
                           query_ids: Any = None, model: str | None = None, version: str | None = None,
                           step: float | None = None, tags: Sequence[str] = (), aspect: str | None = None,

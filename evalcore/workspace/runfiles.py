@@ -11,6 +11,9 @@ each in its own transaction, exactly as one file given alone would be read (:met
   subfolders. Files are taken in name order, digit runs compared as numbers (``run-2`` before ``run-10``);
 * **names**: each run is named after its file (:func:`~.model.file_stem`), or ``name (2)``... when that name is
   taken (by a stored run or a file read before it), as a single file added alone;
+* **the same file again**: a file whose very bytes are already stored as a ranked run (same aspect; whatever its
+  name: :meth:`~.run_changes.RunChanges.same_file_run`) is not stored a second time: its outcome names that run
+  (``new`` False), as an upload of it and ``evaluate --workspace --run FILE`` do;
 * **errors**: a file that does not load is reported with its own error (its path, line and what is wrong) and
   nothing of it is stored; every other file is still added, and the runs already stored are untouched. When no
   file could be added at all, an error is raised (listing each file's), so nothing changed.
@@ -28,6 +31,7 @@ from typing import Any
 
 from ..errors import EvalcoreError, InputFormatError, OptionError
 from ..io.shards import is_shard_spec
+from .artifacts import sha256_file
 from .model import file_stem, free_name
 
 __all__ = ["RunFileAdded", "RunFileFailed", "RunFilesAdded", "is_file_set", "list_run_files", "add_run_files",
@@ -44,11 +48,13 @@ _DOC_SUFFIXES = frozenset((".md", ".rst", ".pdf", ".html", ".htm", ".py", ".ipyn
 
 @dataclass(frozen=True)
 class RunFileAdded:
-    """A file stored as run ``run``; ``same``: runs already stored from these very bytes (a file added twice)."""
+    """A file stored as run ``run``; ``same``: runs already stored from these very bytes (a file added twice).
+    ``new`` False: not stored again, ``run`` is the run already holding these bytes (and ``same`` names it)."""
 
     file: str
     run: str
     same: tuple[str, ...] = ()
+    new: bool = True
 
 
 @dataclass(frozen=True)
@@ -141,8 +147,15 @@ def add_run_files(ws: Any, spec: str | os.PathLike, *, format: str = "auto", asp
         if progress is not None:
             progress(i, len(taken), path)
         try:
+            stored = ws.same_file_run(sha256_file(path), aspect=aspect)
+            if stored is not None:
+                added.append(RunFileAdded(path, stored, (stored,), new=False))
+                continue
             name = ws.add_run(free_name(file_stem(path), ws.run_names()), path, format=format, aspect=aspect,
                               source_name=os.path.basename(path))
+        except OSError as e:
+            failed.append(RunFileFailed(path, f"{path}: cannot be read ({e.strerror or e})"))
+            continue
         except EvalcoreError as e:
             failed.append(RunFileFailed(path, str(e)))
             continue
