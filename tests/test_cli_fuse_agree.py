@@ -177,3 +177,61 @@ def test_agree_refuses_one_file_for_the_table_and_the_summary(files, tmp_path, c
     same = tmp_path / "x.csv"
     assert main(["agree", *run_args(files), "--out", str(same), "--summary-out", str(tmp_path / "." / "x.csv")]) == 2
     assert "--out and --summary-out are one file" in capsys.readouterr().err and not same.exists()
+
+
+def _two_aspect_lists(tmp_path: Path) -> Path:
+    """A seed-001 ground truth with two ordered lists (aspects) over the runs' queries and documents."""
+    import json
+
+    ids = [f"m{i}" for i in range(12)]
+    rng = np.random.default_rng(5)
+    rows = [{"movie_id": q, **{f"5_most_similar_movies_{a}_ordered": [str(x) for x in rng.permutation(
+        [i for i in ids if i != q])[:5]] for a in ("overall", "content")}} for q in ids]  # fmt: skip
+    path = tmp_path / "movies.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def _item_runs(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(6)
+    ids = [f"m{i}" for i in range(12)]
+    paths = {}
+    for name in ("a", "b"):
+        res = {q: {d: float(rng.normal()) for d in ids if d != q} for q in ids}
+        paths[name] = tmp_path / f"{name}.trec"
+        write_trec_run(Run.from_dict(res, name=name), paths[name])
+    return paths
+
+
+def test_fuse_search_and_agree_take_the_aspect_of_a_ground_truth_with_several(tmp_path, capsys):
+    # seed 001's user: a weight search against the overall list of a file with several; before, fuse and agree had
+    # no --aspect, so such a file could not be searched on (or compared on) from the command line at all
+    gt, runs = _two_aspect_lists(tmp_path), _item_runs(tmp_path)
+    run_args_ = [f"--run={n}={p}" for n, p in runs.items()]
+    out = tmp_path / "f.trec"
+    assert main(["fuse", *run_args_, "--search", "grid", "--step", "0.25", "--qrels", str(gt), "--aspect", "content",
+                 "--metric", "ndcg@5", "--tune-fraction", "0.5", "--out", str(out)]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    loaded = {n: read_trec_run(p, name=n) for n, p in runs.items()}
+    res = search_weights(load_qrels(gt, aspect="content"), loaded, metric="ndcg@5", strategy="grid", step=0.25,
+                         tune_fraction=0.5)  # fmt: skip
+    assert f"{res.value_test:.4f} on the {len(res.test_queries)} held-out" in text
+    assert_runs_equal(read_trec_run(out), fuse(loaded, weights=res.weights))
+    summ = tmp_path / "s.csv"
+    assert main(["agree", *run_args_, "--qrels", str(gt), "--aspect", "overall", "--k", "5",
+                 "--summary-out", str(summ)]) == 0  # fmt: skip
+    capsys.readouterr()
+    lib = agreement(loaded, k=[5], query_ids=[str(q) for q in load_qrels(gt, aspect="overall").query_ids])
+    assert np.allclose(pd.read_csv(summ, float_precision="round_trip")["mean"], summarize_agreement(lib)["mean"], equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("cmd, extra, fragment", [
+    ("fuse", ["--aspect", "overall", "--out", "OUT"], "--aspect is only used by --search"),
+    ("agree", ["--aspect", "overall"], "--aspect needs --qrels"),
+])  # fmt: skip
+def test_aspect_without_its_ground_truth_is_one_line_error(tmp_path, capsys, cmd, extra, fragment):
+    runs = _item_runs(tmp_path)
+    extra = [str(tmp_path / "f.trec") if x == "OUT" else x for x in extra]
+    assert main([cmd, *[f"--run={n}={p}" for n, p in runs.items()], *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and fragment in err[0]
