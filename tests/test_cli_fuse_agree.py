@@ -235,3 +235,14 @@ def test_aspect_without_its_ground_truth_is_one_line_error(tmp_path, capsys, cmd
     assert main([cmd, *[f"--run={n}={p}" for n, p in runs.items()], *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and fragment in err[0]
+
+
+@pytest.mark.parametrize("cmd", ["evaluate", "fuse", "agree"])
+def test_several_aspects_without_one_name_the_command_line_option(tmp_path, capsys, cmd):
+    # the message named only the Python keyword (aspect=), which a command-line user cannot give
+    gt, runs = _two_aspect_lists(tmp_path), _item_runs(tmp_path)
+    extra = {"evaluate": ["--metrics", "ndcg", "--k", "5"], "agree": [],
+             "fuse": ["--search", "grid", "--out", str(tmp_path / "f.trec")]}[cmd]
+    assert main([cmd, *[f"--run={n}={p}" for n, p in runs.items()], "--qrels", str(gt), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "2 ordered lists" in err[0] and "--aspect" in err[0]
