@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resampling == "shared" and args.ci_method != "percentile":
         raise OptionError(f"--resampling shared gives percentile intervals: add --ci-method percentile "
                           f"(got --ci-method {args.ci_method})")
+    _check_cutoffs(args.metric)
     aspects: dict = {}
     chosen = _check_chosen(args.runs)
     if args.per_query:
@@ -259,3 +260,18 @@ def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]], runs: list[
               "statistic = studentized range q")
         print(hsd[cols].to_string(index=False))
     return hsd
+
+
+def _check_cutoffs(metrics: list[str]) -> None:
+    """Refuse, before anything is read or ranked, a ``--metric`` that needs a cutoff but names none: compare has no
+    ``--k`` (a bare ``mrr`` was evaluated at k 10 and then looked up over the whole list, which failed with
+    "no row for 'mrr' in the table")."""
+    from ..errors import OptionError
+    from ..measures import parse_measure
+    from ..metrics import CURVES, K_FREE
+
+    for text in metrics:
+        m = parse_measure(text)
+        if m.k is None and m.base not in K_FREE and m.base not in CURVES:
+            raise OptionError(f"--metric {text!r} needs a cutoff (compare has no --k): write {text}@K, e.g. "
+                              f"{text}@10, or {text}@all for the whole list")
