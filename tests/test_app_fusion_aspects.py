@@ -34,3 +34,45 @@ def test_the_fused_run_is_judged_against_the_aspect_chosen_and_the_table_shows_a
     assert not at.exception
     fused = next(r for r in at.session_state["ws"].runs if r.kind == "fused")
     assert fused.aspect == OVERALL
+
+
+def test_the_weight_search_tunes_against_the_aspect_the_fused_run_is_judged_against(tmp_path):
+    # seed 001's user fuses content, vibes and overall runs and judges the fusion on overall similarity: the search
+    # tuned the weights against the first input's aspect (content) whatever the aspect chosen, and its command had
+    # no --aspect (the command line refused the file of three lists)
+    import re
+    import shlex
+
+    import pandas as pd
+    from test_app_views import FIX, seed001_run
+
+    from evalcore.cli import main
+
+    ws, _ = W.add_ranked_run(seed001_workspace(), W.Blob.of("overall_run.trec", seed001_run(OVERALL)),
+                             aspect=OVERALL)
+    at = goto(start(ws, "overview"), "fusion")
+    at.multiselect(key="fu_runs").set_value(["content_run", "vibes_run", "overall_run"]).run()
+    at.selectbox(key="fu_aspect").select(OVERALL).run()
+    at.selectbox(key="fu_step").select(0.5).run()
+    at.toggle(key="fu_search").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    best = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "weight:overall_run" in
+                d.value.columns)  # fmt: skip
+    weights = best.filter(like="weight:").iloc[0]
+    assert weights.idxmax() == "weight:overall_run", weights  # the only run that ranks overall's lists first
+    (caption,) = [c.value for c in at.caption if "evalcore fuse" in c.value]
+    command = re.search(r"`(evalcore fuse [^`]*)`", caption).group(1)
+    assert f"--aspect {OVERALL}" in command
+    words = shlex.split(command)[1:]
+    words = [w for w in words if w not in ("--run", "NAME=FILE", "...")]
+    files = []
+    for aspect, name in ((CONTENT, "content_run"), (VIBES, "vibes_run"), (OVERALL, "overall_run")):
+        (tmp_path / f"{name}.trec").write_bytes(seed001_run(aspect))
+        files += ["--run", f"{name}={tmp_path / f'{name}.trec'}"]
+    words = [str(FIX / "seed001_movies.json") if w == "QRELS" else str(tmp_path / "f.trec") if w == "fused.trec"
+             else w for w in words]  # fmt: skip
+    trials = tmp_path / "trials.csv"
+    assert main([*words, *files, "--search-out", str(trials)]) == 0
+    cli = pd.read_csv(trials, float_precision="round_trip")
+    top = cli.loc[cli["value"].idxmax()]
+    assert top.filter(like="weight:").astype(float).idxmax() == "weight:overall_run"
