@@ -76,3 +76,32 @@ def test_the_weight_search_tunes_against_the_aspect_the_fused_run_is_judged_agai
     cli = pd.read_csv(trials, float_precision="round_trip")
     top = cli.loc[cli["value"].idxmax()]
     assert top.filter(like="weight:").astype(float).idxmax() == "weight:overall_run"
+
+
+def test_the_agreement_pages_command_reads_a_ground_truth_of_several_aspects(tmp_path):
+    # its command had no --aspect: on seed 001's file of three lists, agree --qrels stopped with 'choose one'
+    import re
+    import shlex
+
+    import pandas as pd
+    from test_app_views import FIX, seed001_run
+
+    from evalcore.cli import main
+
+    at = goto(start(seed001_workspace(), "overview"), "agreement")
+    assert not at.exception, [e.value for e in at.exception]
+    (caption,) = [c.value for c in at.caption if "evalcore agree" in c.value]
+    command = re.search(r"`(evalcore agree [^`]*)`", caption).group(1)
+    assert f"--aspect {CONTENT}" in command  # (the first run's: every list has the same queries)
+    words = [w for w in shlex.split(command)[1:] if w not in ("--run", "NAME=FILE", "...")]
+    files = []
+    for aspect, name in ((CONTENT, "content_run"), (VIBES, "vibes_run")):
+        (tmp_path / f"{name}.trec").write_bytes(seed001_run(aspect))
+        files += ["--run", f"{name}={tmp_path / f'{name}.trec'}"]
+    words = [str(FIX / "seed001_movies.json") if w == "QRELS" else str(tmp_path / "s.csv") if w == "summary.csv"
+             else w for w in words]  # fmt: skip
+    assert main([*words, *files]) == 0
+    cli = pd.read_csv(tmp_path / "s.csv", float_precision="round_trip")
+    shown = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "run_a" in d.value.columns)
+    got = cli[cli["run_a"] != cli["run_b"]]["mean"].to_numpy()
+    assert len(got) == 1 and got[0] == shown["mean"].iloc[0]
