@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     for c in ("p_value", "p_adjusted"):  # a p-value is never printed as 0 (the CSV keeps every digit)
         if c in show.columns:
             show[c] = [_p_text(p) for p in show[c]]
+    show = _k_shown(show)
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
                            "display.float_format", "{:.4f}".format):
         print(f"Paired {args.test} test, correction {args.correction} across {len(res)} "
@@ -155,6 +156,14 @@ def run(args: argparse.Namespace) -> int:
             frame.to_csv(path, index=False, float_format="%.17g")
             print(f"wrote {path}")
     return 0
+
+
+def _k_shown(frame):
+    """The printed table's cutoffs as ``evaluate`` prints them: ``all`` for the whole list (k 0 in the table and the
+    CSV; a printed 0 read as a cutoff of 0), else the number."""
+    if "k" not in frame.columns:
+        return frame
+    return frame.assign(k=["all" if int(k) == 0 else str(int(k)) for k in frame["k"]])
 
 
 def _p_text(p: float) -> str:
@@ -258,7 +267,7 @@ def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]], runs: list[
                            "display.float_format", "{:.4f}".format):
         print(f"\nTukey's HSD ({args.hsd} design), family-wise alpha {args.alpha} per metric@k; "
               "statistic = studentized range q")
-        print(hsd[cols].to_string(index=False))
+        print(_k_shown(hsd[cols]).to_string(index=False))
     return hsd
 
 
