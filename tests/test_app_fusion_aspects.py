@@ -105,3 +105,20 @@ def test_the_agreement_pages_command_reads_a_ground_truth_of_several_aspects(tmp
     shown = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "run_a" in d.value.columns)
     got = cli[cli["run_a"] != cli["run_b"]]["mean"].to_numpy()
     assert len(got) == 1 and got[0] == shown["mean"].iloc[0]
+
+
+def test_the_reading_guide_places_the_runs_by_the_ndcg_computed_with_exponential_gains():
+    # seed 001's user computes ndcg_exp (gain 2^grade - 1): the guide showed nDCG's bands with no run placed, and
+    # defined the gain as the grade
+    from dataclasses import replace
+
+    import pandas as pd
+
+    ws = replace(seed001_workspace(), settings=W.Settings(k=(5,), metrics=("ndcg_exp", "recall")))
+    at = start(ws, "overview")
+    assert not at.exception, [e.value for e in at.exception]
+    placed = [d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "band" in d.value.columns
+              and "run" in d.value.columns]  # fmt: skip
+    ndcg = next(f for f in placed if "ndcg_exp@5" in f.columns)
+    assert sorted(ndcg["run"]) == ["content_run", "vibes_run"] and ndcg["band"].notna().all()
+    assert any("2^grade − 1 (ndcg_exp)" in c.value for c in at.caption)
