@@ -246,3 +246,16 @@ def test_several_aspects_without_one_name_the_command_line_option(tmp_path, caps
     assert main([cmd, *[f"--run={n}={p}" for n, p in runs.items()], "--qrels", str(gt), *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "2 ordered lists" in err[0] and "--aspect" in err[0]
+
+
+@pytest.mark.parametrize("cmd, extra", [("evaluate", ["--metrics", "ndcg", "--k", "5"]),
+                                        ("compare", ["--metric", "ndcg@5"])])  # fmt: skip
+def test_a_run_left_without_aspect_among_runs_given_one_is_named(tmp_path, capsys, cmd, extra):
+    # seed 001's user gives --aspect to each space but forgets the fused run's: the error said only 'choose one
+    # with aspect=', not which run lacked one
+    gt, runs = _two_aspect_lists(tmp_path), _item_runs(tmp_path)
+    given = [f"--run={n}={p}" for n, p in runs.items()]
+    assert main([cmd, *given, "--qrels", str(gt), "--aspect", "a=overall", "--fuse", "mix=a,b", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no --aspect for runs 'b', 'mix'" in err[0] and "--aspect NAME=ASPECT" in err[0]
+    assert main([cmd, *given, "--qrels", str(gt), "--aspect", "a=overall", "--aspect", "overall", *extra]) == 0
