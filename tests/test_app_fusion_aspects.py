@@ -122,3 +122,22 @@ def test_the_reading_guide_places_the_runs_by_the_ndcg_computed_with_exponential
     ndcg = next(f for f in placed if "ndcg_exp@5" in f.columns)
     assert sorted(ndcg["run"]) == ["content_run", "vibes_run"] and ndcg["band"].notna().all()
     assert any("2^grade − 1 (ndcg_exp)" in c.value for c in at.caption)
+
+
+def test_the_queries_page_says_when_run_a_and_run_b_are_judged_against_different_aspects():
+    # the difference B − A of a space judged on content and one judged on vibes was listed and sorted by without a
+    # word (the Compare page compares runs of one aspect only)
+    from test_app import unescape
+
+    at = start(seed001_workspace(), "queries")
+    assert not at.exception, [e.value for e in at.exception]
+    assert {at.selectbox(key="w_queries_sel_run_a").value, at.selectbox(key="w_queries_sel_run_b").value} == {
+        "content_run", "vibes_run"}  # fmt: skip
+    said = [unescape(i.value) for i in at.info if "different ground-truth aspects" in i.value]
+    assert len(said) == 1 and CONTENT in said[0] and VIBES in said[0]
+    ws, _ = W.add_ranked_run(seed001_workspace(), W.Blob.of("again.trec", seed001_run(VIBES)), name="again",
+                             aspect=VIBES)  # fmt: skip
+    at = start(ws, "queries")
+    at.selectbox(key="w_queries_sel_run_a").select("vibes_run").run()
+    at.selectbox(key="w_queries_sel_run_b").select("again").run()
+    assert not at.exception and not [i for i in at.info if "different ground-truth aspects" in i.value]
