@@ -259,3 +259,17 @@ def test_a_run_left_without_aspect_among_runs_given_one_is_named(tmp_path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no --aspect for runs 'b', 'mix'" in err[0] and "--aspect NAME=ASPECT" in err[0]
     assert main([cmd, *given, "--qrels", str(gt), "--aspect", "a=overall", "--aspect", "overall", *extra]) == 0
+
+
+def test_evaluate_says_each_runs_aspect_when_they_differ(tmp_path, capsys):
+    # the printed table put a run judged on overall next to one judged on content with nothing telling them apart
+    # (report.json had it; the screen did not)
+    gt, runs = _two_aspect_lists(tmp_path), _item_runs(tmp_path)
+    given = [f"--run={n}={p}" for n, p in runs.items()]
+    assert main(["evaluate", *given, "--qrels", str(gt), "--aspect", "a=overall", "--aspect", "b=content",
+                 "--metrics", "ndcg", "--k", "5"]) == 0  # fmt: skip
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("ground-truth aspect of each run")]
+    assert len(lines) == 1 and "a: 5_most_similar_movies_overall_ordered" in lines[0] and (
+        "b: 5_most_similar_movies_content_ordered" in lines[0])  # fmt: skip
+    assert main(["evaluate", *given, "--qrels", str(gt), "--aspect", "overall", "--metrics", "ndcg", "--k", "5"]) == 0
+    assert "ground-truth aspect of each run" not in capsys.readouterr().out  # one aspect: nothing to tell apart
