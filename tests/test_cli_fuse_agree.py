@@ -273,3 +273,35 @@ def test_evaluate_says_each_runs_aspect_when_they_differ(tmp_path, capsys):
         "b: 5_most_similar_movies_content_ordered" in lines[0])  # fmt: skip
     assert main(["evaluate", *given, "--qrels", str(gt), "--aspect", "overall", "--metrics", "ndcg", "--k", "5"]) == 0
     assert "ground-truth aspect of each run" not in capsys.readouterr().out  # one aspect: nothing to tell apart
+
+
+def test_a_run_listing_each_querys_own_item_is_said_once(tmp_path, capsys):
+    # seed 001's user made each space's neighbours with topk (without --exclude-self, its default): every list began
+    # with the movie itself, ndcg fell (0.609 -> 0.414 on a tour's data) and nothing said why
+    import warnings
+
+    from evalcore.errors import EvalcoreWarning
+
+    gt, runs = _two_aspect_lists(tmp_path), _item_runs(tmp_path)
+    loaded = read_trec_run(runs["a"], name="a")
+    with_self = Run.from_dict({q: {q: 99.0, **docs} for q, docs in loaded.to_dict().items()}, name="self")
+    path = tmp_path / "self.trec"
+    write_trec_run(with_self, path)
+    qrels = load_qrels(gt, aspect="overall")
+    with pytest.warns(EvalcoreWarning, match=r"run 'self' lists the query's own id in 12 of its 12 lists"):
+        evaluate(qrels, {"self": with_self}, metrics=["ndcg"], k=[5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EvalcoreWarning)
+        evaluate(qrels, {"a": loaded}, metrics=["ndcg"], k=[5])  # no query lists itself
+        # a ground truth whose queries are not items: nothing to say, whatever the run's ids
+        evaluate(Qrels.from_dict({"x": {"d1": 1}}), {"r": Run.from_dict({"x": {"x": 1.0, "d1": 0.5}})},
+                 metrics=["ndcg"], k=[2])  # fmt: skip
+    assert main(["evaluate", "--qrels", str(gt), "--aspect", "overall", "--run", f"self={path}", "--run",
+                 f"a={runs['a']}", "--metrics", "ndcg", "--k", "5"]) == 0  # fmt: skip
+    err = [x for x in capsys.readouterr().err.splitlines() if "own id" in x]
+    assert len(err) == 1 and err[0].startswith("warning: run 'self'") and "--exclude-self" in err[0]
+    # a weight search's trial fusions do not repeat it
+    assert main(["fuse", "--run", f"self={path}", "--run", f"a={runs['a']}", "--search", "grid", "--step", "0.5",
+                 "--qrels", str(gt), "--aspect", "overall", "--metric", "ndcg@5", "--tune-fraction", "0.5",
+                 "--out", str(tmp_path / "f.trec")]) == 0  # fmt: skip
+    assert "own id" not in capsys.readouterr().err
