@@ -196,7 +196,7 @@ def _found(out: S.Outcome) -> S.Outcome:
 
 
 def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, progress_slot: Any = None,
-                  **options: Any) -> S.Outcome:
+                  aspect: str | None = None, **options: Any) -> S.Outcome:
     """Fusion weight search of the named runs on metric@k (:func:`evalcore.workspace.search_fusion_weights`), as
     :class:`FoundWeights`; a search not yet made shows its trials in ``progress_slot`` with a Cancel button (a
     minute at 20,000 queries).
@@ -211,8 +211,9 @@ def weight_search(ctx: S.Context, names: list[str], *, metric: str, k: int, prog
     from dashboard import persist as P
     from evalcore.workspace.derived import code_fingerprint
 
-    aspect = ctx.run_aspect[names[0]]
-    key = S._key("weights", ctx.eval_key, [ctx.run_keys[S.ws_uid(ctx.ws, n)] for n in names], metric, int(k),
+    if aspect is None:  # (``aspect``: the one the fused run is judged against, that of the first run by default)
+        aspect = ctx.run_aspect[names[0]]
+    key = S._key("weights", ctx.eval_key, [ctx.run_keys[S.ws_uid(ctx.ws, n)] for n in names], aspect, metric, int(k),
                  sorted(options.items()), code_fingerprint())
     if key not in S._memo():
         kept = search_of_record(st.session_state.get(P.SEL_FUSION_SEARCH), key)

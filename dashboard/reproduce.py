@@ -154,7 +154,7 @@ def similarity_caption() -> str:
 def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_trials: int, seed: int,
                    fraction: float | None, metric_label: str, ties: str, rel_threshold: int, c: float,
                    top_n: int | None, sample_size: int = 0, sample_seed: int = DEF.SEED, no_relevant: str = "zero",
-                   judged_only: bool = False) -> str:
+                   judged_only: bool = False, aspect: str | None = None) -> str:
     """``evalcore fuse --search`` with the Fusion page's search options (the page tunes on a split by default) and
     the settings' query sample (``sample_size`` queries drawn with ``sample_seed``; ``--sample-seed`` where that is
     not the search's ``seed``) and scoring rules (``no_relevant``, ``judged_only``), which the page's search uses:
@@ -167,20 +167,25 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
         opts.append(f"--tune-fraction {fraction:g}")
     rules = (sample_options(sample_size, sample_seed, seed=seed)
              + query_rule_options(no_relevant=no_relevant, judged_only=judged_only))
-    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + " ".join(opts) + rules + " --out fused.trec")
+    aspect_opt = "" if aspect is None else f"--aspect {shell_word(aspect)} "  # (a ground truth of several lists)
+    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + aspect_opt + " ".join(opts) + rules
+                     + " --out fused.trec")
 
 
 def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size: int = 0,
-                      sample_seed: int = DEF.SEED, judgments: bool = True) -> str:
+                      sample_seed: int = DEF.SEED, judgments: bool = True, aspect: str | None = None) -> str:
     """The Agreement page's line: what gives its means of ``measure`` at ``k`` (RBO's persistence ``p``) on the
     evaluated queries — the ground truth's, or its seeded sample (``sample_size`` queries drawn with
     ``sample_seed``, as ``evaluate --n-samples``). ``judgments``: the ground truth is a file of judgments
     (``evalcore agree --qrels``); else (a reference model's neighbours, the demo) the Python call on the evaluated
-    query ids."""
+    query ids. ``aspect``: one list of a ground truth of several (seed 001), which ``agree --qrels`` needs to read it
+    (every list has the same queries)."""
     p_opt = f" --p {float(p)!r}" if measure == "rbo" else ""
+    aspect_opt = "" if aspect is None else f" --aspect {shell_word(aspect)}"
     if judgments:
         return ("Reproduce with " + code_span(
-            f"evalcore agree --run NAME=FILE ... --qrels QRELS{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
+            f"evalcore agree --run NAME=FILE ... --qrels QRELS{aspect_opt}"
+            f"{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
             f" --k {int(k)} --measures {measure}{p_opt} --ties {ties} --summary-out summary.csv")
             + " (the runs shown, in their order, as TREC files; the mean column of summary.csv).")
     return ("Reproduce with " + code_span(

@@ -44,7 +44,7 @@ from .coverage import missing_queries_problem
 from .data import Qrels, Run
 from .errors import OptionError, strict_coverage, warn
 from .evaluation import Evaluation
-from .evaluation_notes import largest_cutoff, shallow_run_text, warn_threshold_above_grades
+from .evaluation_notes import largest_cutoff, run_notes, warn_threshold_above_grades
 from .measures import Measure, expand_measures
 from .metrics import ALL_METRICS, K_ALL, K_FREE, WHOLE_LIST, Judged
 from .ranking import _group_positions, canonical_ties, rank_order
@@ -574,7 +574,7 @@ def evaluate(
             if prep.n_missing:  # counted; in strict mode an error (the other runs are not evaluated)
                 missing_queries_problem(name, nq, prep.n_missing, run_query_ids=run_map[name].query_ids,
                                         ground_truth_query_ids=qrels.query_ids, warning=False)
-            shallow.append(shallow_run_text(name, prep.n_listed, top_k, search_depth=run_map[name].search_depth))
+            shallow += run_notes(name, run_map[name], prep.n_listed, top_k, qrels)
             if progress is not None:
                 progress(ri + 1, len(run_map))
     for text in filter(None, shallow):

@@ -5,6 +5,10 @@ in strict mode: they are no coverage problem), each once per evaluation:
 
 * a relevance threshold no judgment reaches (:func:`warn_threshold_above_grades`): every query is then one
   without a relevant document;
+* a run that lists **each query's own item** where the ground truth's queries are items (seed 001: the candidates of
+  a movie are the other movies; :func:`self_listed_text`): a top-k of item embeddings made without excluding the
+  query (``topk`` without ``--exclude-self``) puts the query first in every list, where it counts as non-relevant
+  and pushes the neighbours down;
 * a run **shallower than the cutoffs** it is evaluated at (:func:`shallow_run_text`), one warning per run, not
   per metric. A rank a list does not fill counts as non-relevant, so the values stay correct by their
   definitions (P@100 of a list of 10 documents is at most 0.1), but they are not comparable with those of a run
@@ -35,16 +39,19 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .data import Qrels
+from .data import Qrels, Run
 from .errors import warn
 from .measures import Measure
 from .metrics import K_FREE
 
-__all__ = ["SHALLOW_PREFIX", "largest_cutoff", "shallow_run_text", "warn_threshold_above_grades"]
+__all__ = ["SELF_LISTED_PATTERN", "SHALLOW_PREFIX", "largest_cutoff", "run_notes", "self_listed_text", "shallow_run_text",
+           "warn_threshold_above_grades"]
 
 #: How the warning of a shallow run starts (:func:`shallow_run_text`; a weight search quiets it for its trial
 #: fusions, :mod:`evalcore.fusion_search`).
 SHALLOW_PREFIX = "shallow run "
+#: A regular expression matching the start of :func:`self_listed_text`'s warning (quieted as the shallow one is).
+SELF_LISTED_PATTERN = r"run .* lists the query's own id "
 
 
 def warn_threshold_above_grades(qrels: Qrels, theta: int, *, stacklevel: int = 2) -> None:
@@ -121,3 +128,39 @@ def _searched_too_shallow(name: str, answered: np.ndarray, k: int, depth: int) -
             f"query), but the largest k evaluated is {k:,}: {empty} non-relevant where the corpus held more "
             f"candidates, so its values at k > {depth:,} are not comparable with those of a run listing "
             f"{_docs(k)}; search to depth {k:,} at least")
+
+
+def self_listed_text(name: str, run: Run, qrels: Qrels) -> str | None:
+    """The warning that run ``name`` lists each query's own id, or None.
+
+    Said when the ground truth's queries are items (some query id is also a judged document id, as in seed 001's
+    lists, where a movie is never its own neighbour) and more than half of the queries the run answers list their
+    own id. Such a row is not relevant (the ground truth never judges a query's own item), so the value stays that
+    of the definitions, but a neighbour list of item embeddings was most likely made without excluding the query.
+
+    >>> gt = Qrels.from_dict({"a": {"b": 1}, "b": {"a": 1}})
+    >>> self_listed_text("emb", Run.from_dict({"a": {"a": 1.0, "b": 0.5}, "b": {"b": 1.0, "a": 0.5}}), gt)[:53]
+    "run 'emb' lists the query's own id in 2 of its 2 list"
+    >>> self_listed_text("emb", Run.from_dict({"a": {"b": 1.0}, "b": {"a": 1.0}}), gt) is None
+    True
+    """
+    items = qrels._cache.get("queries_are_items")
+    if items is None:  # (once per ground truth: a set lookup per judgment, short-circuited on the first hit)
+        ids = set(qrels.query_ids.tolist())
+        items = qrels._cache["queries_are_items"] = any(d in ids for d in qrels.doc_ids.tolist())
+    if not items or not len(run):
+        return None
+    own = run.doc_codes_in(np.asarray(run.query_ids, dtype=object)) == run.q
+    n_self, n = int(np.unique(run.q[own]).size), int(np.unique(run.q).size)
+    if 2 * n_self <= n:
+        return None
+    first = str(run.query_ids[run.q[own][0]])
+    return (f"run {name!r} lists the query's own id in {n_self:,} of its {n:,} lists (e.g. {first!r} in its own "
+            "list): the ground truth never judges a query's own item, so it counts as non-relevant and pushes the "
+            "neighbours down; was the item itself left in an item-to-item top-k (topk --exclude-self leaves it out)?")
+
+
+def run_notes(name: str, run: Run, listed: np.ndarray, k: int | None, qrels: Qrels) -> list[str | None]:
+    """The notes of one run of an evaluation: :func:`shallow_run_text` and :func:`self_listed_text`."""
+    return [shallow_run_text(name, listed, k, search_depth=run.search_depth), self_listed_text(name, run, qrels)]
+

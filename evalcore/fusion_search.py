@@ -47,7 +47,7 @@ from .data import Qrels, Run
 from .defaults import FUSION_STEP, FUSION_STRATEGY, FUSION_TRIALS, SEED
 from .errors import OptionError, quiet_warnings, warn
 from .evaluate import evaluate
-from .evaluation_notes import SHALLOW_PREFIX
+from .evaluation_notes import SELF_LISTED_PATTERN, SHALLOW_PREFIX
 from .fusion import WEIGHTED_METHODS, canonical_method, prepare
 from .measures import Measure, parse_measure
 from .metrics import DESCRIPTIVE, K_FREE, LOWER_IS_BETTER
@@ -174,7 +174,8 @@ def _streams(seed: int) -> list[np.random.SeedSequence]:
 
 def _mean_value(qrels: Qrels, run: Run, measure: Measure, *, ties: str, rel_threshold: int,
                 no_relevant: str, judged_only: bool = False) -> float:
-    with quiet_warnings(re.escape(SHALLOW_PREFIX)):  # (a trial's fusion: its inputs' own evaluation says that)
+    quiet = f"{re.escape(SHALLOW_PREFIX)}|{SELF_LISTED_PATTERN}"  # (a trial's fusion: its inputs' evaluation says it)
+    with quiet_warnings(quiet):
         ev = evaluate(qrels, {"fused": run}, metrics=[measure], k=[measure.k or 1], ties=ties,
                       rel_threshold=rel_threshold, no_relevant=no_relevant, judged_only=judged_only)
     return float(ev.table["value"].mean())

@@ -69,7 +69,8 @@ st.caption("n = queries with a value; n_undefined = queries where it is undefine
            "fewer than 2 shared items), left out of the mean. " + R.agreement_caption(
                measure=measure, k=int(k), p=p, ties=ctx.settings.ties, sample_size=ctx.settings.sample_size,
                sample_seed=ctx.settings.seed, judgments=ctx.ws.ground_truth.kind not in ("reference", "demo")
-               and ctx.ws.ground_truth.demo_seed is None))
+               and ctx.ws.ground_truth.demo_seed is None, aspect=(ctx.run_aspect.get(runs[0]) or ctx.aspects[0])
+               if len(ctx.aspects) > 1 else None))
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),
                    file_name=f"agreement_{measure}@{k}_per_query.csv", mime="text/csv", key="ag_download")
 

@@ -124,7 +124,8 @@ if len(compared) >= 2 and baseline in compared:
         cd = out.value
         cd = cd.assign(domain=cd["domain"].replace("", "(none)"))
         better, worse = T.better_worse(cd["wins"], cd["losses"], higher_is_better=higher)
-        cd = cd.assign(wins=better, losses=worse)
+        cd = cd.assign(wins=better, losses=worse, note=T.ci_test_notes(cd["note"], cd["ci_low"], cd["ci_high"],
+                                                                       cd["p_value"], cd["significant"]))
         tested = cd[["domain", "run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted",
                     "significant", "wins", "ties", "losses", "note"]].rename(columns={
                         "run_b": "run", "mean_a": "baseline mean", "mean_b": "run mean", "diff": "run − baseline"})
@@ -132,7 +133,8 @@ if len(compared) >= 2 and baseline in compared:
         st.caption(f"{TESTS[test]} per domain, {CORRECTIONS[correction]} correction across every tested "
                    "domain × run. Domains with fewer queries than the minimum are not tested (note; – in "
                    f"their CI and p-value columns). 95% CI: percentile bootstrap, {S.TEST_RESAMPLES:,} resamples of "
-                   f"the queries (seed {S.CI_SEED}), the same for every pair. Reproduce with "
+                   f"the queries (seed {S.CI_SEED}), the same for every pair: neither the test nor corrected, it "
+                   "can exclude 0 next to a domain that is not significant (the note says why). Reproduce with "
                    + R.python_tests_call("evalcore.stats.compare_by_domain", test, correction) + "."
                    + ("" if higher else f" Lower is better for {ui.md_escape(label)}: a negative run − baseline "
                                         "means the run is better; wins / losses count the queries where the run is "

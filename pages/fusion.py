@@ -236,7 +236,8 @@ K.keep(FU, strategy=strategy, seed=seed, split=split, fraction=float(fraction), 
 if not search:
     st.stop()
 found = A.weight_search(ctx, names, metric=metric, k=k, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
-                        tune_fraction=fraction if split else None, progress_slot=st.empty(), **spec)
+                        tune_fraction=fraction if split else None, progress_slot=st.empty(), aspect=fused_aspect,
+                        **spec)
 if not found.ok:
     ui.show_error(found.error, prefix="Weight search failed")
     if found.error == S.CANCELLED:
@@ -256,7 +257,8 @@ st.caption("Reproduce with " + R.fusion_command(
     method=method, norm=norm, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
     fraction=fraction if split else None, metric_label=label, ties=ctx.settings.ties,
     rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"], sample_size=ctx.settings.sample_size,
-    sample_seed=ctx.settings.seed, no_relevant=ctx.settings.no_relevant, judged_only=ctx.settings.judged_only)
+    sample_seed=ctx.settings.seed, no_relevant=ctx.settings.no_relevant, judged_only=ctx.settings.judged_only,
+    aspect=fused_aspect if len(ctx.aspects) > 1 else None)
            + " (the runs as TREC files).")
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

@@ -89,12 +89,15 @@ X.leaderboard_exports(ctx, summ, cols, runs, compared)
 
 # ---------------------------------------------------------------- reading guide
 guide_k = 10 if 10 in ks else min((k for k in ks if k > 0), key=lambda k: (abs(k - 10), k), default=None)
+# nDCG with exponential gains (seed 001's) where it is the nDCG computed: its runs placed in the bands too
+guide_ndcg = "ndcg_exp" if "ndcg_exp" in metrics and "ndcg" not in metrics else "ndcg"
 if guide_k is not None:
     with st.expander(f"How to read nDCG@{guide_k} and Recall@{guide_k}", icon=":material/lightbulb:"):
         st.caption(
             f"**nDCG@{guide_k}** (normalised discounted cumulative gain; Järvelin & Kekäläinen, ACM TOIS 2002) = "
             f"DCG@{guide_k} / IDCG@{guide_k}, DCG@k = Σ_i gain_i / log2(i + 1) over the top k, gain = the "
-            "item's grade; IDCG = the DCG of the ideal order. **Recall@k** = relevant items in the top k / all "
+            + ("item's grade" if guide_ndcg == "ndcg" else "2^grade − 1 (ndcg_exp)")
+            + "; IDCG = the DCG of the ideal order. **Recall@k** = relevant items in the top k / all "
             "relevant items. The bands below are common rules of thumb for @10"
             + ("" if guide_k == 10 else f" (shown at @{guide_k}, the computed k nearest to 10)")
             + "; they depend on the task and on how the ground truth was built, so compare runs rather than "
@@ -103,7 +106,8 @@ if guide_k is not None:
         for col, (label, frame) in zip(gc, T.reading_guide_frames().items(), strict=True):
             m = label.split("@")[0]
             with col:
-                st.dataframe(frame.rename(columns={label: f"{m}@10"}), hide_index=True)
+                st.dataframe(frame.rename(columns={label: f"{m}@10"}), hide_index=True)  # (the bands: nDCG's)
+                m = guide_ndcg if m == "ndcg" else m
                 sel = summ[(summ["metric"].astype(str) == m) & (summ["k"] == guide_k)]
                 rows = [{"run": str(r.run), f"{m}@{guide_k}": round(float(r.mean), 4),
                          "band": T.reading_band(label, r.mean)} for r in sel.itertuples(index=False)]

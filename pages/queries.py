@@ -115,6 +115,11 @@ st.caption(P.rows_caption(page=int(page), n_shown=len(shown), n_matching=len(ord
                           n_pages=n_pages, search=search, domains=bool(pick_domains))
            + ("" if ordered.empty else " Select a row to open its drill-down. Difference = run B − run A on this "
                                        "query; – = the run has no value for it."))
+aspect_a, aspect_b = S.aspect_of(ctx, run_a), S.aspect_of(ctx, run_b)
+if aspect_a != aspect_b:  # (seed 001: a space judged on content, another on vibes; Compare tests like with like)
+    st.info(f"Run A and run B are judged against different ground-truth aspects ({ui.md_escape(run_a)}: "
+            f"{ui.md_escape(str(aspect_a))}; {ui.md_escape(run_b)}: {ui.md_escape(str(aspect_b))}): their difference "
+            "compares two ground truths, not only two rankings.", icon=":material/call_split:")
 
 # ---------------------------------------------------------------- one query
 ids = ordered["query_id"].tolist() or qt["query_id"].tolist()

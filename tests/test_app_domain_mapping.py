@@ -76,3 +76,46 @@ def test_a_domain_too_small_to_test_is_counted_in_words():
     small = [w for w in shown if "too small to test" in w]
     assert len(small) == 1 and small[0].startswith("2 domains have fewer than 5 queries: art (2 queries), law (1 "
                                                    "query)"), shown
+
+
+def _graded_with_domains() -> W.Snapshot:
+    """Seed 003's graded judgments with a domain per query (60 queries, three domains) and two runs: dense better on
+    two domains, worse on 'legal' by a margin whose bootstrap interval excludes 0 while the t-test's p is above
+    0.05 (numpy's seeded generator)."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    docs = [f"w{i}" for i in range(200)]
+    gt, runs = [], {"bm25": [], "dense": []}
+    for i in range(60):
+        q, dom = f"q{i}", ("legal", "medical", "tech")[i % 3]
+        rel = {str(x): int(rng.integers(1, 4)) for x in rng.choice(docs, 6, replace=False)}
+        gt.append({"query": q, "relevance_judgments": rel, "domain": dom})
+        for name, boost in (("bm25", 0.3), ("dense", 0.0 if dom == "legal" else 0.6)):
+            sc = {str(x): float(rng.normal()) for x in rng.choice(docs, 40, replace=False)}
+            for x, g in rel.items():
+                if rng.random() < 0.8:
+                    sc[x] = float(rng.normal() + boost * g)
+            runs[name] += [f"{q} Q0 {x} {r} {s!r} {name}" for r, (x, s) in
+                           enumerate(sorted(sc.items(), key=lambda t: -t[1]), 1)]  # fmt: skip
+    ws = W.set_ground_truth(W.Snapshot(settings=W.Settings(k=(10,), metrics=("ndcg",))),
+                            W.Blob.of("graded.json", json.dumps(gt).encode()))  # fmt: skip
+    for name, lines in runs.items():
+        ws, _ = W.add_ranked_run(ws, W.Blob.of(f"{name}.trec", ("\n".join(lines) + "\n").encode()), name=name)
+    return ws
+
+
+def test_a_domain_whose_interval_excludes_0_but_is_not_significant_says_why():
+    # seed 003's user reads per domain: legal −0.118, 95% CI [−0.236, −0.008], not significant, and the note was
+    # empty (the Compare page's table says why such a row is not significant; the Domains page did not)
+    at = start(_graded_with_domains(), "domains")
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "run − baseline" in getattr(d.value, "columns", ()))
+    rows = table.set_index("domain")
+    odd = (~rows["significant"].astype(bool)) & ((rows["ci_low"] > 0) | (rows["ci_high"] < 0))
+    assert list(rows.index[odd]) == ["legal"], rows  # the case at hand (else the test could not fail)
+    assert "the CI excludes 0 but the test's p ≥ 0.05" in rows.loc["legal", "note"]
+    assert not any(rows.loc[d, "note"] for d in rows.index[~odd])
+    assert any("the note says why" in c.value for c in at.caption)

@@ -202,3 +202,36 @@ def test_an_unknown_baseline_among_files_stops_before_anything_is_evaluated(file
                  "--runs", "mid", "zeta", "--baseline", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "error: --baseline 'nope' is not a run; the runs are ['alpha', 'mid', 'zeta']", err
+
+
+@pytest.mark.parametrize("source", ["files", "per_query"])
+def test_a_metric_needing_a_cutoff_without_one_is_refused_in_one_line_naming_the_cure(files, capsys, source):
+    # seed 003's user asks for MRR as written there (no cutoff): compare evaluated mrr at k 10, then looked it up
+    # over the whole list and stopped with "no row for 'mrr' in the table; available: mrr@10"
+    given = ["--per-query", per_query(files)] if source == "per_query" else ["--qrels", str(files / "qrels.txt"),
+                                                                               *run_args(files)]  # fmt: skip
+    capsys.readouterr()
+    assert main(["compare", *given, "--metric", "ndcg@10", "mrr"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'mrr' needs a cutoff" in err[0] and "mrr@10" in err[0] and "mrr@all" in err[0]
+    # a measure without a cutoff by definition and one written with @all are still compared
+    out = files / "cmp.csv"
+    if source == "files":
+        assert main(["compare", *given, "--metric", "rprec", "mrr@all", "--out", str(out)]) == 0
+        assert sorted(read_csv(out)["metric"].unique()) == ["mrr", "rprec"]
+
+
+def test_the_printed_tables_say_all_for_the_whole_list_as_evaluate_does(files, capsys):
+    # compare printed 'mrr  0' (read: MRR at cutoff 0) where evaluate prints 'all'; the CSV keeps k 0
+    import re
+
+    out = files / "cmp.csv"
+    args = ["--qrels", str(files / "qrels.txt"), *run_args(files)]
+    assert main(["compare", *args, "--metric", "mrr@all", "ndcg@10", "--hsd", "paired", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = [line.split() for line in text.splitlines() if re.match(r"^\s*(mrr|ndcg)\s", line)]
+    assert rows and {r[1] for r in rows if r[0] == "mrr"} == {"all"} and {r[1] for r in rows if r[0] == "ndcg"} == {
+        "10"}, text  # fmt: skip
+    assert main(["evaluate", *args, "--metrics", "mrr@all", "--k", "10"]) == 0
+    assert re.search(r"^\s*all\s", capsys.readouterr().out, flags=re.M)
+    assert set(read_csv(out).query("metric == 'mrr'")["k"]) == {0}

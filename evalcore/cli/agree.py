@@ -36,6 +36,9 @@ def register(sub) -> argparse.ArgumentParser:
                    help="compare on this ground truth's queries (the evaluated queries, as the Agreement page); "
                         "its judgments are not used")
     g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
+    g.add_argument("--aspect", default=None, metavar="ASPECT",
+                   help="with a ground truth of several ordered lists (seed 001 JSON): the list whose queries are "
+                        "compared, its field name or a unique part of it (overall)")
     add_n_samples(g, what="compare on")
     g.add_argument("--seed", type=int, default=SEED,
                    help=f"seed of --n-samples' query sample (default {SEED}, as evaluate and the dashboard)")
@@ -93,11 +96,12 @@ def _query_ids(args: argparse.Namespace) -> list[str] | None:
         for flag, value in (("--n-samples", args.n_samples), ("--sample-seed", args.sample_seed)):
             if value is not None:
                 raise OptionError(f"{flag} samples the queries of a ground truth: give --qrels")
-        if args.qrels_format != "auto":
-            raise OptionError("--qrels-format needs --qrels")
+        for flag, value in (("--qrels-format", args.qrels_format != "auto"), ("--aspect", args.aspect)):
+            if value:
+                raise OptionError(f"{flag} needs --qrels")
         return None
     refuse_lone_sample_seed(args)
-    ids = load_qrels(args.qrels, format=args.qrels_format).query_ids
+    ids = load_qrels(args.qrels, format=args.qrels_format, aspect=args.aspect).query_ids
     if args.n_samples:
         from ..retrieval import sample_queries
         from .inputs import warn_sample_above

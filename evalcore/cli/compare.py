@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resampling == "shared" and args.ci_method != "percentile":
         raise OptionError(f"--resampling shared gives percentile intervals: add --ci-method percentile "
                           f"(got --ci-method {args.ci_method})")
+    _check_cutoffs(args.metric)
     aspects: dict = {}
     chosen = _check_chosen(args.runs)
     if args.per_query:
@@ -143,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
     for c in ("p_value", "p_adjusted"):  # a p-value is never printed as 0 (the CSV keeps every digit)
         if c in show.columns:
             show[c] = [_p_text(p) for p in show[c]]
+    show = _k_shown(show)
     with pd.option_context("display.max_rows", 500, "display.max_columns", 50, "display.width", 200,
                            "display.float_format", "{:.4f}".format):
         print(f"Paired {args.test} test, correction {args.correction} across {len(res)} "
@@ -176,6 +178,14 @@ def _sampled(table, args: argparse.Namespace):
     warn_sample_above(args.n_samples, len(ids), f"queries of {args.per_query}")
     picked = set(ids[sample_queries(ids, args.n_samples, seed=sample_seed(args))].tolist())
     return table[table["query_id"].astype(str).isin(picked)].reset_index(drop=True)
+
+
+def _k_shown(frame):
+    """The printed table's cutoffs as ``evaluate`` prints them: ``all`` for the whole list (k 0 in the table and the
+    CSV; a printed 0 read as a cutoff of 0), else the number."""
+    if "k" not in frame.columns:
+        return frame
+    return frame.assign(k=["all" if int(k) == 0 else str(int(k)) for k in frame["k"]])
 
 
 def _p_text(p: float) -> str:
@@ -279,5 +289,20 @@ def _hsd(args: argparse.Namespace, table, mk: list[tuple[str, int]], runs: list[
                            "display.float_format", "{:.4f}".format):
         print(f"\nTukey's HSD ({args.hsd} design), family-wise alpha {args.alpha} per metric@k; "
               "statistic = studentized range q")
-        print(hsd[cols].to_string(index=False))
+        print(_k_shown(hsd[cols]).to_string(index=False))
     return hsd
+
+
+def _check_cutoffs(metrics: list[str]) -> None:
+    """Refuse, before anything is read or ranked, a ``--metric`` that needs a cutoff but names none: compare has no
+    ``--k`` (a bare ``mrr`` was evaluated at k 10 and then looked up over the whole list, which failed with
+    "no row for 'mrr' in the table")."""
+    from ..errors import OptionError
+    from ..measures import parse_measure
+    from ..metrics import CURVES, K_FREE
+
+    for text in metrics:
+        m = parse_measure(text)
+        if m.k is None and m.base not in K_FREE and m.base not in CURVES:
+            raise OptionError(f"--metric {text!r} needs a cutoff (compare has no --k): write {text}@K, e.g. "
+                              f"{text}@10, or {text}@all for the whole list")

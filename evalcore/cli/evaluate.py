@@ -96,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         checked[:] = [check_rankings(args, runs, details, checked[0] if checked else None)]
     warn_partial_coverage(ev, runs, details)
     print(columns_mean_pm_std_text(ev.columns, title=f"EVALUATION RESULTS ({gt_label})"))
+    aspects = dict(ev.settings.get("aspects") or {})
+    if len(set(aspects.values())) > 1:  # (a number means something against its own list only: say whose)
+        print("ground-truth aspect of each run (values compare within one aspect only): "
+              + "; ".join(f"{n}: {a}" for n, a in aspects.items()))
     not_sampled = details.get("not_sampled", {})
     for cov in ev.coverage_rows:
         row = argparse.Namespace(**cov)

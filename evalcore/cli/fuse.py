@@ -47,6 +47,9 @@ def register(sub) -> argparse.ArgumentParser:
                    help="search the weights on --metric against --qrels instead of giving them")
     g.add_argument("--qrels", default=None, help="ground truth of the weight search")
     g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
+    g.add_argument("--aspect", default=None, metavar="ASPECT",
+                   help="the ordered list of a ground truth with several (seed 001 JSON) the weights are tuned "
+                        "against: its field name or a unique part of it (overall)")
     g.add_argument("--metric", default="ndcg@10", help="metric@k the search maximises (minimises where lower is "
                    "better: first_rel_rank; default ndcg@10)")
     g.add_argument("--step", type=float, default=FUSION_STEP,
@@ -119,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: options of the weight search's evaluation: (dest, flag, default); without --search they would do nothing
-_SEARCH_RULES = (("n_samples", "--n-samples", None), ("sample_seed", "--sample-seed", None),
+_SEARCH_RULES = (("aspect", "--aspect", None), ("n_samples", "--n-samples", None), ("sample_seed", "--sample-seed", None),
                  ("judged_only", "--judged-only", False), ("no_relevant", "--no-relevant", "zero"))
 
 
@@ -139,7 +142,7 @@ def _search_qrels(args: argparse.Namespace):
     from .inputs import warn_sample_above
     from .options import sample_seed
 
-    qrels = load_qrels(args.qrels, format=args.qrels_format)
+    qrels = load_qrels(args.qrels, format=args.qrels_format, aspect=args.aspect)
     if not args.n_samples:
         return qrels
     from ..retrieval import sample_queries

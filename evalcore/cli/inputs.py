@@ -28,7 +28,7 @@ from ..embedding_runs import (
     reference_agreement,
     reference_ground_truth,
 )
-from ..errors import OptionError, coverage_is_strict, warn
+from ..errors import AspectError, OptionError, coverage_is_strict, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
 from ..ranking import canonical_ties, has_equal_scores
@@ -383,7 +383,15 @@ def evaluate_from_args(
 
         def gt_of(aspect: str | None) -> Qrels:
             if aspect not in cached:
-                cached[aspect] = _load_ground_truth(args, aspect)
+                try:
+                    cached[aspect] = _load_ground_truth(args, aspect)
+                except AspectError as e:  # (some runs given an aspect, not these: name them)
+                    lacking = [n for n in names if n not in per_run_aspect]
+                    if aspect is not None or not per_run_aspect or not lacking:
+                        raise
+                    raise AspectError(f"no --aspect for run{'s' if len(lacking) > 1 else ''} "
+                                      f"{', '.join(map(repr, lacking))}: give --aspect NAME=ASPECT for each (or a "
+                                      f"bare --aspect ASPECT for every run without one); {e}") from None
             return cached[aspect]
 
         # sampling: on the first ground truth loaded, the same ids for all aspects

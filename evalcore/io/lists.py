@@ -193,7 +193,7 @@ def pick_aspect(aspects: Sequence[str], aspect: str | None, *, label: str,
         if len(aspects) == 1:
             return aspects[0]
         raise AspectError(f"the file has {len(aspects)} ordered lists (aspects): {avail}; choose one with "
-                          f"aspect=", file=label)
+                          "aspect= (on the command line: --aspect, e.g. --aspect overall)", file=label)
     if not isinstance(aspect, str):
         raise OptionError(f"aspect must be a string, got {type(aspect).__name__}", file=label)
     if aspect in aspects:
