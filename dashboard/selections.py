@@ -20,6 +20,9 @@ RUN_SELECTIONS = (S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_INCLUDE_LOW, S
 #: The kept selections that hold only a choice of the user's (their widgets follow a live default until the user
 #: chooses: ``follow`` of :func:`dashboard.ui.bound_selectbox`): one trimmed away is said where its widget is drawn.
 CHOSEN = (S.SEL_VERSION_REFERENCE, S.SEL_VERSION_A, S.SEL_VERSION_B)
+#: The kept selections trimmed away that are said where their widget is drawn (:func:`dropped_choices`): those of
+#: :data:`CHOSEN` and the Versions page's model (its widget keeps the value shown, the user's or the default).
+SAID = (*CHOSEN, S.SEL_VERSION_MODEL)
 #: Keys of kept selections are the dashboard's when they start so (another key of a workspace's ui_state, set from
 #: Python with ``Workspace.set_ui_state``, is left alone).
 PREFIX = "sel_"
@@ -80,8 +83,8 @@ def _fusion(setup: dict[str, Any], runs: set[str]) -> dict[str, Any]:
 
 def dropped_choices(before: Mapping[str, Any], after: Mapping[str, Any], *, fusion: str) -> dict[str, Any]:
     """The user's choices :func:`trimmed` took out of ``before`` (giving ``after``), to be said where they were made:
-    a selection of :data:`CHOSEN` dropped -> its value; ``fusion`` -> the runs its set-up lost (a list, when any)."""
-    out: dict[str, Any] = {k: before[k] for k in CHOSEN if before.get(k) is not None and after.get(k) is None}
+    a selection of :data:`SAID` dropped -> its value; ``fusion`` -> the runs its set-up lost (a list, when any)."""
+    out: dict[str, Any] = {k: before[k] for k in SAID if before.get(k) is not None and after.get(k) is None}
     was, now = before.get(fusion), after.get(fusion)
     runs = was.get("runs") if isinstance(was, dict) else None
     if isinstance(runs, list):

@@ -231,7 +231,8 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
     ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
     default drawn, so the URL and the workspace keep no default either; a choice no longer among ``options`` (a run
-    removed) is said once and dropped (back to the default). Without it, the value shown is kept, default or not.
+    removed) is said once and dropped (back to the default). Without it, the value shown is kept, default or not
+    (one trimmed when the workspace was opened, :data:`dashboard.persist.DROPPED`, is said once as well).
 
     ``label`` must be fixed text (labels render Markdown); options are plain text.
     """
@@ -240,11 +241,11 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
         return None
     wkey = f"w_{scope}_{pkey}"
     desired = st.session_state.get(pkey)
-    # (a choice gone: in this session, or trimmed when the workspace was opened, e.g. after a restart)
-    gone = desired
-    if follow and gone is None:
+    # (a choice gone: in this session when followed, or trimmed when the workspace was opened, e.g. after a restart)
+    gone = desired if follow else None
+    if gone is None:
         gone = st.session_state.get(P.DROPPED, {}).pop(pkey, None)
-    if follow and gone is not None and gone not in options:
+    if gone is not None and gone not in options:
         no_longer_offered(label, [(format_func(gone) if format_func is not None else None) or str(gone)])
         st.session_state.pop(pkey, None)
         desired = None

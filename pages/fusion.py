@@ -199,8 +199,9 @@ if metric_base(metric) in DESCRIPTIVE:
                "to search the weights on.")
     st.stop()
 lower = not W.higher_is_better(metric)
-st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower is better)' if lower else ''} over "
-           "weight vectors on the simplex (weights ≥ 0 summing to 1). "
+against = f" against the aspect {ui.md_escape(str(fused_aspect))}" if len(ctx.aspects) > 1 else ""
+st.caption(f"{'Minimises' if lower else 'Maximises'} the mean {label}{' (lower is better)' if lower else ''}{against} "
+           "over weight vectors on the simplex (weights ≥ 0 summing to 1). "
            "Weights tuned on the queries they are evaluated on overfit them: tune on one split and read the "
            "result on the other.")
 STEPS = [0.5, 0.25, 0.2, 0.1, 0.05]

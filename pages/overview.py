@@ -186,7 +186,13 @@ elif not div_ks:
 else:
     dc1, dc2 = st.columns([1, 4])
     with dc1:
-        div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(10) if 10 in div_ks else 0,
+        # default: a cutoff the settings evaluate (10 if evaluated, else the largest below 10, else the smallest),
+        # as `evaluate --diversity` uses the --k given; the keyed widget keeps a user's own choice
+        evaluated = [k for k in div_ks if k in ks]
+        below = [k for k in evaluated if k < 10]
+        div_default = (10 if 10 in evaluated else below[-1] if below else evaluated[0] if evaluated
+                       else 10 if 10 in div_ks else div_ks[0])
+        div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(div_default),
                              key="ov_div_k", help="From 2: a list of one item has no pair (ILD@1 is always 0).")
         div_alpha = st.number_input("α of α-nDCG", min_value=0.0, max_value=1.0, value=W.DIVERSITY_ALPHA, step=0.1,
                                     format="%.2f", key="ov_div_alpha",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from test_app_views import CONTENT, OVERALL, VIBES, goto, seed001_run, seed001_workspace, start
 
+from dashboard import ui
 from evalcore import workspace as W
 
 
@@ -56,6 +57,9 @@ def test_the_weight_search_tunes_against_the_aspect_the_fused_run_is_judged_agai
     at.selectbox(key="fu_step").select(0.5).run()
     at.toggle(key="fu_search").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
+    # the caption names the aspect searched against (it said only "Maximises the mean ndcg@10")
+    (said,) = [c.value for c in at.caption if "the mean" in c.value and "simplex" in c.value]
+    assert f"against the aspect {ui.md_escape(OVERALL)} " in said, said
     best = next(d.value for d in at.dataframe if isinstance(d.value, pd.DataFrame) and "weight:overall_run" in
                 d.value.columns)  # fmt: skip
     weights = best.filter(like="weight:").iloc[0]

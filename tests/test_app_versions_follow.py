@@ -242,3 +242,26 @@ def test_a_chosen_run_to_fuse_removed_before_the_workspace_is_opened_is_said_onc
            "these choices): the rest of your choice is kept." in said(again), said(again)
     again.run()
     assert not any("enc-ep1" in m for m in said(again)), said(again)
+
+
+def test_a_kept_model_removed_before_the_workspace_is_opened_is_said_once():
+    """The Versions page's model "other" chosen, its runs removed by a script, the dashboard reopened: the kept model
+    was trimmed without a word (the versions' choices were named); now it is named once, as they are."""
+    name, ws = training((1, 2))
+    for epoch in (1, 2):
+        rng = np.random.default_rng(10 + epoch)
+        ws.add_embedding_run(f"other-ep{epoch}", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS,
+                             model="other", version=f"epoch {epoch}", step=epoch)
+    model = f"w_versions_{S.SEL_VERSION_MODEL}"
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=model).select("other").run()
+    assert ws.ui_state()[S.SEL_VERSION_MODEL] == "other"
+    ws.remove_run("other-ep1")
+    ws.remove_run("other-ep2")
+    again = versions_page(T.open_app(name))
+    assert again.selectbox(key=model).value == "enc"
+    assert "Model as you chose it, 'other', is no longer offered here (removed, or not among these choices): " \
+           "showing the default again." in said(again), said(again)
+    assert S.SEL_VERSION_MODEL not in ws.ui_state() or ws.ui_state()[S.SEL_VERSION_MODEL] == "enc"
+    again.run()
+    assert not any("'other'" in m for m in said(again)), said(again)  # once

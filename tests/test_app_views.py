@@ -406,7 +406,10 @@ def test_no_internal_wording_and_the_guide_uses_a_computed_k():
     goto(at, "overview")
     assert any(e.label == "How to read nDCG@5 and Recall@5" for e in at.expander)
     box = at.selectbox(key="ov_div_k")
-    assert box.value == 10 and 1 not in box.options
+    # k = 1, 5, 20 evaluated: the diversity's default is 5, the largest below 10 (was 10: nobody evaluated it)
+    assert box.value == 5 and box.options == ["5", "10", "20"]  # 10 stays offered; not 1 (ILD@1 is always 0)
+    box.select(10).run()
+    assert at.run().selectbox(key="ov_div_k").value == 10  # a user's own choice is kept, evaluated or not
 
 
 def test_overview_columns_are_chosen_and_the_run_column_pinned():

@@ -14,7 +14,15 @@ import pandas as pd
 import pytest
 
 from evalcore.errors import InputFormatError
-from evalcore.io import load_embeddings, load_queries, load_run, read_ids, read_token_ids
+from evalcore.io import (
+    load_domains,
+    load_embeddings,
+    load_qrels,
+    load_queries,
+    load_run,
+    read_ids,
+    read_token_ids,
+)
 
 IDS = ["d1\u00a0", "\u00a0d2", "d\u30003", "d4\u2007"]  # NBSP at either end, ideographic and figure spaces
 
@@ -60,3 +68,25 @@ def test_a_query_texts_file_keeps_a_unicode_space_of_a_query_id(tmp_path) -> Non
     (tmp_path / "queries.tsv").write_text("q1\u00a0\ta\n q2 \tb\n", encoding="utf-8")
     for name in ("queries.jsonl", "queries.tsv"):
         assert sorted(load_queries(tmp_path / name)) == ["q1\u00a0", "q2"]
+
+
+def test_json_domain_mappings_ground_truths_and_ordered_lists_keep_a_unicode_space_of_an_id(tmp_path) -> None:
+    """The JSON readers of evalcore/io/side.py and lists.py stripped ids with ``str.strip()``: a domain mapping for
+    query ``q1\\xa0`` was attached to ``q1`` (another query); a domain's name is free text, still stripped."""
+    import json
+
+    files = {"map.json": {"q1\u00a0": " Food ", " q2 ": "Art"},
+             "recs.json": [{"query_id": "q1\u00a0", "domain": "Food"}, {"query_id": "\tq2 ", "domain": " Art"}]}
+    for name, doc in files.items():
+        (tmp_path / name).write_text(json.dumps(doc), encoding="utf-8")
+        assert load_domains(tmp_path / name) == {"q1\u00a0": "Food", "q2": "Art"}, name
+    graded = [{"query": "q1\u00a0", "relevance_judgments": {"d1\u00a0": 2}, "domain": " Food "},
+              {"query": " q2 ", "relevance_judgments": {" d2": 1}}]
+    (tmp_path / "graded.json").write_text(json.dumps(graded), encoding="utf-8")
+    frame = load_qrels(tmp_path / "graded.json").to_frame()
+    assert sorted(zip(frame["query_id"], frame["doc_id"], frame["domain"], strict=True)) == [
+        ("q1\u00a0", "d1\u00a0", "Food"), ("q2", "d2", "")]
+    lists = [{"id": "q1\u00a0", "similar": ["q2 "]}, {"id": " q2", "similar": ["q1\u00a0"]}]
+    (tmp_path / "lists.json").write_text(json.dumps(lists), encoding="utf-8")
+    frame = load_qrels(tmp_path / "lists.json").to_frame()
+    assert sorted(zip(frame["query_id"], frame["doc_id"], strict=True)) == [("q1\u00a0", "q2"), ("q2", "q1\u00a0")]

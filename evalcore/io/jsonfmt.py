@@ -45,7 +45,7 @@ from ..errors import (
     OptionError,
 )
 from .columns import kind_of, to_grade, to_score
-from .source import _ID_BREAKING, decode_text, refuse_broken_ids, refuse_broken_writes
+from .source import _ID_BREAKING, ASCII_WS, decode_text, refuse_broken_ids, refuse_broken_writes
 
 __all__ = ["SYNONYM_GRADES", "ID_FIELDS", "GRADED_QUERY_FIELDS", "parse_json", "read_json_dict_qrels", "read_json_dict_run", "write_qrels_json", "write_run_json"]
 
@@ -169,9 +169,10 @@ def _no_dup_keys(doc: _Doc, obj: dict, path: str, *, index: int | None = None, w
 
 
 def _id_text(doc: _Doc, v: Any, path: str, what: str, *, index: int | None = None) -> str:
-    """An id given as a JSON string or integer, as text; anything else is a shape error."""
+    """An id given as a JSON string or integer, as text (ASCII white space around it stripped, :data:`.source.ASCII_WS`:
+    a non-breaking or another Unicode space is part of the id, as in TREC files); anything else is a shape error."""
     if isinstance(v, str):
-        s = v.strip()
+        s = v.strip(ASCII_WS)
     elif isinstance(v, int) and not isinstance(v, bool):
         s = str(v)
     else:

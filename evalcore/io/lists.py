@@ -35,7 +35,7 @@ from .jsonfmt import (
     parse_json,
     refuse_broken,
 )
-from .source import refuse_broken_writes
+from .source import ASCII_WS, refuse_broken_writes
 
 __all__ = ["declared_length", "pick_aspect", "ordered_list_aspects", "read_ordered_lists", "check_grade_scheme", "read_graded_json", "write_ordered_lists"]
 
@@ -127,7 +127,7 @@ def _validate_ordered(doc: _Doc, force: Sequence[str] = ()) -> _Ordered:
             if k != id_field and isinstance(v, list) and k not in list_fields:
                 list_fields.append(k)
     aspects = [f for f in list_fields
-               if f in force or any(isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip() in known
+               if f in force or any(isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip(ASCII_WS) in known
                       for e in entries if isinstance(e.get(f), list) for x in e[f])]
     refuse_broken(doc, aspects, "ordered-list field (aspect)")
     lists: dict[str, list[list[str]]] = {f: [] for f in aspects}
