@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import private_data
 import pyarrow as pa
 import pytest
 from demo_oracle import oracle_demo
@@ -31,6 +32,9 @@ from evalcore.evaluate import evaluate
 from evalcore.intervals import summarize_with_intervals
 from evalcore.io import load_qrels, load_run
 from evalcore.workspace.demo import DEMO_RUN_NAMES
+
+# the helpers below create workspaces in the default root: never the user's, also when imported outside pytest
+private_data.ensure()
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["data", "overview", "compare", "versions", "queries", "domains", "fusion", "agreement"]
