@@ -8,6 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from private_data import ensure, point_to
+
+from evalcore.workspace.locations import cache_home, data_home, default_root
+
+#: The user's own folders of named workspaces, data and cache, as this environment names them before the tests'
+#: own take their place (tests/test_private_data.py checks that no test reaches them).
+USER_FOLDERS = (default_root(), data_home(), cache_home())
+ensure()  # before any test module is imported: their imports and collection see private folders too
 
 pytest_plugins = ["browser_fixtures"]  # chromium, a streamlit server, pages (only the browser tests use them)
 
@@ -25,16 +33,11 @@ def _own_workspace_folders(tmp_path_factory):
     """No test reads or writes the user's workspaces, data folder or cache: the folder of named workspaces
     (EVALCORE_WORKSPACES), the per-user data folder (XDG_DATA_HOME: the demo's kept selections) and the cache
     of the built-in demo (XDG_CACHE_HOME) are temporary folders of this test session (inherited by the
-    Streamlit servers of the browser tests); the disk cache of results (EVALCORE_CACHE) is off."""
+    Streamlit servers of the browser tests); the disk cache of results (EVALCORE_CACHE) is off (the tests of that cache,
+    test_derived_cache.py, turn it on in a folder of their own). See tests/private_data.py."""
     base = tmp_path_factory.mktemp("evalcore-home")
     patch = pytest.MonkeyPatch()
-    patch.setenv("EVALCORE_WORKSPACES", str(base / "workspaces"))
-    patch.setenv("XDG_DATA_HOME", str(base / "data"))
-    patch.setenv("XDG_CACHE_HOME", str(base / "cache"))
-    patch.delenv("EVALCORE_WORKSPACE", raising=False)
-    # no results kept on disk between tests (a test of a computation must compute); the tests of that
-    # cache (test_derived_cache.py) turn it on in a folder of their own
-    patch.setenv("EVALCORE_CACHE", "off")
+    point_to(base, setenv=patch.setenv, delenv=lambda key: patch.delenv(key, raising=False))
     yield base
     patch.undo()
 

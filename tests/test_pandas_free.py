@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import private_data
 import pytest
 
 from evalcore import Qrels, Run, evaluate
@@ -169,9 +171,16 @@ sys.exit(code)
 """
 
 
+def _private_folders() -> dict[str, str]:
+    """The test session's own data-folder variables (tests/private_data.py): the child's CLI never resolves the
+    user's folders."""
+    names = (*private_data.SET, *private_data.UNSET, private_data.MARKER)
+    return {k: v for k, v in os.environ.items() if k in names}
+
+
 def _probe(tmp_path: Path, *args: str) -> str:
     out = subprocess.run([sys.executable, "-c", _PROBE, *args], cwd=ROOT, capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, timeout=300)
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **_private_folders()}, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
