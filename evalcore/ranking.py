@@ -284,6 +284,24 @@ def rank_order(run: Ranked, *, ties: str = "trec") -> tuple[np.ndarray, np.ndarr
     return hit
 
 
+def tie_reorder_text(runs: dict[str, Ranked], ties: str, *, rule: str, fix: str) -> str | None:
+    """The note that runs searched with ties by id ascending (embedding runs, fusions) have equal scores which the
+    tie rule ``trec`` re-orders by id descending, or None (another rule, or no run with equal scores): one text for
+    the command line and the Python API, ``rule`` and ``fix`` naming the option the way each spells it.
+
+    >>> from evalcore.data import Run
+    >>> tie_reorder_text({"a": Run.from_dict({"q": {"x": 1.0}})}, "trec", rule="r", fix="f") is None
+    True
+    """
+    if canonical_ties(ties) != "trec":
+        return None
+    tied = [name for name, run in runs.items() if has_equal_scores(run)]
+    if not tied:
+        return None
+    return (f"runs {tied} have equal scores and were ranked with ties by id ascending; {rule} re-orders them by id "
+            f"descending — {fix} to keep their order")
+
+
 def has_equal_scores(run: Ranked) -> bool:
     """Whether two rows of one query have the same score: there the tie rule decides the order.
 

@@ -31,7 +31,7 @@ from ..embedding_runs import (
 from ..errors import AspectError, OptionError, coverage_is_strict, warn
 from ..evaluate import Evaluation, evaluate
 from ..io import Embeddings, is_shard_spec, load_embeddings, load_qrels, load_run, shard_embeddings
-from ..ranking import canonical_ties, has_equal_scores
+from ..ranking import tie_reorder_text
 from ..retrieval import sample_queries
 from .options import (
     diversity_alpha,
@@ -446,11 +446,9 @@ def evaluate_from_args(
         raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {given}")
 
     generated = list(emb_info) + list(fusion_info)
-    if canonical_ties(ties) == "trec":
-        tied = [n for n in generated if has_equal_scores(runs[n])]
-        if tied:
-            warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; "
-                 "--ties trec re-orders them by id descending — pass --ties docid_asc to keep their order")
+    note = tie_reorder_text({n: runs[n] for n in generated}, ties, rule="--ties trec", fix="pass --ties docid_asc")
+    if note:
+        warn(note)
 
     if details is not None:
         if gt is None and n_samples:  # run queries of the full qrels that the sample left out (not an id mismatch)

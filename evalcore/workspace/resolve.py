@@ -309,17 +309,14 @@ def resolve(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | No
 
 def _warn_tie_reorder(res: Resolved, settings: Settings) -> None:
     """Say which embedding runs have equal scores that the tie rule ``trec`` re-orders (the search ranked them by
-    id ascending), as ``evaluate --emb`` and the dashboard's sidebar do."""
-    from ..ranking import canonical_ties, has_equal_scores
+    id ascending), as ``evaluate --emb`` and the dashboard's sidebar do (:func:`evalcore.ranking.tie_reorder_text`)."""
+    from ..ranking import tie_reorder_text
 
-    if canonical_ties(settings.ties) != "trec":
-        return
-    tied = [r.name for r in res.records if r.kind == "embedding" and r.name in res.runs
-            and has_equal_scores(res.runs[r.name])]
-    if tied:
-        warn(f"runs {tied} have equal scores and were ranked with ties by id ascending; the tie rule 'trec' "
-             "re-orders them by id descending — pass ties='docid_asc' (or store it with set_settings) to keep "
-             "their order", stacklevel=4)
+    note = tie_reorder_text({r.name: res.runs[r.name] for r in res.records if r.kind == "embedding"
+                             and r.name in res.runs}, settings.ties, rule="the tie rule 'trec'",
+                            fix="pass ties='docid_asc' (or store it with set_settings)")
+    if note:
+        warn(note, stacklevel=4)
 
 
 def evaluate_stored(core: WorkspaceCore, settings: Settings, *, runs: Sequence[str] | None = None,
