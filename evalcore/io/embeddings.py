@@ -398,22 +398,24 @@ def _finish(ids: np.ndarray, vecs: np.ndarray, name: str | None) -> Embeddings:
     return Embeddings(ids, vecs, name)
 
 
-def _check_unique_ids(ids: np.ndarray, name: str | None) -> None:
+def _check_unique_ids(ids: np.ndarray, name: str | None, *, by_line: bool = False) -> None:
     """Raise :class:`DuplicateIdError` naming the first id that repeats an earlier one.
 
-    A Python set of the (string) ids: no pandas import on the way to a search (the
-    index for ``rows_of`` is built when first asked for).
+    ``by_line``: ``ids`` are the lines of the ids file ``name`` (a ``.npy``'s: the ``.npy`` holds no id), so the
+    error names the repeat's line and the first one's. A Python set of the (string) ids: no pandas import on the
+    way to a search (the index for ``rows_of`` is built when first asked for).
     """
     keys = ids.tolist()
     n_distinct = len(set(keys))
     if n_distinct == len(keys):
         return
-    seen: set = set()
-    for key in keys:
-        if key in seen:
-            raise DuplicateIdError(f"id {key!r} appears twice ({len(keys) - n_distinct} duplicate ids)",
-                                   file=name, item=str(key))
-        seen.add(key)
+    first: dict = {}
+    for line, key in enumerate(keys, start=1):
+        if key in first:
+            where = f"first on line {first[key]}; " if by_line else ""
+            raise DuplicateIdError(f"id {key!r} appears twice ({where}{len(keys) - n_distinct} duplicate ids)",
+                                   file=name, line=line if by_line else None, item=str(key))
+        first[key] = line
 
 
 # --------------------------------------------------------------------- saving

@@ -32,6 +32,7 @@ from .embeddings import (
     Embeddings,
     Source,
     _check_ragged,
+    _check_unique_ids,
     _detect,
     _finish,
     _head,
@@ -175,21 +176,8 @@ def _read_npy(data: bytes | None, path: Path | None, name: str, *, ids_src: Sour
     if len(ids) != vecs.shape[0]:
         raise ShapeMismatchError(
             f"{vecs.shape[0]} vectors but {len(ids)} ids in {ids_name}; they must match one id per row", file=name)
-    _refuse_repeated_ids(ids, ids_name)
+    _check_unique_ids(ids, ids_name, by_line=True)  # (the error names the ids file and its lines)
     return ids, vecs
-
-
-def _refuse_repeated_ids(ids: np.ndarray, ids_name: str) -> None:
-    """An id listed twice in a .npy's ids file: the error names that file and both lines (the .npy holds no id)."""
-    keys = ids.tolist()
-    if len(set(keys)) == len(keys):
-        return
-    first: dict[str, int] = {}
-    for line, key in enumerate(keys, start=1):
-        if key in first:
-            raise DuplicateIdError(f"id {key!r} appears twice (first on line {first[key]}; "
-                                   f"{len(keys) - len(set(keys))} duplicate ids)", file=ids_name, line=line, item=key)
-        first[key] = line
 
 
 def _ids_beside(path: Path) -> Path | None:
