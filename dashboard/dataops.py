@@ -21,6 +21,7 @@ from dashboard import selections, ui
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, OptionError
+from evalcore.workspace.runfiles import add_run_file
 
 CONSUMED = "consumed_uploads"
 FLASH = "data_flash"
@@ -183,16 +184,15 @@ def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tup
     """Store the file as a run; returns its name, the runs already holding these very bytes and whether it was
     stored (False: a ranked file already stored, under whatever name, is not stored again:
     :meth:`evalcore.workspace.Workspace.same_file_run`)."""
-    name = W.free_name(W.file_stem(blob.name), ws.run_names())
     aspect = aspect if aspect in ws.aspects() else None
-    info = ws.runs()
-    same = info.loc[info["source_sha256"] == blob.sha256, "name"].astype(str).tolist() if len(info) else []
     if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
+        info = ws.runs()
+        same = info.loc[info["source_sha256"] == blob.sha256, "name"].astype(str).tolist() if len(info) else []
+        name = W.free_name(W.file_stem(blob.name), ws.run_names())
         return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect), same, True
-    stored = ws.same_file_run(blob.sha256, aspect=aspect)
-    if stored is not None:
-        return stored, [stored], False
-    return ws.add_run(name, blob.data, format=fmt, source_name=blob.name, aspect=aspect), same, True
+    out = add_run_file(ws, blob.data, file=blob.name, sha256=blob.sha256, format=fmt, aspect=aspect,
+                       source_name=blob.name)
+    return out.run, list(out.same), out.new
 
 
 def added_text(file_name: str, run_name: str, same: list[str], *, embeddings: bool, new: bool = True) -> str:

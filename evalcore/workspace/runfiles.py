@@ -34,7 +34,8 @@ from ..io.shards import is_shard_spec
 from .artifacts import sha256_file
 from .model import file_stem, free_name
 
-__all__ = ["RunFileAdded", "RunFileFailed", "RunFilesAdded", "is_file_set", "list_run_files", "add_run_files",
+__all__ = ["RunFileAdded", "RunFileFailed", "RunFilesAdded", "is_file_set", "list_run_files", "add_run_file",
+           "add_run_files",
            "left_out_reason"]
 
 #: How many failures an error raised when no file was added lists (then "and N more").
@@ -127,6 +128,24 @@ def list_run_files(spec: str | os.PathLike) -> tuple[list[str], list[tuple[str, 
     return taken, left
 
 
+def add_run_file(ws: Any, source: Any, *, file: str, sha256: str, format: str = "auto", aspect: str | None = None,
+                 source_name: str | None = None) -> RunFileAdded:
+    """One ranked run file (``source``: its path or bytes; ``file``: its name or path, ``sha256``: of its bytes)
+    added as a file given alone is, by the folder add and an upload alike: not stored again when the workspace
+    holds these very bytes as a ranked run against ``aspect`` (:meth:`~.run_changes.RunChanges.same_file_run`;
+    ``new`` False), else stored under its file's name (:func:`~.model.file_stem`, ``name (2)``... when taken),
+    ``same`` naming the runs stored from the same bytes (against other aspects). ``source_name``: the name stored
+    and shown in errors (default: ``file``'s base name; an upload's name is used whole)."""
+    stored = ws.same_file_run(sha256, aspect=aspect)
+    if stored is not None:
+        return RunFileAdded(file, stored, (stored,), new=False)
+    info = ws.runs()
+    same = tuple(info.loc[info["source_sha256"] == sha256, "name"].astype(str)) if len(info) else ()
+    name = ws.add_run(free_name(file_stem(file), ws.run_names()), source, format=format, aspect=aspect,
+                      source_name=os.path.basename(file) if source_name is None else source_name)
+    return RunFileAdded(file, name, same)
+
+
 def add_run_files(ws: Any, spec: str | os.PathLike, *, format: str = "auto", aspect: str | None = None,
                   progress: Callable[[int, int, str], None] | None = None) -> RunFilesAdded:
     """Add each run file of a folder or glob ``spec`` to workspace ``ws`` as its own run (see the module docstring).
@@ -147,22 +166,11 @@ def add_run_files(ws: Any, spec: str | os.PathLike, *, format: str = "auto", asp
         if progress is not None:
             progress(i, len(taken), path)
         try:
-            stored = ws.same_file_run(sha256_file(path), aspect=aspect)
-            if stored is not None:
-                added.append(RunFileAdded(path, stored, (stored,), new=False))
-                continue
-            name = ws.add_run(free_name(file_stem(path), ws.run_names()), path, format=format, aspect=aspect,
-                              source_name=os.path.basename(path))
+            added.append(add_run_file(ws, path, file=path, sha256=sha256_file(path), format=format, aspect=aspect))
         except OSError as e:
             failed.append(RunFileFailed(path, f"{path}: cannot be read ({e.strerror or e})"))
-            continue
         except EvalcoreError as e:
             failed.append(RunFileFailed(path, str(e)))
-            continue
-        info = ws.runs()
-        sha = info.loc[info["name"] == name, "source_sha256"]
-        same = info.loc[(info["source_sha256"] == sha.iloc[0]) & (info["name"] != name), "name"] if len(sha) else []
-        added.append(RunFileAdded(path, name, tuple(str(n) for n in same)))
     if progress is not None:
         progress(len(taken), len(taken), "")
     if not added:
