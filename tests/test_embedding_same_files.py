@@ -127,6 +127,25 @@ def test_a_run_recorded_before_the_files_key_is_the_same_run_again(tmp_path) -> 
     assert ws.generation == generation and ws.run_names() == ["e"]
 
 
+def test_the_same_content_from_other_files_under_its_name_is_the_same_run(tmp_path) -> None:
+    """The files' key is provenance, as the source's SHA-256: the same vectors and ids saved again in another file
+    (an ``.npz`` written anew has other bytes: its zip entries' times) under the run's name change nothing, as
+    before the key was recorded, instead of 'already exists with other content'."""
+    docs, qry = _npy(len(DOCS), 4, 2), _npy(len(QUERIES), 4, 3)
+    ws = Workspace.open(tmp_path / "W")
+    ws.add_embedding_run("e", docs, _ids(DOCS), query_embeddings=qry, query_ids=_ids(QUERIES))
+    assert "files_sha256" in ws.run_record("e").options
+    generation = ws.generation
+
+    def as_npz(ids: list[str], npy: bytes) -> bytes:
+        buf = io.BytesIO()
+        np.savez(buf, ids=np.asarray(ids), embeddings=np.load(io.BytesIO(npy)))
+        return buf.getvalue()
+
+    assert ws.add_embedding_run("e", as_npz(DOCS, docs), query_embeddings=as_npz(QUERIES, qry)) == "e"
+    assert ws.generation == generation and ws.run_names() == ["e"]
+
+
 def test_the_data_page_does_not_store_the_same_embedding_files_twice() -> None:
     """Uploaded twice in the runs' uploader (item-to-item) and in the embedding form (documents and queries): the
     second time is said as for a ranked file and stores nothing."""

@@ -34,6 +34,11 @@ __all__ = ["RunChanges"]
 _UNSET: Any = object()
 
 
+def _without(options: dict, *keys: str) -> str:
+    """``options`` without ``keys``, as stored (canonical JSON)."""
+    return dumps({k: v for k, v in options.items() if k not in keys})
+
+
 class RunChanges(GroundTruths):
     """Adding and editing runs (see the module docstring)."""
 
@@ -277,14 +282,14 @@ class RunChanges(GroundTruths):
             arts = [s.sha256 for s in stored] + [None] * (4 - len(stored))
             if old is not None and not replace:
                 same = (kind, model, version, step, dumps(list(tags)), *arts)
-                # a record from before the files' key was kept is the same run without it (and stays as it is)
-                had = loads(old[11], {})
-                given = {k: v for k, v in options.items() if k != "files_sha256" or k in had}
-                if tuple(old[2:]) == (*same, dumps(given)):
+                # the files' key is provenance, as source_sha256: the same content from other files (saved again,
+                # another format) or recorded before the key was kept is the same run (its record stays as it is)
+                had = _without(loads(old[11], {}), "files_sha256")
+                if tuple(old[2:11]) == same and had == _without(options, "files_sha256"):
                     raise NoChange(name)  # the very same run again (a restarted script): nothing to do
                 # a record from before search depths were kept: the same run again records its depth
-                older = {k: v for k, v in given.items() if k != "search_depth"}
-                if tuple(old[2:]) != (*same, dumps(older)) or "search_depth" not in options:
+                if tuple(old[2:11]) != same or had != _without(options, "files_sha256", "search_depth") \
+                        or "search_depth" not in options:
                     raise OptionError(f"a run named {name!r} already exists with other content or run info; "
                                       "choose another name or pass replace=True")
             for n in options.get("inputs", ()):
