@@ -321,14 +321,12 @@ def split_emb_spec(spec: str) -> tuple[str | None, str]:
 
 def emb_name(spec: str) -> str:
     """The run name of an ``--emb`` spec: its NAME, else the documents file's name without its folder and known
-    extensions (``runs/e5.npz`` -> ``e5``: :func:`evalcore.workspace.model.file_stem`, the dashboard's name of an
+    extensions (``runs/e5.npz`` -> ``e5``: :func:`evalcore.io.source.run_name_of_file`, the dashboard's name of an
     uploaded file)."""
-    name, value = split_emb_spec(spec)
-    if name is not None:
-        return name
-    from ..workspace.model import file_stem
+    from ..io.source import run_name_of_file
 
-    return file_stem(os.path.normpath(value.split(",")[0].strip()))
+    name, value = split_emb_spec(spec)
+    return name if name is not None else run_name_of_file(os.path.normpath(value.split(",")[0].strip()))
 
 
 def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:

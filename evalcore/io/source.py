@@ -33,7 +33,7 @@ from ..errors import (
 
 __all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC",
            "first_broken_id", "LINE_BREAKS", "broken_id_text", "refuse_broken_ids",
-           "refuse_broken_writes", "ASCII_WS", "strip_ascii_ws"]
+           "refuse_broken_writes", "ASCII_WS", "strip_ascii_ws", "run_name_of_file"]
 
 #: the first two bytes of gzip data (RFC 1952)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -166,6 +166,18 @@ def source_filename(src: Source, label: str | None) -> str | None:
 def file_stem(label: str) -> str:
     """Stem of a file name, a trailing ``.gz`` aside: ``bm25.tsv.gz`` -> ``bm25``."""
     return Path(_strip_gz(str(label))).stem
+
+
+def run_name_of_file(filename: str) -> str:
+    """A run's default name: the file name without its folder and its known extensions (``runs/e5.npz`` -> ``e5``,
+    ``bm25.tsv.gz`` -> ``bm25``; ``run`` when nothing is left): the dashboard's name of an uploaded file
+    (:func:`evalcore.workspace.model.file_stem`) and the command line's of a bare ``--emb FILE``."""
+    base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
+    for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
+                ".qrels"):
+        if base.lower().endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+    return base or "run"
 
 
 _UTF16 = "UTF-16 encoded text, expected UTF-8: save the file as UTF-8"
