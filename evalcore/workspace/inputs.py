@@ -166,7 +166,8 @@ def _is_npy(src: Any) -> bool:
 
 
 def embedding_files_key(embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
-                        query_ids: Any = None, docs_sha256: str | None = None) -> str | None:
+                        query_ids: Any = None, docs_sha256: str | None = None,
+                        queries_sha256: str | None = None) -> str | None:
     """What recognises an embedding run's files by their bytes (the same files again are the same run): for one
     file holding its own ids (an item-to-item ``.npz``, Parquet, CSV, JSON) the SHA-256 of its bytes, which
     :meth:`~.run_changes.RunChanges.add_embedding_run` records as the run's ``source_sha256``; else the SHA-256 of
@@ -174,8 +175,8 @@ def embedding_files_key(embeddings: Any, ids: Any = None, *, query_embeddings: A
     their ids (a ``.npy`` path's ids: the ``X_ids.txt`` / ``X.ids.txt`` beside it, as the reader finds them).
 
     None when an input is not a file's bytes or path (arrays, :class:`~evalcore.io.Embeddings`, a sequence of ids,
-    a stream) or a ``.npy`` has no ids file: such runs are not recognised by their files. ``docs_sha256``: the
-    documents file's SHA-256 when already computed (a large file is not read twice).
+    a stream) or a ``.npy`` has no ids file: such runs are not recognised by their files. ``docs_sha256``,
+    ``queries_sha256``: the SHA-256 of the documents' / queries' file when already computed (not read twice).
     """
     from ..io.vectors import _ids_beside
 
@@ -185,7 +186,8 @@ def embedding_files_key(embeddings: Any, ids: Any = None, *, query_embeddings: A
             if vector_ids is not None:
                 return None
             continue
-        sha = docs_sha256 if role == "docs" and docs_sha256 is not None else _file_bytes_sha(vectors)
+        known = docs_sha256 if role == "docs" else queries_sha256
+        sha = known if known is not None else _file_bytes_sha(vectors)
         if sha is None:
             return None
         parts.append((role, sha))

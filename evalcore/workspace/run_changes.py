@@ -159,15 +159,13 @@ class RunChanges(GroundTruths):
         """
         name, replace = check_run_name(name), check_bool(replace, "replace")
         meta = self._meta(model, version, step, tags)
-        if files_sha256 is None:  # (before the files are read: a stream given is read once, by the reader)
-            files_sha256 = embedding_files_key(embeddings, ids, query_embeddings=query_embeddings, query_ids=query_ids)
         docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name,
                                                id_what="document id")
-        queries = None
+        queries, query_sha = None, None
         aspect = self._aspect(aspect)
         options: dict[str, Any] = {"aspect": aspect} if aspect else {}
         if query_embeddings is not None:
-            queries, qname, _ = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
+            queries, qname, query_sha = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
                                                  label=query_source_name, owner=f"run {name!r}", id_what="query id")
             if queries.dim != docs.dim:
                 raise OptionError(f"run {name!r}: documents have {docs.dim} dimensions but queries {queries.dim}")
@@ -187,6 +185,9 @@ class RunChanges(GroundTruths):
                         self.put("ids", lambda p: codecs.write_ids(queries.ids, p))]
             return out
 
+        if files_sha256 is None and sha is not None:  # (the files' hashes already taken: not read again)
+            files_sha256 = embedding_files_key(embeddings, ids, query_embeddings=query_embeddings, query_ids=query_ids,
+                                               docs_sha256=sha, queries_sha256=query_sha if queries else None)
         if files_sha256 is not None and files_sha256 != (source_sha256 or sha):
             options["files_sha256"] = str(files_sha256)  # (one file: its source_sha256 says it)
         nq = None if queries is None else len(queries)
