@@ -165,8 +165,9 @@ class RunChanges(GroundTruths):
         aspect = self._aspect(aspect)
         options: dict[str, Any] = {"aspect": aspect} if aspect else {}
         if query_embeddings is not None:
-            queries, qname, query_sha = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
-                                                 label=query_source_name, owner=f"run {name!r}", id_what="query id")
+            queries, qname, query_sha = embeddings_input(query_embeddings, query_ids,
+                                                         what=f"run {name!r} (queries)", label=query_source_name,
+                                                         owner=f"run {name!r}", id_what="query id")
             if queries.dim != docs.dim:
                 raise OptionError(f"run {name!r}: documents have {docs.dim} dimensions but queries {queries.dim}")
             options["query_source"] = qname
