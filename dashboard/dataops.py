@@ -21,7 +21,7 @@ from dashboard import selections, ui
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, OptionError
-from evalcore.workspace.runfiles import add_run_file
+from evalcore.workspace.runfiles import add_embedding_file, add_run_file
 
 CONSUMED = "consumed_uploads"
 FLASH = "data_flash"
@@ -182,16 +182,14 @@ ALREADY = "already in the workspace, not stored again: "
 
 def _add_run(ws: W.Workspace, blob: W.Blob, aspect: str | None, fmt: str) -> tuple[str, list[str], bool]:
     """Store the file as a run; returns its name, the runs already holding these very bytes and whether it was
-    stored (False: a ranked file already stored, under whatever name, is not stored again:
-    :meth:`evalcore.workspace.Workspace.same_file_run`)."""
+    stored (False: a file already stored, under whatever name, is not stored again:
+    :meth:`evalcore.workspace.Workspace.same_file_run`, ``same_embedding_run`` for embeddings)."""
     aspect = aspect if aspect in ws.aspects() else None
     if W.looks_like_embeddings(blob):  # vectors dropped here: an item-to-item embedding run
-        info = ws.runs()
-        same = info.loc[info["source_sha256"] == blob.sha256, "name"].astype(str).tolist() if len(info) else []
-        name = W.free_name(W.file_stem(blob.name), ws.run_names())
-        return ws.add_embedding_run(name, blob.data, source_name=blob.name, aspect=aspect), same, True
-    out = add_run_file(ws, blob.data, file=blob.name, sha256=blob.sha256, format=fmt, aspect=aspect,
-                       source_name=blob.name)
+        out = add_embedding_file(ws, blob.data, file=blob.name, aspect=aspect, source_name=blob.name)
+    else:
+        out = add_run_file(ws, blob.data, file=blob.name, sha256=blob.sha256, format=fmt, aspect=aspect,
+                           source_name=blob.name)
     return out.run, list(out.same), out.new
 
 
@@ -234,21 +232,36 @@ def store_runs(blobs: list[W.Blob], aspect: str | None, fmt: str = "auto") -> No
 
 def store_embedding_run(name: str | None, docs: W.Blob, ids: W.Blob | None, queries: W.Blob | None,
                         query_ids: W.Blob | None, aspect: str | None) -> bool:
-    def change(ws: W.Workspace) -> str:
-        return ws.add_embedding_run(W.free_name(name or W.file_stem(docs.name), ws.run_names()), docs.data,
-                                    None if ids is None else ids.data,
-                                    query_embeddings=None if queries is None else queries.data,
-                                    query_ids=None if query_ids is None else query_ids.data,
-                                    source_name=docs.name, query_source_name=None if queries is None else queries.name,
-                                    aspect=aspect if aspect in ws.aspects() else None)
+    """The embedding form's run: without a run name, files the workspace already holds as an embedding run (the
+    same bytes: :meth:`evalcore.workspace.Workspace.same_embedding_run`) are that run, said as for ranked files."""
+    def change(ws: W.Workspace) -> Any:
+        return add_embedding_file(ws, docs.data, None if ids is None else ids.data, file=docs.name, name=name,
+                                  query_embeddings=None if queries is None else queries.data,
+                                  query_ids=None if query_ids is None else query_ids.data,
+                                  source_name=docs.name, query_source_name=None if queries is None else queries.name,
+                                  aspect=aspect if aspect in ws.aspects() else None)
 
     failed = _failed_text()
     result, told = write_collecting(change, on_demo="new")
-    ok = report(result, f"added embedding run {result.value or name} (from {docs.name}); it is ranked when first "
-                "needed", failed=failed, prefix="Not loaded", where="embedding")
+    if result.ok and not result.value.new:
+        flash("ok", ALREADY + _files_text(docs.name, queries) + f" (the same {_files_word(queries)} as run "
+              f"{result.value.run!r})", where="embedding")
+        return True
+    ok = report(result, f"added embedding run {result.value.run if result.ok else name} (from {docs.name}); it is "
+                "ranked when first needed", failed=failed, prefix="Not loaded", where="embedding")
     if ok:
         flash_warnings(told, where="embedding")  # all-zero vectors: said when read, not when ranked
     return ok
+
+
+def _files_text(docs: str, queries: Any) -> str:
+    """The files of an embedding run, as the messages name them (``docs.npz`` or ``docs.npy and queries.npy``)."""
+    qname = getattr(queries, "name", queries)
+    return docs if qname is None else f"{docs} and {qname}"
+
+
+def _files_word(queries: Any) -> str:
+    return "file" if queries is None else "files"
 
 
 SIDE_SETTERS: dict[str, Callable[[W.Workspace], Callable[..., None]]] = {
@@ -374,6 +387,17 @@ def add_from_path(kind: str, path: str, *, ids: str | None = None, queries: str 
             stored = None
         if stored is not None:
             flash("ok", ALREADY + added_text(label, stored, [stored], embeddings=False, new=False), where="path")
+            return True
+    if kind == "embedding" and not name:  # the same embedding files again (their bytes): not stored again either
+        try:
+            ws_now = P.workspace()
+            stored = ws_now.same_embedding_run(main, ids_p, query_embeddings=q_p, query_ids=qids_p,
+                                               aspect=aspect if aspect in ws_now.aspects() else None)
+        except (OSError, EvalcoreError):  # (said by the write below, as before)
+            stored = None
+        if stored is not None:
+            flash("ok", ALREADY + _files_text(label, None if q_p is None else q_p.name)
+                  + f" (the same {_files_word(q_p)} as run {stored!r})", where="path")
             return True
 
     def change(ws: W.Workspace) -> Any:

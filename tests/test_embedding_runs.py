@@ -146,7 +146,10 @@ def test_spec_parsing():
     sp = parse_emb_spec("a=c.npy,q.npy", {"a": "c.txt,q.txt"})
     assert (sp.docs, sp.queries, sp.docs_ids, sp.queries_ids) == ("c.npy", "q.npy", "c.txt", "q.txt")
     assert parse_fuse_spec("f=a:0.5,b:2,c") == ("f", {"a": 0.5, "b": 2.0, "c": 1.0})
-    for bad in ("a", "=x", "a=x,y,z"):
+    # a bare DOCS[,QUERIES] is named after its documents file (as the dashboard names an upload)
+    assert parse_emb_spec("runs/e5.npz,q.npz") == parse_emb_spec("e5=runs/e5.npz,q.npz")
+    assert parse_emb_spec("shards/", {"shards": "ids.txt"}).docs_ids == "ids.txt"
+    for bad in ("=x", "a=x,y,z", "x,y,z", "a=", ""):
         with pytest.raises(OptionError):
             parse_emb_spec(bad)
     for bad in ("f", "f=a:x", "f=a:1,a:2", "f=a,,b"):

@@ -203,6 +203,9 @@ def test_plain_evaluate_never_imports_pandas(tmp_path):
     assert "PANDAS False" in text
     for name in ("per_query.csv", "report.json", "m_results.csv"):
         assert (tmp_path / "b" / name).stat().st_size > 0
+    # a bare --emb DOCS,QUERIES (named after its documents file) neither
+    text = _probe(tmp_path, *common, "--emb", f"{tmp_path / 'docs.npz'},{tmp_path / 'queries.npz'}")
+    assert "PANDAS False" in text and "docs:" in text
     # an option that needs pandas still works (it is imported then)
     text = _probe(tmp_path, *common, "--run", f"bm25={tmp_path / 'run.txt'}", "--workspace", str(tmp_path / "ws"))
     assert "PANDAS True" in text

@@ -240,10 +240,9 @@ def _evaluated(chosen: list[str] | None, baseline: str | None) -> list[str] | No
 
 def _input_names(args: argparse.Namespace, read) -> list[str]:
     """The names of every run the command evaluates, from its options and its run files (before any ranking)."""
-    from .options import file_exists, parse_fuse_spec, split_named
+    from .options import emb_name, parse_fuse_spec
 
-    emb = [split_named(s, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]", exists=file_exists)[0]
-           for s in getattr(args, "emb", None) or []]
+    emb = [emb_name(s) for s in getattr(args, "emb", None) or []]
     fused = [parse_fuse_spec(s)[0] for s in getattr(args, "fuse", None) or []]
     return [*read.runs, *emb, *fused]
 

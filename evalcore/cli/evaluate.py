@@ -82,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
     if args.workspace:
         from .workspace import check_before_recording
 
+        args = _emb_as_stored(args)
+
         def check(inputs) -> None:
             checked.append(check_before_recording(args, inputs))
     with search_backend(args) as backend:
@@ -132,6 +134,58 @@ def run(args: argparse.Namespace) -> int:
 
         print(record_evaluation(args, ev, runs, details, checked=checked[0]))
     return 0
+
+
+def _emb_as_stored(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` for ``--workspace``: a bare ``--emb DOCS[,QUERIES]`` whose very files the workspace already holds as an
+    embedding run (:meth:`evalcore.workspace.Workspace.same_embedding_run`: the documents', the queries' and their ids
+    files' bytes; e.g. uploaded on the dashboard) takes that run's name, said in one line, so that it is evaluated,
+    printed and recorded under it and not stored a second time, as :func:`_named_as_stored` does for ``--run``;
+    ``NAME=DOCS`` keeps its name (a copy of the run, if so named). Not with ``--aspect NAME=...``, nor for a run a
+    ``--fuse`` names. A new namespace (``args`` is not changed)."""
+    from ..errors import warn
+    from ..workspace import Workspace
+    from ..workspace.locations import is_workspace
+    from .options import (
+        file_exists,
+        parse_aspects,
+        parse_emb_spec,
+        parse_fuse_spec,
+        split_emb_spec,
+        split_named,
+    )
+
+    specs = list(getattr(args, "emb", None) or [])
+    path = Path(args.workspace).expanduser()
+    per_run, default = parse_aspects(getattr(args, "aspect", None))
+    if not specs or per_run or not is_workspace(path):
+        return args
+    fused = {n for s in getattr(args, "fuse", None) or [] for n in parse_fuse_spec(s)[1]}
+    ids_map = dict(split_named(s, flag="--emb-ids", what="NAME=IDS_FILE[,QUERY_IDS_FILE]", exists=file_exists)
+                   for s in getattr(args, "emb_ids", None) or [])
+    renamed: dict[str, str] = {}
+    ws = Workspace.open(path, create=False)
+    try:
+        named = []
+        for spec in specs:
+            given, files = split_emb_spec(spec)
+            sp = parse_emb_spec(spec, ids_map)
+            stored = None
+            if given is None and sp.name not in fused:
+                stored = ws.same_embedding_run(sp.docs, sp.docs_ids, query_embeddings=sp.queries,
+                                               query_ids=sp.queries_ids, aspect=default)
+            if stored is not None:
+                these = (f"{sp.docs} and {sp.queries}: the workspace holds these very files" if sp.queries else
+                         f"{sp.docs}: the workspace holds this very file")
+                warn(f"{these} as embedding run {stored!r}: evaluated and recorded under that name, not stored again "
+                     f"(--emb NAME={files} names it otherwise)")
+                renamed[sp.name] = stored
+                spec = f"{stored}={files}"
+            named.append(spec)
+    finally:
+        ws.close()
+    emb_ids = [f"{renamed[n]}={v}" if n in renamed else f"{n}={v}" for n, v in ids_map.items()]
+    return argparse.Namespace(**{**vars(args), "emb": named, "emb_ids": emb_ids or getattr(args, "emb_ids", None)})
 
 
 def _named_as_stored(args: argparse.Namespace, load_runs):

@@ -35,6 +35,7 @@ from ..ranking import tie_reorder_text
 from ..retrieval import sample_queries
 from .options import (
     diversity_alpha,
+    emb_name,
     file_exists,
     parse_aspects,
     parse_emb_spec,
@@ -129,7 +130,7 @@ def runs_from_embeddings(
     info: dict[str, Any] | None = None,
     backend: Any = None,
 ) -> dict[str, Run]:
-    """One :class:`Run` per ``--emb NAME=DOCS[,QUERIES]`` spec.
+    """One :class:`Run` per ``--emb [NAME=]DOCS[,QUERIES]`` spec.
 
     ``qrels`` (one for all, or one per run name) gives the queries to rank;
     without it every item (or query) is ranked. Depth is ``--emb-depth``
@@ -172,7 +173,7 @@ def runs_from_embeddings(
 
 def _check_emb_names(specs: Sequence[str], runs: Mapping[str, Run]) -> None:
     """Two ``--emb`` of one name, or an ``--emb`` named as a ``--run``: refused before anything is ranked."""
-    names = [s.split("=", 1)[0].strip() for s in specs if "=" in s]
+    names = [emb_name(s) for s in specs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise OptionError(f"two --emb runs are named {twice[0]!r}")
@@ -356,10 +357,10 @@ def evaluate_from_args(
 
     runs: dict[str, Run] = dict(load_runs(getattr(args, "run", None) or []))
     _check_emb_names(emb_specs, runs)  # before any ranking (a minute or more): not after the first
-    given = [*runs, *(s.split("=", 1)[0].strip() for s in emb_specs), *(parse_fuse_spec(s)[0] for s in fuse_specs)]
+    given = [*runs, *(emb_name(s) for s in emb_specs), *(parse_fuse_spec(s)[0] for s in fuse_specs)]
     if only is not None:  # (the names were checked by the caller's check_inputs, with every run given)
         needed = _needed_runs(only, fuse_specs)
-        emb_specs = [s for s in emb_specs if s.split("=", 1)[0].strip() in needed]
+        emb_specs = [s for s in emb_specs if emb_name(s) in needed]
         fuse_specs = [s for s in fuse_specs if parse_fuse_spec(s)[0] in needed]
     emb_info: dict[str, Any] = {}
 
@@ -396,7 +397,7 @@ def evaluate_from_args(
 
         # sampling: on the first ground truth loaded, the same ids for all aspects
         # every run given (not only those evaluated): the first aspect, hence the sample, does not depend on --runs
-        names = [s.split("=", 1)[0].strip() for s in getattr(args, "emb", None) or []] + list(runs)
+        names = [emb_name(s) for s in getattr(args, "emb", None) or []] + list(runs)
         names += [s.split("=", 1)[0].strip() for s in getattr(args, "fuse", None) or []]
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])

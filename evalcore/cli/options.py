@@ -5,14 +5,17 @@ embeddings as runs, aspects, a reference model as ground truth and fusion.
 
 Added to ``evaluate`` and ``compare`` by :func:`add_embedding_options`:
 
-``--emb NAME=DOCS[,QUERIES]`` (repeatable)
+``--emb [NAME=]DOCS[,QUERIES]`` (repeatable)
     Rank by exact cosine top-k. One file: item-to-item (the ground-truth
     queries found among its ids, each query's own item excluded; seeds
     000/001). Two files: the queries file against the corpus file. Any layout
     :func:`evalcore.io.load_embeddings` reads (``.npy`` files are
     memory-mapped); DOCS (or QUERIES) may also be a directory or a glob of
     shards (:mod:`evalcore.io.shards`: ``.npy`` with ``X_ids.txt`` beside,
-    or ``.npz`` with ``ids`` and ``embeddings``), never loaded whole.
+    or ``.npz`` with ``ids`` and ``embeddings``), never loaded whole. Without
+    ``NAME=``, the run is named after the DOCS file (:func:`emb_name`), and
+    ``evaluate --workspace`` takes the embedding run already stored from these
+    very files under its stored name (see :mod:`evalcore.cli.evaluate`).
 ``--emb-ids NAME=IDS[,QUERY_IDS]``
     Id files of ``.npy`` inputs when they are not ``X_ids.txt``/``X.ids.txt``
     beside them.
@@ -54,6 +57,7 @@ against ``overall`` — is one command::
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -63,7 +67,7 @@ from ..errors import OptionError
 from ..io.detect import QRELS_FORMATS
 
 __all__ = [
-    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "refuse_lone_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "parse_fuse_spec",
+    "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "refuse_lone_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "emb_name", "split_emb_spec", "parse_fuse_spec",
     "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
 ]
 
@@ -209,9 +213,10 @@ def sample_seed(args: argparse.Namespace) -> int:
 def add_embedding_options(parser: argparse.ArgumentParser) -> None:
     """Add the embedding, aspect, reference and fusion options to a sub-command's parser."""
     g = parser.add_argument_group("embeddings, aspects, reference model, fusion")
-    g.add_argument("--emb", action="append", metavar="NAME=DOCS[,QUERIES]",
+    g.add_argument("--emb", action="append", metavar="[NAME=]DOCS[,QUERIES]",
                    help="embedding run by exact cosine top-k: one file = item-to-item (own item excluded), "
-                        "two = queries against a corpus (repeatable)")
+                        "two = queries against a corpus (repeatable); without NAME, named after the DOCS file (as "
+                        "the dashboard names it), and with --workspace the run already stored from these very files")
     g.add_argument("--emb-ids", action="append", metavar="NAME=IDS[,QUERY_IDS]",
                    help="id files (one id per line) of .npy embeddings not named X_ids.txt / X.ids.txt")
     g.add_argument("--emb-depth", type=int, default=None, metavar="N",
@@ -305,12 +310,33 @@ class EmbSpec:
     queries_ids: str | None = None
 
 
+#: what an ``--emb`` spec is, as its errors say
+EMB_WHAT = "[NAME=]DOCS_FILE[,QUERIES_FILE]"
+
+
+def split_emb_spec(spec: str) -> tuple[str | None, str]:
+    """``[NAME=]DOCS[,QUERIES]`` -> (NAME or None for a bare spec, ``DOCS[,QUERIES]``), as :func:`split_named`."""
+    return split_named(spec, flag="--emb", what=EMB_WHAT, bare_ok=True, exists=file_exists)
+
+
+def emb_name(spec: str) -> str:
+    """The run name of an ``--emb`` spec: its NAME, else the documents file's name without its folder and known
+    extensions (``runs/e5.npz`` -> ``e5``: :func:`evalcore.io.source.run_name_of_file`, the dashboard's name of an
+    uploaded file)."""
+    from ..io.source import run_name_of_file
+
+    name, value = split_emb_spec(spec)
+    return name if name is not None else run_name_of_file(os.path.normpath(value.split(",")[0].strip()))
+
+
 def parse_emb_spec(spec: str, ids: Mapping[str, str] | None = None) -> EmbSpec:
-    """``NAME=DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec`."""
-    name, value = split_named(spec, flag="--emb", what="NAME=DOCS_FILE[,QUERIES_FILE]", exists=file_exists)
+    """``[NAME=]DOCS[,QUERIES]`` (+ ids ``IDS[,QUERY_IDS]`` from ``--emb-ids``) -> :class:`EmbSpec` (a bare spec
+    named by :func:`emb_name`)."""
+    _, value = split_emb_spec(spec)
+    name = emb_name(spec)
     parts = [p.strip() for p in value.split(",")]
     if len(parts) > 2 or not all(parts):
-        raise OptionError(f"--emb expects NAME=DOCS_FILE[,QUERIES_FILE], got {spec!r}")
+        raise OptionError(f"--emb expects {EMB_WHAT}, got {spec!r}")
     id_parts: list[str | None] = [None, None]
     if ids and name in ids:
         got = [p.strip() or None for p in ids[name].split(",")]

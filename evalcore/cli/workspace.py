@@ -297,6 +297,7 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
     from ..errors import quiet_warnings
     from ..workspace.artifacts import sha256_file
     from ..workspace.idchecks import ANSWERING_NONE_PREFIX, warn_runs_answering_none
+    from ..workspace.inputs import embedding_files_key
     from ..workspace.resolve import ranking_key
 
     keep, kept_info, per_run, default_aspect = set(checked.keep), dict(checked.info), plan.per_run, plan.default_aspect
@@ -327,10 +328,13 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
                                    "sharded corpus)", **kept_info.get(name, {}))
     for sp in plan.embs:
         docs, queries = plan.vectors[sp.name]
-        if sp.name not in keep:
+        if sp.name not in keep:  # (the key of its files: an upload of them later is this run, not another)
+            sha = sha256_file(sp.docs)
+            key = embedding_files_key(sp.docs, sp.docs_ids, query_embeddings=sp.queries, query_ids=sp.queries_ids,
+                                      docs_sha256=sha)
             ws.add_embedding_run(sp.name, docs, query_embeddings=queries, aspect=per_run.get(sp.name, default_aspect),
                                  replace=sp.name in replacing, source_name=os.path.basename(sp.docs),
-                                 source_sha256=sha256_file(sp.docs),
+                                 source_sha256=sha, files_sha256=key,
                                  query_source_name=os.path.basename(sp.queries) if sp.queries else None,
                                  **kept_info.get(sp.name, {}))
         rec = ws.run_record(sp.name)

@@ -53,7 +53,7 @@ def _text(value: Any) -> str:
 
 def _add(out: dict[str, str], qid: Any, text: Any, *, label: str, line: int | None, where: str = "",
          check: bool = True) -> None:
-    if qid is None or (isinstance(qid, str) and not qid.strip()) or isinstance(qid, (dict, list, bool)):
+    if qid is None or (isinstance(qid, str) and not qid.strip(ASCII_WS)) or isinstance(qid, (dict, list, bool)):
         raise InputFormatError(f"query id missing or not a string/number{where}", file=label, line=line)
     q = str(qid).strip(ASCII_WS)  # (ASCII white space only: a Unicode space is part of an id, as in TREC files)
     if check:  # (an id, not its text: a text may hold tabs and line breaks)

@@ -37,7 +37,7 @@ from .jsonfmt import (
     parse_json,
     refuse_broken,
 )
-from .source import Source, decode_text, read_source, source_filename
+from .source import ASCII_WS, Source, decode_text, read_source, source_filename
 from .tables import _domains_of, _first_true, _id_column, _require, _Table, _table, sniff_separator
 
 __all__ = ["read_table_domains", "read_table_metadata", "metadata_frame", "read_json_domains", "read_json_metadata", "load_domains", "load_doc_metadata"]
@@ -67,7 +67,7 @@ def read_table_domains(data: bytes, *, fmt: str, label: str) -> dict[str, str]:
 def _prepend_header_row(tbl: _Table) -> _Table:
     import pyarrow as pa
 
-    cols = [pa.concat_arrays([pa.array([str(n).strip()], type=pa.string()), c.cast(pa.string())])
+    cols = [pa.concat_arrays([pa.array([str(n).strip(ASCII_WS)], type=pa.string()), c.cast(pa.string())])
             for n, c in zip(tbl.names, tbl.columns, strict=True)]
     lines = None
     if tbl.lines is not None:

@@ -33,7 +33,7 @@ from ..errors import (
 
 __all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC",
            "first_broken_id", "LINE_BREAKS", "broken_id_text", "refuse_broken_ids",
-           "refuse_broken_writes"]
+           "refuse_broken_writes", "ASCII_WS", "strip_ascii_ws", "run_name_of_file"]
 
 #: the first two bytes of gzip data (RFC 1952)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -50,6 +50,16 @@ _TOKEN_WS = re.compile(r"[ \t\f\v]")
 #: ASCII's, as :data:`_TOKEN_WS` and the TREC readers separate fields; a non-breaking or another Unicode space
 #: stays part of the id, so that one id file gives the same ids by every path.
 ASCII_WS = " \t\n\r\f\v"
+
+
+def strip_ascii_ws(values: Any) -> Any:
+    """A pyarrow string array with :data:`ASCII_WS` stripped around each value (``str.strip(ASCII_WS)`` of every
+    cell): the id rule of the table readers (CSV/TSV/Parquet), as of the TREC, ids-file, JSON and query-text
+    readers; a non-breaking or another Unicode space stays part of the value (``pyarrow.compute.utf8_trim_whitespace``
+    would strip it)."""
+    import pyarrow.compute as pc
+
+    return pc.utf8_trim(values, characters=ASCII_WS)
 
 
 def refuse_broken_writes(dest: Any, *columns: tuple[str, Any]) -> None:
@@ -156,6 +166,18 @@ def source_filename(src: Source, label: str | None) -> str | None:
 def file_stem(label: str) -> str:
     """Stem of a file name, a trailing ``.gz`` aside: ``bm25.tsv.gz`` -> ``bm25``."""
     return Path(_strip_gz(str(label))).stem
+
+
+def run_name_of_file(filename: str) -> str:
+    """A run's default name: the file name without its folder and its known extensions (``runs/e5.npz`` -> ``e5``,
+    ``bm25.tsv.gz`` -> ``bm25``; ``run`` when nothing is left): the dashboard's name of an uploaded file
+    (:func:`evalcore.workspace.model.file_stem`) and the command line's of a bare ``--emb FILE``."""
+    base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
+    for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
+                ".qrels"):
+        if base.lower().endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+    return base or "run"
 
 
 _UTF16 = "UTF-16 encoded text, expected UTF-8: save the file as UTF-8"

@@ -1,4 +1,4 @@
-"""Readers and writers of the non-TREC formats: long tables (CSV/TSV/Parquet) and plain JSON.
+"""Readers of the non-TREC formats: long tables (CSV/TSV/Parquet); their writers live in :mod:`.table_write`.
 
 The JSON ground-truth schemas of the user's spec (seed 001 ordered lists, seed 003
 graded judgments) live in :mod:`evalcore.io.lists`; format detection in :mod:`evalcore.io.detect`; the
@@ -26,7 +26,9 @@ domain          domain, category
 Runs need a score or a rank column; when only a rank is given the score is
 ``-rank`` (rank 1 is best). When both exist the rank is ignored, as trec_eval
 does. Grades must be integers (``2.0`` is accepted, ``2.5`` is not); every other
-column is ignored. Cells are stripped of surrounding white space. CSV is comma
+column is ignored. Cells are stripped of surrounding ASCII white space (space, tab, CR, LF, VT, FF: what
+separates a TREC line's fields), so an id keeps a non-breaking or another Unicode space as every id reader
+keeps it (:data:`.source.ASCII_WS`): the same ids read as TREC, CSV/TSV or Parquet. CSV is comma
 separated (semicolon when the header has no comma but a semicolon), TSV tab
 separated; both follow RFC 4180 quoting.
 
@@ -39,10 +41,9 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,19 @@ from .columns import (
     SCORE_COLUMNS,
     pick_column,
 )
-from .source import decode_text, file_stem, refuse_broken_ids, refuse_broken_writes
+from .source import (
+    ASCII_WS,
+    decode_text,
+    file_stem,
+    refuse_broken_ids,
+    strip_ascii_ws,
+)
+from .table_write import (  # noqa: F401 - the writers, re-exported where they lived
+    write_qrels_csv,
+    write_qrels_parquet,
+    write_run_csv,
+    write_run_parquet,
+)
 
 __all__ = ["first_line", "sniff_separator", "read_table_qrels", "read_table_run", "write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet"]
 
@@ -121,7 +134,6 @@ def _header_of(first: str, sep: str) -> list[str]:
 def _fast_table(text: str, sep: str, label: str) -> _Table:
     """pyarrow's CSV reader on a file whose header is its plain first line."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     nl = text.find("\n")
@@ -146,7 +158,7 @@ def _fast_table(text: str, sep: str, label: str) -> _Table:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError, OSError):
         raise _NeedSlowPath from None
-    cols = [pc.utf8_trim_whitespace(tbl.column(n).combine_chunks()) for n in names]
+    cols = [strip_ascii_ws(tbl.column(n).combine_chunks()) for n in names]
     return _Table(header, cols, label)
 
 
@@ -163,7 +175,7 @@ def _slow_table(text: str, sep: str, label: str) -> _Table:
     try:
         for row in reader:
             start, prev = prev + 1, reader.line_num
-            if not row or all(not c.strip() for c in row):
+            if not row or all(not c.strip(ASCII_WS) for c in row):
                 continue
             if header is None:
                 header, header_line = row, start
@@ -178,7 +190,7 @@ def _slow_table(text: str, sep: str, label: str) -> _Table:
         raise InputFormatError(f"cannot parse the table ({e})", file=label, line=reader.line_num) from None
     if header is None:
         raise EmptyInputError("file is empty", file=label)
-    cols = [pa.array([r[j].strip() for r in rows], type=pa.string()) for j in range(len(header))]
+    cols = [pa.array([r[j].strip(ASCII_WS) for r in rows], type=pa.string()) for j in range(len(header))]
     return _Table(header, cols, label, lines=np.asarray(lines, dtype=np.int64), header_line=header_line)
 
 
@@ -288,8 +300,8 @@ def _id_column(tbl: _Table, j: int, what: str) -> Any:
     elif not pa.types.is_string(t):
         raise ValueTypeError(f"column {tbl.names[j]!r} ({what}) holds {t} values, expected text or integer ids",
                              file=tbl.label)
-    if tbl.rows_are_lines:
-        arr = pc.utf8_trim_whitespace(arr)
+    if tbl.rows_are_lines:  # (a text table's cells are stripped as parsed)
+        arr = strip_ascii_ws(arr)
     bad = pc.fill_null(pc.equal(pc.utf8_length(arr), 0), True).to_numpy(zero_copy_only=False)
     i = _first_true(bad)
     if i is not None:
@@ -484,92 +496,3 @@ def read_table_run(data: bytes, *, fmt: str, label: str, name: str | None = None
     return _table(data, label, fmt, lambda t: _build_run(t, run_name))
 
 
-
-
-# ============================================================================ writers
-def _check_write_ids(values: Iterable[Any], what: str) -> None:
-    for v in values:
-        s = str(v)
-        if not s or s != s.strip():
-            raise InputFormatError(f"{what} {s!r} is empty or has surrounding white space and would not read back")
-
-
-def _refuse_broken_qrels(qrels: Qrels, dest: Any) -> None:
-    refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids),
-                         ("domain", [] if qrels.domains is None else qrels.domains))
-
-
-def _open_text(dest: str | os.PathLike | IO[str]) -> tuple[IO[str], bool]:
-    if hasattr(dest, "write"):
-        return dest, False  # type: ignore[return-value]
-    return open(dest, "w", encoding="utf-8", newline=""), True
-
-
-def write_qrels_csv(qrels: Qrels, dest: str | os.PathLike | IO[str], *, sep: str = ",") -> None:
-    """Write ``query_id, doc_id, relevance[, domain]`` with a header (``sep="\\t"`` for TSV).
-
-    Queries without any judgment cannot be represented in a long table and are not written.
-    """
-    _refuse_broken_qrels(qrels, dest)
-    _check_write_ids(qrels.query_ids, "query id")
-    _check_write_ids(np.unique(qrels.doc_ids.astype(str)), "document id")
-    fh, close = _open_text(dest)
-    try:
-        w = csv.writer(fh, delimiter=sep, lineterminator="\n")
-        header = ["query_id", "doc_id", "relevance"] + (["domain"] if qrels.domains is not None else [])
-        w.writerow(header)
-        qs = qrels.query_ids[qrels.q]
-        cols = [qs.tolist(), qrels.doc_ids.tolist(), [int(g) for g in qrels.grades.tolist()]]
-        if qrels.domains is not None:
-            cols.append(qrels.domains[qrels.q].tolist())
-        w.writerows(zip(*cols, strict=True))
-    finally:
-        if close:
-            fh.close()
-
-
-def write_run_csv(run: Run, dest: str | os.PathLike | IO[str], *, sep: str = ",", ties: str = "trec",
-                  depth: int | None = None) -> None:
-    """Write ``query_id, doc_id, rank, score`` in evaluation order (scores with 17 significant digits)."""
-    from ..ranking import rank_order
-
-    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
-    _check_write_ids(run.query_ids, "query id")
-    _check_write_ids(run.doc_vocab, "document id")
-    order, pos = rank_order(run, ties=ties)
-    keep = np.ones(len(order), dtype=bool) if depth is None else pos < depth
-    order, pos = order[keep], pos[keep]
-    fh, close = _open_text(dest)
-    try:
-        w = csv.writer(fh, delimiter=sep, lineterminator="\n")
-        w.writerow(["query_id", "doc_id", "rank", "score"])
-        w.writerows(zip(run.query_ids[run.q[order]].tolist(), run.doc_vocab[run.d[order]].tolist(),
-                        (pos + 1).tolist(), [repr(float(s)) for s in run.scores[order].tolist()], strict=True))
-    finally:
-        if close:
-            fh.close()
-
-
-def _write_parquet(frame: pd.DataFrame, dest: str | os.PathLike | IO[bytes]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), dest)
-
-
-def write_qrels_parquet(qrels: Qrels, dest: str | os.PathLike | IO[bytes]) -> None:
-    """Write ``query_id, doc_id, relevance[, domain]`` as Parquet (ids as strings, grades int64)."""
-    _refuse_broken_qrels(qrels, dest)
-    frame = qrels.to_frame()
-    frame["query_id"] = frame["query_id"].astype(str)
-    frame["doc_id"] = frame["doc_id"].astype(str)
-    _write_parquet(frame, dest)
-
-
-def write_run_parquet(run: Run, dest: str | os.PathLike | IO[bytes]) -> None:
-    """Write ``query_id, doc_id, score`` as Parquet."""
-    refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
-    frame = run.to_frame()
-    frame["query_id"] = frame["query_id"].astype(str)
-    frame["doc_id"] = frame["doc_id"].astype(str)
-    _write_parquet(frame, dest)

@@ -24,7 +24,8 @@ from ..io.embeddings import Embeddings
 from ..io.source import first_broken_id
 from .locations import plain_text
 
-__all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "fusion_options",
+__all__ = ["is_source", "source_bytes", "qrels_parts", "run_input", "embeddings_input", "embedding_files_key",
+           "fusion_options",
            "check_run_name", "check_label", "check_step", "check_tags", "check_id", "check_bool",
            "is_whole"]
 
@@ -144,6 +145,64 @@ def embeddings_input(src: Any, ids: Any, *, what: str, label: str | None, owner:
 
         raise broken_id_error(owner or what, id_what, values[row], row, label)
     return Embeddings.from_arrays(values, src, source=label), label, None
+
+
+def _file_bytes_sha(src: Any) -> str | None:
+    """The SHA-256 of a file's bytes (a path to a regular file, or bytes); None for anything else (an array, an
+    :class:`~evalcore.io.Embeddings`, a sequence of ids, a stream: nothing to recognise a file by)."""
+    if isinstance(src, (str, os.PathLike)):
+        return _file_sha(src) if Path(src).is_file() else None
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return hashlib.sha256(src).hexdigest()
+    return None
+
+
+def _is_npy(src: Any) -> bool:
+    """A ``.npy`` array (its magic bytes), which holds no ids: they come from an ids file."""
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return bytes(src[:6]) == b"\x93NUMPY"
+    with open(src, "rb") as fh:
+        return fh.read(6) == b"\x93NUMPY"
+
+
+def embedding_files_key(embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
+                        query_ids: Any = None, docs_sha256: str | None = None,
+                        queries_sha256: str | None = None) -> str | None:
+    """What recognises an embedding run's files by their bytes (the same files again are the same run): for one
+    file holding its own ids (an item-to-item ``.npz``, Parquet, CSV, JSON) the SHA-256 of its bytes, which
+    :meth:`~.run_changes.RunChanges.add_embedding_run` records as the run's ``source_sha256``; else the SHA-256 of
+    the lines ``role:sha256`` of every file the run is read from, in the order documents, their ids, queries,
+    their ids (a ``.npy`` path's ids: the ``X_ids.txt`` / ``X.ids.txt`` beside it, as the reader finds them).
+
+    None when an input is not a file's bytes or path (arrays, :class:`~evalcore.io.Embeddings`, a sequence of ids,
+    a stream) or a ``.npy`` has no ids file: such runs are not recognised by their files. ``docs_sha256``,
+    ``queries_sha256``: the SHA-256 of the documents' / queries' file when already computed (not read twice).
+    """
+    from ..io.vectors import _ids_beside
+
+    parts: list[tuple[str, str]] = []
+    for role, vectors, vector_ids in (("docs", embeddings, ids), ("queries", query_embeddings, query_ids)):
+        if vectors is None:
+            if vector_ids is not None:
+                return None
+            continue
+        known = docs_sha256 if role == "docs" else queries_sha256
+        sha = known if known is not None else _file_bytes_sha(vectors)
+        if sha is None:
+            return None
+        parts.append((role, sha))
+        if vector_ids is None and _is_npy(vectors):
+            vector_ids = None if isinstance(vectors, (bytes, bytearray, memoryview)) else _ids_beside(Path(vectors))
+            if vector_ids is None:
+                return None  # (not readable: its add is refused, as without this check)
+        if vector_ids is not None:
+            ids_sha = _file_bytes_sha(vector_ids)
+            if ids_sha is None:
+                return None
+            parts.append((f"{role} ids", ids_sha))
+    if len(parts) == 1:
+        return parts[0][1]
+    return hashlib.sha256("".join(f"{role}:{sha}\n" for role, sha in parts).encode()).hexdigest()
 
 
 def _as_ids(ids: Any, what: str) -> np.ndarray:

@@ -447,13 +447,11 @@ def demo_workspace(seed: int = DEMO_SEED, settings: Settings | None = None) -> S
 
 
 def file_stem(filename: str) -> str:
-    """A run's default name: the file name without its folder and its known extensions."""
-    base = str(filename).replace("\\", "/").rsplit("/", 1)[-1]
-    for ext in (".gz", ".parquet", ".jsonl", ".json", ".csv", ".tsv", ".txt", ".trec", ".run", ".npz", ".npy",
-                ".qrels"):
-        if base.lower().endswith(ext) and len(base) > len(ext):
-            base = base[: -len(ext)]
-    return base or "run"
+    """A run's default name: the file name without its folder and its known extensions
+    (:func:`evalcore.io.source.run_name_of_file`, which the command line's bare ``--emb FILE`` uses too)."""
+    from ..io.source import run_name_of_file
+
+    return run_name_of_file(filename)
 
 
 def _new_uid(ws: Snapshot, kind: str, sha: str) -> str:

@@ -22,6 +22,7 @@ from .inputs import (
     check_run_name,
     check_step,
     check_tags,
+    embedding_files_key,
     embeddings_input,
     fusion_options,
     run_input,
@@ -31,6 +32,11 @@ from .store import NoChange, dumps, loads, now
 __all__ = ["RunChanges"]
 
 _UNSET: Any = object()
+
+
+def _without(options: dict, *keys: str) -> str:
+    """``options`` without ``keys``, as stored (canonical JSON)."""
+    return dumps({k: v for k, v in options.items() if k not in keys})
 
 
 class RunChanges(GroundTruths):
@@ -119,7 +125,8 @@ class RunChanges(GroundTruths):
                           query_ids: Any = None, model: str | None = None, version: str | None = None,
                           step: float | None = None, tags: Sequence[str] = (), aspect: str | None = None,
                           replace: bool = False, source_name: str | None = None,
-                          source_sha256: str | None = None, query_source_name: str | None = None) -> str:
+                          source_sha256: str | None = None, query_source_name: str | None = None,
+                          files_sha256: str | None = None) -> str:
         """Store an embedding run (ranked by exact cosine top-k at evaluation); returns its name.
 
         Parameters
@@ -136,6 +143,11 @@ class RunChanges(GroundTruths):
             own item is excluded.
         model, version, step, tags, aspect, replace, source_name, source_sha256 :
             As in :meth:`add_run`; ``query_source_name`` names the query file.
+        files_sha256 : str, optional
+            What recognises the files the vectors were read from (:func:`~.inputs.embedding_files_key`; default:
+            computed from the files given; give it with vectors passed as arrays or ``Embeddings`` read from files).
+            :meth:`same_embedding_run` finds the run by it. This method stores the run whatever it says: a name
+            given is a run wanted (a deliberate copy of another is stored, its artifacts shared).
 
         Raises
         ------
@@ -149,12 +161,13 @@ class RunChanges(GroundTruths):
         meta = self._meta(model, version, step, tags)
         docs, src_name, sha = embeddings_input(embeddings, ids, what=f"run {name!r}", label=source_name,
                                                id_what="document id")
-        queries = None
+        queries, query_sha = None, None
         aspect = self._aspect(aspect)
         options: dict[str, Any] = {"aspect": aspect} if aspect else {}
         if query_embeddings is not None:
-            queries, qname, _ = embeddings_input(query_embeddings, query_ids, what=f"run {name!r} (queries)",
-                                                 label=query_source_name, owner=f"run {name!r}", id_what="query id")
+            queries, qname, query_sha = embeddings_input(query_embeddings, query_ids,
+                                                         what=f"run {name!r} (queries)", label=query_source_name,
+                                                         owner=f"run {name!r}", id_what="query id")
             if queries.dim != docs.dim:
                 raise OptionError(f"run {name!r}: documents have {docs.dim} dimensions but queries {queries.dim}")
             options["query_source"] = qname
@@ -173,9 +186,47 @@ class RunChanges(GroundTruths):
                         self.put("ids", lambda p: codecs.write_ids(queries.ids, p))]
             return out
 
+        if files_sha256 is None and sha is not None:  # (the files' hashes already taken: not read again)
+            files_sha256 = embedding_files_key(embeddings, ids, query_embeddings=query_embeddings, query_ids=query_ids,
+                                               docs_sha256=sha, queries_sha256=query_sha if queries else None)
+        if files_sha256 is not None and files_sha256 != (source_sha256 or sha):
+            options["files_sha256"] = str(files_sha256)  # (one file: its source_sha256 says it)
         nq = None if queries is None else len(queries)
         return self._insert(name, "embedding", meta, stage, options, src_name, source_sha256 or sha,
                             (nq, len(docs), docs.dim), replace)
+
+    def same_embedding_run(self, embeddings: Any, ids: Any = None, *, query_embeddings: Any = None,
+                           query_ids: Any = None, aspect: str | None = None) -> str | None:
+        """The name of the embedding run already stored from these very files (the documents' file, and the
+        queries' for a run of queries against a corpus; their ids files when separate: compared by their bytes,
+        :func:`~.inputs.embedding_files_key`) against the same ground-truth ``aspect`` (None: the default), the
+        first in the workspace's order; None when there is none, or when the inputs are not files (arrays).
+
+        The embedding runs' :meth:`same_file_run`: the dashboard (an upload, a path without a run name) asks it
+        before it stores an embedding run named after its file (:func:`~.runfiles.add_embedding_file`), so that
+        the same files uploaded twice are one run; nothing is read but the files' bytes.
+        """
+        key = embedding_files_key(embeddings, ids, query_embeddings=query_embeddings, query_ids=query_ids)
+        if key is None:
+            return None
+        found = self.embedding_runs_of_files(key, aspect=aspect, any_aspect=False)
+        return found[0] if found else None
+
+    def embedding_runs_of_files(self, key: str, *, aspect: str | None = None, any_aspect: bool = True) -> list[str]:
+        """The embedding runs stored from the files of :func:`~.inputs.embedding_files_key` ``key`` (against
+        ``aspect`` unless ``any_aspect``), in the workspace's order. A run stored before the key was recorded is
+        recognised by its ``source_sha256`` when it was one file holding its ids (item-to-item, not a ``.npy``)."""
+        want = None if any_aspect else self._aspect(aspect)
+        out = []
+        for r in self.run_records():
+            if r.kind != "embedding" or (not any_aspect and (r.aspect or None) != want):
+                continue
+            own = r.options.get("files_sha256")
+            if own is None and r.query_artifact is None and not str(r.source_name or "").lower().endswith(".npy"):
+                own = r.source_sha256
+            if own == str(key):
+                out.append(str(r.name))
+        return out
 
     def add_fused_run(self, name: str, inputs: Mapping[str, float] | Sequence[str], *,
                       weights: Sequence[float] | None = None, c: float = 60.0, top_n: int | None = None,
@@ -233,11 +284,14 @@ class RunChanges(GroundTruths):
             arts = [s.sha256 for s in stored] + [None] * (4 - len(stored))
             if old is not None and not replace:
                 same = (kind, model, version, step, dumps(list(tags)), *arts)
-                if tuple(old[2:]) == (*same, dumps(options)):
+                # the files' key is provenance, as source_sha256: the same content from other files (saved again,
+                # another format) or recorded before the key was kept is the same run (its record stays as it is)
+                had = _without(loads(old[11], {}), "files_sha256")
+                if tuple(old[2:11]) == same and had == _without(options, "files_sha256"):
                     raise NoChange(name)  # the very same run again (a restarted script): nothing to do
                 # a record from before search depths were kept: the same run again records its depth
-                older = {k: v for k, v in options.items() if k != "search_depth"}
-                if tuple(old[2:]) != (*same, dumps(older)) or "search_depth" not in options:
+                if tuple(old[2:11]) != same or had != _without(options, "files_sha256", "search_depth") \
+                        or "search_depth" not in options:
                     raise OptionError(f"a run named {name!r} already exists with other content or run info; "
                                       "choose another name or pass replace=True")
             for n in options.get("inputs", ()):

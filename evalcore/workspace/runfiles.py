@@ -13,7 +13,8 @@ each in its own transaction, exactly as one file given alone would be read (:met
   taken (by a stored run or a file read before it), as a single file added alone;
 * **the same file again**: a file whose very bytes are already stored as a ranked run (same aspect; whatever its
   name: :meth:`~.run_changes.RunChanges.same_file_run`) is not stored a second time: its outcome names that run
-  (``new`` False), as an upload of it and ``evaluate --workspace --run FILE`` do;
+  (``new`` False), as an upload of it and ``evaluate --workspace --run FILE`` do; embedding files the same way
+  (:func:`add_embedding_file`: the dashboard's uploads and paths, both files of a run of queries against a corpus);
 * **errors**: a file that does not load is reported with its own error (its path, line and what is wrong) and
   nothing of it is stored; every other file is still added, and the runs already stored are untouched. When no
   file could be added at all, an error is raised (listing each file's), so nothing changed.
@@ -35,7 +36,7 @@ from .artifacts import sha256_file
 from .model import file_stem, free_name
 
 __all__ = ["RunFileAdded", "RunFileFailed", "RunFilesAdded", "is_file_set", "list_run_files", "add_run_file",
-           "add_run_files",
+           "add_embedding_file", "add_run_files",
            "left_out_reason"]
 
 #: How many failures an error raised when no file was added lists (then "and N more").
@@ -144,6 +145,30 @@ def add_run_file(ws: Any, source: Any, *, file: str, sha256: str, format: str = 
     name = ws.add_run(free_name(file_stem(file), ws.run_names()), source, format=format, aspect=aspect,
                       source_name=os.path.basename(file) if source_name is None else source_name)
     return RunFileAdded(file, name, same)
+
+
+def add_embedding_file(ws: Any, embeddings: Any, ids: Any = None, *, file: str, query_embeddings: Any = None,
+                       query_ids: Any = None, name: str | None = None, aspect: str | None = None,
+                       source_name: str | None = None, query_source_name: str | None = None) -> RunFileAdded:
+    """An embedding run's files (paths or bytes: documents, optionally their ids, queries and their ids) added as
+    :func:`add_run_file` adds a ranked file: without a ``name``, not stored again when the workspace holds these very
+    files as an embedding run against ``aspect`` (:meth:`~.run_changes.RunChanges.same_embedding_run`; ``new``
+    False, ``run`` that run), else stored under ``name``, or its documents file's name (``name (2)``... when taken),
+    ``same`` naming the embedding runs stored from the same files (a name given, or other aspects). Nothing but the
+    files' bytes is read when they are stored already."""
+    from .inputs import embedding_files_key
+
+    key = embedding_files_key(embeddings, ids, query_embeddings=query_embeddings, query_ids=query_ids)
+    same = tuple(ws.embedding_runs_of_files(key)) if key is not None else ()
+    if name is None and key is not None:
+        stored = next(iter(ws.embedding_runs_of_files(key, aspect=aspect, any_aspect=False)), None)
+        if stored is not None:
+            return RunFileAdded(file, stored, (stored,), new=False)
+    run = ws.add_embedding_run(free_name(name or file_stem(file), ws.run_names()), embeddings, ids,
+                               query_embeddings=query_embeddings, query_ids=query_ids, aspect=aspect,
+                               source_name=os.path.basename(file) if source_name is None else source_name,
+                               query_source_name=query_source_name, files_sha256=key)
+    return RunFileAdded(file, run, same)
 
 
 def add_run_files(ws: Any, spec: str | os.PathLike, *, format: str = "auto", aspect: str | None = None,
