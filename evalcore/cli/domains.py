@@ -84,13 +84,16 @@ class DomainSource:
 
     ``required`` (``--by-domain``): some query must have a domain, checked as soon as the ground truth is read
     (:meth:`note`), before anything is ranked. :meth:`label` / :meth:`label_reference` / :meth:`label_table` give
-    the evaluated ground truth (or a per-query table) its domains.
+    the evaluated ground truth (or a per-query table) its domains. ``noted`` False (the mapping a workspace holds,
+    used without ``--by-domain``): what its ids are against the ground truth is not said again at every command (it
+    was when it was stored), only a mapping naming none of the evaluated queries, as ``Workspace.evaluate`` says it.
     """
 
     mapping: dict[str, str] | None
     file: str | None = None
     required: bool = False
     workspace: bool = False
+    noted: bool = True
     _said_none: bool = field(default=False, repr=False)
 
     def note(self, query_ids: Any, own: Mapping[str, str], *, ground_truth: str | None = None) -> None:
@@ -99,8 +102,8 @@ class DomainSource:
         it names none or only some of them); ``required`` with no domain anywhere: OptionError."""
         from ..workspace.sidechecks import NO_DOMAIN_MATCH, side_ids_text
 
-        if self.mapping is None:
-            if self.required and not own:
+        if self.mapping is None or not self.noted:
+            if self.mapping is None and self.required and not own:
                 raise OptionError(f"--by-domain: no query of {ground_truth or 'the ground truth'} has a domain: give "
                                   "--domains FILE (query id -> domain: CSV/TSV, Parquet or JSON, the dashboard's "
                                   "domain mapping), or a ground truth with a domain column (a qrels table with a "
@@ -109,6 +112,8 @@ class DomainSource:
             return
         text = side_ids_text("domains", list(self.mapping), query_ids, label=self.file, ground_truth=ground_truth,
                              own=own)
+        if self.required and not own and text is not None and text.startswith(NO_DOMAIN_MATCH):
+            raise OptionError(f"--by-domain: {text}")  # (every query would be in the group (none))
         if text is not None:
             warn(text)
             self._said_none = text.startswith(NO_DOMAIN_MATCH) or "names none of them" in text
@@ -186,7 +191,7 @@ def domain_source(args: argparse.Namespace) -> DomainSource | None:
         return DomainSource(mapping, os.path.basename(str(path)), required=by_domain)
     stored = _workspace_domains(args, needed=by_domain)
     if stored is not None:
-        return DomainSource(stored[0], stored[1], required=by_domain)
+        return DomainSource(stored[0], stored[1], required=by_domain, noted=by_domain)
     return DomainSource(None, required=True, workspace=hasattr(args, "workspace")) if by_domain else None
 
 
@@ -194,12 +199,14 @@ def _workspace_domains(args: argparse.Namespace, *, needed: bool) -> tuple[dict[
     """The domain mapping the ``--workspace`` holds (and its file's name), None when there is none (or no
     workspace). One that cannot be read is an error with ``needed`` (``--by-domain``), else a warning: the evaluation
     goes on without it."""
+    folder = getattr(args, "workspace", None)
+    if not folder:
+        return None
     from ..errors import EvalcoreError
     from ..workspace import Workspace
     from ..workspace.locations import is_workspace
 
-    folder = getattr(args, "workspace", None)
-    if not folder or not is_workspace(Path(folder).expanduser()):
+    if not is_workspace(Path(folder).expanduser()):
         return None
     ws = Workspace.open(Path(folder).expanduser(), create=False)
     try:
