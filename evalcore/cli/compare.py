@@ -71,7 +71,8 @@ def register(sub) -> argparse.ArgumentParser:
     add_no_relevant(p)
     add_judged_only(p)
     add_n_samples(p, what="compare on")
-    p.add_argument("--out", default=None, help="write the comparison table as CSV")
+    p.add_argument("--out", default=None, help="write the comparison table as CSV (with --by-domain: its rows per "
+                                                  "domain, the column domain first; (none): no domain)")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
                         "independent groups (as ranx)")

@@ -62,8 +62,8 @@ def add_domain_options(p: argparse.ArgumentParser, *, command: str) -> None:
         g.add_argument("--by-domain", action="store_true",
                        help="also print each run's mean per domain with its 95%% interval (the Domains page's: "
                             "percentile bootstrap on --n-resamples resamples of each metric@k's queries, shared by every "
-                            f"run, drawn with --seed; none below 2 queries) and the domain sizes; with --out also "
-                            f"{PER_DOMAIN_FILE}. The domains: --domains, else the mapping the --workspace holds, over the "
+                            "run, drawn with --seed, whatever --ci-method; none below 2 queries) and the domain "
+                            f"sizes; with --out also {PER_DOMAIN_FILE}. The domains: --domains, else the mapping the --workspace holds, over the "
                             "ground truth's own domain column")
     else:
         g.add_argument("--by-domain", action="store_true",
@@ -95,6 +95,8 @@ class DomainSource:
     workspace: bool = False
     noted: bool = True
     _said_none: bool = field(default=False, repr=False)
+    #: whether the ground truth has domains of its own (set by :meth:`note`)
+    own_column: bool = field(default=False, repr=False)
 
     def note(self, query_ids: Any, own: Mapping[str, str], *, ground_truth: str | None = None) -> None:
         """Said once the ground truth is read (``query_ids``: its queries before any sample, every aspect's; ``own``:
@@ -102,6 +104,7 @@ class DomainSource:
         it names none or only some of them); ``required`` with no domain anywhere: OptionError."""
         from ..workspace.sidechecks import NO_DOMAIN_MATCH, side_ids_text
 
+        self.own_column = bool(own)
         if self.mapping is None or not self.noted:
             if self.mapping is None and self.required and not own:
                 raise OptionError(f"--by-domain: no query of {ground_truth or 'the ground truth'} has a domain: give "
@@ -398,8 +401,8 @@ def _domain_tests_text(res: Any, label: str, baseline: str, args: argparse.Names
              "where the run is above / equal to / below the baseline"]
     small = [d for d in dict.fromkeys(res.loc[small_rows, "domain"].tolist()) if d not in set(tested["domain"])]
     if small:
-        lines.append(f"too small to test (fewer than {args.min_queries} queries; their means are in the CSV, not "
-                     "tested): " + ", ".join(f"{d} ({int(n_of[d])} quer{'y' if int(n_of[d]) == 1 else 'ies'})"
+        lines.append(f"too small to test (fewer than {args.min_queries} queries; not tested, their rows in --out "
+                     "keep the means): " + ", ".join(f"{d} ({int(n_of[d])} quer{'y' if int(n_of[d]) == 1 else 'ies'})"
                                              for d in small))
     cols = ["run_b", "n", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size", "p_value", "p_adjusted",
             "significant", "wins", "ties", "losses", "note"]

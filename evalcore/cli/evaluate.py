@@ -24,7 +24,8 @@ __all__ = ["register", "run"]
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="evaluate runs against ground truth")
     add_eval_options(p)
-    p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
+    p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv "
+                                                   "(and per_domain.csv with --by-domain)")
     p.add_argument("--report-depth", type=counting(0), default=10,
                    help="top-k list length stored per query in report.json (default 10; 0: none)")
     p.add_argument("--ci-method", default=REPORT_CI_METHOD, choices=["t", "bootstrap"],
@@ -32,7 +33,8 @@ def register(sub) -> argparse.ArgumentParser:
                         "(percentile bootstrap on resamples of the queries shared by every run, drawn with --seed: the "
                         f"dashboard's intervals and its Report (JSON)); default {REPORT_CI_METHOD}")
     p.add_argument("--n-resamples", type=counting(1), default=MEAN_RESAMPLES,
-                   help=f"resamples of --ci-method bootstrap (default {MEAN_RESAMPLES}, as the dashboard)")
+                   help=f"resamples of --ci-method bootstrap and of --by-domain's intervals (default {MEAN_RESAMPLES}, "
+                        "as the dashboard)")
     add_embedding_options(p)
     from .domains import add_domain_options
 
@@ -49,7 +51,7 @@ def register(sub) -> argparse.ArgumentParser:
     add_run_info_options(p)
     p.add_argument("--replace", action="store_true",
                    help="with --workspace: replace the runs of the same name (they keep their model, version and "
-                        "step), the ground truth and the stored settings")
+                        "step), the ground truth, the stored settings and (with --domains) the domain mapping")
     p.set_defaults(func=run)
     return p
 
@@ -155,8 +157,8 @@ def _domains_said(domains) -> str:
     """Where the printed domains come from, in words."""
     if domains is None or domains.mapping is None:
         return "domains: the ground truth's domain column"
-    return (f"domains: {domains.file or 'the domain mapping'}, over the ground truth's own domain column where it "
-            "has one")
+    return (f"domains: {domains.file or 'the domain mapping'}"
+            + (", else the ground truth's own domain column" if domains.own_column else ""))
 
 
 def _named_as_stored(args: argparse.Namespace, load_runs):

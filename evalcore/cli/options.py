@@ -156,9 +156,9 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     add_judged_only(p)
     add_n_samples(p, what="evaluate")
     p.add_argument("--seed", type=int, default=SEED,
-                   help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
-                        f"resamples (default {SEED}, as the dashboard and the Python API)")
-    add_sample_seed(p, seed_also="the intervals (--ci-method bootstrap) and --agreement-pairs' item pairs")
+                   help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and the resamples of "
+                        f"--ci-method bootstrap and --by-domain (default {SEED}, as the dashboard and the Python API)")
+    add_sample_seed(p, seed_also="the intervals (--ci-method bootstrap, --by-domain) and --agreement-pairs' item pairs")
     add_strict_option(p)
 
 
