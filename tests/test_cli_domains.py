@@ -370,3 +370,22 @@ def test_by_domain_refuses_a_mapping_naming_none_of_the_queries(files, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --by-domain: the domain mapping names none") and "'Q0'" in err[0]
     assert not (files / "out").exists()
+
+
+def test_the_domains_command_names_any_metric_and_run_as_the_command_line_reads_them():
+    from dashboard import reproduce as R
+    from evalcore.cli.main import build_parser
+    from evalcore.measures import parse_measure
+
+    assert (R.compare_metric("ndcg", 10), R.compare_metric("map", 0), R.compare_metric("rprec", 0)) == (
+        "ndcg@10", "map@all", "rprec")  # compare refuses a bare name that takes a cutoff
+    for metric, k in (("ndcg", 10), ("map", 0), ("rprec", 0), ("recall(rel=2)", 5)):
+        m = parse_measure(shlex.split(R.compare_metric(metric, k))[0])
+        assert (m.base, m.k or 0) == (metric, k)  # the metric@k compare looks up in the table (k 0: whole list)
+    runs = ["-minus", "zeta `x` *$<b>", "alpha's run"]
+    code = R.domain_tests_command("ndcg", 10, baseline="-minus", runs=runs, test="t", correction="bh", min_queries=3)
+    from test_same_numbers import caption_code
+
+    args = build_parser().parse_args(shlex.split(caption_code(code))[1:])
+    assert (args.baseline, args.runs, args.min_queries, args.by_domain, args.correction) == ("-minus", runs, 3, True,
+                                                                                              "bh")

@@ -165,20 +165,18 @@ class DomainSource:
     def label_table(self, table: Any, *, name: str) -> Any:
         """A per-query table (``compare --per-query``; file ``name``) with the mapping's domains over its domain
         column (a copy; the table itself without a mapping), after :meth:`note`."""
-        queries = table["query_id"].astype(str).to_numpy(dtype=object)
-        column = table["domain"].astype(object).fillna("").astype(str).to_numpy(dtype=object)
-        first = {}
-        for q, d in zip(queries.tolist(), column.tolist(), strict=True):
-            if d and q not in first:
-                first[q] = d
-        known = list(dict.fromkeys(queries.tolist()))
-        self.note(known, first, ground_truth=name)
+        from .._lazy import pd
+
+        queries = table["query_id"].astype(str)
+        column = table["domain"].astype(object).fillna("").astype(str)
+        has = (column != "").to_numpy()
+        first = pd.Series(column.to_numpy()[has], index=queries.to_numpy()[has])
+        own = first[~first.index.duplicated()].to_dict()  # (a query's first domain, as the table lists it)
+        self.note(pd.unique(queries.to_numpy(dtype=object)), own, ground_truth=name)
         if self.mapping is None:
             return table
-        m = self.mapping
-        labelled = np.fromiter((m.get(q, d) for q, d in zip(queries.tolist(), column.tolist(), strict=True)),
-                               dtype=object, count=len(queries))
-        return table.assign(domain=labelled)
+        mapped = queries.map(self.mapping)
+        return table.assign(domain=mapped.where(mapped.notna(), column).to_numpy(dtype=object))
 
 
 def domain_source(args: argparse.Namespace) -> DomainSource | None:
