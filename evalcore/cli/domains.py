@@ -85,8 +85,8 @@ class DomainSource:
     ``required`` (``--by-domain``): some query must have a domain, checked as soon as the ground truth is read
     (:meth:`note`), before anything is ranked. :meth:`label` / :meth:`label_reference` / :meth:`label_table` give
     the evaluated ground truth (or a per-query table) its domains. ``noted`` False (the mapping a workspace holds,
-    used without ``--by-domain``): what its ids are against the ground truth is not said again at every command (it
-    was when it was stored), only a mapping naming none of the evaluated queries, as ``Workspace.evaluate`` says it.
+    used without ``--by-domain``): what its ids are against the ground truth is not said again at every command (the
+    workspace said it when it was stored, and says it when the command makes another ground truth the active one).
     """
 
     mapping: dict[str, str] | None
@@ -134,8 +134,11 @@ class DomainSource:
     def _quiet(self):
         from ..workspace.sidechecks import NO_DOMAIN_MATCH
 
-        # (said by note() already, against every query of the ground truth: not a second time)
-        return quiet_warnings(re.escape(NO_DOMAIN_MATCH)) if self._said_none else contextlib.nullcontext()
+        # (said by note() already, against every query of the ground truth: not a second time; a workspace's mapping
+        # without --by-domain: said by the workspace when it was stored, or when the command makes another ground
+        # truth the active one, not at every command)
+        quiet = self._said_none or not self.noted
+        return quiet_warnings(re.escape(NO_DOMAIN_MATCH)) if quiet else contextlib.nullcontext()
 
     def label(self, qrels: Any) -> Any:
         """``qrels`` (sampled) with the mapping's domains over its own (:func:`~evalcore.workspace.sidechecks.
