@@ -185,6 +185,10 @@ def test_the_workspaces_mapping_is_used_and_another_one_is_not_replaced_silently
     ws = files / "ws"
     assert evaluate(files, "--domains", str(files / "dom.csv"), "--workspace", str(ws), qrels="qrels.txt") == 0
     assert W.Workspace.open(ws).domains() == MAPPING  # stored as the Data page stores one
+    # no --domains, no --by-domain: the workspace's mapping labels the per-query table as Workspace.evaluate does
+    assert evaluate(files, "--workspace", str(ws), qrels="qrels.txt", out="plain") == 0
+    pq = read_csv(files / "plain" / "per_query.csv").fillna({"domain": ""})
+    assert dict(zip(pq["query_id"], pq["domain"], strict=False)) == {q: MAPPING.get(q, "") for q in QUERIES}
     # no --domains: --by-domain takes the workspace's mapping (the ground truth has no domain column)
     assert evaluate(files, "--by-domain", "--workspace", str(ws), qrels="qrels.txt", out="again") == 0
     pq = read_csv(files / "again" / "per_query.csv").fillna({"domain": ""})
