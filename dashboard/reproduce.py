@@ -108,6 +108,28 @@ def compare_caption(metric_label: str, test: str, correction: str, *, runs: Sequ
             + " (per_query.csv: the Overview's per-query table).")
 
 
+def compare_metric(metric: str, k: int) -> str:
+    """``evalcore compare``'s ``--metric`` of metric@k (one shell word): ``ndcg@10``; the whole list ``map@all``
+    (compare refuses a bare name that takes a cutoff), a measure without one (``rprec``) bare."""
+    from evalcore.aggregate import metric_at_k_label
+    from evalcore.metrics import CURVES, K_FREE, metric_base
+
+    if int(k):
+        return shell_word(metric_at_k_label(metric, int(k)))
+    base = metric_base(metric)
+    return shell_word(metric if base in K_FREE or base in CURVES else f"{metric}@all")
+
+
+def domain_tests_command(metric: str, k: int, *, baseline: str, runs: Sequence[str], test: str, correction: str,
+                         min_queries: int) -> str:
+    """``evalcore compare --by-domain`` on the Overview's per-query CSV giving the Domains page's per-domain tests:
+    ``runs`` (the runs tested, in the page's order, the baseline among them) against ``baseline`` within each domain
+    of at least ``min_queries`` queries, with the dashboard's test options."""
+    base = ("--baseline=" if baseline.startswith("-") else "--baseline ") + shell_word(baseline)  # (as runs_option)
+    return code_span(f"evalcore compare --per-query per_query.csv --metric {compare_metric(metric, k)} --by-domain "
+                     f"{base} {runs_option(runs)} --min-queries {int(min_queries)} {compare_options(test, correction)}")
+
+
 def python_tests_call(function: str, test: str, correction: str) -> str:
     """A call of ``function`` (e.g. ``evalcore.stats.compare_by_domain``) with the dashboard's test options."""
     return code_span(f"{function}(..., test={test!r}, correction={correction!r}, n_resamples={S.TEST_RESAMPLES}, "
@@ -130,15 +152,22 @@ def query_rule_options(*, no_relevant: str = "zero", judged_only: bool = False) 
     return ("" if no_relevant == "zero" else f" --no-relevant {no_relevant}") + (" --judged-only" if judged_only else "")
 
 
-def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_seed: int = S.CI_SEED) -> str:
+def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_seed: int = S.CI_SEED,
+                      domain_mapping: bool = False) -> str:
     """How to get the intervals of the means: the Python API's defaults, or report.json of ``evaluate`` (per run,
-    metric and k; ``by_domain``: the Python call only, grouped by domain too, on the metric@k's rows). The command
-    draws the settings' query sample (``sample_size`` queries with ``sample_seed``, :func:`sample_options`) and the
-    intervals with the dashboard's seed: before, it named ``--seed`` alone, which seeds both, so a sample drawn with
-    another seed than the intervals' could not be reproduced."""
+    metric and k; ``by_domain``: per_domain.csv of ``evaluate --by-domain``, grouped by domain too, or the Python call
+    on the metric@k's rows; ``domain_mapping``: the domains come from a mapping file, ``--domains DOMAINS``). The
+    command draws the settings' query sample (``sample_size`` queries with ``sample_seed``, :func:`sample_options`)
+    and the intervals with the dashboard's seed: before, it named ``--seed`` alone, which seeds both, so a sample
+    drawn with another seed than the intervals' could not be reproduced."""
     if by_domain:
-        return ("Reproduce with " + code_span('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", '
-                                          '"metric", "k"))') + " (its defaults; rows: the metric@k's per-query rows).")
+        mapping = " --domains DOMAINS" if domain_mapping else ""
+        return ("Reproduce with " + code_span(f"evalcore evaluate ...{sample_options(sample_size, sample_seed)}"
+                                              f"{mapping} --by-domain --n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} "
+                                              "--out DIR")
+                + " (per_domain.csv" + ("; DOMAINS: the domain mapping file" if domain_mapping else "") + ") or "
+                + code_span('evalcore.intervals.summarize_with_intervals(rows, by=("run", "domain", "metric", "k"))')
+                + " (its defaults; rows: the metric@k's per-query rows).")
     return ("Reproduce with " + code_span(f"evalcore evaluate ...{sample_options(sample_size, sample_seed)} --ci-method "
                                       f"{S.MEAN_CI} --n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
             + " (report.json) or " + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")

@@ -35,6 +35,7 @@ __all__ = [
     "SEED", "DEMO_SEED", "CONFIDENCE", "MEAN_RESAMPLES", "MEAN_CI_METHOD", "REPORT_CI_METHOD", "TEST_RESAMPLES", "TEST_CI_METHOD",
     "TEST_RESAMPLING", "DASHBOARD_TEST_RESAMPLES", "DASHBOARD_CI_METHOD", "DASHBOARD_RESAMPLING",
     "SIMILARITY_PAIRS", "FUSION_STRATEGY", "FUSION_STEP", "FUSION_TRIALS", "DASHBOARD_TUNE_FRACTION",
+    "MIN_DOMAIN_QUERIES",
 ]
 
 #: The seed of every seeded computation (resamples, sign flips, query sample, item pairs, weight search).
@@ -76,3 +77,6 @@ FUSION_TRIALS = 50
 #: The Fusion page tunes on this share of the queries (its split is on by default; ``evalcore fuse`` and
 #: :func:`evalcore.fusion_search.search_weights` tune on every query unless given ``--tune-fraction``).
 DASHBOARD_TUNE_FRACTION = 0.5
+#: The fewest queries a domain needs for its paired tests (:func:`evalcore.stats.compare_by_domain`, the Domains page's
+#: "Minimum queries to test a domain", ``evalcore compare --by-domain --min-queries``).
+MIN_DOMAIN_QUERIES = 5

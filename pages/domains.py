@@ -13,6 +13,7 @@ from dashboard import state as S
 from dashboard import tables as T
 from dashboard import ui
 from evalcore import workspace as W
+from evalcore.defaults import MIN_DOMAIN_QUERIES
 from evalcore.errors import EvalcoreError
 from evalcore.workspace import sidechecks
 
@@ -62,7 +63,7 @@ with c4:
 with c5:  # which domains are tested is the family of the correction: kept with the shared selections
     if "dom_minq" not in st.session_state:
         saved = st.session_state.get(S.SEL_DOM_MIN_QUERIES)
-        st.session_state["dom_minq"] = saved if isinstance(saved, int) and saved >= 2 else 5
+        st.session_state["dom_minq"] = saved if isinstance(saved, int) and saved >= 2 else MIN_DOMAIN_QUERIES
     min_q = st.number_input("Minimum queries to test a domain", min_value=2, step=1, key="dom_minq")
     st.session_state[S.SEL_DOM_MIN_QUERIES] = int(min_q)
     P.publish()
@@ -80,7 +81,9 @@ ui.chart(S.memo(f"fig:dombars:{dkey}", lambda: charts.domain_bars(dom, metric_la
          key="dom_bars", name="per_domain_bars")
 st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
             "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "
-           "fewer than 2 queries). " + R.intervals_caption(by_domain=True)
+           "fewer than 2 queries). " + R.intervals_caption(by_domain=True, sample_size=ctx.settings.sample_size,
+                                                  sample_seed=ctx.settings.seed,
+                                                  domain_mapping=ctx.ws.domain_blob is not None)
            + ("" if higher else f" Lower is better for {ui.md_escape(label)}: the shortest bar is the best; on "
                                 "the heatmap the brightest cell is the best."))
 h1, h2 = st.columns([3, 1])
@@ -135,7 +138,9 @@ if len(compared) >= 2 and baseline in compared:
                    f"their CI and p-value columns). 95% CI: percentile bootstrap, {S.TEST_RESAMPLES:,} resamples of "
                    f"the queries (seed {S.CI_SEED}), the same for every pair: neither the test nor corrected, it "
                    "can exclude 0 next to a domain that is not significant (the note says why). Reproduce with "
-                   + R.python_tests_call("evalcore.stats.compare_by_domain", test, correction) + "."
+                   + R.domain_tests_command(metric, k, baseline=baseline, runs=compared, test=test,
+                                            correction=correction, min_queries=int(min_q))
+                   + " (per_query.csv: the Overview's per-query table)."
                    + ("" if higher else f" Lower is better for {ui.md_escape(label)}: a negative run − baseline "
                                         "means the run is better; wins / losses count the queries where the run is "
                                         "better / worse."))

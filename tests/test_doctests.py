@@ -97,6 +97,12 @@ def readme_files(folder: Path) -> None:
         _write_trec(folder / f"{name}.trec", rng, n_q, n_docs, 30, name)
     for name in ("qrels.txt", "bm25.trec"):
         (folder / f"{name}.gz").write_bytes(gzip.compress((folder / name).read_bytes()))
+    # seed 003: graded judgments with a domain per query (the last two queries without one), and a domain mapping
+    (folder / "graded.json").write_text(json.dumps([
+        {"query": f"q{q}", "relevance_judgments": {f"d{d}": int(g) for d, g in zip(
+            rng.choice(n_docs, 5, replace=False), rng.integers(1, 4, 5), strict=True)},
+         **({"domain": ("legal", "medical")[q % 2]} if q < n_q - 2 else {})} for q in range(n_q)]))
+    (folder / "domains.csv").write_text("query_id,domain\nq0,finance\nq11,finance\n")
     doc_ids, query_ids = [f"d{i}" for i in range(n_docs)], [f"q{i}" for i in range(n_q)]
     docs, queries = rng.standard_normal((n_docs, dim), dtype=np.float32), rng.standard_normal((n_q, dim), dtype=np.float32)
     for stem in ("corpus", "docs"):

@@ -18,6 +18,9 @@ from .options import (
     refuse_lone_sample_seed,
     search_backend,
 )
+from .options import (
+    p_text as _p_text,
+)
 
 __all__ = ["register", "run"]
 
@@ -42,7 +45,7 @@ def register(sub) -> argparse.ArgumentParser:
                         "page gives its runs in its order")
     p.add_argument("--baseline", default=None,
                    help="compare every run with this one (default: all pairs); with --runs, a baseline not listed "
-                        "there is compared with each listed run")
+                        "there is compared with each listed run; needed by --by-domain")
     p.add_argument("--test", default="t", choices=["t", "wilcoxon", "permutation"],
                    help="paired test over the queries: t (paired t-test, default), wilcoxon (signed-rank), "
                         "permutation (sign flips)")
@@ -68,12 +71,16 @@ def register(sub) -> argparse.ArgumentParser:
     add_no_relevant(p)
     add_judged_only(p)
     add_n_samples(p, what="compare on")
-    p.add_argument("--out", default=None, help="write the comparison table as CSV")
+    p.add_argument("--out", default=None, help="write the comparison table as CSV (with --by-domain: its rows per "
+                                                  "domain, the column domain first; (none): no domain)")
     p.add_argument("--hsd", default=None, choices=["paired", "independent"],
                    help="also Tukey's HSD over all runs per metric@k: paired by query (two-way ANOVA) or "
                         "independent groups (as ranx)")
     p.add_argument("--hsd-out", default=None, metavar="CSV", help="write the Tukey HSD table as CSV")
     add_strict_option(p)
+    from .domains import add_domain_options
+
+    add_domain_options(p, command="compare")
     add_embedding_options(p)
     p.set_defaults(func=run)
     return p
@@ -94,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError(f"--resampling shared gives percentile intervals: add --ci-method percentile "
                           f"(got --ci-method {args.ci_method})")
     _check_cutoffs(args.metric)
+    domains = _domain_options(args)
     aspects: dict = {}
     chosen = _check_chosen(args.runs)
     if args.per_query:
@@ -103,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
         # parser can move some by one ulp, and tied differences would stop being ties in the Wilcoxon ranks)
         table = _sampled(read_per_query_csv(args.per_query), args)
         where = str(args.per_query)
+        if domains is not None:
+            table = domains.label_table(table, name=Path(where).name)
     else:
         if not args.qrels and not getattr(args, "reference_emb", None):
             raise OptionError("give --qrels and --run ..., or --per-query FILE")
@@ -116,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
                                              check_inputs=lambda read: _check_names(chosen, args.baseline,
                                                                                     _input_names(args, read),
                                                                                     where=where),
-                                             only=_evaluated(chosen, args.baseline))
+                                             only=_evaluated(chosen, args.baseline), domains=domains)
         warn_partial_coverage(ev, runs, details)
         table, aspects = ev.table, dict(ev.settings.get("aspects") or {})
     every = sorted(set(table["run"].astype(str)))
@@ -134,6 +144,16 @@ def run(args: argparse.Namespace) -> int:
     for text in args.metric:
         m = parse_measure(text)
         mk.append((m.base, 0 if m.k is None else m.k))
+    if args.by_domain:  # the baseline against each run, within each domain (the Domains page's significance)
+        from .domains import compare_per_domain
+
+        tested = names if pairs is None else [n for n in names if n == args.baseline or (args.baseline, n) in pairs]
+        res = compare_per_domain(table, metrics_k=mk, baseline=args.baseline, runs=tested, args=args)
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            res.to_csv(args.out, index=False, float_format="%.17g")
+            print(f"wrote {args.out}")
+        return 0
     res = compare_many(table, metrics_k=mk, runs=None if chosen is None else names,
                        baseline=args.baseline if pairs is None else None, pairs=pairs,
                        test=args.test, correction=args.correction, alpha=args.alpha, n_resamples=args.n_resamples,
@@ -161,6 +181,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _domain_options(args: argparse.Namespace):
+    """``--by-domain``'s options checked before anything is read (it needs ``--baseline``; ``--hsd`` is not per
+    domain; ``--domains`` only serves it), and the domains' source (:func:`evalcore.cli.domains.domain_source`)."""
+    from ..errors import OptionError
+    from .domains import domain_source
+
+    if not args.by_domain:
+        if args.domains:
+            raise OptionError("--domains gives the domains of --by-domain: add --by-domain (and --baseline NAME)")
+        return None
+    if args.baseline is None:
+        raise OptionError("--by-domain tests each run against one baseline within each domain: give --baseline NAME")
+    if args.hsd:
+        raise OptionError("--hsd is not computed per domain: leave it out with --by-domain (or run compare again "
+                          "without --by-domain)")
+    if args.min_queries < 2:
+        raise OptionError(f"--min-queries must be >= 2 (a paired test needs 2 queries), got {args.min_queries}")
+    return domain_source(args)
+
+
 def _sampled(table, args: argparse.Namespace):
     """``--per-query`` with ``--n-samples N``: the rows of N of the table's queries, drawn as ``evaluate
     --n-samples N`` draws them (:func:`evalcore.retrieval.sampling.sample_queries` over the query ids in the order
@@ -186,13 +226,6 @@ def _k_shown(frame):
     if "k" not in frame.columns:
         return frame
     return frame.assign(k=["all" if int(k) == 0 else str(int(k)) for k in frame["k"]])
-
-
-def _p_text(p: float) -> str:
-    """A p-value with 4 decimals, '<0.0001' below them, '-' when there is none."""
-    if p != p:
-        return "-"
-    return "<0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
 def _check_chosen(chosen: list[str] | None) -> list[str] | None:

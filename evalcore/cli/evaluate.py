@@ -24,7 +24,8 @@ __all__ = ["register", "run"]
 def register(sub) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="evaluate runs against ground truth")
     add_eval_options(p)
-    p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv")
+    p.add_argument("--out", default=None, help="output directory for per_query.csv, report.json, {run}_results.csv "
+                                                   "(and per_domain.csv with --by-domain)")
     p.add_argument("--report-depth", type=counting(0), default=10,
                    help="top-k list length stored per query in report.json (default 10; 0: none)")
     p.add_argument("--ci-method", default=REPORT_CI_METHOD, choices=["t", "bootstrap"],
@@ -32,8 +33,12 @@ def register(sub) -> argparse.ArgumentParser:
                         "(percentile bootstrap on resamples of the queries shared by every run, drawn with --seed: the "
                         f"dashboard's intervals and its Report (JSON)); default {REPORT_CI_METHOD}")
     p.add_argument("--n-resamples", type=counting(1), default=MEAN_RESAMPLES,
-                   help=f"resamples of --ci-method bootstrap (default {MEAN_RESAMPLES}, as the dashboard)")
+                   help=f"resamples of --ci-method bootstrap and of --by-domain's intervals (default {MEAN_RESAMPLES}, "
+                        "as the dashboard)")
     add_embedding_options(p)
+    from .domains import add_domain_options
+
+    add_domain_options(p, command="evaluate")
     from .workspace import add_workspace_option
 
     add_workspace_option(p, help="also record the ground truth, every run and the evaluation in workspace DIR "
@@ -46,13 +51,13 @@ def register(sub) -> argparse.ArgumentParser:
     add_run_info_options(p)
     p.add_argument("--replace", action="store_true",
                    help="with --workspace: replace the runs of the same name (they keep their model, version and "
-                        "step), the ground truth and the stored settings")
+                        "step), the ground truth, the stored settings and (with --domains) the domain mapping")
     p.set_defaults(func=run)
     return p
 
 
 #: options of `evaluate` whose work uses pandas (the others never import it: it would take ~0.3 s of CPU)
-PANDAS_OPTIONS = ("workspace", "diversity", "fuse", "reference_emb", "aspect")
+PANDAS_OPTIONS = ("workspace", "diversity", "fuse", "reference_emb", "aspect", "domains", "by_domain")
 
 
 def needs_pandas(args: argparse.Namespace) -> bool:
@@ -76,6 +81,9 @@ def run(args: argparse.Namespace) -> int:
         preload("pandas")
     if args.out:
         preload("scipy.special")  # the report's confidence intervals need it
+    from .domains import domain_source
+
+    domains = domain_source(args)  # (--domains, or the workspace's mapping: read before any work)
     details: dict = {}
     checked: list = []  # with --workspace: what it holds against the command, checked before any ranking
     check = None
@@ -91,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
                                                 load_runs=_named_as_stored(args, load_runs) if args.workspace
                                                 else load_runs,
                                                 progress=ProgressBar("ranking", unit=progress_unit(args)),
-                                                details=details, backend=backend, check_inputs=check)
+                                                details=details, backend=backend, check_inputs=check,
+                                                domains=domains)
     if args.workspace:  # the rankings of sharded corpora, before anything is printed or written
         from .workspace import check_rankings
 
@@ -122,12 +131,22 @@ def run(args: argparse.Namespace) -> int:
         print("similarity agreement with the reference (pairs of items; Spearman rho, mean absolute error):")
         for model, row in agreement.items():
             print(f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, {row['n_pairs']:,} pairs")
+    by_domain = None
+    if args.by_domain:
+        from .domains import per_domain_summary, per_domain_text
+
+        by_domain = per_domain_summary(ev.table, n_resamples=args.n_resamples, seed=args.seed)
+        print(per_domain_text(*by_domain, n_resamples=args.n_resamples, seed=args.seed, source=_domains_said(domains)))
     if args.out:
         meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
         if args.n_samples and sample_seed(args) != args.seed:
             meta["sample_seed"] = sample_seed(args)
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
                               ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
+        if by_domain is not None:
+            from .domains import write_per_domain
+
+            paths = [*paths, write_per_domain(by_domain[0], args.out)]
         print(f"wrote {', '.join(str(p) for p in paths)}")
     if args.workspace:
         from .workspace import record_evaluation
@@ -186,6 +205,14 @@ def _emb_as_stored(args: argparse.Namespace) -> argparse.Namespace:
         ws.close()
     emb_ids = [f"{renamed[n]}={v}" if n in renamed else f"{n}={v}" for n, v in ids_map.items()]
     return argparse.Namespace(**{**vars(args), "emb": named, "emb_ids": emb_ids or getattr(args, "emb_ids", None)})
+
+
+def _domains_said(domains) -> str:
+    """Where the printed domains come from, in words."""
+    if domains is None or domains.mapping is None:
+        return "domains: the ground truth's domain column"
+    return (f"domains: {domains.file or 'the domain mapping'}"
+            + (", else the ground truth's own domain column" if domains.own_column else ""))
 
 
 def _named_as_stored(args: argparse.Namespace, load_runs):

@@ -305,6 +305,7 @@ def evaluate_from_args(
     backend: Any = None,
     check_inputs: Callable[[InputsRead], None] | None = None,
     only: Sequence[str] | None = None,
+    domains: Any = None,
 ) -> tuple[Evaluation, dict[str, Run], str]:
     """Ground truth + runs from the command's options, evaluated as one :class:`Evaluation`.
 
@@ -324,7 +325,9 @@ def evaluate_from_args(
     as ``--strict``'s checks of the run files do. ``only`` (optional; ``compare --runs``): the names of the runs
     evaluated and returned; the other runs given are read (and named in ``check_inputs``) but not checked by
     ``--strict`` nor evaluated, and an embedding run or a fusion among them is not ranked or fused unless a
-    fusion evaluated uses it. The query sample is the same as without ``only``.
+    fusion evaluated uses it. The query sample is the same as without ``only``. ``domains`` (optional; a
+    :class:`evalcore.cli.domains.DomainSource`): the queries' domains, given to the evaluated ground truth as the
+    workspace gives them (said once the ground truth is read, before anything is ranked).
     """
     ks = [int(k)] if isinstance(k, int) else sorted({int(x) for x in k})
     ties = getattr(args, "ties", "trec")
@@ -372,9 +375,12 @@ def evaluate_from_args(
     if ref_path:
         reference = cache.get(ref_path, getattr(args, "reference_ids", None))
         inputs_read({n: reference.ids for n in runs}, str(reference.source), reference)  # before its search
+        if domains is not None:
+            domains.note(reference.ids, {}, ground_truth=os.path.basename(str(reference.source)))
         gt = reference_ground_truth(reference, k=ks, mode=args.reference_mode,
                                     depth=getattr(args, "reference_depth", None), n_samples=n_samples, seed=sampled_with,
                                     block_bytes=block, progress=progress, backend=backend)
+        gt = gt if domains is None else domains.label_reference(gt)
         qrels_for: Qrels | dict[str, Qrels] = gt.deepest
         label = f"reference {reference.source}, {gt.mode}"
         warn_sample_above(n_samples, gt.deepest.n_queries, "items of the reference")
@@ -401,6 +407,8 @@ def evaluate_from_args(
         names += [s.split("=", 1)[0].strip() for s in getattr(args, "fuse", None) or []]
         aspects_needed = list(dict.fromkeys(per_run_aspect.get(n, default_aspect) for n in names)) or [default_aspect]
         first = gt_of(aspects_needed[0])
+        if domains is not None:  # (said of every query of every aspect, before the sample, as the workspace says it)
+            domains.note_ground_truths([gt_of(a) for a in aspects_needed], ground_truth=os.path.basename(str(args.qrels)))
         full: dict[str | None, set] = {}
         whole: dict[str | None, np.ndarray] = {}  # every query id of each aspect, before the sample
         if n_samples:
@@ -412,6 +420,8 @@ def evaluate_from_args(
                 full[a] = have
                 whole[a] = q.query_ids
                 cached[a] = q.subset([x for x in picked if x in have])
+        for a in aspects_needed if domains is not None else ():  # (sampled first, then labelled: the workspace's order)
+            cached[a] = domains.label(gt_of(a))
         qrels_for = {n: gt_of(per_run_aspect.get(n, default_aspect)) for n in names}
         label = str(args.qrels)
         inputs_read({n: whole.get(per_run_aspect.get(n, default_aspect), qrels_for[n].query_ids) for n in runs},

@@ -68,7 +68,7 @@ from ..io.detect import QRELS_FORMATS
 
 __all__ = [
     "QRELS_FORMAT_HELP", "add_eval_options", "add_sample_seed", "refuse_lone_sample_seed", "sample_seed", "add_embedding_options", "add_judged_only", "add_no_relevant", "add_n_samples", "split_named", "file_exists", "parse_emb_spec", "emb_name", "split_emb_spec", "parse_fuse_spec",
-    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option",
+    "parse_aspects", "EmbSpec", "add_dask_options", "search_backend", "progress_unit", "add_strict_option", "p_text",
 ]
 
 
@@ -160,9 +160,9 @@ def add_eval_options(p: argparse.ArgumentParser) -> None:
     add_judged_only(p)
     add_n_samples(p, what="evaluate")
     p.add_argument("--seed", type=int, default=SEED,
-                   help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and --ci-method bootstrap's "
-                        f"resamples (default {SEED}, as the dashboard and the Python API)")
-    add_sample_seed(p, seed_also="the intervals (--ci-method bootstrap) and --agreement-pairs' item pairs")
+                   help=f"seed of --n-samples' query sample, --agreement-pairs' item pairs and the resamples of "
+                        f"--ci-method bootstrap and --by-domain (default {SEED}, as the dashboard and the Python API)")
+    add_sample_seed(p, seed_also="the intervals (--ci-method bootstrap, --by-domain) and --agreement-pairs' item pairs")
     add_strict_option(p)
 
 
@@ -378,3 +378,10 @@ def parse_aspects(specs: Sequence[str] | None) -> tuple[dict[str, str], str | No
                 raise OptionError(f"two default aspects given ({default!r}, {spec.strip()!r}); name the runs")
             default = spec.strip()
     return per_run, default
+
+
+def p_text(p: float) -> str:
+    """A p-value with 4 decimals, '<0.0001' below them, '-' when there is none."""
+    if p != p:
+        return "-"
+    return "<0.0001" if p < 0.0001 else f"{p:.4f}"

@@ -210,6 +210,10 @@ def check_before_recording(args: argparse.Namespace, inputs: Any) -> Checked:
     ws = Workspace.open(path, create=False)
     try:
         with ws.exclusive():  # read-only folder: refused here, as the recording would be
+            if getattr(args, "domains", None):  # (another stored mapping: refused unless --replace)
+                from .domains import check_stored_mapping
+
+                check_stored_mapping(ws, args)
             return _check(ws, args, plan, inputs.runs, computed=False)
     finally:
         ws.close()
@@ -299,7 +303,10 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
     from ..workspace.idchecks import ANSWERING_NONE_PREFIX, warn_runs_answering_none
     from ..workspace.inputs import embedding_files_key
     from ..workspace.resolve import ranking_key
+    from .domains import check_stored_mapping, record_mapping
 
+    if getattr(args, "domains", None):
+        check_stored_mapping(ws, args)  # (before anything is written)
     keep, kept_info, per_run, default_aspect = set(checked.keep), dict(checked.info), plan.per_run, plan.default_aspect
     replacing = set(kept_info)  # recorded with other content, and --replace given
     given = run_info_options(args)
@@ -317,6 +324,7 @@ def _record(ws: Any, args: argparse.Namespace, ev: Any, runs: dict, details: dic
         else:
             ws.set_ground_truth(args.qrels, format=getattr(args, "qrels_format", "auto") or "auto")
     ws.set_settings(**plan.settings)
+    record_mapping(ws, args)  # --domains FILE: the workspace's domain mapping (checked again, under the lock)
     for name, path in plan.paths.items():
         if name not in keep:
             ws.add_run(name, runs[name], aspect=per_run.get(name, default_aspect), replace=name in replacing,

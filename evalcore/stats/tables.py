@@ -22,7 +22,7 @@ import pandas as pd
 
 from .._categorical import distinct_strings, isin_strings, pivot_strings
 from ..aggregate import _query_domains, _select_metric_k, _validate_table, metric_at_k_label
-from ..defaults import SEED, TEST_CI_METHOD, TEST_RESAMPLES, TEST_RESAMPLING
+from ..defaults import MIN_DOMAIN_QUERIES, SEED, TEST_CI_METHOD, TEST_RESAMPLES, TEST_RESAMPLING
 from ..errors import OptionError
 from ..intervals import bootstrap_means, percentile_interval
 from ..results import exact_mean
@@ -470,7 +470,7 @@ def compare_by_domain(
     baseline: str,
     runs: Sequence[str] | None = None,
     test: str = "t",
-    min_queries: int = 5,
+    min_queries: int = MIN_DOMAIN_QUERIES,
     correction: str = "holm",
     alpha: float = 0.05,
     n_resamples: int = TEST_RESAMPLES,
