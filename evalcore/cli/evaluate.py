@@ -121,9 +121,11 @@ def run(args: argparse.Namespace) -> int:
         for model, row in agreement.items():
             print(f"  {model}: rho {row['spearman']:.4f}, MAE {row['mae']:.4f}, {row['n_pairs']:,} pairs")
     if args.out:
-        meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
-        if args.n_samples and sample_seed(args) != args.seed:
-            meta["sample_seed"] = sample_seed(args)
+        from ..report import sample_metadata
+
+        # seed: the intervals' (--seed); sample_seed: the sample's (--sample-seed, else --seed), null without one
+        meta = {"command": "evaluate", **sample_metadata(n_samples=args.n_samples, sample_seed=sample_seed(args),
+                                                         seed=args.seed)}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
                               ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         print(f"wrote {', '.join(str(p) for p in paths)}")
