@@ -151,14 +151,45 @@ def similarity_caption() -> str:
             + f" (--agreement-pairs alone draws {DEF.SIMILARITY_PAIRS:,}).")
 
 
+#: the kinds of ground truth a caption tells apart (:func:`ground_truth_kind`)
+QRELS, REFERENCE, BUILT_IN = "qrels", "reference", "built-in"
+
+#: what a caption says where the ground truth is the built-in demo's: no file holds it, so no command can take it
+BUILT_IN_NOTE = ("the demo's ground truth (its reference model's neighbours) is built in, not a file: no command "
+                 "line takes it")
+
+
+def ground_truth_kind(gt: object) -> str:
+    """Which ground truth a command needs for ``gt`` (a :class:`evalcore.workspace.GroundTruthSource`): a judgments
+    file (:data:`QRELS`: TREC/BEIR qrels, tables, seed 001's lists, seed 003's graded JSON; ``--qrels``), a
+    reference model's embeddings (:data:`REFERENCE`; ``--reference-emb``) or the built-in demo's (:data:`BUILT_IN`:
+    no file, so no command; also a copy of the demo, whose ground truth came from it)."""
+    if getattr(gt, "kind", None) == "demo" or getattr(gt, "demo_seed", None) is not None:
+        return BUILT_IN
+    return REFERENCE if getattr(gt, "kind", None) == "reference" else QRELS
+
+
+def reference_options(*, mode: str, depth: int) -> str:
+    """``--reference-emb REFERENCE`` with the settings' reference mode (``--reference-mode fixed --reference-depth
+    N`` where the ground truth is the reference's top ``depth`` graded by position; the tied mode is the default)."""
+    return "--reference-emb REFERENCE" + ("" if mode == "tied" else
+                                          f" --reference-mode {mode} --reference-depth {int(depth)}")
+
+
 def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_trials: int, seed: int,
                    fraction: float | None, metric_label: str, ties: str, rel_threshold: int, c: float,
                    top_n: int | None, sample_size: int = 0, sample_seed: int = DEF.SEED, no_relevant: str = "zero",
-                   judged_only: bool = False, aspect: str | None = None) -> str:
+                   judged_only: bool = False, aspect: str | None = None, ground_truth: str = QRELS,
+                   reference_mode: str = "tied", reference_depth: int = 10) -> str:
     """``evalcore fuse --search`` with the Fusion page's search options (the page tunes on a split by default) and
     the settings' query sample (``sample_size`` queries drawn with ``sample_seed``; ``--sample-seed`` where that is
     not the search's ``seed``) and scoring rules (``no_relevant``, ``judged_only``), which the page's search uses:
-    without them the command searched every query with the default rules and could find other weights."""
+    without them the command searched every query with the default rules and could find other weights.
+    ``ground_truth`` (:func:`ground_truth_kind`): ``--qrels QRELS``, or ``--reference-emb REFERENCE`` with the
+    settings' ``reference_mode`` and ``reference_depth`` (before, the command named ``--qrels`` there too, which
+    has no such file); :data:`BUILT_IN`: ValueError (no command takes it: :func:`fusion_caption` says so)."""
+    if ground_truth == BUILT_IN:
+        raise ValueError("no command takes the built-in demo's ground truth")
     opts = [f"--method {method}", f"--norm {norm}", f"--c {c:g}", *([f"--top-n {top_n}"] if top_n else []),
             f"--search {strategy}",
             f"--step {step:g}" if strategy == "grid" else f"--trials {n_trials}", f"--seed {seed}",
@@ -168,8 +199,20 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
     rules = (sample_options(sample_size, sample_seed, seed=seed)
              + query_rule_options(no_relevant=no_relevant, judged_only=judged_only))
     aspect_opt = "" if aspect is None else f"--aspect {shell_word(aspect)} "  # (a ground truth of several lists)
-    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + aspect_opt + " ".join(opts) + rules
+    truth = ("--qrels QRELS" if ground_truth == QRELS
+             else reference_options(mode=reference_mode, depth=reference_depth))
+    return code_span(f"evalcore fuse --run NAME=FILE ... {truth} " + aspect_opt + " ".join(opts) + rules
                      + " --out fused.trec")
+
+
+def fusion_caption(**options: object) -> str:
+    """The Fusion page's "Reproduce with" line: :func:`fusion_command` of ``options``, or where the ground truth is
+    the built-in demo's, the Python call (on the page's inputs) that gives its search."""
+    if options.get("ground_truth") == BUILT_IN:
+        return ("Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + code_span(
+            f"evalcore.workspace.search_fusion_weights(QRELS, REFERENCE, runs, metric={options['metric_label']!r}, "
+            "...)") + " (the page's own call; QRELS, REFERENCE: the demo's evaluated ground truth).")
+    return "Reproduce with " + fusion_command(**options) + " (the runs as TREC files)."
 
 
 def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size: int = 0,
