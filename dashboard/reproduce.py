@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 import shlex
 import unicodedata
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from dashboard import state as S
 from evalcore import defaults as DEF
+from evalcore import workspace as W
 
 #: Unicode categories written escaped in a shell word: controls (a line break, a tab...), format characters (a
 #: bidirectional override would show the command in another order than it runs), line and paragraph separators.
@@ -144,6 +146,57 @@ def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_s
             + " (report.json) or " + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
 
 
+def aspect_options(aspects: Mapping[str, str | None]) -> str:
+    """``evaluate``'s ``--aspect`` options giving each run (``aspects``: run -> the ground-truth list it is judged
+    against, seed 001) its aspect: the commonest as a bare ``--aspect ASPECT`` (every run not named), the others as
+    ``--aspect NAME=ASPECT``, each one shell word; '' where no run names one."""
+    named = {r: a for r, a in aspects.items() if a is not None}
+    if not named:
+        return ""
+    counts = Counter(named.values())
+    common = max(counts, key=lambda a: (counts[a], -list(named.values()).index(a)))
+    words = [f"--aspect {shell_word(common)}"]
+    words += [f"--aspect {shell_word(f'{r}={a}')}" for r, a in named.items() if a != common]
+    return " " + " ".join(words)
+
+
+def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
+                     embeddings: bool = False) -> str:
+    """``evalcore evaluate`` giving the Overview's numbers and its "Report (JSON)": the ground truth (``--qrels
+    QRELS``, or ``--reference-emb REFERENCE`` with the settings' reference mode), the runs (``...``), each run's
+    aspect where the ground truth has several (:func:`aspect_options`), the settings' metrics and cutoffs and every
+    rule that differs from the command's defaults (tie rule, relevance threshold, no-relevant rule, judged-only, the
+    embedding runs' depth), the query sample and the intervals. Before, the caption gave ``evaluate ... --ci-method
+    bootstrap ...`` alone: completed with the ground truth and runs, that command scored with trec ties and threshold
+    1 without -J whatever the settings said, at k 10. :data:`BUILT_IN`: ValueError (no command takes it)."""
+    if ground_truth == BUILT_IN:
+        raise ValueError("no command takes the built-in demo's ground truth")
+    truth = ("--qrels QRELS" if ground_truth == QRELS
+             else reference_options(mode=settings.gt_mode, depth=settings.gt_depth))
+    ks = [int(k) for k in settings.k]
+    rules = (f" --metrics {' '.join(shell_word(str(m)) for m in settings.metrics)} --k {' '.join(map(str, ks))}"
+             + ("" if settings.ties == "trec" else f" --ties {shell_word(settings.ties)}")
+             + ("" if int(settings.rel_threshold) == 1 else f" --rel-threshold {int(settings.rel_threshold)}")
+             + query_rule_options(no_relevant=settings.no_relevant, judged_only=bool(settings.judged_only))
+             + (f" --emb-depth {int(settings.depth)}" if embeddings and int(settings.depth) != max(100, *ks) else ""))
+    return code_span(f"evalcore evaluate {truth} ...{aspect_options(aspects or {})}{rules}"
+                     f"{sample_options(int(settings.sample_size), int(settings.seed))} --ci-method {S.MEAN_CI} "
+                     f"--n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
+
+
+def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
+                     embeddings: bool = False) -> str:
+    """The Overview's "Reproduce with" line: :func:`evaluate_command` (report.json's aggregates are the leaderboard's
+    cells, its per_query.csv the page's per-query table), or on the built-in demo's ground truth, which no command
+    takes, the Python call on the per-query table."""
+    python = code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults; table: the per-query table)"
+    if ground_truth == BUILT_IN:
+        return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
+    return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects,
+                                                 embeddings=embeddings)
+            + " (...: the runs, as --run NAME=FILE or --emb NAME=FILE; report.json) or " + python + ".")
+
+
 def similarity_caption() -> str:
     """The command giving the Agreement page's similarity agreement."""
     return ("Reproduce with " + code_span(f"evalcore evaluate --reference-emb REFERENCE --emb NAME=FILE ... "
@@ -207,11 +260,17 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
 
 def fusion_caption(**options: object) -> str:
     """The Fusion page's "Reproduce with" line: :func:`fusion_command` of ``options``, or where the ground truth is
-    the built-in demo's, the Python call (on the page's inputs) that gives its search."""
+    the built-in demo's, which no command takes, the page's own Python call with the same options."""
     if options.get("ground_truth") == BUILT_IN:
+        label = str(options["metric_label"])
+        metric, _, k = label.partition("@")
+        step = f"step={options['step']!r}" if options["strategy"] == "grid" else f"n_trials={options['n_trials']!r}"
         return ("Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + code_span(
-            f"evalcore.workspace.search_fusion_weights(QRELS, REFERENCE, runs, metric={options['metric_label']!r}, "
-            "...)") + " (the page's own call; QRELS, REFERENCE: the demo's evaluated ground truth).")
+            f"evalcore.workspace.search_fusion_weights(QRELS, REFERENCE, runs, metric={metric!r}, k={int(k or 0)}, "
+            f"settings=SETTINGS, method={options['method']!r}, norm={options['norm']!r}, "
+            f"strategy={options['strategy']!r}, {step}, seed={options['seed']!r}, "
+            f"tune_fraction={options['fraction']!r}, c={options['c']!r}, top_n={options['top_n']!r})")
+            + " (QRELS, REFERENCE, SETTINGS: the demo's evaluated ground truth and its settings; runs: the runs fused).")
     return "Reproduce with " + fusion_command(**options) + " (the runs as TREC files)."
 
 

@@ -75,7 +75,9 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0. "
-    + R.intervals_caption(sample_size=ctx.settings.sample_size, sample_seed=ctx.settings.seed))
+    + R.overview_caption(ctx.settings, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth),
+                         aspects={r: groups[r] for r in runs} if len(ctx.aspects) > 1 else None,
+                         embeddings=any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs)))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
                  hide_index=True, key="overview_numbers", pin=("run",))

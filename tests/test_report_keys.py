@@ -22,8 +22,9 @@ from evalcore.cli.main import main
 from evalcore.report import sample_metadata
 
 #: metadata keys that say where a report comes from, not what it holds: when it was written, by which command, and
-#: the ground truth's source as read (the path given on the command line; the file's name in the workspace)
-ORIGIN_KEYS = {"timestamp", "command", "qrels"}
+#: the ground truth's source as read (``qrels``, ``ground_truth``: the paths given on the command line, per run where
+#: runs have their own aspect; the file's name in the workspace)
+ORIGIN_KEYS = {"timestamp", "command", "qrels", "ground_truth"}
 
 
 def snapshot(settings: W.Settings) -> W.Snapshot:
@@ -38,8 +39,11 @@ def assert_same_report(download: dict, cli: dict) -> None:
     assert set(download) == set(cli)
     shared = (set(download["metadata"]) & set(cli["metadata"])) - ORIGIN_KEYS
     assert {"seed", "sample_seed", "n_samples", "ci"} <= shared
-    differ = {k: (download["metadata"][k], cli["metadata"][k]) for k in sorted(shared)
-              if download["metadata"][k] != cli["metadata"][k]}
+    def value(meta: dict, key: str):  # (a reference model's recipe: its file is where it was read from too)
+        return {k: v for k, v in meta[key].items() if k != "file"} if key == "reference" else meta[key]
+
+    differ = {k: (value(download["metadata"], k), value(cli["metadata"], k)) for k in sorted(shared)
+              if value(download["metadata"], k) != value(cli["metadata"], k)}
     assert not differ, differ
     for part in set(download) - {"metadata"}:
         assert download[part] == cli[part], part
