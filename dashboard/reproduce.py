@@ -26,6 +26,31 @@ from evalcore import workspace as W
 _ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
+#: the kinds of ground truth a caption tells apart (:func:`ground_truth_kind`)
+QRELS, REFERENCE, BUILT_IN = "qrels", "reference", "built-in"
+
+#: what a caption says where the ground truth is the built-in demo's: no file holds it, so no command can take it
+BUILT_IN_NOTE = ("the demo's ground truth (its reference model's neighbours) is built in, not a file: no command "
+                 "line takes it")
+
+
+def ground_truth_kind(gt: object) -> str:
+    """Which ground truth a command needs for ``gt`` (a :class:`evalcore.workspace.GroundTruthSource`): a judgments
+    file (:data:`QRELS`: TREC/BEIR qrels, tables, seed 001's lists, seed 003's graded JSON; ``--qrels``), a
+    reference model's embeddings (:data:`REFERENCE`; ``--reference-emb``) or the built-in demo's (:data:`BUILT_IN`:
+    no file, so no command; also a copy of the demo, whose ground truth came from it)."""
+    if getattr(gt, "kind", None) == "demo" or getattr(gt, "demo_seed", None) is not None:
+        return BUILT_IN
+    return REFERENCE if getattr(gt, "kind", None) == "reference" else QRELS
+
+
+def reference_options(*, mode: str, depth: int) -> str:
+    """``--reference-emb REFERENCE`` with the settings' reference mode (``--reference-mode fixed --reference-depth
+    N`` where the ground truth is the reference's top ``depth`` graded by position; the tied mode is the default)."""
+    return "--reference-emb REFERENCE" + ("" if mode == "tied" else
+                                          f" --reference-mode {mode} --reference-depth {int(depth)}")
+
+
 def code_span(text: str) -> str:
     """``text`` as one Markdown code span that shows it as it is, whatever it holds (CommonMark's rule): fenced by
     one backtick more than its longest run of backticks, with a space inside each fence when it holds a backtick
@@ -197,36 +222,18 @@ def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mappin
             + " (...: the runs, as --run NAME=FILE or --emb NAME=FILE; report.json) or " + python + ".")
 
 
-def similarity_caption() -> str:
-    """The command giving the Agreement page's similarity agreement."""
+def similarity_caption(*, ground_truth: str = REFERENCE) -> str:
+    """The command giving the Agreement page's similarity agreement (report.json's ``similarity_agreement``, to the
+    last bit; printed with 4 decimals); on the built-in demo's reference model, which no file holds, the Python call
+    (``ground_truth``: :func:`ground_truth_kind`)."""
+    if ground_truth == BUILT_IN:
+        return ("Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + code_span(
+            f"evalcore.embedding_runs.reference_agreement(REFERENCE, models, n_pairs={DEF.SIMILARITY_PAIRS}, seed={DEF.SEED})")
+            + " (REFERENCE, models: the demo's embeddings).")
     return ("Reproduce with " + code_span(f"evalcore evaluate --reference-emb REFERENCE --emb NAME=FILE ... "
-                                      f"--agreement-pairs {DEF.SIMILARITY_PAIRS} --seed {DEF.SEED}")
-            + f" (--agreement-pairs alone draws {DEF.SIMILARITY_PAIRS:,}).")
-
-
-#: the kinds of ground truth a caption tells apart (:func:`ground_truth_kind`)
-QRELS, REFERENCE, BUILT_IN = "qrels", "reference", "built-in"
-
-#: what a caption says where the ground truth is the built-in demo's: no file holds it, so no command can take it
-BUILT_IN_NOTE = ("the demo's ground truth (its reference model's neighbours) is built in, not a file: no command "
-                 "line takes it")
-
-
-def ground_truth_kind(gt: object) -> str:
-    """Which ground truth a command needs for ``gt`` (a :class:`evalcore.workspace.GroundTruthSource`): a judgments
-    file (:data:`QRELS`: TREC/BEIR qrels, tables, seed 001's lists, seed 003's graded JSON; ``--qrels``), a
-    reference model's embeddings (:data:`REFERENCE`; ``--reference-emb``) or the built-in demo's (:data:`BUILT_IN`:
-    no file, so no command; also a copy of the demo, whose ground truth came from it)."""
-    if getattr(gt, "kind", None) == "demo" or getattr(gt, "demo_seed", None) is not None:
-        return BUILT_IN
-    return REFERENCE if getattr(gt, "kind", None) == "reference" else QRELS
-
-
-def reference_options(*, mode: str, depth: int) -> str:
-    """``--reference-emb REFERENCE`` with the settings' reference mode (``--reference-mode fixed --reference-depth
-    N`` where the ground truth is the reference's top ``depth`` graded by position; the tied mode is the default)."""
-    return "--reference-emb REFERENCE" + ("" if mode == "tied" else
-                                          f" --reference-mode {mode} --reference-depth {int(depth)}")
+                                          f"--agreement-pairs {DEF.SIMILARITY_PAIRS} --seed {DEF.SEED} --out DIR")
+            + f" (report.json's metadata.similarity_agreement; --agreement-pairs alone draws "
+              f"{DEF.SIMILARITY_PAIRS:,}).")
 
 
 def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_trials: int, seed: int,

@@ -95,4 +95,4 @@ st.caption(f"The distillation metrics of a student against its teacher: on {A.SI
            f"drawn with seed "
            f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "
            "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal). "
-           + R.similarity_caption())
+           + R.similarity_caption(ground_truth=R.ground_truth_kind(gt)))

@@ -11,6 +11,7 @@ and the caption names it.
 from __future__ import annotations
 
 import io
+import json
 import shlex
 import warnings
 from dataclasses import replace
@@ -128,3 +129,34 @@ def test_fuse_refuses_what_does_not_apply_to_a_reference(ref_files, extra, named
     assert len(err) == 1 and named in err[0], err
     assert quiet_main(words[:7] + ["--reference-emb", str(ref_files / "ref.npz")]) == 2  # (only with --search)
     assert "--reference-emb" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------ Agreement
+
+
+def test_the_similarity_command_gives_the_pages_spearman_and_mae_to_the_last_bit(ref_files):
+    at = goto(start(reference_snapshot()), "agreement")
+    assert not at.exception, [e.value for e in at.exception]
+    [words] = commands(at, "evalcore evaluate --reference-emb")
+    assert words[:6] == ["evalcore", "evaluate", "--reference-emb", "REFERENCE", "--emb", "NAME=FILE"], words
+    out = ref_files / "out"
+    given = ["evaluate", "--reference-emb", str(ref_files / "ref.npz"),
+             *[w for n in ("a", "b", "c") for w in ("--emb", f"{n}={ref_files / f'{n}.npz'}")],
+             *[str(out) if w == "DIR" else w for w in words[7:]]]
+    assert quiet_main(given) == 0
+    cli = json.loads((out / "report.json").read_text())["metadata"]["similarity_agreement"]
+    ctx = S.context(ws=reference_snapshot())
+    shown = A.similarity(ctx)
+    assert shown.ok, shown.error
+    table = shown.value
+    assert sorted(table["model"].astype(str)) == sorted(cli) == ["a", "b", "c"]
+    for row in table.itertuples(index=False):
+        assert (row.spearman, row.mae, row.n_pairs) == tuple(cli[str(row.model)][c] for c in ("spearman", "mae",
+                                                                                              "n_pairs"))
+
+
+def test_the_similarity_caption_on_the_demo_names_no_command():
+    at = goto(start(), "agreement")
+    assert not at.exception, [e.value for e in at.exception]
+    assert not commands(at, "evalcore evaluate")
+    assert any(R.BUILT_IN_NOTE in c.value and "reference_agreement" in c.value for c in at.caption)
