@@ -297,8 +297,9 @@ def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size:
             f"{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
             f" --k {int(k)} --measures {measure}{p_opt} --ties {ties} --summary-out summary.csv")
             + " (the runs shown, in their order, as TREC files; the mean column of summary.csv).")
+    # (evalcore.agreement is the function: the call spelled evalcore.agreement.agreement(...) failed, AttributeError)
     return ("Reproduce with " + code_span(
-        f"evalcore.agreement.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, ties={ties!r}, "
-        "query_ids=QUERY_IDS)") + " and " + code_span("evalcore.agreement.summarize_agreement")
+        f"evalcore.summarize_agreement(evalcore.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, "
+        f"ties={ties!r}, query_ids=QUERY_IDS))")
         + " (runs: the runs shown, in their order; QUERY_IDS: the evaluated queries' ids).")
 
