@@ -186,24 +186,28 @@ def aspect_options(aspects: Mapping[str, str | None]) -> str:
 
 
 def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
-                     embeddings: bool = False) -> str:
+                     embeddings: bool = False, diversity: tuple[int, float] | None = None) -> str:
     """``evalcore evaluate`` giving the Overview's numbers and its "Report (JSON)": the ground truth (``--qrels
     QRELS``, or ``--reference-emb REFERENCE`` with the settings' reference mode), the runs (``...``), each run's
     aspect where the ground truth has several (:func:`aspect_options`), the settings' metrics and cutoffs and every
     rule that differs from the command's defaults (tie rule, relevance threshold, no-relevant rule, judged-only, the
     embedding runs' depth), the query sample and the intervals. Before, the caption gave ``evaluate ... --ci-method
     bootstrap ...`` alone: completed with the ground truth and runs, that command scored with trec ties and threshold
-    1 without -J whatever the settings said, at k 10. :data:`BUILT_IN`: ValueError (no command takes it)."""
+    1 without -J whatever the settings said, at k 10. :data:`BUILT_IN`: ValueError (no command takes it).
+    ``diversity``: (k, α) of the Overview's diversity table: ``--k k --diversity --diversity-alpha α`` (ILD@k and
+    α-nDCG@k of the embedding runs, judged as nDCG@k is, in report.json)."""
     if ground_truth == BUILT_IN:
         raise ValueError("no command takes the built-in demo's ground truth")
     truth = ("--qrels QRELS" if ground_truth == QRELS
              else reference_options(mode=settings.gt_mode, depth=settings.gt_depth))
-    ks = [int(k) for k in settings.k]
+    ks = [int(k) for k in settings.k] if diversity is None else [int(diversity[0])]
+    depth = max(100, *(int(k) for k in settings.k))  # (the settings' depth: at least their largest k)
     rules = (f" --metrics {' '.join(shell_word(str(m)) for m in settings.metrics)} --k {' '.join(map(str, ks))}"
              + ("" if settings.ties == "trec" else f" --ties {shell_word(settings.ties)}")
              + ("" if int(settings.rel_threshold) == 1 else f" --rel-threshold {int(settings.rel_threshold)}")
              + query_rule_options(no_relevant=settings.no_relevant, judged_only=bool(settings.judged_only))
-             + (f" --emb-depth {int(settings.depth)}" if embeddings and int(settings.depth) != max(100, *ks) else ""))
+             + (f" --emb-depth {int(settings.depth)}" if embeddings and int(settings.depth) != max(depth, *ks) else "")
+             + ("" if diversity is None else f" --diversity --diversity-alpha {float(diversity[1])!r}"))
     return code_span(f"evalcore evaluate {truth} ...{aspect_options(aspects or {})}{rules}"
                      f"{sample_options(int(settings.sample_size), int(settings.seed))} --ci-method {S.MEAN_CI} "
                      f"--n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
@@ -219,7 +223,21 @@ def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mappin
         return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
     return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects,
                                                  embeddings=embeddings)
-            + " (...: the runs, as --run NAME=FILE or --emb NAME=FILE; report.json) or " + python + ".")
+            + " (...: the runs, as --run NAME=FILE or --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
+
+
+def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,
+                      aspects: Mapping[str, str | None] | None = None) -> str:
+    """The Overview's diversity line: :func:`evaluate_command` with ``--k k --diversity --diversity-alpha alpha``
+    (report.json's ``ild@k`` and ``alpha_ndcg...@k`` aggregates are the table's cells), or on the built-in demo, the
+    Python call."""
+    python = code_span("evalcore.workspace.diversity_summary(tables)") + " (its defaults; tables: " + code_span(
+        f"evalcore.workspace.run_diversity(..., k=[{int(k)}], alpha={float(alpha)!r})") + " of each run)"
+    if ground_truth == BUILT_IN:
+        return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
+    return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects, embeddings=True,
+                                                 diversity=(int(k), float(alpha)))
+            + " (...: the embedding runs, as --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
 
 
 def similarity_caption(*, ground_truth: str = REFERENCE) -> str:

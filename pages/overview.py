@@ -222,7 +222,10 @@ else:
             f"α = {float(div_alpha):g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
             "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
-            "gap is the penalty for redundant results.")
+            "gap is the penalty for redundant results. "
+            + R.diversity_caption(ctx.settings, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth), k=int(div_k),
+                                  alpha=float(div_alpha),
+                                  aspects={r: groups[r] for r in runs} if len(ctx.aspects) > 1 else None))
     if div.without:
         st.text("No embeddings, not shown: " + ", ".join(div.without))
 

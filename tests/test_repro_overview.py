@@ -46,6 +46,13 @@ def npz(dim: int, seed: int) -> bytes:
     return buf.getvalue()
 
 
+def vectors(ids: list[str], dim: int, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    buf = io.BytesIO()
+    np.savez(buf, ids=np.asarray(ids), embeddings=rng.normal(size=(len(ids), dim)).astype(np.float32))
+    return buf.getvalue()
+
+
 def graded_json() -> bytes:
     """Seed 003's graded judgments: per query, terms graded 3/2/1 and a domain."""
     rng = np.random.default_rng(5)
@@ -81,6 +88,13 @@ def case(name: str):
                               rel_threshold=2, ties="input")
         return ("graded.json", graded_json(), "file",
                 {"splade": ("splade.trec", graded_run(1), None), "bm25": ("bm25.trec", graded_run(2), None)}, settings)
+    if name == "seed003-emb":  # the graded judgments, two embedding models (queries against a corpus of terms)
+        settings = W.Settings(k=(5, 10), metrics=("ndcg", "recall"), sample_size=8, seed=3, judged_only=True,
+                              ties="docid_asc")
+        queries = [f"q{i:02d}" for i in range(15)]
+        return ("graded.json", graded_json(), "file",
+                {n: (f"{n}.npz", (vectors(TERMS, d, s), vectors(queries, d, s + 10)), "emb")
+                 for n, d, s in (("small", 6, 1), ("large", 9, 2))}, settings)
     mode = name.split("-")[1]
     settings = W.Settings(k=(5, 10), metrics=("ndcg", "recall", "map"), sample_size=12, seed=7, ties="docid_asc",
                           gt_mode=mode, gt_depth=7, depth=20 if mode == "fixed" else 100)
@@ -88,7 +102,7 @@ def case(name: str):
                                                 (("a", 8, 2), ("b", 6, 3))}, settings)
 
 
-CASES = ["trec", "seed001", "seed003", "reference-tied", "reference-fixed"]
+CASES = ["trec", "seed001", "seed003", "seed003-emb", "reference-tied", "reference-fixed"]
 
 
 def snapshot(name: str) -> W.Snapshot:
@@ -96,23 +110,38 @@ def snapshot(name: str) -> W.Snapshot:
     ws = W.set_ground_truth(W.Snapshot(settings=settings), W.Blob.of(gt_name, gt), kind="reference"
                             if kind == "reference" else "file")
     for run, (file, data, aspect) in runs.items():
-        if aspect == "emb":
+        if aspect == "emb" and isinstance(data, tuple):  # queries against a corpus
+            ws, _ = W.add_embedding_run(ws, W.Blob.of(file, data[0]), query_blob=W.Blob.of("q_" + file, data[1]),
+                                        name=run)
+        elif aspect == "emb":
             ws, _ = W.add_embedding_run(ws, W.Blob.of(file, data), name=run)
         else:
             ws, _ = W.add_ranked_run(ws, W.Blob.of(file, data), name=run, aspect=aspect)
     return ws
 
 
+def write_runs(folder, runs) -> list[str]:
+    """Write the runs' files into ``folder``; the command's words naming them (``--run``, ``--emb``)."""
+    words = []
+    for run, (file, data, aspect) in runs.items():
+        if isinstance(data, tuple):  # an embedding run of queries against a corpus: two files
+            (folder / file).write_bytes(data[0])
+            (folder / f"q_{file}").write_bytes(data[1])
+            words += ["--emb", f"{run}={folder / file},{folder / f'q_{file}'}"]
+        else:
+            (folder / file).write_bytes(data)
+            words += ["--emb" if aspect == "emb" else "--run", f"{run}={folder / file}"]
+    return words
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_the_overviews_command_writes_the_pages_report_to_the_last_bit(tmp_path, name):
     gt_name, gt, kind, runs, settings = case(name)
     (tmp_path / gt_name).write_bytes(gt)
-    run_words = []
-    for run, (file, data, aspect) in runs.items():
-        (tmp_path / file).write_bytes(data)
-        run_words += ["--emb" if aspect == "emb" else "--run", f"{run}={tmp_path / file}"]
+    run_words = write_runs(tmp_path, runs)
     at = goto(start(snapshot(name)), "overview")
-    found = [c for cap in at.caption for c in spans(cap.value) if c.startswith("evalcore evaluate")]
+    found = [c for cap in at.caption for c in spans(cap.value) if c.startswith("evalcore evaluate")
+             and "--diversity" not in c]
     assert len(found) == 1, [cap.value for cap in at.caption]
     words = shlex.split(found[0])
     assert ("--reference-emb" in words) == (kind == "reference") and ("--qrels" in words) == (kind != "reference")
@@ -159,3 +188,37 @@ def test_the_command_names_each_runs_aspect_once():
     assert R.aspect_options({"-a": "o v", "b": "w"}) == " --aspect 'o v' --aspect b=w"
     command = R.evaluate_command(replace(W.Settings(), k=(5, 200)).validated(), ground_truth=R.QRELS, embeddings=True)
     assert "--emb-depth" not in command  # (the command's default depth: max(100, the largest k))
+
+
+@pytest.mark.parametrize("name", ["seed003-emb", "reference-tied", "reference-fixed"])
+def test_the_diversity_command_writes_the_pages_diversity_table(tmp_path, name):
+    """The Overview's diversity table (ILD@k, α-nDCG@k of the embedding runs, mean [95% CI]) had no "Reproduce
+    with" line; ``evaluate --diversity`` computes them: its command, completed, gives the table to the last bit."""
+    gt_name, gt, _, runs, settings = case(name)
+    (tmp_path / gt_name).write_bytes(gt)
+    run_words = write_runs(tmp_path, runs)
+    at = goto(start(snapshot(name)), "overview")
+    at.selectbox(key="ov_div_k").select(5).run()
+    at.number_input(key="ov_div_alpha").set_value(0.3).run()
+    assert not at.exception, [e.value for e in at.exception]
+    found = [c for cap in at.caption for c in spans(cap.value) if "--diversity" in c]
+    assert len(found) == 1, [cap.value for cap in at.caption]
+    words = shlex.split(found[0])
+    out = tmp_path / "out"
+    given = []
+    for w in words[1:]:
+        given += run_words if w == "..." else [{"REFERENCE": str(tmp_path / gt_name), "QRELS": str(tmp_path / gt_name),
+                                                "DIR": str(out)}.get(w, w)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        assert main(given) == 0, given
+    cli = json.loads((out / "report.json").read_text())["aggregates"]
+    from dashboard import analysis as A
+
+    div = A.diversity(S.context(ws=snapshot(name)), 5, 0.3)
+    assert set(div.runs) == set(runs) and not div.errors
+    summ = div.summary
+    assert len(summ) == 2 * len(runs)
+    for r in summ.itertuples():
+        entry = cli[str(r.run)][f"{r.metric}@{r.k}"]
+        assert (r.mean, r.ci_low, r.ci_high) == (entry["mean"], entry["ci_low"], entry["ci_high"]), (r, entry)
