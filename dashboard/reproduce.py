@@ -226,6 +226,26 @@ def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mappin
             + " (...: the runs, as --run NAME=FILE or --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
 
 
+def evaluation_options(ctx: S.Context) -> dict[str, object]:
+    """The keywords of :func:`overview_caption` (and :func:`queries_caption`, :func:`diversity_caption`) for the
+    workspace of ``ctx``: which ground truth, each run's aspect where it has several, whether a run has embeddings."""
+    return {"ground_truth": ground_truth_kind(ctx.ws.ground_truth),
+            "aspects": {r: S.aspect_of(ctx, r) for r in ctx.run_names} if len(ctx.aspects) > 1 else None,
+            "embeddings": any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs)}
+
+
+def queries_caption(settings: W.Settings, **options: object) -> str:
+    """The Queries page's line: its values are rows of ``per_query.csv`` (``run, query_id, domain, metric, k,
+    value``) of the Overview's command (:func:`evaluate_command`), or on the built-in demo, of the Overview's per-query
+    download."""
+    if options.get("ground_truth") == BUILT_IN:
+        return ("Not a command: " + BUILT_IN_NOTE + "; each value is a row of the Overview's per-query table "
+                "(its download).")
+    return ("Reproduce with " + evaluate_command(settings, **options)  # type: ignore[arg-type]
+            + " (...: the runs): each value is a row (run, query_id, metric, k) of its per_query.csv, as of the "
+              "Overview's per-query download.")
+
+
 def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,
                       aspects: Mapping[str, str | None] | None = None) -> str:
     """The Overview's diversity line: :func:`evaluate_command` with ``--k k --diversity --diversity-alpha alpha``

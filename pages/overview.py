@@ -75,9 +75,7 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0. "
-    + R.overview_caption(ctx.settings, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth),
-                         aspects={r: groups[r] for r in runs} if len(ctx.aspects) > 1 else None,
-                         embeddings=any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs)))
+    + R.overview_caption(ctx.settings, **R.evaluation_options(ctx)))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
                  hide_index=True, key="overview_numbers", pin=("run",))
@@ -223,9 +221,8 @@ else:
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
             "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
             "gap is the penalty for redundant results. "
-            + R.diversity_caption(ctx.settings, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth), k=int(div_k),
-                                  alpha=float(div_alpha),
-                                  aspects={r: groups[r] for r in runs} if len(ctx.aspects) > 1 else None))
+            + R.diversity_caption(ctx.settings, k=int(div_k), alpha=float(div_alpha), **{
+                o: v for o, v in R.evaluation_options(ctx).items() if o != "embeddings"}))
     if div.without:
         st.text("No embeddings, not shown: " + ", ".join(div.without))
 

@@ -222,3 +222,36 @@ def test_the_diversity_command_writes_the_pages_diversity_table(tmp_path, name):
     for r in summ.itertuples():
         entry = cli[str(r.run)][f"{r.metric}@{r.k}"]
         assert (r.mean, r.ci_low, r.ci_high) == (entry["mean"], entry["ci_low"], entry["ci_high"]), (r, entry)
+
+
+@pytest.mark.parametrize("name", ["trec", "seed001", "reference-fixed"])
+def test_the_queries_pages_command_writes_its_values(tmp_path, name):
+    """The Queries page (every query's value per run at the metric@k) had no "Reproduce with" line; its command's
+    per_query.csv holds the page's values, to the last bit."""
+    gt_name, gt, _, runs, _ = case(name)
+    (tmp_path / gt_name).write_bytes(gt)
+    run_words = write_runs(tmp_path, runs)
+    at = goto(start(snapshot(name)), "queries")
+    found = [c for cap in at.caption for c in spans(cap.value) if c.startswith("evalcore evaluate")]
+    assert len(found) == 1, [cap.value for cap in at.caption]
+    out = tmp_path / "out"
+    given = []
+    for w in shlex.split(found[0])[1:]:
+        given += run_words if w == "..." else [{"REFERENCE": str(tmp_path / gt_name), "QRELS": str(tmp_path / gt_name),
+                                                "DIR": str(out)}.get(w, w)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EvalcoreWarning)
+        assert main(given) == 0, given
+    file = read_csv(out / "per_query.csv").astype({"run": str, "query_id": str, "metric": str})
+    metric, k = at.session_state["sel_metric"], int(at.session_state["sel_k"])
+    file = file[(file["metric"] == metric) & (file["k"] == k)]
+    shown = at.dataframe[0].value
+    checked = 0
+    for run in runs:
+        if run not in shown.columns:
+            continue
+        want = file[file["run"] == run].set_index("query_id")["value"]
+        got = shown.set_index(shown["query_id"].astype(str))[run].astype(float)
+        np.testing.assert_array_equal(got.to_numpy(), want.reindex(got.index).to_numpy(), err_msg=run)
+        checked += len(got)
+    assert checked > 0
