@@ -303,9 +303,21 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
                      + " --out fused.trec")
 
 
-def fusion_caption(**options: object) -> str:
-    """The Fusion page's "Reproduce with" line: :func:`fusion_command` of ``options``, or where the ground truth is
-    the built-in demo's, which no command takes, the page's own Python call with the same options."""
+def ranked_files_note(depth: int | None) -> str:
+    """How the runs become the TREC files a command reads (``depth``: the settings' ranking depth of embedding runs,
+    None when no run named is one: the dashboard offers no download of a run's ranking): ``evalcore topk`` writes an
+    embedding run's ranking as the dashboard ranks it (exact top-k, ties by id)."""
+    if depth is None:
+        return "the runs as TREC files"
+    return ("the runs as TREC files; an embedding run's: " + code_span(
+        f"evalcore topk --docs FILE --k {int(depth)} --exclude-self --out NAME.trec") + " (one file, item to item) or "
+        + code_span(f"evalcore topk --docs DOCS --queries QUERIES --k {int(depth)} --out NAME.trec"))
+
+
+def fusion_caption(*, embedding_depth: int | None = None, **options: object) -> str:
+    """The Fusion page's "Reproduce with" line: :func:`fusion_command` of ``options`` (``embedding_depth``: see
+    :func:`ranked_files_note`), or where the ground truth is the built-in demo's, which no command takes, the page's
+    own Python call with the same options."""
     if options.get("ground_truth") == BUILT_IN:
         label = str(options["metric_label"])
         metric, _, k = label.partition("@")
@@ -316,17 +328,18 @@ def fusion_caption(**options: object) -> str:
             f"strategy={options['strategy']!r}, {step}, seed={options['seed']!r}, "
             f"tune_fraction={options['fraction']!r}, c={options['c']!r}, top_n={options['top_n']!r})")
             + " (QRELS, REFERENCE, SETTINGS: the demo's evaluated ground truth and its settings; runs: the runs fused).")
-    return "Reproduce with " + fusion_command(**options) + " (the runs as TREC files)."
+    return "Reproduce with " + fusion_command(**options) + f" ({ranked_files_note(embedding_depth)})."
 
 
 def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size: int = 0,
-                      sample_seed: int = DEF.SEED, judgments: bool = True, aspect: str | None = None) -> str:
+                      sample_seed: int = DEF.SEED, judgments: bool = True, aspect: str | None = None,
+                      embedding_depth: int | None = None) -> str:
     """The Agreement page's line: what gives its means of ``measure`` at ``k`` (RBO's persistence ``p``) on the
     evaluated queries — the ground truth's, or its seeded sample (``sample_size`` queries drawn with
     ``sample_seed``, as ``evaluate --n-samples``). ``judgments``: the ground truth is a file of judgments
     (``evalcore agree --qrels``); else (a reference model's neighbours, the demo) the Python call on the evaluated
     query ids. ``aspect``: one list of a ground truth of several (seed 001), which ``agree --qrels`` needs to read it
-    (every list has the same queries)."""
+    (every list has the same queries). ``embedding_depth``: :func:`ranked_files_note`."""
     p_opt = f" --p {float(p)!r}" if measure == "rbo" else ""
     aspect_opt = "" if aspect is None else f" --aspect {shell_word(aspect)}"
     if judgments:
@@ -334,7 +347,8 @@ def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size:
             f"evalcore agree --run NAME=FILE ... --qrels QRELS{aspect_opt}"
             f"{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
             f" --k {int(k)} --measures {measure}{p_opt} --ties {ties} --summary-out summary.csv")
-            + " (the runs shown, in their order, as TREC files; the mean column of summary.csv).")
+            + f" (the runs shown, in their order; {ranked_files_note(embedding_depth)}; the mean column of "
+              "summary.csv).")
     # (evalcore.agreement is the function: the call spelled evalcore.agreement.agreement(...) failed, AttributeError)
     return ("Reproduce with " + code_span(
         f"evalcore.summarize_agreement(evalcore.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, "

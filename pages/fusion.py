@@ -260,6 +260,7 @@ st.caption(R.fusion_caption(
     rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"], sample_size=ctx.settings.sample_size,
     sample_seed=ctx.settings.seed, no_relevant=ctx.settings.no_relevant, judged_only=ctx.settings.judged_only,
     aspect=fused_aspect if len(ctx.aspects) > 1 else None, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth),
-    reference_mode=ctx.settings.gt_mode, reference_depth=ctx.settings.gt_depth))
+    reference_mode=ctx.settings.gt_mode, reference_depth=ctx.settings.gt_depth,
+    embedding_depth=ctx.settings.depth if any(W.has_embeddings(by_name[n]) for n in names) else None))
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

@@ -28,7 +28,6 @@ from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.cli.main import main
 from evalcore.errors import EvalcoreWarning
-from evalcore.io import write_trec_run
 
 ITEMS = [f"i{j:02d}" for j in range(40)]
 #: a reference model's top-k (tied) on a sample of 12 of the 40 items drawn with seed 7, ties ordered by id
@@ -86,8 +85,11 @@ def test_the_fusion_command_on_a_reference_ground_truth_gives_the_pages_search(r
     ctx = S.context(ws=reference_snapshot(settings))
     assert ctx.ready, ctx.eval_error
     names = list(at.session_state["fu_runs"])
+    # the runs as TREC files, written as the caption says: each embedding run's ranking by `evalcore topk`
+    [topk] = [w for w in commands(at, "evalcore topk --docs FILE")]
     for n in names:
-        write_trec_run(ctx.runs[n], ref_files / f"{n}.trec", ties=settings.ties)
+        assert quiet_main([*[{"FILE": str(ref_files / f"{n}.npz"), "NAME.trec": str(ref_files / f"{n}.trec")}.get(w, w)
+                             for w in topk[1:]], "--quiet"]) == 0
     assert words[:5] == ["evalcore", "fuse", "--run", "NAME=FILE", "..."], words
     trials = ref_files / "trials.csv"
     given = [words[1], *[w for n in names for w in ("--run", f"{n}={ref_files / f'{n}.trec'}")],

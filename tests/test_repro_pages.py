@@ -21,6 +21,10 @@ from dashboard import state as S
 from evalcore.cli.main import main
 
 
+def the_commands(at, prefix: str) -> list[list[str]]:
+    return [shlex.split(c) for cap in at.caption for c in spans(cap.value) if c.startswith(prefix)]
+
+
 def the_command(at, prefix: str) -> list[str]:
     found = [c for cap in at.caption for c in spans(cap.value) if c.startswith(prefix)]
     assert len(found) == 1, [cap.value for cap in at.caption]
@@ -53,7 +57,7 @@ def test_the_compare_pages_command_gives_its_tests(tmp_path, name):
         assert set(runs) == {"content_run", "mixed"}
 
 
-@pytest.mark.parametrize("name", ["seed001", "seed003"])
+@pytest.mark.parametrize("name", ["seed001", "seed003", "seed003-emb"])
 def test_the_agreement_pages_command_gives_its_means(tmp_path, name):
     gt_name, gt, _, files, _ = case(name)
     (tmp_path / gt_name).write_bytes(gt)
@@ -63,7 +67,16 @@ def test_the_agreement_pages_command_gives_its_means(tmp_path, name):
     shown = next(d.value for d in at.dataframe if {"run_a", "run_b", "mean"} <= set(getattr(d.value, "columns", [])))
     names = list(dict.fromkeys([*shown["run_a"].astype(str), *shown["run_b"].astype(str)]))
     for n in names:
-        (tmp_path / files[n][0]).write_bytes(files[n][1])
+        file, data, _ = files[n]
+        if isinstance(data, tuple):  # an embedding run (queries against a corpus): its ranking as the caption says
+            (tmp_path / file).write_bytes(data[0])
+            (tmp_path / f"q_{file}").write_bytes(data[1])
+            [topk] = the_commands(at, "evalcore topk --docs DOCS")
+            files[n] = (f"{n}.trec", None, None)
+            assert main([*[{"DOCS": str(tmp_path / file), "QUERIES": str(tmp_path / f"q_{file}"),
+                            "NAME.trec": str(tmp_path / f"{n}.trec")}.get(w, w) for w in topk[1:]], "--quiet"]) == 0
+        else:
+            (tmp_path / file).write_bytes(data)
     out = tmp_path / "summary.csv"
     assert words[:5] == ["evalcore", "agree", "--run", "NAME=FILE", "..."], words
     given = [words[1], *[w for n in names for w in ("--run", f"{n}={tmp_path / files[n][0]}")],
