@@ -16,7 +16,7 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
     ev = ctx.evaluation
     # the dashboard's runs (LazyRuns): those not read yet are read at the click; any other mapping: as it is
     runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)
-    meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all", "seed": ctx.settings.seed,
+    meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all",
             "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
     meta.update(cli_metadata(ctx.settings, ci_seed=ci_seed))
     fusion = fusion_metadata(ctx)
@@ -36,16 +36,16 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
 
 
 def cli_metadata(settings: Any, *, ci_seed: int) -> dict[str, Any]:
-    """The keys ``evaluate --out`` writes in report.json's metadata that the dashboard's report did not have (it keeps
-    its own: ``query_sample``, and ``seed``, the sample's seed), with the values the page's "Reproduce with" command
-    (:func:`dashboard.reproduce.intervals_caption`) writes for the same settings: ``command`` (``"dashboard"``),
-    ``n_samples`` (the sample size, null for every query) and, where the sample's seed is not the intervals'
-    (``ci_seed``), ``sample_seed``."""
-    n = int(settings.sample_size) or None
-    out: dict[str, Any] = {"command": "dashboard", "n_samples": n}
-    if n and int(settings.seed) != int(ci_seed):
-        out["sample_seed"] = int(settings.seed)
-    return out
+    """The keys ``evaluate --out`` writes in report.json's metadata, with the meaning they have there
+    (:func:`evalcore.report.sample_metadata`): ``command`` (``"dashboard"``), ``n_samples`` (the Data page's sample
+    size, null for every query), ``seed`` (the intervals' seed, ``ci_seed``) and ``sample_seed`` (the Data page's
+    sample seed, null without a sample). Before, the dashboard's ``seed`` was the sample's seed and ``evaluate``'s
+    the intervals' (and the sample's unless ``--sample-seed``): the same evaluation's two reports disagreed on it.
+    The dashboard's own ``query_sample`` (the sample size, or ``"all"``) is kept beside them."""
+    from evalcore.report import sample_metadata
+
+    return {"command": "dashboard", **sample_metadata(n_samples=int(settings.sample_size),
+                                                      sample_seed=int(settings.seed), seed=int(ci_seed))}
 
 
 def fusion_metadata(ctx: Any) -> dict[str, dict[str, Any]]:

@@ -14,14 +14,41 @@ from __future__ import annotations
 import re
 import shlex
 import unicodedata
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 
 from dashboard import state as S
 from evalcore import defaults as DEF
+from evalcore import workspace as W
 
 #: Unicode categories written escaped in a shell word: controls (a line break, a tab...), format characters (a
 #: bidirectional override would show the command in another order than it runs), line and paragraph separators.
 _ESCAPED = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+#: the kinds of ground truth a caption tells apart (:func:`ground_truth_kind`)
+QRELS, REFERENCE, BUILT_IN = "qrels", "reference", "built-in"
+
+#: what a caption says where the ground truth is the built-in demo's: no file holds it, so no command can take it
+BUILT_IN_NOTE = ("the demo's ground truth (its reference model's neighbours) is built in, not a file: no command "
+                 "line takes it")
+
+
+def ground_truth_kind(gt: object) -> str:
+    """Which ground truth a command needs for ``gt`` (a :class:`evalcore.workspace.GroundTruthSource`): a judgments
+    file (:data:`QRELS`: TREC/BEIR qrels, tables, seed 001's lists, seed 003's graded JSON; ``--qrels``), a
+    reference model's embeddings (:data:`REFERENCE`; ``--reference-emb``) or the built-in demo's (:data:`BUILT_IN`:
+    no file, so no command; also a copy of the demo, whose ground truth came from it)."""
+    if getattr(gt, "kind", None) == "demo" or getattr(gt, "demo_seed", None) is not None:
+        return BUILT_IN
+    return REFERENCE if getattr(gt, "kind", None) == "reference" else QRELS
+
+
+def reference_options(*, mode: str, depth: int) -> str:
+    """``--reference-emb REFERENCE`` with the settings' reference mode (``--reference-mode fixed --reference-depth
+    N`` where the ground truth is the reference's top ``depth`` graded by position; the tied mode is the default)."""
+    return "--reference-emb REFERENCE" + ("" if mode == "tied" else
+                                          f" --reference-mode {mode} --reference-depth {int(depth)}")
 
 
 def code_span(text: str) -> str:
@@ -173,21 +200,123 @@ def intervals_caption(*, by_domain: bool = False, sample_size: int = 0, sample_s
             + " (report.json) or " + code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults).")
 
 
-def similarity_caption() -> str:
-    """The command giving the Agreement page's similarity agreement."""
+def aspect_options(aspects: Mapping[str, str | None]) -> str:
+    """``evaluate``'s ``--aspect`` options giving each run (``aspects``: run -> the ground-truth list it is judged
+    against, seed 001) its aspect: the commonest as a bare ``--aspect ASPECT`` (every run not named), the others as
+    ``--aspect NAME=ASPECT``, each one shell word; '' where no run names one."""
+    named = {r: a for r, a in aspects.items() if a is not None}
+    if not named:
+        return ""
+    counts = Counter(named.values())
+    common = max(counts, key=lambda a: (counts[a], -list(named.values()).index(a)))
+    words = [f"--aspect {shell_word(common)}"]
+    words += [f"--aspect {shell_word(f'{r}={a}')}" for r, a in named.items() if a != common]
+    return " " + " ".join(words)
+
+
+def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
+                     embeddings: bool = False, diversity: tuple[int, float] | None = None) -> str:
+    """``evalcore evaluate`` giving the Overview's numbers and its "Report (JSON)": the ground truth (``--qrels
+    QRELS``, or ``--reference-emb REFERENCE`` with the settings' reference mode), the runs (``...``), each run's
+    aspect where the ground truth has several (:func:`aspect_options`), the settings' metrics and cutoffs and every
+    rule that differs from the command's defaults (tie rule, relevance threshold, no-relevant rule, judged-only, the
+    embedding runs' depth), the query sample and the intervals. Before, the caption gave ``evaluate ... --ci-method
+    bootstrap ...`` alone: completed with the ground truth and runs, that command scored with trec ties and threshold
+    1 without -J whatever the settings said, at k 10. :data:`BUILT_IN`: ValueError (no command takes it).
+    ``diversity``: (k, α) of the Overview's diversity table: ``--k k --diversity --diversity-alpha α`` (ILD@k and
+    α-nDCG@k of the embedding runs, judged as nDCG@k is, in report.json)."""
+    if ground_truth == BUILT_IN:
+        raise ValueError("no command takes the built-in demo's ground truth")
+    truth = ("--qrels QRELS" if ground_truth == QRELS
+             else reference_options(mode=settings.gt_mode, depth=settings.gt_depth))
+    ks = [int(k) for k in settings.k] if diversity is None else [int(diversity[0])]
+    depth = max(100, *(int(k) for k in settings.k))  # (the settings' depth: at least their largest k)
+    rules = (f" --metrics {' '.join(shell_word(str(m)) for m in settings.metrics)} --k {' '.join(map(str, ks))}"
+             + ("" if settings.ties == "trec" else f" --ties {shell_word(settings.ties)}")
+             + ("" if int(settings.rel_threshold) == 1 else f" --rel-threshold {int(settings.rel_threshold)}")
+             + query_rule_options(no_relevant=settings.no_relevant, judged_only=bool(settings.judged_only))
+             + (f" --emb-depth {int(settings.depth)}" if embeddings and int(settings.depth) != max(depth, *ks) else "")
+             + ("" if diversity is None else f" --diversity --diversity-alpha {float(diversity[1])!r}"))
+    return code_span(f"evalcore evaluate {truth} ...{aspect_options(aspects or {})}{rules}"
+                     f"{sample_options(int(settings.sample_size), int(settings.seed))} --ci-method {S.MEAN_CI} "
+                     f"--n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
+
+
+def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
+                     embeddings: bool = False) -> str:
+    """The Overview's "Reproduce with" line: :func:`evaluate_command` (report.json's aggregates are the leaderboard's
+    cells, its per_query.csv the page's per-query table), or on the built-in demo's ground truth, which no command
+    takes, the Python call on the per-query table."""
+    python = code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults; table: the per-query table)"
+    if ground_truth == BUILT_IN:
+        return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
+    return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects,
+                                                 embeddings=embeddings)
+            + " (...: the runs, as --run NAME=FILE or --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
+
+
+def evaluation_options(ctx: S.Context) -> dict[str, object]:
+    """The keywords of :func:`overview_caption` (and :func:`queries_caption`, :func:`diversity_caption`) for the
+    workspace of ``ctx``: which ground truth, each run's aspect where it has several, whether a run has embeddings."""
+    return {"ground_truth": ground_truth_kind(ctx.ws.ground_truth),
+            "aspects": {r: S.aspect_of(ctx, r) for r in ctx.run_names} if len(ctx.aspects) > 1 else None,
+            "embeddings": any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs)}
+
+
+def queries_caption(settings: W.Settings, **options: object) -> str:
+    """The Queries page's line: its values are rows of ``per_query.csv`` (``run, query_id, domain, metric, k,
+    value``) of the Overview's command (:func:`evaluate_command`), or on the built-in demo, of the Overview's per-query
+    download."""
+    if options.get("ground_truth") == BUILT_IN:
+        return ("Not a command: " + BUILT_IN_NOTE + "; each value is a row of the Overview's per-query table "
+                "(its download).")
+    return ("Reproduce with " + evaluate_command(settings, **options)  # type: ignore[arg-type]
+            + " (...: the runs): each value is a row (run, query_id, metric, k) of its per_query.csv, as of the "
+              "Overview's per-query download.")
+
+
+def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,
+                      aspects: Mapping[str, str | None] | None = None) -> str:
+    """The Overview's diversity line: :func:`evaluate_command` with ``--k k --diversity --diversity-alpha alpha``
+    (report.json's ``ild@k`` and ``alpha_ndcg...@k`` aggregates are the table's cells), or on the built-in demo, the
+    Python call."""
+    python = code_span("evalcore.workspace.diversity_summary(tables)") + " (its defaults; tables: " + code_span(
+        f"evalcore.workspace.run_diversity(..., k=[{int(k)}], alpha={float(alpha)!r})") + " of each run)"
+    if ground_truth == BUILT_IN:
+        return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
+    return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects, embeddings=True,
+                                                 diversity=(int(k), float(alpha)))
+            + " (...: the embedding runs, as --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
+
+
+def similarity_caption(*, ground_truth: str = REFERENCE) -> str:
+    """The command giving the Agreement page's similarity agreement (report.json's ``similarity_agreement``, to the
+    last bit; printed with 4 decimals); on the built-in demo's reference model, which no file holds, the Python call
+    (``ground_truth``: :func:`ground_truth_kind`)."""
+    if ground_truth == BUILT_IN:
+        return ("Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + code_span(
+            f"evalcore.embedding_runs.reference_agreement(REFERENCE, models, n_pairs={DEF.SIMILARITY_PAIRS}, seed={DEF.SEED})")
+            + " (REFERENCE, models: the demo's embeddings).")
     return ("Reproduce with " + code_span(f"evalcore evaluate --reference-emb REFERENCE --emb NAME=FILE ... "
-                                      f"--agreement-pairs {DEF.SIMILARITY_PAIRS} --seed {DEF.SEED}")
-            + f" (--agreement-pairs alone draws {DEF.SIMILARITY_PAIRS:,}).")
+                                          f"--agreement-pairs {DEF.SIMILARITY_PAIRS} --seed {DEF.SEED} --out DIR")
+            + f" (report.json's metadata.similarity_agreement; --agreement-pairs alone draws "
+              f"{DEF.SIMILARITY_PAIRS:,}).")
 
 
 def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_trials: int, seed: int,
                    fraction: float | None, metric_label: str, ties: str, rel_threshold: int, c: float,
                    top_n: int | None, sample_size: int = 0, sample_seed: int = DEF.SEED, no_relevant: str = "zero",
-                   judged_only: bool = False, aspect: str | None = None) -> str:
+                   judged_only: bool = False, aspect: str | None = None, ground_truth: str = QRELS,
+                   reference_mode: str = "tied", reference_depth: int = 10) -> str:
     """``evalcore fuse --search`` with the Fusion page's search options (the page tunes on a split by default) and
     the settings' query sample (``sample_size`` queries drawn with ``sample_seed``; ``--sample-seed`` where that is
     not the search's ``seed``) and scoring rules (``no_relevant``, ``judged_only``), which the page's search uses:
-    without them the command searched every query with the default rules and could find other weights."""
+    without them the command searched every query with the default rules and could find other weights.
+    ``ground_truth`` (:func:`ground_truth_kind`): ``--qrels QRELS``, or ``--reference-emb REFERENCE`` with the
+    settings' ``reference_mode`` and ``reference_depth`` (before, the command named ``--qrels`` there too, which
+    has no such file); :data:`BUILT_IN`: ValueError (no command takes it: :func:`fusion_caption` says so)."""
+    if ground_truth == BUILT_IN:
+        raise ValueError("no command takes the built-in demo's ground truth")
     opts = [f"--method {method}", f"--norm {norm}", f"--c {c:g}", *([f"--top-n {top_n}"] if top_n else []),
             f"--search {strategy}",
             f"--step {step:g}" if strategy == "grid" else f"--trials {n_trials}", f"--seed {seed}",
@@ -197,18 +326,49 @@ def fusion_command(*, method: str, norm: str, strategy: str, step: float, n_tria
     rules = (sample_options(sample_size, sample_seed, seed=seed)
              + query_rule_options(no_relevant=no_relevant, judged_only=judged_only))
     aspect_opt = "" if aspect is None else f"--aspect {shell_word(aspect)} "  # (a ground truth of several lists)
-    return code_span("evalcore fuse --run NAME=FILE ... --qrels QRELS " + aspect_opt + " ".join(opts) + rules
+    truth = ("--qrels QRELS" if ground_truth == QRELS
+             else reference_options(mode=reference_mode, depth=reference_depth))
+    return code_span(f"evalcore fuse --run NAME=FILE ... {truth} " + aspect_opt + " ".join(opts) + rules
                      + " --out fused.trec")
 
 
+def ranked_files_note(depth: int | None) -> str:
+    """How the runs become the TREC files a command reads (``depth``: the settings' ranking depth of embedding runs,
+    None when no run named is one: the dashboard offers no download of a run's ranking): ``evalcore topk`` writes an
+    embedding run's ranking as the dashboard ranks it (exact top-k, ties by id)."""
+    if depth is None:
+        return "the runs as TREC files"
+    return ("the runs as TREC files; an embedding run's: " + code_span(
+        f"evalcore topk --docs FILE --k {int(depth)} --exclude-self --out NAME.trec") + " (one file, item to item) or "
+        + code_span(f"evalcore topk --docs DOCS --queries QUERIES --k {int(depth)} --out NAME.trec"))
+
+
+def fusion_caption(*, embedding_depth: int | None = None, **options: object) -> str:
+    """The Fusion page's "Reproduce with" line: :func:`fusion_command` of ``options`` (``embedding_depth``: see
+    :func:`ranked_files_note`), or where the ground truth is the built-in demo's, which no command takes, the page's
+    own Python call with the same options."""
+    if options.get("ground_truth") == BUILT_IN:
+        label = str(options["metric_label"])
+        metric, _, k = label.partition("@")
+        step = f"step={options['step']!r}" if options["strategy"] == "grid" else f"n_trials={options['n_trials']!r}"
+        return ("Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + code_span(
+            f"evalcore.workspace.search_fusion_weights(QRELS, REFERENCE, runs, metric={metric!r}, k={int(k or 0)}, "
+            f"settings=SETTINGS, method={options['method']!r}, norm={options['norm']!r}, "
+            f"strategy={options['strategy']!r}, {step}, seed={options['seed']!r}, "
+            f"tune_fraction={options['fraction']!r}, c={options['c']!r}, top_n={options['top_n']!r})")
+            + " (QRELS, REFERENCE, SETTINGS: the demo's evaluated ground truth and its settings; runs: the runs fused).")
+    return "Reproduce with " + fusion_command(**options) + f" ({ranked_files_note(embedding_depth)})."
+
+
 def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size: int = 0,
-                      sample_seed: int = DEF.SEED, judgments: bool = True, aspect: str | None = None) -> str:
+                      sample_seed: int = DEF.SEED, judgments: bool = True, aspect: str | None = None,
+                      embedding_depth: int | None = None) -> str:
     """The Agreement page's line: what gives its means of ``measure`` at ``k`` (RBO's persistence ``p``) on the
     evaluated queries — the ground truth's, or its seeded sample (``sample_size`` queries drawn with
     ``sample_seed``, as ``evaluate --n-samples``). ``judgments``: the ground truth is a file of judgments
     (``evalcore agree --qrels``); else (a reference model's neighbours, the demo) the Python call on the evaluated
     query ids. ``aspect``: one list of a ground truth of several (seed 001), which ``agree --qrels`` needs to read it
-    (every list has the same queries)."""
+    (every list has the same queries). ``embedding_depth``: :func:`ranked_files_note`."""
     p_opt = f" --p {float(p)!r}" if measure == "rbo" else ""
     aspect_opt = "" if aspect is None else f" --aspect {shell_word(aspect)}"
     if judgments:
@@ -216,9 +376,11 @@ def agreement_caption(*, measure: str, k: int, p: float, ties: str, sample_size:
             f"evalcore agree --run NAME=FILE ... --qrels QRELS{aspect_opt}"
             f"{sample_options(sample_size, sample_seed, seed=DEF.SEED)}"
             f" --k {int(k)} --measures {measure}{p_opt} --ties {ties} --summary-out summary.csv")
-            + " (the runs shown, in their order, as TREC files; the mean column of summary.csv).")
+            + f" (the runs shown, in their order; {ranked_files_note(embedding_depth)}; the mean column of "
+              "summary.csv).")
+    # (evalcore.agreement is the function: the call spelled evalcore.agreement.agreement(...) failed, AttributeError)
     return ("Reproduce with " + code_span(
-        f"evalcore.agreement.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, ties={ties!r}, "
-        "query_ids=QUERY_IDS)") + " and " + code_span("evalcore.agreement.summarize_agreement")
+        f"evalcore.summarize_agreement(evalcore.agreement(runs, k={int(k)}, measures=[{measure!r}], p={float(p)!r}, "
+        f"ties={ties!r}, query_ids=QUERY_IDS))")
         + " (runs: the runs shown, in their order; QUERY_IDS: the evaluated queries' ids).")
 

@@ -233,7 +233,13 @@ def evaluate_per_ground_truth(
     parts = [evaluate(q, rs, **options) for q, rs in groups.values()]
     gt = {name: ground_truth[name].source for name in runs}
     sources = list(dict.fromkeys(str(s) for s in gt.values()))
-    return concat_evaluations(parts, settings={"ground_truth": gt, "qrels": "; ".join(sources)})
+    ev = concat_evaluations(parts, settings={"ground_truth": gt, "qrels": "; ".join(sources)})
+    if len(parts) == 1 or ev.runs == list(runs):
+        return ev
+    # the runs in their given order (they were grouped by ground truth: `evaluate --aspect` listed and wrote a run
+    # judged against a later aspect after the runs of the first, where the dashboard keeps the workspace's order)
+    table = ev.table.assign(run=ev.table["run"].cat.reorder_categories([str(n) for n in runs]))
+    return Evaluation(table, ev.coverage, ev.settings)
 
 
 def with_diversity(evaluation: Evaluation, tables: Sequence[pd.DataFrame]) -> Evaluation:

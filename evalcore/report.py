@@ -22,7 +22,7 @@ from .evaluate import Evaluation
 from .intervals import DEFAULT_RESAMPLES
 from .results import ResultColumns, first_appearance, group_stats
 
-__all__ = ["build_report", "report_json_text", "write_outputs", "write_per_query_csv", "results_by_k"]
+__all__ = ["build_report", "report_json_text", "sample_metadata", "write_outputs", "write_per_query_csv", "results_by_k"]
 
 _INDENT_ROWS = 50_000  # report.json is indented (indent=1) up to this many table rows
 
@@ -81,6 +81,28 @@ def _results_by_k_csv(cols: ResultColumns, run: str) -> str:
 def _csv_field(text: str) -> str:
     """A CSV field as pandas writes it (quoted only when it holds a separator, a quote or a line break)."""
     return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\r\n') else text
+
+
+def sample_metadata(*, n_samples: int | None, sample_seed: int, seed: int) -> dict[str, Any]:
+    """The seed and sample keys of ``report.json``'s metadata, one meaning wherever it is written (``evaluate --out``
+    and the dashboard's "Report (JSON)"):
+
+    ``seed``
+        the seed of the intervals' resamples (``metadata.ci.seed`` when ``ci.method`` is ``bootstrap``; ``evaluate
+        --seed``, the dashboard's 42), written whatever the interval method;
+    ``n_samples``
+        the size of the query sample, ``null`` when every ground-truth query is evaluated;
+    ``sample_seed``
+        the seed the query sample was drawn with (``evaluate --sample-seed``, else ``--seed``; the Data page's sample
+        seed), ``null`` without a sample.
+
+    >>> sample_metadata(n_samples=500, sample_seed=7, seed=42)
+    {'n_samples': 500, 'seed': 42, 'sample_seed': 7}
+    >>> sample_metadata(n_samples=0, sample_seed=7, seed=42)
+    {'n_samples': None, 'seed': 42, 'sample_seed': None}
+    """
+    n = int(n_samples) if n_samples else None
+    return {"n_samples": n, "seed": int(seed), "sample_seed": int(sample_seed) if n else None}
 
 
 def build_report(

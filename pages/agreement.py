@@ -9,6 +9,7 @@ from dashboard import charts, ui
 from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
+from evalcore import workspace as W
 from evalcore.agreement import agreement_matrix, rbo_name
 
 MEASURES = {"overlap": "overlap@k (Jaccard of the top-k sets)", "rbo": "RBO (rank-biased overlap, extrapolated)",
@@ -70,7 +71,8 @@ st.caption("n = queries with a value; n_undefined = queries where it is undefine
                measure=measure, k=int(k), p=p, ties=ctx.settings.ties, sample_size=ctx.settings.sample_size,
                sample_seed=ctx.settings.seed, judgments=ctx.ws.ground_truth.kind not in ("reference", "demo")
                and ctx.ws.ground_truth.demo_seed is None, aspect=(ctx.run_aspect.get(runs[0]) or ctx.aspects[0])
-               if len(ctx.aspects) > 1 else None))
+               if len(ctx.aspects) > 1 else None, embedding_depth=ctx.settings.depth if any(
+                   W.has_embeddings(src) for src in ctx.ws.runs if src.name in runs) else None))
 st.download_button("Per-query agreement (CSV)", data=lambda: out.value.table.to_csv(index=False).encode("utf-8"),
                    file_name=f"agreement_{measure}@{k}_per_query.csv", mime="text/csv", key="ag_download")
 
@@ -95,4 +97,4 @@ st.caption(f"The distillation metrics of a student against its teacher: on {A.SI
            f"drawn with seed "
            f"{A.SIMILARITY_SEED} (the same pairs for every model), Spearman ρ between the reference's and the "
            "model's cosine similarities (1 = same order) and their mean absolute difference (0 = equal). "
-           + R.similarity_caption())
+           + R.similarity_caption(ground_truth=R.ground_truth_kind(gt)))

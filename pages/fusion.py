@@ -254,12 +254,13 @@ m3.metric("trials", len(res.trials))
 ui.dataframe(T.display_table(res.trials[res.trials["best"]].drop(columns=["best"])), hide_index=True,
              key="fu_best")
 ui.chart(charts.weight_trials(res.trials, metric_label=label), key="fu_trials_chart", name="fusion_weight_trials")
-st.caption("Reproduce with " + R.fusion_command(
+st.caption(R.fusion_caption(
     method=method, norm=norm, strategy=strategy, step=step, n_trials=n_trials, seed=seed,
     fraction=fraction if split else None, metric_label=label, ties=ctx.settings.ties,
     rel_threshold=ctx.settings.rel_threshold, c=c, top_n=spec["top_n"], sample_size=ctx.settings.sample_size,
     sample_seed=ctx.settings.seed, no_relevant=ctx.settings.no_relevant, judged_only=ctx.settings.judged_only,
-    aspect=fused_aspect if len(ctx.aspects) > 1 else None)
-           + " (the runs as TREC files).")
+    aspect=fused_aspect if len(ctx.aspects) > 1 else None, ground_truth=R.ground_truth_kind(ctx.ws.ground_truth),
+    reference_mode=ctx.settings.gt_mode, reference_depth=ctx.settings.gt_depth,
+    embedding_depth=ctx.settings.depth if any(W.has_embeddings(by_name[n]) for n in names) else None))
 st.button("Use these weights", key="fu_use", on_click=use_weights,
           args=(uids, [res.weights[n] for n in names]))

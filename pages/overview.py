@@ -75,7 +75,7 @@ st.caption("★ = best run of the column among the compared runs" + (" of the sa
     + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0. "
-    + R.intervals_caption(sample_size=ctx.settings.sample_size, sample_seed=ctx.settings.seed))
+    + R.overview_caption(ctx.settings, **R.evaluation_options(ctx)))
 with st.expander("All numbers (mean, std, sem, CI, median, n) as a table"):
     ui.dataframe(T.display_table(summ.drop(columns=[c for c in AGGREGATE_COLUMNS if c in summ.columns])),
                  hide_index=True, key="overview_numbers", pin=("run",))
@@ -220,7 +220,9 @@ else:
             f"α = {float(div_alpha):g}) = Σ_i grade_i · (α + (1 − α) · novelty_i) / log2(i + 1) / IDCG, "
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
             "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
-            "gap is the penalty for redundant results.")
+            "gap is the penalty for redundant results. "
+            + R.diversity_caption(ctx.settings, k=int(div_k), alpha=float(div_alpha), **{
+                o: v for o, v in R.evaluation_options(ctx).items() if o != "embeddings"}))
     if div.without:
         st.text("No embeddings, not shown: " + ", ".join(div.without))
 

@@ -10,6 +10,7 @@ from dashboard import diffview as V
 from dashboard import drilldown as D
 from dashboard import persist, ui
 from dashboard import picker as P
+from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import texts as X
@@ -114,7 +115,8 @@ ui.dataframe(T.display_table(listed.rename(columns={D.DIFF_COLUMN: "difference B
 st.caption(P.rows_caption(page=int(page), n_shown=len(shown), n_matching=len(ordered), n_total=len(qt),
                           n_pages=n_pages, search=search, domains=bool(pick_domains))
            + ("" if ordered.empty else " Select a row to open its drill-down. Difference = run B − run A on this "
-                                       "query; – = the run has no value for it."))
+                                       "query; – = the run has no value for it. "
+              + R.queries_caption(ctx.settings, **R.evaluation_options(ctx))))
 aspect_a, aspect_b = S.aspect_of(ctx, run_a), S.aspect_of(ctx, run_b)
 if aspect_a != aspect_b:  # (seed 001: a space judged on content, another on vibes; Compare tests like with like)
     st.info(f"Run A and run B are judged against different ground-truth aspects ({ui.md_escape(run_a)}: "

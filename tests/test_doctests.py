@@ -123,6 +123,10 @@ def readme_files(folder: Path) -> None:
     items = [f"i{i}" for i in range(520)]
     for name, d in (("ada", 16), ("base_st", 8), ("finetuned", 8)):
         _save_npy(folder / f"{name}.npy", rng.standard_normal((len(items), d), dtype=np.float32), items)
+    for name in ("base_st", "finetuned"):  # (their rankings as TREC runs of the items, e.g. written by `topk`)
+        (folder / f"{name}.trec").write_text("".join(
+            f"{q} Q0 {items[d]} {r + 1} {30 - r} {name}\n" for q in items
+            for r, d in enumerate(rng.choice(len(items), 30, replace=False))))
 
 
 def _out_names(args: list[str]) -> list[str]:

@@ -45,10 +45,12 @@ def overview_command() -> list[str]:
 
 def test_the_overviews_command_gives_its_sampled_numbers_to_the_last_bit(files):  # noqa: F811
     words = overview_command()
-    assert words[:3] == ["evalcore", "evaluate", "..."]
+    assert words[:5] == ["evalcore", "evaluate", "--qrels", "QRELS", "..."]
     out = files / "out"
-    given = ["--qrels", str(files / "qrels.txt"), *run_args(files), "--metrics", "ndcg", "recall", "--k", "5", "10"]
-    assert main(["evaluate", *given, *[w if w != "DIR" else str(out) for w in words[3:]]]) == 0
+    given = []
+    for w in words[1:]:  # (the ground truth, the runs, the output folder: the command names the settings' options)
+        given += run_args(files) if w == "..." else [{"QRELS": str(files / "qrels.txt"), "DIR": str(out)}.get(w, w)]
+    assert main(given) == 0
     cli = json.loads((out / "report.json").read_text())
 
     ctx = context(snapshot(SAMPLED))

@@ -138,9 +138,11 @@ def run(args: argparse.Namespace) -> int:
         by_domain = per_domain_summary(ev.table, n_resamples=args.n_resamples, seed=args.seed)
         print(per_domain_text(*by_domain, n_resamples=args.n_resamples, seed=args.seed, source=_domains_said(domains)))
     if args.out:
-        meta = {"command": "evaluate", "n_samples": args.n_samples, "seed": args.seed}
-        if args.n_samples and sample_seed(args) != args.seed:
-            meta["sample_seed"] = sample_seed(args)
+        from ..report import sample_metadata
+
+        # seed: the intervals' (--seed); sample_seed: the sample's (--sample-seed, else --seed), null without one
+        meta = {"command": "evaluate", **sample_metadata(n_samples=args.n_samples, sample_seed=sample_seed(args),
+                                                         seed=args.seed)}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
                               ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         if by_domain is not None:

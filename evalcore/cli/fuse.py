@@ -19,6 +19,7 @@ __all__ = ["register", "run"]
 
 def register(sub) -> argparse.ArgumentParser:
     from ..defaults import FUSION_STEP, FUSION_TRIALS, SEED
+    from ..embedding_runs import REFERENCE_MODES
     from .options import (
         QRELS_FORMAT_HELP,
         add_judged_only,
@@ -45,8 +46,18 @@ def register(sub) -> argparse.ArgumentParser:
     g = p.add_argument_group("weight search (rrf, wsum)")
     g.add_argument("--search", choices=["grid", "random"], default=None,
                    help="search the weights on --metric against --qrels instead of giving them")
-    g.add_argument("--qrels", default=None, help="ground truth of the weight search")
+    g.add_argument("--qrels", default=None, help="ground truth of the weight search (or --reference-emb)")
     g.add_argument("--qrels-format", default="auto", help=QRELS_FORMAT_HELP)
+    g.add_argument("--reference-emb", default=None, metavar="FILE",
+                   help="a reference model's embeddings whose nearest neighbours are the ground truth of the search, "
+                        "instead of --qrels (as `evaluate --reference-emb`: the Fusion page's search on such a "
+                        "ground truth)")
+    g.add_argument("--reference-ids", default=None, metavar="IDS", help="ids file of a .npy --reference-emb")
+    g.add_argument("--reference-mode", default="tied", choices=list(REFERENCE_MODES),
+                   help="tied: relevant = the reference's top-k at the k of --metric (default); fixed: its top "
+                        "--reference-depth graded by position")
+    g.add_argument("--reference-depth", type=int, default=None, metavar="N",
+                   help="depth of the fixed reference ground truth (default the k of --metric)")
     g.add_argument("--aspect", default=None, metavar="ASPECT",
                    help="the ordered list of a ground truth with several (seed 001 JSON) the weights are tuned "
                         "against: its field name or a unique part of it (overall)")
@@ -107,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if args.search is not None:
         if weights:
             raise OptionError("give either --weight or --search, not both")
-        if not args.qrels:
-            raise OptionError("--search needs --qrels (the judgments the weights are tuned on)")
+        if not args.qrels and not args.reference_emb:
+            raise OptionError("--search needs --qrels (the judgments the weights are tuned on) or --reference-emb (a "
+                              "reference model whose neighbours are the ground truth)")
         weights = _search(args, runs, method, norm)
     elif args.qrels:
         raise OptionError("--qrels is only used by --search")
@@ -123,7 +135,9 @@ def run(args: argparse.Namespace) -> int:
 
 #: options of the weight search's evaluation: (dest, flag, default); without --search they would do nothing
 _SEARCH_RULES = (("aspect", "--aspect", None), ("n_samples", "--n-samples", None), ("sample_seed", "--sample-seed", None),
-                 ("judged_only", "--judged-only", False), ("no_relevant", "--no-relevant", "zero"))
+                 ("judged_only", "--judged-only", False), ("no_relevant", "--no-relevant", "zero"),
+                 ("reference_emb", "--reference-emb", None), ("reference_ids", "--reference-ids", None),
+                 ("reference_mode", "--reference-mode", "tied"), ("reference_depth", "--reference-depth", None))
 
 
 def _search_only(args: argparse.Namespace) -> None:
@@ -142,6 +156,8 @@ def _search_qrels(args: argparse.Namespace):
     from .inputs import warn_sample_above
     from .options import sample_seed
 
+    if args.reference_emb:
+        return _reference_qrels(args)
     qrels = load_qrels(args.qrels, format=args.qrels_format, aspect=args.aspect)
     if not args.n_samples:
         return qrels
@@ -150,6 +166,37 @@ def _search_qrels(args: argparse.Namespace):
     warn_sample_above(args.n_samples, len(qrels.query_ids), "queries of the ground truth")
     picked = qrels.query_ids[sample_queries(qrels.query_ids, args.n_samples, seed=sample_seed(args))]
     return qrels.subset(list(picked))
+
+
+def _reference_qrels(args: argparse.Namespace):
+    """The judgments of a reference model's neighbours the search scores ``--metric`` on, as ``evaluate
+    --reference-emb`` judges it (:func:`evalcore.embedding_runs.reference_ground_truth`): in the tied mode the
+    reference's top-k at the metric's k, in the fixed mode its top ``--reference-depth`` graded by position; over its
+    ``--n-samples`` items drawn as ``evaluate`` draws them (``--sample-seed``, else ``--seed``)."""
+    from ..embedding_runs import reference_ground_truth
+    from ..errors import OptionError
+    from ..io import load_embeddings
+    from ..measures import parse_measure
+    from .inputs import warn_sample_above
+    from .options import sample_seed
+
+    for dest, flag in (("qrels", "--qrels"), ("aspect", "--aspect"), ("judged_only", "--judged-only")):
+        if getattr(args, dest, None):
+            raise OptionError(f"--reference-emb is the ground truth of the search: {flag} does not apply to it"
+                              + (" (a reference model's neighbours judge nothing else)" if dest == "judged_only"
+                                 else ""))
+    if args.reference_depth is not None and args.reference_mode != "fixed":
+        raise OptionError("--reference-depth is the depth of --reference-mode fixed")
+    k = parse_measure(args.metric).k
+    if not k and args.reference_mode == "tied":
+        raise OptionError(f"--metric {args.metric}: with --reference-emb in the tied mode (relevant = the reference's "
+                          "top-k) the metric needs a cutoff, e.g. ndcg@10")
+    reference = load_embeddings(args.reference_emb, ids_src=args.reference_ids, mmap=True)
+    if args.n_samples:
+        warn_sample_above(args.n_samples, len(reference), "items of the reference")
+    gt = reference_ground_truth(reference, k=[k or args.reference_depth or 10], mode=args.reference_mode,
+                                depth=args.reference_depth, n_samples=args.n_samples, seed=sample_seed(args))
+    return gt.fixed if gt.mode == "fixed" else gt.by_k[int(k)]
 
 
 def _value(metric: str, value: float) -> str:

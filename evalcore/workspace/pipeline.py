@@ -24,6 +24,7 @@ this module only reshape those aggregates for display.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -180,6 +181,10 @@ def reference_from_embeddings(
                                               query_ids=None if sample is None else np.asarray(query_ids, dtype=object),
                                               progress=progress)
         rg = reference_ground_truth_from_neighbours(ref, idx, qids, k=ks, mode=settings.gt_mode, depth=depth)
+    if sample is not None:  # the sample's size and seed recorded as `evaluate --reference-emb --n-samples` records
+        # them (report.json's metadata.reference), not the defaults (no sample, 42)
+        rg = dataclasses.replace(rg, settings={**rg.settings, "n_samples": int(settings.sample_size) or None,
+                                   "seed": int(settings.seed)})
     if not domains:
         return rg
     d = dict(domains)
