@@ -158,6 +158,8 @@ def change(ws: Workspace, op: str) -> None:
         ws.remove_run("r0")
     elif op == "gc":  # two transactions: the rows of x0's and x1's artifacts, then their files
         ws.gc(age=0)
+    elif op == "re-add x0":  # the removed run x0 again: its artifact's file is still there, unreferenced
+        ws.add_run("x0", random_run(np.random.default_rng(100), "x0"))
     else:
         raise ValueError(op)
 
@@ -301,5 +303,29 @@ def stop_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
         _stop_before(ws, window, hit)
         change(ws, op)
         conn.send(("finished",))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+
+
+def pause_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
+    """As :func:`stop_in_change`, but the writer resumes: at the ``nth`` arrival at ``window`` it sends ``("at",
+    window, nth)`` and waits for the parent's ``("go",)`` (meanwhile the parent acts on the workspace, e.g. a gc),
+    then finishes the change and sends ``("finished", run names)``; ``("error", traceback)`` when the change
+    raised. ``conn`` is a duplex pipe's end."""
+    try:
+        warnings.simplefilter("ignore")
+        ws = Workspace.open(path)
+        arrivals = [0]
+
+        def hit() -> None:
+            arrivals[0] += 1
+            if arrivals[0] == nth:
+                conn.send(("at", window, nth))
+                if conn.recv() != ("go",):
+                    raise RuntimeError("the parent did not say go")
+
+        _stop_before(ws, window, hit)
+        change(ws, op)
+        conn.send(("finished", ws.run_names()))
     except BaseException:
         conn.send(("error", traceback.format_exc()))

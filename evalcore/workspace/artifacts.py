@@ -8,7 +8,9 @@ the final rename is atomic).
   ``fsync``-ed, hashed, then ``os.replace``-d to its final name (the folder is
   ``fsync``-ed too). A file already there under that name is kept when its bytes still
   match (its modification time is refreshed, so :meth:`ObjectStore.gc` leaves it alone),
-  and replaced when they do not (a damaged copy is repaired by writing it again).
+  and replaced when they do not (a damaged copy is repaired by writing it again), or when a
+  concurrent gc removes it while it is being checked. The temporary file is held (an exclusive
+  ``flock``, :func:`held_temporary`) while it exists: gc never removes a live writer's.
   A process killed at any moment leaves at worst an orphan in ``tmp/`` or ``objects/``.
 * **Read** (:meth:`ObjectStore.verified`): the file's SHA-256 is checked the first time
   it is read in a process (the check is remembered by path, size, modification time and
@@ -36,7 +38,12 @@ from typing import Any
 from ..errors import CorruptArtifactError
 from .writelock import folder_gone, storage_errors
 
-__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "CACHE_ENTRIES", "GC_AGE"]
+try:  # pragma: no cover - the platform decides
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "held_temporary", "CACHE_ENTRIES", "GC_AGE"]
 
 _CHUNK = 1 << 20
 #: Parsed artifacts kept per process (least recently used dropped first).
@@ -105,12 +112,8 @@ class ObjectStore:
         if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
             raise folder_gone(self.root)
         self.tmp.mkdir(exist_ok=True)
-        tmp = self.tmp / f"{uuid.uuid4().hex}.{ext}.part"
-        try:
+        with held_temporary(self.tmp, f".{ext}.part") as tmp:
             yield tmp
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
 
     def put(self, write: Callable[[Path], None], *, kind: str, ext: str) -> Stored:
         """Write an artifact atomically: ``write(tmp_path)`` creates the file, then it is hashed and moved.
@@ -125,14 +128,17 @@ class ObjectStore:
             sha = sha256_file(tmp)
             size = tmp.stat().st_size
             dest = self.path(sha, ext)
-            if dest.exists() and dest.stat().st_size == size and sha256_file(dest) == sha:
-                os.utime(dest)  # recently used: gc() keeps it
-            else:
+            if not _keep_existing(dest, sha, size):
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(tmp, dest)
                 _fsync_dir(dest.parent)
-            with _lock:
-                _verified.add(_stat_key(dest))
+            try:
+                key = _stat_key(dest)
+            except FileNotFoundError:  # a gc removed it meanwhile: the commit finds it gone and writes it again
+                key = None
+            if key is not None:
+                with _lock:
+                    _verified.add(key)
         return Stored(sha, kind, ext, size)
 
     def put_bytes(self, data: bytes, *, kind: str, ext: str) -> Stored:
@@ -183,7 +189,8 @@ class ObjectStore:
         """Remove object files whose hash is not in ``referenced`` and temporary files, both older than ``age`` s.
 
         Returns the removed files. Fresh files are kept: another process may be about
-        to record them (see :meth:`put`).
+        to record them (see :meth:`put`); so is a temporary file a live writer holds
+        (:func:`held_temporary`), whatever its age.
         """
         cutoff = time.time() - age
         removed = []
@@ -192,13 +199,85 @@ class ObjectStore:
             candidates += [p for p in self.tmp.iterdir() if p.is_file()]
         with storage_errors(self.root):  # a read-only folder: one line (the files it had removed stay removed)
             for p in candidates:
-                try:
-                    if p.stat().st_mtime < cutoff:
-                        p.unlink()
-                        removed.append(p)
-                except FileNotFoundError:
-                    continue
+                if _remove_unless_held(p, cutoff):
+                    removed.append(p)
         return removed
+
+
+def _keep_existing(dest: Path, sha: str, size: int) -> bool:
+    """Whether ``dest`` already holds these bytes; then its modification time is refreshed (recently used: gc
+    keeps it). False when it is missing, other bytes, or removed while being checked (a concurrent gc took an old
+    unreferenced copy): the caller then renames its own file there."""
+    try:
+        if dest.stat().st_size != size or sha256_file(dest) != sha:
+            return False
+        os.utime(dest)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def held_temporary(folder: Path, suffix: str) -> Iterator[Path]:
+    """A new file name in ``folder`` (``<random hex><suffix>``) whose file exists and is held, with an exclusive
+    ``flock``, until the block ends; then it is removed when still there.
+
+    :meth:`ObjectStore.gc` never removes a held file, whatever its age, so a gc (``age=0``, or a write slower than
+    its age) cannot take the file a live writer is writing; a killed writer's hold is released by the kernel, and its
+    leftover is removed by the next gc. The block may write the file again by its name (the same inode: the hold
+    stays). Where ``flock`` is missing (Windows) the file is only created."""
+    while True:
+        path = folder / f"{uuid.uuid4().hex}{suffix}"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        if fcntl is None:  # pragma: no cover - Windows
+            break
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break  # (else a gc took it between its creation and the lock: another name)
+        except OSError:  # a file system without flock, the file removed meanwhile
+            if path.exists():
+                break
+        os.close(fd)
+    try:
+        yield path
+    finally:
+        os.close(fd)  # (releases the hold)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _remove_unless_held(path: Path, cutoff: float) -> bool:
+    """Remove ``path`` when it is older than ``cutoff`` (a time) and no process holds it (:func:`held_temporary`);
+    whether it was removed."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except PermissionError:  # a file this user cannot read (nobody holds it through this user): by its age alone
+        try:
+            if path.stat().st_mtime >= cutoff:
+                return False
+            path.unlink()
+            return True
+        except FileNotFoundError:
+            return False
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a live writer's
+            except OSError:  # pragma: no cover - a file system without flock: the age alone decides
+                pass
+        if os.fstat(fd).st_mtime >= cutoff:
+            return False
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def cached(kind: str, key: str, compute: Callable[[], Any]) -> Any:
