@@ -108,3 +108,21 @@ def test_a_gc_leaves_the_temporary_file_of_an_add_under_way(ctx, template, tmp_p
     _same_run(ws.load_run("r1"), WW.random_run(np.random.default_rng(1), "r1"))
     ws.gc(age=0)
     assert _leftovers(path) == (0, 0)
+
+
+def test_a_gc_leaves_the_catalogue_copy_of_an_export_under_way(ctx, template, tmp_path: Path) -> None:  # noqa: F811
+    """``gc(age=0)`` while ``export`` has written its copy of the catalogue into ``tmp/`` and not yet read it: the gc
+    leaves it, the bundle is whole and imports bit for bit. Before, the gc removed it and the export died with
+    SQLite's ``no such table: artifacts`` (a traceback), reading an empty database created in its place."""
+    path = _copy(template[0], tmp_path / "ws")
+    proc, conn = _paused(ctx, path, "export", "snapshot-written")
+    Workspace.open(path).gc(age=0)
+    _resume(proc, conn)
+    copy = Workspace.import_bundle(tmp_path / "bundle.zip", tmp_path / "imported")
+    ws = Workspace.open(path)
+    assert copy.run_names() == ws.run_names()
+    assert copy.verify() == []
+    for name in ("r0", "e0"):
+        assert copy.run_record(name).artifacts == ws.run_record(name).artifacts  # the same bytes (named by hash)
+    ws.gc(age=0)
+    assert _leftovers(path) == (0, 0)

@@ -158,6 +158,8 @@ def change(ws: Workspace, op: str) -> None:
         ws.remove_run("r0")
     elif op == "gc":  # two transactions: the rows of x0's and x1's artifacts, then their files
         ws.gc(age=0)
+    elif op == "export":  # the whole workspace as one bundle beside its folder
+        ws.export(str(ws.path.parent / "bundle.zip"))
     elif op == "re-add x0":  # the removed run x0 again: its artifact's file is still there, unreferenced
         ws.add_run("x0", random_run(np.random.default_rng(100), "x0"))
     else:
@@ -256,6 +258,16 @@ def _stop_before(ws: Workspace, window: str, hit) -> None:
                     hit()
 
         writelock.writer_lock = lock_with_stops  # store.Catalogue.write imports it at each call
+    elif window == "snapshot-written":  # an export's consistent copy of the catalogue written into tmp/, not yet read
+        from evalcore.workspace import store
+
+        snapshot = store.Catalogue.snapshot
+
+        def snapshot_then_stop(self, dest):
+            snapshot(self, dest)
+            hit()
+
+        store.Catalogue.snapshot = snapshot_then_stop
     elif window == "unlink":  # gc's removal of a file
         unlink = Path.unlink
 

@@ -218,8 +218,8 @@ def _keep_existing(dest: Path, sha: str, size: int) -> bool:
 
 
 @contextlib.contextmanager
-def held_temporary(folder: Path, suffix: str) -> Iterator[Path]:
-    """A new file name in ``folder`` (``<random hex><suffix>``) whose file exists and is held, with an exclusive
+def held_temporary(folder: Path, suffix: str, *, prefix: str = "") -> Iterator[Path]:
+    """A new file name in ``folder`` (``<prefix><random hex><suffix>``) whose file exists and is held, with an exclusive
     ``flock``, until the block ends; then it is removed when still there.
 
     :meth:`ObjectStore.gc` never removes a held file, whatever its age, so a gc (``age=0``, or a write slower than
@@ -227,7 +227,7 @@ def held_temporary(folder: Path, suffix: str) -> Iterator[Path]:
     leftover is removed by the next gc. The block may write the file again by its name (the same inode: the hold
     stays). Where ``flock`` is missing (Windows) the file is only created."""
     while True:
-        path = folder / f"{uuid.uuid4().hex}{suffix}"
+        path = folder / f"{prefix}{uuid.uuid4().hex}{suffix}"
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
         if fcntl is None:  # pragma: no cover - Windows
             break
