@@ -8,6 +8,7 @@ a sleep.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import workspace_workers as WW
 from test_workspace_concurrency import DEADLINE, _leftovers, _recv, ctx  # noqa: F401 (ctx: a fixture)
@@ -126,3 +128,102 @@ def test_a_gc_leaves_the_catalogue_copy_of_an_export_under_way(ctx, template, tm
         assert copy.run_record(name).artifacts == ws.run_record(name).artifacts  # the same bytes (named by hash)
     ws.gc(age=0)
     assert _leftovers(path) == (0, 0)
+
+
+# ---------------------------------------------------------------- killed while evaluating and recording, or setting
+
+
+#: (change, window, nth arrival, how many of its transactions were committed when killed there). ``evaluate`` makes
+#: two: the embedding run e0's ranking kept, then the evaluation recorded (each artifact written before its own).
+KILLS = [
+    ("evaluate", "tmp-written", 1, 0),
+    ("evaluate", "before-commit", 1, 0),
+    ("evaluate", "committed", 1, 1),
+    ("evaluate", "tmp-written", 2, 1),
+    ("evaluate", "before-commit", 2, 1),
+    ("evaluate", "committed", 2, 2),
+    ("set_settings", "begun", 1, 0),
+    ("set_settings", "before-commit", 1, 0),
+    ("set_settings", "committed", 1, 1),
+]
+
+
+@pytest.mark.parametrize(("op", "window", "nth", "done"), KILLS, ids=[f"{k[0]}-{k[1]}{k[2]}" for k in KILLS])
+def test_a_process_killed_while_evaluating_or_setting_loses_nothing(ctx, template, tmp_path: Path, op: str,  # noqa: F811
+                                                                    window: str, nth: int, done: int) -> None:
+    """SIGKILL at each step of ``evaluate`` (ranking kept, evaluation recorded) and of ``set_settings``: the workspace
+    opens with every run as it was, the settings all old or all new, the evaluation absent or whole (its table read
+    back equal to a fresh evaluation, bit for bit), nothing half-written visible; a gc leaves no leftover."""
+    from test_workspace_concurrency import _start
+
+    path = _copy(template[0], tmp_path / "ws")
+    ws = Workspace.open(path)
+    before = {r.name: r for r in ws.run_records()}
+    old_settings = ws.settings()
+    ws.close()
+    proc, conn = _start(ctx, WW.stop_in_change, str(path), op, window, nth)
+    try:
+        assert _recv(conn, f"its arrival at {window}") == ("at", window, nth)
+    finally:
+        proc.kill()
+        proc.join(DEADLINE)
+        conn.close()
+    assert proc.exitcode == -9
+
+    ws = Workspace.open(path)
+    assert {r.name: r for r in ws.run_records()} == before  # every run as it was, to the record
+    assert ws.verify() == []  # every artifact row has its file, with its bytes
+    if op == "set_settings":
+        got = ws.settings()
+        new = dataclasses.replace(old_settings, k=(3, 7), metrics=("ndcg", "map"), ties="docid_asc")
+        assert got == (new if done else old_settings) and new != old_settings
+    else:
+        recorded = ws.evaluations()
+        assert len(recorded) == (1 if done == 2 else 0)
+        fresh = ws.evaluate(metrics=["ndcg", "recall"], k=[5], record=False)
+        if done == 2:
+            kept = ws.load_evaluation()
+            pd.testing.assert_frame_equal(kept.table, fresh.table, check_exact=True)
+    ws.gc(age=0)
+    assert _leftovers(path) == (0, 0)
+    ws.close()
+
+
+# ---------------------------------------------------------------- a training script and a dashboard at once
+
+
+def test_a_training_script_and_a_dashboard_share_the_workspace(ctx, tmp_path: Path) -> None:  # noqa: F811
+    """A training script adds each checkpoint (embeddings, then a ranked run) while a dashboard process lists, reads,
+    evaluates and records at each change, removes a run and runs ``evalcore workspace gc``: neither sees an error,
+    the gc command exits 0, every checkpoint but the removed one is there and reads back bit for bit, every run
+    evaluates, every artifact matches its hash. The path has blanks and non-ASCII letters."""
+    from test_workspace_concurrency import _start
+
+    path = tmp_path / "exp ü 実験 #1"
+    Workspace.open(path).set_ground_truth(WW.ground_truth(), name="gt")
+    n = 6
+    board, b_conn = _start(ctx, WW.dashboard, str(path), f"ckpt{n - 1}-top", "ckpt1")
+    train, t_conn = _start(ctx, WW.trainer, str(path), n)
+    while (msg := _recv(t_conn, "the training script"))[0] == "added":
+        pass
+    assert msg[0] == "final", msg[1]
+    got = _recv(b_conn, "the dashboard")
+    assert got[0] == "final", got[1]
+    for proc in (train, board):
+        proc.join(DEADLINE)
+        assert proc.exitcode == 0
+    _, names, n_evaluations, gc_status, gc_err = got
+    assert (gc_status, gc_err) == (0, "")
+    expected = [name for i in range(n) for name in (f"ckpt{i}", f"ckpt{i}-top") if name != "ckpt1"]
+    assert names == expected
+    assert n_evaluations >= 1
+    ws = Workspace.open(path)
+    assert ws.run_names() == expected
+    assert ws.verify() == []
+    for i in range(n):
+        if i != 1:
+            vectors = ws.load_embeddings(f"ckpt{i}")[0].vectors
+            assert np.asarray(vectors).tobytes() == WW.checkpoint_vectors(i).tobytes()
+        _same_run(ws.load_run(f"ckpt{i}-top"), WW.checkpoint_run(i))
+    ev = ws.evaluate(metrics=["ndcg"], k=[5], record=False)
+    assert ev.settings["errors"] == {} and list(ev.runs) == expected
