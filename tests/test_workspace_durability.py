@@ -227,3 +227,38 @@ def test_a_training_script_and_a_dashboard_share_the_workspace(ctx, tmp_path: Pa
         _same_run(ws.load_run(f"ckpt{i}-top"), WW.checkpoint_run(i))
     ev = ws.evaluate(metrics=["ndcg"], k=[5], record=False)
     assert ev.settings["errors"] == {} and list(ev.runs) == expected
+
+
+def test_readers_go_on_while_a_writer_holds_the_workspace_mid_transaction(ctx, template, tmp_path: Path) -> None:  # noqa: F811
+    """A writer stopped inside its transaction (the writer lock and SQLite's write lock held, its rows inserted, not
+    committed): another process's reader opens the workspace, lists, reads and evaluates every run, read-only too,
+    and sees none of the pending change; a second writer waits for it (no "database is locked"), then both changes
+    are there."""
+    import threading
+
+    path = _copy(template[0], tmp_path / "ws")
+    before = Workspace.open(path).run_names()
+    proc, conn = _paused(ctx, path, "add_run", "before-commit")
+    for ws in (Workspace.open(path), Workspace.open(path, read_only=True)):
+        assert ws.run_names() == before  # the pending run r1 is not visible
+        for name in before:
+            ws.load_embeddings(name) if name == "e0" else ws.load_run(name)
+        ev = ws.evaluate(metrics=["ndcg"], k=[5], record=False)
+        assert ev.settings["errors"] == {} and list(ev.runs) == before
+        ws.close()
+    second: dict[str, object] = {}
+
+    def write() -> None:
+        try:
+            second["settings"] = Workspace.open(path).set_settings(k=(2, 4))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            second["error"] = e
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    assert "r1" in _resume(proc, conn)
+    thread.join(DEADLINE)
+    assert not thread.is_alive() and "error" not in second, second
+    ws = Workspace.open(path)
+    assert ws.run_names() == [*before, "r1"] and ws.settings().k == (2, 4)
+    assert ws.verify() == []

@@ -43,7 +43,7 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "held_temporary", "CACHE_ENTRIES", "GC_AGE"]
+__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "held_temporary", "peek", "CACHE_ENTRIES", "GC_AGE"]
 
 _CHUNK = 1 << 20
 #: Parsed artifacts kept per process (least recently used dropped first).
@@ -298,6 +298,16 @@ def cached(kind: str, key: str, compute: Callable[[], Any]) -> Any:
         while len(_parsed) > CACHE_ENTRIES:
             _parsed.popitem(last=False)
     return value
+
+
+def peek(kind: str, key: str) -> Any:
+    """What :func:`cached` holds for (kind, key), or None (nothing computed)."""
+    full = (kind, key)
+    with _lock:
+        if full in _parsed:
+            _parsed.move_to_end(full)
+            return _parsed[full]
+    return None
 
 
 def clear_cache() -> None:

@@ -35,13 +35,17 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
+__all__ = ["writer_lock", "WriterBusy", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
            "storage_errors"]
 
 #: The lock file's name inside a workspace folder.
 LOCK_NAME = "writer.lock"
 
 _MAX_PAUSE = 0.25
+
+
+class WriterBusy(WorkspaceError):
+    """Another process held the writer lock for longer than the caller would wait (a :class:`WorkspaceError`)."""
 
 
 class _PathLock:
@@ -178,8 +182,8 @@ def _take(path: Path, deadline: float) -> int | None:
             if waited > deadline:
                 holder = _holder(fd)
                 os.close(fd)
-                raise WorkspaceError(f"another process{holder} has been changing this workspace for more than "
-                                     f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
+                raise WriterBusy(f"another process{holder} has been changing this workspace for more than "
+                                 f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
             time.sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE)
         except OSError:  # pragma: no cover - a filesystem without flock (some network mounts)
