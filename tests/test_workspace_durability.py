@@ -262,3 +262,56 @@ def test_readers_go_on_while_a_writer_holds_the_workspace_mid_transaction(ctx, t
     ws = Workspace.open(path)
     assert ws.run_names() == [*before, "r1"] and ws.settings().k == (2, 4)
     assert ws.verify() == []
+
+
+# ---------------------------------------------------------------- an import killed
+
+
+@pytest.mark.parametrize("nth", [1, 4, "catalogue"])
+def test_an_import_killed_leaves_no_workspace_and_is_done_again_whole(ctx, template, tmp_path: Path,  # noqa: F811
+                                                                      nth) -> None:
+    """``workspace import`` killed before its first, a middle one and its last rename (the catalogue's, which makes the
+    folder a workspace): the folder is no workspace (nothing half-imported opens), importing again into it completes
+    from what was left, bit for bit; its gc then removes the killed import's leftovers."""
+    from test_workspace_concurrency import _start
+
+    from evalcore.errors import WorkspaceError
+
+    src = Workspace.open(_copy(template[0], tmp_path / "ws"))
+    src.export(tmp_path / "bundle.zip")
+    n_files = len(list((src.path / "objects").glob("*/*")))
+    at = n_files + 1 if nth == "catalogue" else nth
+    assert at <= n_files + 1
+    proc, conn = _start(ctx, WW.stop_in_change, str(src.path), "import", "import-rename", at)
+    try:
+        assert _recv(conn, "its arrival at a rename") == ("at", "import-rename", at)
+    finally:
+        proc.kill()
+        proc.join(DEADLINE)
+        conn.close()
+    target = tmp_path / "imported"
+    with pytest.raises(WorkspaceError, match="no workspace here"):
+        Workspace.open(target, create=False)
+    copy = Workspace.import_bundle(tmp_path / "bundle.zip", target)
+    assert [r.artifacts for r in copy.run_records()] == [r.artifacts for r in src.run_records()]
+    assert copy.verify() == []
+    assert copy.evaluate(metrics=["ndcg"], k=[5], record=False).table.equals(
+        src.evaluate(metrics=["ndcg"], k=[5], record=False).table)
+    copy.gc(age=0)
+    assert _leftovers(target)[0] == 0
+
+
+def test_a_gc_removing_the_file_of_an_add_before_its_commit_does_not_lose_the_run(ctx, template,  # noqa: F811
+                                                                                 tmp_path: Path) -> None:
+    """``gc(age=0)`` after an add wrote its file into ``objects/`` and before its transaction (and the writer lock)
+    recorded it: the gc removes it (nothing refers to it yet), the add finds it gone in its transaction and writes it
+    again: the run is stored whole, its file there. (While the add still holds the file it renamed, gc leaves it.)"""
+    path = _copy(template[0], tmp_path / "ws")
+    proc, conn = _paused(ctx, path, "add_run", "staged")
+    assert _leftovers(path)[1] == 1  # the add's file, not yet recorded
+    Workspace.open(path).gc(age=0)
+    assert _leftovers(path)[1] == 0
+    assert "r1" in _resume(proc, conn)
+    ws = Workspace.open(path)
+    assert ws.verify() == []
+    _same_run(ws.load_run("r1"), WW.random_run(np.random.default_rng(1), "r1"))

@@ -162,6 +162,8 @@ def change(ws: Workspace, op: str) -> None:
         ws.evaluate(metrics=["ndcg", "recall"], k=[5])
     elif op == "set_settings":  # one transaction writing several keys
         ws.set_settings(k=(3, 7), metrics=("ndcg", "map"), ties="docid_asc")
+    elif op == "import":  # bundle.zip beside the workspace unpacked into the new folder "imported" there
+        Workspace.import_bundle(str(ws.path.parent / "bundle.zip"), str(ws.path.parent / "imported"))
     elif op == "export":  # the whole workspace as one bundle beside its folder
         ws.export(str(ws.path.parent / "bundle.zip"))
     elif op == "re-add x0":  # the removed run x0 again: its artifact's file is still there, unreferenced
@@ -237,6 +239,10 @@ def _stop_before(ws: Workspace, window: str, hit) -> None:
             return put(self, write_then_stop, kind=kind, ext=ext)
 
         artifacts.ObjectStore.put = put_then_stop
+    elif window == "import-rename":  # an import's file (an artifact, then last the catalogue) about to be renamed
+        from evalcore.workspace import bundle
+
+        bundle.os = _OsWithStop("replace", hit)
     elif window in ("before-rename", "kept-existing"):  # hashed; the rename (os.replace) / the keeping (os.utime)
         artifacts.os = _OsWithStop("replace" if window == "before-rename" else "utime", hit)
     elif window == "renamed":  # in objects/ under its hash, the folder not yet fsync-ed
