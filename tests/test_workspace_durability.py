@@ -315,3 +315,32 @@ def test_a_gc_removing_the_file_of_an_add_before_its_commit_does_not_lose_the_ru
     ws = Workspace.open(path)
     assert ws.verify() == []
     _same_run(ws.load_run("r1"), WW.random_run(np.random.default_rng(1), "r1"))
+
+
+def test_a_read_in_one_thread_goes_on_while_another_thread_holds_the_writer_lock(template, tmp_path: Path) -> None:
+    """One process, two threads (a dashboard's sessions, a notebook): while one holds ``exclusive()``, the other reads
+    and evaluates the fused run over an embedding run (its ranking computed, not kept: the lock is taken) and ends
+    while the lock is still held. Before, the reader waited for the other thread's lock however long it was held
+    (the thread lock ignored the wait given)."""
+    import threading
+
+    path = _copy(template[0], tmp_path / "ws")
+    holder = Workspace.open(path)
+    result: dict[str, object] = {}
+
+    def read() -> None:
+        try:
+            ws = Workspace.open(path)
+            result["run"] = ws.load_run("f0")
+            result["ev"] = ws.evaluate(metrics=["ndcg"], k=[5], record=False)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            result["error"] = e
+
+    with holder.exclusive():
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(DEADLINE)  # (only a reader waiting for the lock reaches the deadline)
+        assert not reader.is_alive(), "the reader waited for the writer lock held by another thread"
+    assert "error" not in result, result
+    assert result["ev"].settings["errors"] == {} and set(result["ev"].runs) == {"r0", "e0", "f0"}
+    assert Workspace.open(path).load_run("f0").to_frame().equals(result["run"].to_frame())
