@@ -73,24 +73,28 @@ def template(tmp_path_factory) -> tuple[Path, list[str]]:
 # ---------------------------------------------------------------- a gc racing an add
 
 
-def test_a_gc_removing_an_old_orphan_an_add_is_reusing_does_not_fail_the_add(ctx, template,  # noqa: F811
-                                                                             tmp_path: Path) -> None:
+@pytest.mark.parametrize(("window", "nth", "removed"), [("open", 2, True), ("kept-existing", 1, False)],
+                         ids=["before-it-is-held", "while-it-is-held"])
+def test_a_gc_removing_an_old_orphan_an_add_is_reusing_does_not_fail_the_add(ctx, template, tmp_path: Path,  # noqa: F811
+                                                                             window: str, nth: int,
+                                                                             removed: bool) -> None:
     """A run removed two hours ago is added again (a training script restarted on the same checkpoint) while
     ``evalcore workspace gc`` runs with its default age: the add finds the old file of those very bytes and keeps
-    it, the gc removes it as unreferenced in between. Before, the add died with ``FileNotFoundError`` (its
-    ``os.utime`` of the file just removed); now it writes the file again and records the run."""
+    it. A gc before the add holds it removes it (unreferenced, old): the add writes it again; a gc once the add holds
+    it (checking its bytes) leaves it. Before, the add died with ``FileNotFoundError`` (its ``os.utime`` of the file
+    the gc had just removed)."""
     path = _copy(template[0], tmp_path / "ws")
     sha = template[1][0]
     x0 = path / "objects" / sha[:2] / f"{sha}.parquet"
     two_hours_ago = time.time() - 7200
     os.utime(x0, (two_hours_ago, two_hours_ago))
-    proc, conn = _paused(ctx, path, "re-add x0", "kept-existing")
-    counts = Workspace.open(path).gc()  # the command's gc (default age: one hour)
-    assert counts["files"] >= 1 and not x0.exists()  # it did remove the file the add is keeping
+    proc, conn = _paused(ctx, path, "re-add x0", window, nth)
+    Workspace.open(path).gc()  # the command's gc (default age: one hour)
+    assert x0.exists() != removed
     names = _resume(proc, conn)
     assert "x0" in names
     ws = Workspace.open(path)
-    assert ws.verify() == []
+    assert ws.verify() == [] and x0.exists()
     _same_run(ws.load_run("x0"), WW.random_run(np.random.default_rng(100), "x0"))
 
 
@@ -136,10 +140,8 @@ def test_a_gc_leaves_the_catalogue_copy_of_an_export_under_way(ctx, template, tm
 #: (change, window, nth arrival, how many of its transactions were committed when killed there). ``evaluate`` makes
 #: two: the embedding run e0's ranking kept, then the evaluation recorded (each artifact written before its own).
 KILLS = [
-    ("evaluate", "tmp-written", 1, 0),
     ("evaluate", "before-commit", 1, 0),
     ("evaluate", "committed", 1, 1),
-    ("evaluate", "tmp-written", 2, 1),
     ("evaluate", "before-commit", 2, 1),
     ("evaluate", "committed", 2, 2),
     ("set_settings", "begun", 1, 0),
@@ -301,17 +303,27 @@ def test_an_import_killed_leaves_no_workspace_and_is_done_again_whole(ctx, templ
     assert _leftovers(target)[0] == 0
 
 
-def test_a_gc_removing_the_file_of_an_add_before_its_commit_does_not_lose_the_run(ctx, template,  # noqa: F811
-                                                                                 tmp_path: Path) -> None:
-    """``gc(age=0)`` after an add wrote its file into ``objects/`` and before its transaction (and the writer lock)
-    recorded it: the gc removes it (nothing refers to it yet), the add finds it gone in its transaction and writes it
-    again: the run is stored whole, its file there. (While the add still holds the file it renamed, gc leaves it.)"""
+def test_a_gc_between_an_adds_staging_and_its_commit_leaves_its_files(ctx, template, tmp_path: Path) -> None:  # noqa: F811
+    """``gc(age=0)`` each time an add has written its files into ``objects/`` and waits for the writer lock to record
+    them: the gc leaves them (the add holds them until its transaction ends) and the run is stored at its first
+    attempt. Before, each gc removed the unrecorded file, the add wrote it again, and at the third time it gave up
+    ("artifacts kept vanishing while being recorded"): a busy gc made a training script's add fail."""
     path = _copy(template[0], tmp_path / "ws")
-    proc, conn = _paused(ctx, path, "add_run", "staged")
-    assert _leftovers(path)[1] == 1  # the add's file, not yet recorded
-    Workspace.open(path).gc(age=0)
-    assert _leftovers(path)[1] == 0
-    assert "r1" in _resume(proc, conn)
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=WW.pause_in_change, args=(str(path), "add_run", "staged", 0, child), daemon=True)
+    proc.start()
+    child.close()
+    pauses = 0
+    while (msg := _recv(parent, "the add"))[0] == "at":
+        pauses += 1
+        assert _leftovers(path)[1] == 1  # the add's file, not yet recorded
+        Workspace.open(path).gc(age=0)
+        assert _leftovers(path)[1] == 1, "the gc removed the file the add is about to record"
+        parent.send(("go",))
+    proc.join(DEADLINE)
+    parent.close()
+    assert msg[0] == "finished", msg[1]
+    assert pauses == 1 and "r1" in msg[1]
     ws = Workspace.open(path)
     assert ws.verify() == []
     _same_run(ws.load_run("r1"), WW.random_run(np.random.default_rng(1), "r1"))

@@ -243,6 +243,8 @@ def _stop_before(ws: Workspace, window: str, hit) -> None:
         from evalcore.workspace import bundle
 
         bundle.os = _OsWithStop("replace", hit)
+    elif window == "open":  # an os.open of the artifacts module: the temporary file's creation, then (when a file
+        artifacts.os = _OsWithStop("open", hit)  # of those bytes is there) the opening of that file to hold it
     elif window in ("before-rename", "kept-existing"):  # hashed; the rename (os.replace) / the keeping (os.utime)
         artifacts.os = _OsWithStop("replace" if window == "before-rename" else "utime", hit)
     elif window == "renamed":  # in objects/ under its hash, the folder not yet fsync-ed
@@ -330,8 +332,8 @@ def stop_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
 
 
 def pause_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
-    """As :func:`stop_in_change`, but the writer resumes: at the ``nth`` arrival at ``window`` it sends ``("at",
-    window, nth)`` and waits for the parent's ``("go",)`` (meanwhile the parent acts on the workspace, e.g. a gc),
+    """As :func:`stop_in_change`, but the writer resumes: at the ``nth`` arrival at ``window`` (``nth`` 0: at each of
+    the first three) it sends ``("at", window, arrival)`` and waits for the parent's ``("go",)`` (meanwhile the parent acts on the workspace, e.g. a gc),
     then finishes the change and sends ``("finished", run names)``; ``("error", traceback)`` when the change
     raised. ``conn`` is a duplex pipe's end."""
     try:
@@ -341,8 +343,8 @@ def pause_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
 
         def hit() -> None:
             arrivals[0] += 1
-            if arrivals[0] == nth:
-                conn.send(("at", window, nth))
+            if arrivals[0] == nth or (nth == 0 and arrivals[0] <= 3):  # nth 0: each of the first three arrivals
+                conn.send(("at", window, arrivals[0]))
                 if conn.recv() != ("go",):
                     raise RuntimeError("the parent did not say go")
 

@@ -9,8 +9,10 @@ the final rename is atomic).
   ``fsync``-ed too). A file already there under that name is kept when its bytes still
   match (its modification time is refreshed, so :meth:`ObjectStore.gc` leaves it alone),
   and replaced when they do not (a damaged copy is repaired by writing it again), or when a
-  concurrent gc removes it while it is being checked. The temporary file is held (an exclusive
-  ``flock``, :func:`held_temporary`) while it exists: gc never removes a live writer's.
+  concurrent gc removes it before it is held. The file written is held (a shared ``flock``,
+  :func:`held_temporary`) from its creation in ``tmp/`` until the catalogue records it
+  (:meth:`ObjectStore.holding`, around a commit), and so is a file kept: gc never removes a
+  file a live writer holds.
   A process killed at any moment leaves at worst an orphan in ``tmp/`` or ``objects/``.
 * **Read** (:meth:`ObjectStore.verified`): the file's SHA-256 is checked the first time
   it is read in a process (the check is remembered by path, size, modification time and
@@ -97,6 +99,7 @@ class ObjectStore:
         self.root = Path(root)
         self.objects = self.root / "objects"
         self.tmp = self.root / "tmp"
+        self._holds = threading.local()  # the files held by this thread's commit (:meth:`holding`)
 
     def path(self, sha: str, ext: str) -> Path:
         """Where the artifact with this hash and extension lives."""
@@ -108,33 +111,54 @@ class ObjectStore:
 
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
-    def _temporary(self, ext: str) -> Iterator[Path]:
-        if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
-            raise folder_gone(self.root)
-        self.tmp.mkdir(exist_ok=True)
-        with held_temporary(self.tmp, f".{ext}.part") as tmp:
-            yield tmp
+    def holding(self) -> Iterator[None]:
+        """Inside, every file :meth:`put` stores stays held (a shared ``flock`` on it) until the block ends, so that
+        no gc removes it before the catalogue records it (:meth:`~.core.WorkspaceCore.commit` holds its staged
+        files through its transaction). Outside such a block, :meth:`put` lets go of the file when it returns."""
+        outer = getattr(self._holds, "fds", None)
+        self._holds.fds = fds = []
+        try:
+            yield
+        finally:
+            self._holds.fds = outer
+            for fd in fds:
+                os.close(fd)
+
+    def _keep_hold(self, fd: int) -> None:
+        fds = getattr(self._holds, "fds", None)
+        if fds is None:
+            os.close(fd)
+        else:
+            fds.append(fd)
 
     def put(self, write: Callable[[Path], None], *, kind: str, ext: str) -> Stored:
         """Write an artifact atomically: ``write(tmp_path)`` creates the file, then it is hashed and moved.
 
-        Returns where it is (:class:`Stored`); the caller records it in the catalogue.
+        Returns where it is (:class:`Stored`); the caller records it in the catalogue (inside :meth:`holding`: the
+        file is held until then).
         """
-        with storage_errors(self.root), self._temporary(ext) as tmp:  # a full disk, a read-only folder: one line
-            write(tmp)
-            with open(tmp, "rb+") as fh:
-                fh.flush()
-                os.fsync(fh.fileno())
-            sha = sha256_file(tmp)
-            size = tmp.stat().st_size
-            dest = self.path(sha, ext)
-            if not _keep_existing(dest, sha, size):
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp, dest)
-                _fsync_dir(dest.parent)
+        if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
+            raise folder_gone(self.root)
+        with storage_errors(self.root):  # a full disk, a read-only folder: one line
+            self.tmp.mkdir(exist_ok=True)
+            with _held(self.tmp, f".{ext}.part") as (tmp, fd):
+                write(tmp)
+                with open(tmp, "rb+") as fh:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                sha = sha256_file(tmp)
+                size = tmp.stat().st_size
+                dest = self.path(sha, ext)
+                hold = _hold_existing(dest, sha, size)
+                if hold is None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(tmp, dest)
+                    _fsync_dir(dest.parent)
+                    hold = os.dup(fd)  # the same open file: its hold goes on with the file renamed
+                self._keep_hold(hold)
             try:
                 key = _stat_key(dest)
-            except FileNotFoundError:  # a gc removed it meanwhile: the commit finds it gone and writes it again
+            except FileNotFoundError:  # a gc removed it meanwhile (held by nobody): the commit writes it again
                 key = None
             if key is not None:
                 with _lock:
@@ -204,47 +228,67 @@ class ObjectStore:
         return removed
 
 
-def _keep_existing(dest: Path, sha: str, size: int) -> bool:
-    """Whether ``dest`` already holds these bytes; then its modification time is refreshed (recently used: gc
-    keeps it). False when it is missing, other bytes, or removed while being checked (a concurrent gc took an old
-    unreferenced copy): the caller then renames its own file there."""
+def _hold_existing(dest: Path, sha: str, size: int) -> int | None:
+    """A descriptor holding ``dest`` (a shared ``flock``) when it already holds these bytes, its modification time
+    refreshed (recently used: gc keeps it); None when it is missing, other bytes, or removed by a concurrent gc (an
+    old unreferenced copy) before it was held: the caller then renames its own file there."""
     try:
-        if dest.stat().st_size != size or sha256_file(dest) != sha:
-            return False
+        fd = os.open(dest, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        _lock_shared(fd)
+        if os.stat(dest).st_ino != os.fstat(fd).st_ino or os.fstat(fd).st_size != size or sha256_file(dest) != sha:
+            raise FileNotFoundError  # (removed, or replaced, before it was held; or other bytes)
         os.utime(dest)
     except FileNotFoundError:
-        return False
-    return True
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lock_shared(fd: int) -> None:
+    """A shared ``flock`` on ``fd``: no gc removes its file while it is held (waits for a gc checking it right now)."""
+    if fcntl is not None:
+        with contextlib.suppress(OSError):  # (a file system without flock: the age alone protects it)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+@contextlib.contextmanager
+def _held(folder: Path, suffix: str, *, prefix: str = "") -> Iterator[tuple[Path, int]]:
+    """:func:`held_temporary`'s file and the descriptor holding it."""
+    while True:
+        path = folder / f"{prefix}{uuid.uuid4().hex}{suffix}"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        _lock_shared(fd)
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:  # a gc took it between its creation and the hold: another name
+            pass
+        os.close(fd)
+    try:
+        yield path, fd
+    finally:
+        os.close(fd)  # (releases the hold, unless a duplicate of it is kept)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
 
 
 @contextlib.contextmanager
 def held_temporary(folder: Path, suffix: str, *, prefix: str = "") -> Iterator[Path]:
-    """A new file name in ``folder`` (``<prefix><random hex><suffix>``) whose file exists and is held, with an exclusive
-    ``flock``, until the block ends; then it is removed when still there.
+    """A new file name in ``folder`` (``<prefix><random hex><suffix>``) whose file exists and is held (a shared
+    ``flock``) until the block ends; then it is removed when still there.
 
     :meth:`ObjectStore.gc` never removes a held file, whatever its age, so a gc (``age=0``, or a write slower than
     its age) cannot take the file a live writer is writing; a killed writer's hold is released by the kernel, and its
     leftover is removed by the next gc. The block may write the file again by its name (the same inode: the hold
     stays). Where ``flock`` is missing (Windows) the file is only created."""
-    while True:
-        path = folder / f"{prefix}{uuid.uuid4().hex}{suffix}"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
-        if fcntl is None:  # pragma: no cover - Windows
-            break
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.stat(path).st_ino == os.fstat(fd).st_ino:
-                break  # (else a gc took it between its creation and the lock: another name)
-        except OSError:  # a file system without flock, the file removed meanwhile
-            if path.exists():
-                break
-        os.close(fd)
-    try:
+    with _held(folder, suffix, prefix=prefix) as (path, _fd):
         yield path
-    finally:
-        os.close(fd)  # (releases the hold)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
 
 
 def _remove_unless_held(path: Path, cutoff: float) -> bool:

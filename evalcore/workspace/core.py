@@ -154,6 +154,9 @@ class _Vanished(Exception):
     """An artifact file disappeared between writing it and recording it (a concurrent gc)."""
 
 
+_VANISHED = object()  # what one attempt of a commit returns when a staged file was gone
+
+
 #: What a workspace folder holds (a creation interrupted before the catalogue existed may leave these alone)
 _OWN_NAMES = frozenset({"objects", "tmp", f"{CATALOGUE_NAME}-wal", f"{CATALOGUE_NAME}-shm", f"{CATALOGUE_NAME}-journal",
                         LOCK_NAME})
@@ -400,31 +403,40 @@ class WorkspaceCore:
                *, bump: bool = True, wait: float = BUSY_DEADLINE) -> T:
         """Write artifacts (``stage``), then record them and the change in ONE transaction.
 
-        Inside the transaction every staged file is checked to still exist (a concurrent
-        :meth:`~evalcore.workspace.api.Workspace.gc` may have removed an old, unreferenced
-        copy); if one vanished, staging is done again. ``wait``: as :meth:`.store.Catalogue.write`'s.
+        The staged files are held until the transaction ends (:meth:`.artifacts.ObjectStore.holding`): a
+        concurrent :meth:`~evalcore.workspace.api.Workspace.gc` leaves them. Inside the transaction every
+        staged file is still checked to exist (a file system without ``flock``); if one vanished, staging
+        is done again. ``wait``: as :meth:`.store.Catalogue.write`'s.
         """
         if self.read_only:
             raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
                                          f"{copy_hint(self.path)}", file=str(self.path))
         for _ in range(3):
-            stored = list(stage())
-
-            def body(conn: sqlite3.Connection, stored: list[Stored] = stored) -> T:
-                created = now()
-                for s in stored:
-                    if not self.objects.path(s.sha256, s.ext).exists():
-                        raise _Vanished(s.sha256)
-                    conn.execute("INSERT OR IGNORE INTO artifacts (sha256, kind, ext, size, created_at) "
-                                 "VALUES (?, ?, ?, ?, ?)", (s.sha256, s.kind, s.ext, s.size, created))
-                return record(conn, stored)
-
-            try:
-                return self.catalogue.write(body, bump=bump, wait=wait)
-            except _Vanished:
-                continue
+            with self.objects.holding():  # the staged files held until recorded: a gc meanwhile leaves them
+                out = self._commit_once(stage, record, bump=bump, wait=wait)
+            if out is not _VANISHED:
+                return out
         raise WorkspaceError("artifacts kept vanishing while being recorded (a concurrent clean-up?); try again",
                              file=str(self.path))
+
+    def _commit_once(self, stage: Callable[[], Sequence[Stored]],
+                     record: Callable[[sqlite3.Connection, list[Stored]], T], *, bump: bool, wait: float) -> Any:
+        """One attempt of :meth:`commit`: its value, or ``_VANISHED`` when a staged file was gone."""
+        stored = list(stage())
+
+        def body(conn: sqlite3.Connection, stored: list[Stored] = stored) -> T:
+            created = now()
+            for s in stored:
+                if not self.objects.path(s.sha256, s.ext).exists():
+                    raise _Vanished(s.sha256)
+                conn.execute("INSERT OR IGNORE INTO artifacts (sha256, kind, ext, size, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)", (s.sha256, s.kind, s.ext, s.size, created))
+            return record(conn, stored)
+
+        try:
+            return self.catalogue.write(body, bump=bump, wait=wait)
+        except _Vanished:
+            return _VANISHED
 
     def store_derived(self, key: str, run: Run, *, inputs: Sequence[str], warnings: Sequence[str],
                       wait: float = DERIVED_WAIT) -> bool:
