@@ -162,7 +162,7 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
         db = stack.enter_context(held_temporary(work, ".sqlite", prefix="export-"))
         ws.catalogue.snapshot(db)
         arts, referenced = _artifacts(db), _referenced(db)
-        gone = set()
+        gone: set[str] = set()
         with zipfile.ZipFile(part, "w", allowZip64=True) as z:
             for sha, ext, _ in arts:
                 try:
