@@ -158,6 +158,16 @@ def change(ws: Workspace, op: str) -> None:
         ws.remove_run("r0")
     elif op == "gc":  # two transactions: the rows of x0's and x1's artifacts, then their files
         ws.gc(age=0)
+    elif op == "evaluate":  # e0's ranking kept (one transaction), then the evaluation recorded (another)
+        ws.evaluate(metrics=["ndcg", "recall"], k=[5])
+    elif op == "set_settings":  # one transaction writing several keys
+        ws.set_settings(k=(3, 7), metrics=("ndcg", "map"), ties="docid_asc")
+    elif op == "import":  # bundle.zip beside the workspace unpacked into the new folder "imported" there
+        Workspace.import_bundle(str(ws.path.parent / "bundle.zip"), str(ws.path.parent / "imported"))
+    elif op == "export":  # the whole workspace as one bundle beside its folder
+        ws.export(str(ws.path.parent / "bundle.zip"))
+    elif op == "re-add x0":  # the removed run x0 again: its artifact's file is still there, unreferenced
+        ws.add_run("x0", random_run(np.random.default_rng(100), "x0"))
     else:
         raise ValueError(op)
 
@@ -229,6 +239,12 @@ def _stop_before(ws: Workspace, window: str, hit) -> None:
             return put(self, write_then_stop, kind=kind, ext=ext)
 
         artifacts.ObjectStore.put = put_then_stop
+    elif window == "import-rename":  # an import's file (an artifact, then last the catalogue) about to be renamed
+        from evalcore.workspace import bundle
+
+        bundle.os = _OsWithStop("replace", hit)
+    elif window == "open":  # an os.open of the artifacts module: the temporary file's creation, then (when a file
+        artifacts.os = _OsWithStop("open", hit)  # of those bytes is there) the opening of that file to hold it
     elif window in ("before-rename", "kept-existing"):  # hashed; the rename (os.replace) / the keeping (os.utime)
         artifacts.os = _OsWithStop("replace" if window == "before-rename" else "utime", hit)
     elif window == "renamed":  # in objects/ under its hash, the folder not yet fsync-ed
@@ -254,6 +270,16 @@ def _stop_before(ws: Workspace, window: str, hit) -> None:
                     hit()
 
         writelock.writer_lock = lock_with_stops  # store.Catalogue.write imports it at each call
+    elif window == "snapshot-written":  # an export's consistent copy of the catalogue written into tmp/, not yet read
+        from evalcore.workspace import store
+
+        snapshot = store.Catalogue.snapshot
+
+        def snapshot_then_stop(self, dest):
+            snapshot(self, dest)
+            hit()
+
+        store.Catalogue.snapshot = snapshot_then_stop
     elif window == "unlink":  # gc's removal of a file
         unlink = Path.unlink
 
@@ -301,5 +327,93 @@ def stop_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
         _stop_before(ws, window, hit)
         change(ws, op)
         conn.send(("finished",))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+
+
+def pause_in_change(path: str, op: str, window: str, nth: int, conn) -> None:
+    """As :func:`stop_in_change`, but the writer resumes: at the ``nth`` arrival at ``window`` (``nth`` 0: at each of
+    the first three) it sends ``("at", window, arrival)`` and waits for the parent's ``("go",)`` (meanwhile the parent acts on the workspace, e.g. a gc),
+    then finishes the change and sends ``("finished", run names)``; ``("error", traceback)`` when the change
+    raised. ``conn`` is a duplex pipe's end."""
+    try:
+        warnings.simplefilter("ignore")
+        ws = Workspace.open(path)
+        arrivals = [0]
+
+        def hit() -> None:
+            arrivals[0] += 1
+            if arrivals[0] == nth or (nth == 0 and arrivals[0] <= 3):  # nth 0: each of the first three arrivals
+                conn.send(("at", window, arrivals[0]))
+                if conn.recv() != ("go",):
+                    raise RuntimeError("the parent did not say go")
+
+        _stop_before(ws, window, hit)
+        change(ws, op)
+        conn.send(("finished", ws.run_names()))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+
+
+# ---------------------------------------------------------------- a training script and a dashboard on one workspace
+def checkpoint_vectors(i: int) -> np.ndarray:
+    """The embeddings of checkpoint ``i`` (the items: queries and documents), the same in every process."""
+    return np.random.default_rng(500 + i).normal(size=(N_QUERIES + N_DOCS, 8)).astype(np.float32)
+
+
+def checkpoint_run(i: int) -> Run:
+    """The ranked run of checkpoint ``i``, the same in every process."""
+    return random_run(np.random.default_rng(700 + i), f"ckpt{i}-top")
+
+
+def trainer(path: str, n: int, conn) -> None:
+    """A training script: after each of ``n`` checkpoints, its embeddings (``ckpt<i>``) and a ranked run
+    (``ckpt<i>-top``, :func:`checkpoint_run`), announced once committed; then ``("final", names)`` or ``("error",
+    traceback)``."""
+    try:
+        warnings.simplefilter("ignore")
+        ws = Workspace.open(path)
+        for i in range(n):
+            ws.add_embedding_run(f"ckpt{i}", checkpoint_vectors(i), QUERY_IDS + DOC_IDS, model="m", step=i)
+            ws.add_run(f"ckpt{i}-top", checkpoint_run(i), model="m-top", step=i)
+            conn.send(("added", i))
+        conn.send(("final", ws.run_names()))
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+
+
+def dashboard(path: str, last: str, remove: str, conn) -> None:
+    """A dashboard on the same workspace: at each change of its generation, lists the runs, reads each one, evaluates
+    and records the evaluation; once ``remove`` is listed it removes it and runs ``evalcore workspace gc`` (the
+    command, a process of its own); it ends once ``last`` is listed and its own changes are done, sending
+    ``("final", names, evaluations recorded, the gc command's exit status and stderr)`` or ``("error", traceback)``."""
+    try:
+        import subprocess
+        import sys
+
+        warnings.simplefilter("ignore")
+        ws = Workspace.open(path)
+        generation, recorded, gc = -1, set(), None
+        while True:
+            now = ws.generation
+            if now == generation:
+                time.sleep(0.002)  # a polling interval (nothing waits on it)
+                continue
+            generation = now
+            frame = ws.runs()
+            for rec in ws.run_records():
+                ws.load_embeddings(rec.name) if rec.kind == "embedding" else ws.load_run(rec.name)
+            if len(frame):
+                ws.evaluate(metrics=["ndcg"], k=[5])
+                recorded.add(int(ws.evaluations()["id"].iloc[-1]))
+            names = frame["name"].tolist()
+            if gc is None and remove in names:
+                ws.remove_run(remove)
+                done = subprocess.run([sys.executable, "-m", "evalcore", "workspace", "gc", "--workspace", path],
+                                      capture_output=True, text=True)
+                gc = (done.returncode, done.stderr)
+            if last in names and gc is not None:
+                conn.send(("final", ws.run_names(), len(recorded), *gc))
+                return
     except BaseException:
         conn.send(("error", traceback.format_exc()))

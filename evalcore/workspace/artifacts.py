@@ -8,7 +8,11 @@ the final rename is atomic).
   ``fsync``-ed, hashed, then ``os.replace``-d to its final name (the folder is
   ``fsync``-ed too). A file already there under that name is kept when its bytes still
   match (its modification time is refreshed, so :meth:`ObjectStore.gc` leaves it alone),
-  and replaced when they do not (a damaged copy is repaired by writing it again).
+  and replaced when they do not (a damaged copy is repaired by writing it again), or when a
+  concurrent gc removes it before it is held. The file written is held (a shared ``flock``,
+  :func:`held_temporary`) from its creation in ``tmp/`` until the catalogue records it
+  (:meth:`ObjectStore.holding`, around a commit), and so is a file kept: gc never removes a
+  file a live writer holds.
   A process killed at any moment leaves at worst an orphan in ``tmp/`` or ``objects/``.
 * **Read** (:meth:`ObjectStore.verified`): the file's SHA-256 is checked the first time
   it is read in a process (the check is remembered by path, size, modification time and
@@ -36,7 +40,12 @@ from typing import Any
 from ..errors import CorruptArtifactError
 from .writelock import folder_gone, storage_errors
 
-__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "CACHE_ENTRIES", "GC_AGE"]
+try:  # pragma: no cover - the platform decides
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ObjectStore", "Stored", "sha256_file", "cached", "clear_cache", "held_temporary", "peek", "CACHE_ENTRIES", "GC_AGE"]
 
 _CHUNK = 1 << 20
 #: Parsed artifacts kept per process (least recently used dropped first).
@@ -90,6 +99,7 @@ class ObjectStore:
         self.root = Path(root)
         self.objects = self.root / "objects"
         self.tmp = self.root / "tmp"
+        self._holds = threading.local()  # the files held by this thread's commit (:meth:`holding`)
 
     def path(self, sha: str, ext: str) -> Path:
         """Where the artifact with this hash and extension lives."""
@@ -101,38 +111,58 @@ class ObjectStore:
 
     # ------------------------------------------------------------------ writing
     @contextlib.contextmanager
-    def _temporary(self, ext: str) -> Iterator[Path]:
-        if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
-            raise folder_gone(self.root)
-        self.tmp.mkdir(exist_ok=True)
-        tmp = self.tmp / f"{uuid.uuid4().hex}.{ext}.part"
+    def holding(self) -> Iterator[None]:
+        """Inside, every file :meth:`put` stores stays held (a shared ``flock`` on it) until the block ends, so that
+        no gc removes it before the catalogue records it (:meth:`~.core.WorkspaceCore.commit` holds its staged
+        files through its transaction). Outside such a block, :meth:`put` lets go of the file when it returns."""
+        outer = getattr(self._holds, "fds", None)
+        self._holds.fds = fds = []
         try:
-            yield tmp
+            yield
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+            self._holds.fds = outer
+            for fd in fds:
+                os.close(fd)
+
+    def _keep_hold(self, fd: int) -> None:
+        fds = getattr(self._holds, "fds", None)
+        if fds is None:
+            os.close(fd)
+        else:
+            fds.append(fd)
 
     def put(self, write: Callable[[Path], None], *, kind: str, ext: str) -> Stored:
         """Write an artifact atomically: ``write(tmp_path)`` creates the file, then it is hashed and moved.
 
-        Returns where it is (:class:`Stored`); the caller records it in the catalogue.
+        Returns where it is (:class:`Stored`); the caller records it in the catalogue (inside :meth:`holding`: the
+        file is held until then).
         """
-        with storage_errors(self.root), self._temporary(ext) as tmp:  # a full disk, a read-only folder: one line
-            write(tmp)
-            with open(tmp, "rb+") as fh:
-                fh.flush()
-                os.fsync(fh.fileno())
-            sha = sha256_file(tmp)
-            size = tmp.stat().st_size
-            dest = self.path(sha, ext)
-            if dest.exists() and dest.stat().st_size == size and sha256_file(dest) == sha:
-                os.utime(dest)  # recently used: gc() keeps it
-            else:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp, dest)
-                _fsync_dir(dest.parent)
-            with _lock:
-                _verified.add(_stat_key(dest))
+        if not self.root.is_dir():  # never re-create it: the catalogue went with the folder (a rename)
+            raise folder_gone(self.root)
+        with storage_errors(self.root):  # a full disk, a read-only folder: one line
+            self.tmp.mkdir(exist_ok=True)
+            with _held(self.tmp, f".{ext}.part") as (tmp, fd):
+                write(tmp)
+                with open(tmp, "rb+") as fh:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                sha = sha256_file(tmp)
+                size = tmp.stat().st_size
+                dest = self.path(sha, ext)
+                hold = _hold_existing(dest, sha, size)
+                if hold is None:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(tmp, dest)
+                    _fsync_dir(dest.parent)
+                    hold = os.dup(fd)  # the same open file: its hold goes on with the file renamed
+                self._keep_hold(hold)
+            try:
+                key = _stat_key(dest)
+            except FileNotFoundError:  # a gc removed it meanwhile (held by nobody): the commit writes it again
+                key = None
+            if key is not None:
+                with _lock:
+                    _verified.add(key)
         return Stored(sha, kind, ext, size)
 
     def put_bytes(self, data: bytes, *, kind: str, ext: str) -> Stored:
@@ -183,7 +213,8 @@ class ObjectStore:
         """Remove object files whose hash is not in ``referenced`` and temporary files, both older than ``age`` s.
 
         Returns the removed files. Fresh files are kept: another process may be about
-        to record them (see :meth:`put`).
+        to record them (see :meth:`put`); so is a temporary file a live writer holds
+        (:func:`held_temporary`), whatever its age.
         """
         cutoff = time.time() - age
         removed = []
@@ -192,13 +223,105 @@ class ObjectStore:
             candidates += [p for p in self.tmp.iterdir() if p.is_file()]
         with storage_errors(self.root):  # a read-only folder: one line (the files it had removed stay removed)
             for p in candidates:
-                try:
-                    if p.stat().st_mtime < cutoff:
-                        p.unlink()
-                        removed.append(p)
-                except FileNotFoundError:
-                    continue
+                if _remove_unless_held(p, cutoff):
+                    removed.append(p)
         return removed
+
+
+def _hold_existing(dest: Path, sha: str, size: int) -> int | None:
+    """A descriptor holding ``dest`` (a shared ``flock``) when it already holds these bytes, its modification time
+    refreshed (recently used: gc keeps it); None when it is missing, other bytes, or removed by a concurrent gc (an
+    old unreferenced copy) before it was held: the caller then renames its own file there."""
+    try:
+        fd = os.open(dest, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        _lock_shared(fd)
+        if os.stat(dest).st_ino != os.fstat(fd).st_ino or os.fstat(fd).st_size != size or sha256_file(dest) != sha:
+            raise FileNotFoundError  # (removed, or replaced, before it was held; or other bytes)
+        os.utime(dest)
+    except FileNotFoundError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _lock_shared(fd: int) -> None:
+    """A shared ``flock`` on ``fd``: no gc removes its file while it is held (waits for a gc checking it right now)."""
+    if fcntl is not None:
+        with contextlib.suppress(OSError):  # (a file system without flock: the age alone protects it)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+
+
+@contextlib.contextmanager
+def _held(folder: Path, suffix: str, *, prefix: str = "") -> Iterator[tuple[Path, int]]:
+    """:func:`held_temporary`'s file and the descriptor holding it."""
+    while True:
+        path = folder / f"{prefix}{uuid.uuid4().hex}{suffix}"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        _lock_shared(fd)
+        try:
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:  # a gc took it between its creation and the hold: another name
+            pass
+        os.close(fd)
+    try:
+        yield path, fd
+    finally:
+        os.close(fd)  # (releases the hold, unless a duplicate of it is kept)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+@contextlib.contextmanager
+def held_temporary(folder: Path, suffix: str, *, prefix: str = "") -> Iterator[Path]:
+    """A new file name in ``folder`` (``<prefix><random hex><suffix>``) whose file exists and is held (a shared
+    ``flock``) until the block ends; then it is removed when still there.
+
+    :meth:`ObjectStore.gc` never removes a held file, whatever its age, so a gc (``age=0``, or a write slower than
+    its age) cannot take the file a live writer is writing; a killed writer's hold is released by the kernel, and its
+    leftover is removed by the next gc. The block may write the file again by its name (the same inode: the hold
+    stays). Where ``flock`` is missing (Windows) the file is only created."""
+    with _held(folder, suffix, prefix=prefix) as (path, _fd):
+        yield path
+
+
+def _remove_unless_held(path: Path, cutoff: float) -> bool:
+    """Remove ``path`` when it is older than ``cutoff`` (a time) and no process holds it (:func:`held_temporary`);
+    whether it was removed."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except PermissionError:  # a file this user cannot read (nobody holds it through this user): by its age alone
+        try:
+            if path.stat().st_mtime >= cutoff:
+                return False
+            path.unlink()
+            return True
+        except FileNotFoundError:
+            return False
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a live writer's
+            except OSError:  # pragma: no cover - a file system without flock: the age alone decides
+                pass
+        if os.fstat(fd).st_mtime >= cutoff:
+            return False
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def cached(kind: str, key: str, compute: Callable[[], Any]) -> Any:
@@ -219,6 +342,16 @@ def cached(kind: str, key: str, compute: Callable[[], Any]) -> Any:
         while len(_parsed) > CACHE_ENTRIES:
             _parsed.popitem(last=False)
     return value
+
+
+def peek(kind: str, key: str) -> Any:
+    """What :func:`cached` holds for (kind, key), or None (nothing computed)."""
+    full = (kind, key)
+    with _lock:
+        if full in _parsed:
+            _parsed.move_to_end(full)
+            return _parsed[full]
+    return None
 
 
 def clear_cache() -> None:

@@ -37,7 +37,7 @@ from ..errors import (
     WorkspaceError,
     WorkspaceStorageError,
 )
-from .artifacts import GC_AGE, sha256_file
+from .artifacts import GC_AGE, held_temporary, sha256_file
 from .core import WorkspaceCore
 from .locations import CATALOGUE_NAME
 from .store import SCHEMA_VERSION, now
@@ -66,6 +66,26 @@ def _artifacts(db: Path) -> list[tuple[str, str, int]]:
     conn = sqlite3.connect(str(db))
     try:
         return conn.execute("SELECT sha256, ext, size FROM artifacts ORDER BY sha256").fetchall()
+    finally:
+        conn.close()
+
+
+def _referenced(db: Path) -> set[str]:
+    """The artifacts the rows of the catalogue file ``db`` refer to (runs, ground truths, evaluations, side files,
+    rankings)."""
+    conn = sqlite3.connect(str(db))
+    try:
+        return {r[0] for r in conn.execute(_REFERENCES) if r[0]}
+    finally:
+        conn.close()
+
+
+def _forget(db: Path, shas: set[str]) -> None:
+    """Delete the artifact rows ``shas`` from the catalogue file ``db`` (an export's own copy)."""
+    conn = sqlite3.connect(str(db))
+    try:
+        with conn:
+            conn.executemany("DELETE FROM artifacts WHERE sha256 = ?", [(s,) for s in sorted(shas)])
     finally:
         conn.close()
 
@@ -119,7 +139,8 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
     """Write ``ws`` as one zip (see the module docstring); returns its path.
 
     Every artifact is verified while it is written: a damaged one raises
-    :class:`~evalcore.errors.CorruptArtifactError` naming it, and no bundle is left. ``out`` is the
+    :class:`~evalcore.errors.CorruptArtifactError` naming it, and no bundle is left; one nothing refers to whose file
+    a concurrent gc removed meanwhile is left out (its row too). ``out`` is the
     bundle's file: an existing directory there, or a file among its parent folders, is a
     :class:`~evalcore.errors.WorkspaceError` naming ``out``.
     """
@@ -131,21 +152,32 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
         raise WorkspaceError(f"cannot write {out}: {blocking} is a file, not a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     _sweep_parts(out)
+    stack = contextlib.ExitStack()
     work = _work_dir(ws.path) if not ws.read_only else Path(out.parent)
-    db = work / f"export-{uuid.uuid4().hex}.sqlite"
     part = out.with_name(out.name + f".{uuid.uuid4().hex}.part")
     held = None
     try:
         held = _hold(part)  # locked while written: a later export tells a killed one's leftover from a live one
+        # the catalogue's copy, held while it exists: a gc of the workspace (tmp/) leaves it
+        db = stack.enter_context(held_temporary(work, ".sqlite", prefix="export-"))
         ws.catalogue.snapshot(db)
-        arts = _artifacts(db)
-        manifest = {"format": BUNDLE_FORMAT, "schema": SCHEMA_VERSION, "evalcore": __version__, "created_at": now(),
-                    "artifacts": {f"objects/{s[:2]}/{s}.{e}": n for s, e, n in arts}}
+        arts, referenced = _artifacts(db), _referenced(db)
+        gone: set[str] = set()
         with zipfile.ZipFile(part, "w", allowZip64=True) as z:
-            z.writestr(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True), compress_type=zipfile.ZIP_DEFLATED)
             for sha, ext, _ in arts:
-                path = ws.objects.verified(sha, ext, what=f"artifact {sha[:12]}")
-                z.write(path, f"objects/{sha[:2]}/{sha}.{ext}", compress_type=zipfile.ZIP_STORED)
+                try:
+                    path = ws.objects.verified(sha, ext, what=f"artifact {sha[:12]}")
+                    z.write(path, f"objects/{sha[:2]}/{sha}.{ext}", compress_type=zipfile.ZIP_STORED)
+                except (CorruptArtifactError, FileNotFoundError):
+                    if sha in referenced or ws.objects.path(sha, ext).exists():
+                        raise
+                    gone.add(sha)  # nothing refers to it and a gc removed its file since the snapshot: left out
+            if gone:
+                _forget(db, gone)
+            manifest = {"format": BUNDLE_FORMAT, "schema": SCHEMA_VERSION, "evalcore": __version__,
+                        "created_at": now(),
+                        "artifacts": {f"objects/{s[:2]}/{s}.{e}": n for s, e, n in arts if s not in gone}}
+            z.writestr(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True), compress_type=zipfile.ZIP_DEFLATED)
             z.write(db, CATALOGUE_NAME, compress_type=zipfile.ZIP_DEFLATED)
         os.replace(part, out)
     except OSError as e:
@@ -153,9 +185,9 @@ def export_bundle(ws: WorkspaceCore, out: str | os.PathLike) -> Path:
             raise
         raise OSError(e.errno, e.strerror, str(out)) from None  # the user's file, not our temporary name
     finally:
-        for p in (db, part):
-            with contextlib.suppress(FileNotFoundError):
-                p.unlink()
+        stack.close()
+        with contextlib.suppress(FileNotFoundError):
+            part.unlink()
         if held is not None:
             os.close(held)
     return out

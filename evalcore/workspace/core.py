@@ -41,6 +41,9 @@ __all__ = ["WorkspaceCore", "check_can_create", "RunRecord", "run_records_in", "
 
 T = TypeVar("T")
 
+#: Seconds a read waits for the writer lock to keep a ranking it computed (:meth:`WorkspaceCore.store_derived`).
+DERIVED_WAIT = 1.0
+
 #: File extension of each artifact kind.
 KIND_EXT: dict[str, str] = {"qrels": "parquet", "run": "parquet", "ids": "parquet", "embeddings": "npy",
                             "results": "parquet", "side": "parquet"}
@@ -149,6 +152,9 @@ def run_records_in(conn: sqlite3.Connection) -> list[RunRecord]:
 
 class _Vanished(Exception):
     """An artifact file disappeared between writing it and recording it (a concurrent gc)."""
+
+
+_VANISHED = object()  # what one attempt of a commit returns when a staged file was gone
 
 
 #: What a workspace folder holds (a creation interrupted before the catalogue existed may leave these alone)
@@ -394,43 +400,64 @@ class WorkspaceCore:
         return self.objects.put(write, kind=kind, ext=KIND_EXT[kind])
 
     def commit(self, stage: Callable[[], Sequence[Stored]], record: Callable[[sqlite3.Connection, list[Stored]], T],
-               *, bump: bool = True) -> T:
+               *, bump: bool = True, wait: float = BUSY_DEADLINE) -> T:
         """Write artifacts (``stage``), then record them and the change in ONE transaction.
 
-        Inside the transaction every staged file is checked to still exist (a concurrent
-        :meth:`~evalcore.workspace.api.Workspace.gc` may have removed an old, unreferenced
-        copy); if one vanished, staging is done again.
+        The staged files are held until the transaction ends (:meth:`.artifacts.ObjectStore.holding`): a
+        concurrent :meth:`~evalcore.workspace.api.Workspace.gc` leaves them. Inside the transaction every
+        staged file is still checked to exist (a file system without ``flock``); if one vanished, staging
+        is done again. ``wait``: as :meth:`.store.Catalogue.write`'s.
         """
         if self.read_only:
             raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
                                          f"{copy_hint(self.path)}", file=str(self.path))
         for _ in range(3):
-            stored = list(stage())
-
-            def body(conn: sqlite3.Connection, stored: list[Stored] = stored) -> T:
-                created = now()
-                for s in stored:
-                    if not self.objects.path(s.sha256, s.ext).exists():
-                        raise _Vanished(s.sha256)
-                    conn.execute("INSERT OR IGNORE INTO artifacts (sha256, kind, ext, size, created_at) "
-                                 "VALUES (?, ?, ?, ?, ?)", (s.sha256, s.kind, s.ext, s.size, created))
-                return record(conn, stored)
-
-            try:
-                return self.catalogue.write(body, bump=bump)
-            except _Vanished:
-                continue
+            with self.objects.holding():  # the staged files held until recorded: a gc meanwhile leaves them
+                out = self._commit_once(stage, record, bump=bump, wait=wait)
+            if out is not _VANISHED:
+                return out
         raise WorkspaceError("artifacts kept vanishing while being recorded (a concurrent clean-up?); try again",
                              file=str(self.path))
 
-    def store_derived(self, key: str, run: Run, *, inputs: Sequence[str], warnings: Sequence[str]) -> None:
-        """Keep a ranking computed from stored inputs (an embedding run's exact top-k), keyed by its inputs."""
+    def _commit_once(self, stage: Callable[[], Sequence[Stored]],
+                     record: Callable[[sqlite3.Connection, list[Stored]], T], *, bump: bool, wait: float) -> Any:
+        """One attempt of :meth:`commit`: its value, or ``_VANISHED`` when a staged file was gone."""
+        stored = list(stage())
+
+        def body(conn: sqlite3.Connection, stored: list[Stored] = stored) -> T:
+            created = now()
+            for s in stored:
+                if not self.objects.path(s.sha256, s.ext).exists():
+                    raise _Vanished(s.sha256)
+                conn.execute("INSERT OR IGNORE INTO artifacts (sha256, kind, ext, size, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)", (s.sha256, s.kind, s.ext, s.size, created))
+            return record(conn, stored)
+
+        try:
+            return self.catalogue.write(body, bump=bump, wait=wait)
+        except _Vanished:
+            return _VANISHED
+
+    def store_derived(self, key: str, run: Run, *, inputs: Sequence[str], warnings: Sequence[str],
+                      wait: float = DERIVED_WAIT) -> bool:
+        """Keep a ranking computed from stored inputs (an embedding run's exact top-k), keyed by its inputs; whether
+        it was kept.
+
+        A cache that a read (an evaluation, a page, ``load_run``) fills: it waits at most ``wait`` seconds for the
+        writer lock another process holds (a long recording), then leaves the ranking unkept rather than stall or
+        fail the read (the caller keeps it in its process, :func:`.rankings.embedding_ranking`)."""
+        from .writelock import WriterBusy
+
         def record(conn: sqlite3.Connection, stored: list[Stored]) -> None:
             conn.execute("INSERT OR REPLACE INTO derived (key, artifact, inputs, info, created_at) "
                          "VALUES (?, ?, ?, ?, ?)", (key, stored[0].sha256, dumps(list(inputs)),
                                                     dumps({"warnings": list(warnings)}), now()))
 
-        self.commit(lambda: [self.put("run", lambda p: codecs.write_run(run, p))], record, bump=False)
+        try:
+            self.commit(lambda: [self.put("run", lambda p: codecs.write_run(run, p))], record, bump=False, wait=wait)
+        except WriterBusy:
+            return False  # (its file, written, is left to gc)
+        return True
 
 
 def qrels_key(qrels: Qrels) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..ranking import rank_order
-from .artifacts import cached
+from .artifacts import cached, peek
 from .core import GroundTruthRecord, RunRecord, WorkspaceCore, qrels_key
 from .model import capture, stable_key
 
@@ -54,8 +54,14 @@ def embedding_ranking(core: WorkspaceCore, rec: RunRecord, qrels: Qrels, depth: 
     if core.read_only:  # the demo: rankings are kept in this process only
         run, msgs = cached("ranking", key, compute)
         return (run if run.name == rec.name else run.renamed(rec.name)), msgs
+    held = peek("ranking", key)
+    if held is not None:  # computed here while another process held the writer lock: kept now if it is free
+        run, msgs = held
+        core.store_derived(key, run, inputs=rec.artifacts, warnings=msgs, wait=0.0)
+        return (run if run.name == rec.name else run.renamed(rec.name)), msgs
     run, msgs = compute()
-    core.store_derived(key, run, inputs=rec.artifacts, warnings=msgs)
+    if not core.store_derived(key, run, inputs=rec.artifacts, warnings=msgs):
+        cached("ranking", key, lambda: (run, msgs))  # the lock stayed busy: kept in this process meanwhile
     return run, msgs
 
 
@@ -93,9 +99,14 @@ def kept_reference_neighbours(core: WorkspaceCore, gt: GroundTruthRecord, refere
     if hit is not None:
         # the search's width: every query is an item of the reference, so one item fewer is available
         return _neighbours_of(hit[0], reference, min(int(depth), len(reference) - 1))
-    idx, qids = compute()
     inputs = [a for a in (part.artifact, part.ids_artifact) if a]  # a workspace's gc drops it with them
-    core.store_derived(key, _neighbours_run(idx, reference, qids), inputs=inputs, warnings=[])
+    held = peek("reference-neighbours", key)
+    if held is not None:  # searched here while another process held the writer lock: kept now if it is free
+        core.store_derived(key, _neighbours_run(held[0], reference, held[1]), inputs=inputs, warnings=[], wait=0.0)
+        return held
+    idx, qids = compute()
+    if not core.store_derived(key, _neighbours_run(idx, reference, qids), inputs=inputs, warnings=[]):
+        cached("reference-neighbours", key, lambda: (idx, qids))  # the lock stayed busy: kept in this process
     return idx, qids
 
 

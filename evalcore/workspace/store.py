@@ -312,12 +312,13 @@ class Catalogue:
 
         return self._retry(body)
 
-    def write(self, fn: Callable[[sqlite3.Connection], T], *, bump: bool = True) -> T:
+    def write(self, fn: Callable[[sqlite3.Connection], T], *, bump: bool = True, wait: float = BUSY_DEADLINE) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing; retried when busy.
 
         ``bump`` adds one to :attr:`generation` in the same transaction. ``fn`` must not
         have effects outside the database (it may run more than once); it may raise
-        :class:`NoChange` to end without changing anything.
+        :class:`NoChange` to end without changing anything. ``wait``: the seconds to wait for
+        the writer lock another process holds (then :class:`~.writelock.WriterBusy`).
         """
         from .writelock import copy_hint, writer_lock
 
@@ -344,7 +345,7 @@ class Catalogue:
                     conn.execute("ROLLBACK")
                 raise
 
-        with writer_lock(self.path.parent, deadline=BUSY_DEADLINE):  # one writer across processes
+        with writer_lock(self.path.parent, deadline=wait):  # one writer across processes
             return self._retry(body)
 
     def snapshot(self, dest: Path) -> None:

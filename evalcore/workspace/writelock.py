@@ -11,7 +11,8 @@ serialises single transactions, not such a check-then-write sequence.
 * ``fcntl.flock``: the kernel releases it when the holding process ends, ``kill -9``
   included, so a killed writer never leaves the workspace locked.
 * Waiting: polls with a growing pause (at most 0.25 s) and gives up after ``deadline``
-  seconds with a :class:`~evalcore.errors.WorkspaceError` naming the holder's pid.
+  seconds with a :class:`WriterBusy` (a :class:`~evalcore.errors.WorkspaceError`) naming the holder's pid;
+  a thread waiting for another thread of its process gives up after ``deadline`` seconds too.
 * Where ``fcntl`` is missing (Windows) or the filesystem refuses ``flock``, it only
   serialises the threads of this process; the store's ``replace=False`` checks inside
   each transaction still refuse to overwrite a run another process added meanwhile.
@@ -35,13 +36,17 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
+__all__ = ["writer_lock", "WriterBusy", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
            "storage_errors"]
 
 #: The lock file's name inside a workspace folder.
 LOCK_NAME = "writer.lock"
 
 _MAX_PAUSE = 0.25
+
+
+class WriterBusy(WorkspaceError):
+    """Another process held the writer lock for longer than the caller would wait (a :class:`WorkspaceError`)."""
 
 
 class _PathLock:
@@ -54,7 +59,9 @@ class _PathLock:
         self.fd: int | None = None
 
     def acquire(self, deadline: float) -> None:
-        self.threads.acquire()
+        if not self.threads.acquire(timeout=max(float(deadline), 0.0)):  # another thread of this process holds it
+            raise WriterBusy(f"another thread of this process has been changing this workspace for more than "
+                             f"{deadline:.0f} s; try again when it is done", file=str(self.path.parent))
         try:
             if self.depth == 0:
                 self.fd = _take(self.path, deadline)
@@ -178,8 +185,8 @@ def _take(path: Path, deadline: float) -> int | None:
             if waited > deadline:
                 holder = _holder(fd)
                 os.close(fd)
-                raise WorkspaceError(f"another process{holder} has been changing this workspace for more than "
-                                     f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
+                raise WriterBusy(f"another process{holder} has been changing this workspace for more than "
+                                 f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
             time.sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE)
         except OSError:  # pragma: no cover - a filesystem without flock (some network mounts)
