@@ -126,12 +126,13 @@ def compare_command(metric_label: str, test: str, correction: str, *, baseline: 
                  + (" --baseline BASELINE" if baseline else "") + " " + compare_options(test, correction))
 
 
-def compare_caption(metric_label: str, test: str, correction: str, *, runs: Sequence[str]) -> str:
+def compare_caption(metric_word: str, test: str, correction: str, *, runs: Sequence[str]) -> str:
     """The Compare page's line: its intervals and sign flips, and the command giving the same numbers for ``runs``,
-    the runs compared in the page's order."""
+    the runs compared in the page's order; ``metric_word``: ``compare``'s ``--metric`` (:func:`compare_metric`: a
+    whole-list metric as ``map@all``, which ``compare`` reads, where the page's label says ``map``)."""
     return (f"Seeded: {S.TEST_RESAMPLES:,} resamples (and sign flips of the randomization test), seed {S.CI_SEED}; "
             f"the command line's default is {DEF.TEST_RESAMPLES:,} per-pair BCa resamples. Reproduce with "
-            + compare_command(metric_label, test, correction, runs=runs)
+            + compare_command(metric_word, test, correction, runs=runs)
             + " (per_query.csv: the Overview's per-query table).")
 
 

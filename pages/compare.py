@@ -256,7 +256,7 @@ st.caption("Cell = row run − column run (mean of the per-query differences). C
            f"p = {TESTS[test]} p-value after {CORRECTIONS[correction]} correction across the "
            f"{ui.plural(len(runs) * (len(runs) - 1) // 2, 'pair')} of the {len(runs)} runs compared; "
            "* = significant at 0.05 after correction; p-values below 0.001 read <0.001." + charts.heat_text_note(len(runs)))
-st.caption(R.compare_caption(label, test, correction, runs=runs))  # the runs tested, in their order
+st.caption(R.compare_caption(R.compare_metric(metric, k), test, correction, runs=runs))  # the runs tested, in order
 
 against_baseline(ctx, runs, metric, k, label, cmp, mkey)
 tukey_hsd(ctx, runs, metric, k)

@@ -110,3 +110,31 @@ def test_the_agreement_pages_python_call_on_a_reference_gives_its_means():
     assert len(got) == len(want) > 0 and set(want["n"]) == {12}  # the sample's 12 items
     for c in ("n", "mean", "std"):
         np.testing.assert_array_equal(got[c].to_numpy(float), want[c].to_numpy(float), err_msg=c)
+
+
+def test_the_compare_pages_command_names_a_whole_list_metric_as_compare_reads_it(tmp_path):
+    """The caption's ``--metric`` is one word ``compare`` takes: ``map@all`` for map over the whole list, where the
+    page's label says ``map`` (``compare`` refuses a bare name that takes a cutoff, so the line used to stop with
+    "needs a cutoff"), and a parameterised ``precision(rel=2)@5`` one shell word. Its numbers are the page's."""
+    import dataclasses
+
+    ws = snapshot("seed003")
+    ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, k=(5,), metrics=("map@all", "P(rel=2)")))
+    ctx = S.context(ws=ws)
+    assert ctx.ready, ctx.eval_error
+    pq = tmp_path / "per_query.csv"
+    pq.write_bytes(S.per_query_csv(ctx)())
+    for metric, k, word in (("map", 0, "map@all"), ("precision(rel=2)", 5, "precision(rel=2)@5")):
+        at = goto(start(ws), "compare")
+        at.selectbox(key="w_compare_sel_metric").select(metric).run()
+        at.selectbox(key="w_compare_sel_k").select(k).run()
+        assert not at.exception, [e.value for e in at.exception]
+        words = the_command(at, "evalcore compare")
+        assert words[words.index("--metric") + 1] == word
+        runs = words[words.index("--runs") + 1:words.index("--test")]
+        out = tmp_path / f"cmp{k}.csv"
+        assert main([*[str(pq) if w == "per_query.csv" else w for w in words[1:]], "--out", str(out)]) == 0
+        shown = A.comparison(ctx, metric, k, words[words.index("--test") + 1], words[words.index("--correction") + 1],
+                             runs=runs)
+        assert shown.ok, shown.error
+        same(read_csv(out), shown.value, ["mean_a", "mean_b", "diff", "ci_low", "ci_high", "p_value", "p_adjusted"])
