@@ -292,8 +292,26 @@ def open_query(qid: str, run_a: str, run_b: str) -> None:
 
 
 #: The Versions page's versions A and B: the user's choice (the pickers, a deep link, the workspace's kept one), else
-#: the newest two versions, followed as checkpoints are added (:func:`dashboard.ui.bound_selectbox`'s ``follow``).
+#: the newest two versions, followed as checkpoints are added (:func:`dashboard.ui.bound_selectbox`'s ``follow``);
+#: one chosen, the other pairs with it (:func:`default_a`, :func:`default_b`).
 CHOSEN_AB = (S.SEL_VERSION_A, S.SEL_VERSION_B)
+
+
+def default_a(runs: Sequence[str], chosen_b: str | None) -> str:
+    """Version A shown while the user has not chosen it (``runs``: the model's versions in order, two or more):
+    the version just before the B the user chose (the one after it when B is the first), else the one before the
+    newest. "What changed" is then always a step of the series into B, never a pair adjacent to neither."""
+    runs = list(runs)
+    if chosen_b in runs:
+        i = runs.index(chosen_b)
+        return runs[i - 1] if i > 0 else runs[1]
+    return runs[-2]
+
+
+def default_b(runs: Sequence[str], run_a: str) -> str:
+    """Version B shown while the user has not chosen it: the newest version other than A (the newest; the one just
+    before A when A is the newest, so that A = the newest compares it with its previous version, not the first)."""
+    return [r for r in runs if r != run_a][-1]
 
 
 def ab_chosen() -> bool:

@@ -19,6 +19,11 @@ from evalcore import workspace as W
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
+#: What versions A and B show until the user chooses them (:func:`dashboard.versions.default_a` and ``default_b``).
+AB_HELP = ("Until you choose, B is the newest version and A the one before it, following the checkpoints as they are "
+           "added. Choose one and the other pairs with it: A the version just before the B you chose; B the newest "
+           "other than the A you chose (the one before it when A is the newest). Versions you choose are kept (a "
+           "reload, a restart, a link).")
 
 
 def empty_state(ctx: S.Context, sr: V.Series) -> None:
@@ -86,19 +91,20 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     st.subheader("Version A vs B: what changed")
     runs = list(names)
     c1, c2, c3 = st.columns([2, 2, 1])
-    with c1:
+    with c1:  # (only the user's choices are kept: S.SEL_VERSION_B is B as chosen, or None)
         run_a = ui.bound_selectbox("Version A", runs, S.SEL_VERSION_A, scope="versions", format_func=names.get,
-                                   default=runs[-2], follow=True)
+                                   default=V.default_a(runs, st.session_state.get(S.SEL_VERSION_B)), follow=True,
+                                   help=AB_HELP)
     with c2:
         run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], S.SEL_VERSION_B, scope="versions",
-                                   format_func=names.get, default=runs[-1], follow=True)
+                                   format_func=names.get, default=V.default_b(runs, run_a), follow=True,
+                                   help=AB_HELP)
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
     if V.ab_chosen():  # (else it follows them already)
         st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, icon=":material/update:",
-                  help="Until you choose them, B is the newest version and A the one before, following the "
-                       "checkpoints as they are added; versions you choose are kept (a reload, a restart, a link). "
-                       "This goes back to the newest two.")
+                  help="Forgets the versions you chose: B the newest version and A the one before it again, "
+                       "following the checkpoints as they are added.")
     out = V.changes(ctx, metric, k, run_a, run_b, top)
     if not out.ok:
         ui.show_error(out.error, prefix="The comparison failed")

@@ -72,13 +72,56 @@ def test_a_version_the_user_chose_is_kept_and_the_other_still_follows():
     assert url(at, "version_a") == ["enc-ep1"] and url(at, "version_b") == []
     checkpoint(ws, 5)
     assert ab(versions_page(T.open_app(name))) == ("enc-ep1", "enc-ep5")  # kept by the workspace
-    # a deep link names B: kept, A follows the default (the one before the newest)
+    # a deep link names B: kept, A pairs with it (the version just before it), whatever is added
     ws.set_ui_state(**{S.SEL_VERSION_A: None})  # (forgotten: A not chosen)
     linked = versions_page(_with_link(name, version_b="enc-ep2"))
-    assert ab(linked) == ("enc-ep4", "enc-ep2")
+    assert ab(linked) == ("enc-ep1", "enc-ep2")
     checkpoint(ws, 6)
     linked.run()
-    assert ab(linked) == ("enc-ep5", "enc-ep2")
+    assert ab(linked) == ("enc-ep1", "enc-ep2")
+
+
+def test_a_chosen_as_the_newest_is_compared_with_the_version_before_it_not_the_first():
+    """A = the newest version chosen: B fell to the first version (epoch 1 against epoch 3, when what changed at the
+    newest checkpoint is against the one before it); B now is the newest other than A."""
+    name, ws = training((1, 2, 3))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep3").run()
+    assert ab(at) == ("enc-ep3", "enc-ep2")
+    assert url(at, "version_b") == []  # B still follows: not written as a choice
+    checkpoint(ws, 4)
+    at.run()
+    assert ab(at) == ("enc-ep3", "enc-ep4")  # B: the newest other than A, as before
+
+
+def test_b_chosen_pairs_a_with_the_version_before_it():
+    """B chosen (ep2 of four): A was "the one before the newest" (ep3), a pair adjacent to neither and reversed; now A
+    is the version just before B, and B as the first version pairs with the one after it."""
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=B).select("enc-ep2").run()
+    assert ab(at) == ("enc-ep1", "enc-ep2")
+    checkpoint(ws, 5)
+    at.run()
+    assert ab(at) == ("enc-ep1", "enc-ep2")
+    assert url(at, "version_a") == [] and url(at, "version_b") == ["enc-ep2"]
+    first = versions_page(_with_link(name, version_b="enc-ep1"))
+    assert ab(first) == ("enc-ep2", "enc-ep1")
+
+
+def test_a_chosen_a_removed_leaves_the_chosen_b_alone():
+    """A = ep1 and B = ep3 chosen, then ep1 removed: A fell back to the one before the newest (ep3), which is B, so B
+    was dropped and named as "no longer offered" though it is still there; now A pairs with B (ep2)."""
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep1").run()
+    at.selectbox(key=B).select("enc-ep3").run()
+    assert ab(at) == ("enc-ep1", "enc-ep3")
+    ws.remove_run("enc-ep1")
+    at.run()
+    assert ab(at) == ("enc-ep2", "enc-ep3")
+    assert not any("enc-ep3" in m or "epoch 3" in m for m in said(at)), said(at)
+    assert url(at, "version_b") == ["enc-ep3"] and ws.ui_state()[S.SEL_VERSION_B] == "enc-ep3"
 
 
 def _with_link(name: str, **params: str):
