@@ -121,8 +121,16 @@ curve_metrics = [m for m in metrics if any(k > 0 for mm, k in pairs if mm == m)]
 if curve_metrics:
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
-        metric = ui.bound_selectbox("Metric", curve_metrics, S.SEL_METRIC, scope="overview",
-                                    default="ndcg" if "ndcg" in curve_metrics else None)
+        # the chart's own choice: it starts at the metric of the other pages (Compare, Queries...) and follows it
+        # until a metric is chosen here, which changes no other page (it changed their metric@k, and a metric
+        # without a cutoff chosen there, which has no curve, was replaced by nDCG on merely visiting this page)
+        shared = st.session_state.get(S.SEL_METRIC)
+        metric = ui.bound_selectbox(
+            "Metric", curve_metrics, S.SEL_OV_CURVE_METRIC, scope="overview", follow=True,
+            default=shared if shared in curve_metrics else "ndcg" if "ndcg" in curve_metrics else None,
+            help="The metric of the curves: the one chosen on the other pages (Compare, Queries, Versions...) until "
+                 "you choose one here; a metric chosen here is the curves' own and is kept, the other pages keep "
+                 "theirs.")
     with c2:
         log_x = st.toggle("Log k axis", value=True, key="ov_logx")
     with c3:
