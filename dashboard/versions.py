@@ -353,13 +353,42 @@ def add_demo_checkpoints() -> None:
 COMPARE_ALL_UP_TO = 8
 
 
+#: The Fusion page's default runs: at most this many.
+FUSED_BY_DEFAULT = 3
+
+
+def default_fused(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
+    """Runs the Fusion page starts with, in ``runs`` order: the latest version of each model and every run without a
+    model (:func:`latest_versions`), the first :data:`FUSED_BY_DEFAULT` of them; when that is a single run (one model's
+    checkpoints only), its versions before it too, newest first, up to :data:`FUSED_BY_DEFAULT`. Never a model's first
+    checkpoints (the first three runs were, up to 8 runs: epochs 1, 2 and 3 of a training loop)."""
+    runs = list(runs)
+    out = latest_versions(runs, sources)[:FUSED_BY_DEFAULT]
+    if len(out) == 1:
+        wanted = set(runs)
+        info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
+                             for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])
+        series = quiet_series(info)
+        same = series.loc[series["run"] == out[0], "model"]
+        if len(same):
+            versions = series.loc[series["model"] == same.iloc[0], "run"].astype(str).tolist()
+            out = versions[::-1][:FUSED_BY_DEFAULT]
+    chosen = set(out)
+    return [r for r in runs if r in chosen]
+
+
 def default_compared(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
     """Runs Compare starts with: all of ``runs`` when at most :data:`COMPARE_ALL_UP_TO`, else the latest
     version of each model (the last in :func:`evalcore.workspace.version_series` order: step, then the
     version label in natural order) and every run without a model, in ``runs`` order."""
     runs = list(runs)
-    if len(runs) <= COMPARE_ALL_UP_TO:
-        return runs
+    return runs if len(runs) <= COMPARE_ALL_UP_TO else latest_versions(runs, sources)
+
+
+def latest_versions(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
+    """The latest version of each model among ``runs`` (the last in :func:`evalcore.workspace.version_series` order:
+    step, then the version label in natural order) and every run without a model, in ``runs`` order."""
+    runs = list(runs)
     wanted = set(runs)
     info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
                          for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])

@@ -10,6 +10,7 @@ import numpy as np
 import test_app as T
 from test_app_store import new_workspace, url
 
+from dashboard import persist as P
 from dashboard import state as S
 
 A, B = f"w_versions_{S.SEL_VERSION_A}", f"w_versions_{S.SEL_VERSION_B}"
@@ -308,3 +309,36 @@ def test_a_kept_model_removed_before_the_workspace_is_opened_is_said_once():
     assert S.SEL_VERSION_MODEL not in ws.ui_state() or ws.ui_state()[S.SEL_VERSION_MODEL] == "enc"
     again.run()
     assert not any("'other'" in m for m in said(again)), said(again)  # once
+
+
+def test_the_fusion_page_starts_from_the_latest_versions_also_with_few_runs():
+    """Up to 8 runs the Fusion page started on the first three runs: a training loop's epochs 1, 2 and 3 (and it said
+    it followed nothing, which it then did not). Now, whatever the count, the latest version of each model and the runs
+    without one, said on the page; one model alone: its latest three versions."""
+    name, ws = training((1, 2, 3, 4, 5))
+    at = fusion_page(T.open_app(name))
+    assert fused(at) == ["enc-ep3", "enc-ep4", "enc-ep5"]
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep5"]
+    checkpoint(ws, 6)
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep6"]
+    assert any("Until you pick runs: the latest version of each model" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "fu_follow"]
+
+
+def test_follow_the_latest_versions_forgets_the_runs_picked_to_fuse():
+    name, ws = training((1, 2, 3))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = fusion_page(T.open_app(name))
+    at.multiselect(key="fu_runs").set_value(["enc-ep1", "bm25"]).run()
+    assert not any("Until you pick runs" in c.value for c in at.caption)
+    checkpoint(ws, 4)
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep1"]
+    at.button(key="fu_follow").click().run()
+    assert fused(at) == ["bm25", "enc-ep4"]
+    assert "runs" not in ws.ui_state()[P.SEL_FUSION]
+    checkpoint(ws, 5)
+    assert fused(fusion_page(T.open_app(name))) == ["bm25", "enc-ep5"]  # a reload follows too
