@@ -35,7 +35,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import selections
+from dashboard import legacy, selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
@@ -281,13 +281,14 @@ def _restore_selections(ws: W.Workspace) -> None:
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
-    state[DROPPED] = {}
+    state[DROPPED], state[legacy.DROPPED] = {}, {}
     try:
         kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
-        saved = {}
-    state[SAVED] = dict(saved)
+        kept, saved = {}, {}
+    state[SAVED] = {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT} if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT
+                                else {})}
     pending = state.pop(PENDING, {})
     state[DROPPED] = {k: v for k, v in state[DROPPED].items() if k not in pending}
     saved.update(pending)
@@ -313,9 +314,14 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
         trimmed = selections.trimmed(kept, known=SELECTIONS, runs=[r.name for r in records],
                                      models=[r.model for r in records if r.model], aspects=aspects, queries=queries,
                                      fusion=SEL_FUSION, fusion_search=SEL_FUSION_SEARCH)
+        # an older dashboard's: what may have been its defaults is dropped, said where it was (dashboard.legacy)
+        maybe = legacy.maybe_defaults(trimmed, records, fusion=SEL_FUSION) if legacy.is_legacy(kept) else None
     except (EvalcoreError, OSError):
         return kept
     st.session_state[DROPPED] = selections.dropped_choices(kept, trimmed, fusion=SEL_FUSION)
+    if maybe is not None:
+        st.session_state[legacy.DROPPED] = maybe
+        trimmed = {**legacy.without(trimmed, maybe, fusion=SEL_FUSION), legacy.FORMAT_KEY: legacy.FORMAT}
     delta = selections.changes(kept, trimmed)
     if delta:
         try:
@@ -425,6 +431,7 @@ def publish() -> None:
     if state.get(SEEN) == MEMORY_DEMO:  # the demo could not be stored (nor built again on every change)
         return
     current = {k: _jsonable(state[k]) for k in SELECTIONS if state.get(k) is not None}
+    current[legacy.FORMAT_KEY] = legacy.FORMAT  # (what wrote them: dashboard.legacy)
     saved = state.get(SAVED, {})
     if current != saved:
         delta = {k: current.get(k) for k in set(current) | set(saved) if current.get(k) != saved.get(k)}

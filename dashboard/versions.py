@@ -319,6 +319,11 @@ def ab_chosen() -> bool:
     return any(st.session_state.get(key) is not None for key in CHOSEN_AB)
 
 
+def choose_ab(values: list[str]) -> None:
+    """``on_click``: versions A and B (``values``) as the user's choice."""
+    st.session_state[S.SEL_VERSION_A], st.session_state[S.SEL_VERSION_B] = values
+
+
 def follow_newest() -> None:
     """``on_click``: forget the versions A and B chosen: "what changed" follows the newest two versions again (the URL
     and the workspace forget them at the next publish)."""

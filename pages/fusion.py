@@ -8,7 +8,7 @@ import dataclasses
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import charts, ui
+from dashboard import charts, legacy, ui
 from dashboard import kept as K
 from dashboard import persist as P
 from dashboard import reproduce as R
@@ -43,6 +43,12 @@ def forget_runs() -> None:
     setup = K.saved(P.SEL_FUSION)
     if "runs" in setup:
         st.session_state[P.SEL_FUSION] = {k: v for k, v in setup.items() if k != "runs"}
+    st.session_state.pop("fu_runs", None)
+
+
+def fuse_again(old: list[list[str]]) -> None:
+    """``on_click``: the runs an older dashboard kept (:mod:`dashboard.legacy`) as the user's pick."""
+    st.session_state[P.SEL_FUSION] = {**K.saved(P.SEL_FUSION), "runs": list(old[0])}
     st.session_state.pop("fu_runs", None)
 
 
@@ -84,6 +90,8 @@ if gone:
     ui.no_longer_offered("Runs to fuse", gone, default_again=following)
 names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs", on_change=K.chose, args=("fu_runs", FU, "runs"),
                        help=FOLLOWED)
+ui.say_legacy((legacy.FUSION_RUNS,), (list(names),), chosen=not following, what="The runs to fuse",
+           label=str, restore=fuse_again, button="Fuse them again", key="fu_legacy")  # (runs gone: trimmed before)
 if following:
     st.caption(FOLLOWED)
 else:

@@ -58,6 +58,10 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
         reference = ui.bound_selectbox("Reference version", runs, S.SEL_VERSION_REFERENCE, scope="versions",
                                        format_func=names.get, default=runs[0], follow=True,
                                        help="Every version is also tested against this one.")
+    ui.say_legacy((S.SEL_VERSION_REFERENCE,), (reference,), what="The reference version", offered=names,
+               chosen=st.session_state.get(S.SEL_VERSION_REFERENCE) is not None, label=lambda r: names.get(r, r),
+               restore=lambda old: st.session_state.update({S.SEL_VERSION_REFERENCE: old[0]}), button="Use it again",
+               key="ver_ref_legacy")
     with c2:
         test = ui.test_picker("versions")
     with c3:
@@ -101,6 +105,9 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
                                    help=AB_HELP)
     with c3:
         top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
+    ui.say_legacy((S.SEL_VERSION_A, S.SEL_VERSION_B), (run_a, run_b), chosen=V.ab_chosen(), what="Versions A and B",
+               label=lambda r: names.get(r, r), restore=V.choose_ab, button="Compare them again", key="ver_legacy",
+               offered=names)
     if V.ab_chosen():  # (else it follows them already)
         st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, icon=":material/update:",
                   help="Forgets the versions you chose: B the newest version and A the one before it again, "
