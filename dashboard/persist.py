@@ -70,7 +70,7 @@ SEL_FUSION = "sel_fusion"
 SEL_FUSION_SEARCH = "sel_fusion_search"
 #: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
-              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
+              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_MIX_ASPECTS, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
               S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_OV_CURVE_METRIC, S.SEL_Q_SEARCH,
               SEL_FUSION, SEL_FUSION_SEARCH, *URL_VERSIONS.values())
 

@@ -259,8 +259,12 @@ def say_legacy(keys: Sequence[str], shown: Sequence[Any], *, chosen: bool, what:
 
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
                     format_func: Callable[[Any], str] | None = None, help: str | None = None,
-                    default: Any = None, follow: bool = False) -> Any:
+                    default: Any = None, follow: bool = False, keep_other: bool = False) -> Any:
     """A selectbox whose value is the shared selection ``st.session_state[pkey]`` (kept across pages).
+
+    ``keep_other``: a shared value this page does not offer but other pages do (k = 0, no cutoff, of a whole-list
+    metric chosen on Compare, on the Agreement page that needs a cutoff) is not replaced by the default shown here,
+    in the session, the URL and the workspace, until the user chooses here.
 
     ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
     ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
@@ -290,8 +294,9 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     kwargs: dict[str, Any] = {"key": wkey, "on_change": _sync, "args": (wkey, pkey), "help": help}
     if format_func is not None:
         kwargs["format_func"] = format_func
+    other = keep_other and st.session_state.get(pkey) is not None and st.session_state.get(pkey) not in options
     value = st.selectbox(label, options, **kwargs)
-    if not follow:  # (followed: only the user's choice, set by _sync, is kept)
+    if not follow and not other:  # (followed: only the user's choice, set by _sync, is kept)
         st.session_state[pkey] = value
     P.publish()  # the URL and the workspace remember it
     return value

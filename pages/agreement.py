@@ -35,7 +35,7 @@ with c1:
 with c2:
     ks = list(ctx.settings.k)  # the k shared with the other pages (10 at first, as there)
     k = ui.bound_selectbox("Cutoff k", ks, S.SEL_K, scope="agreement", default=10 if 10 in ks else ks[-1],
-                           format_func=lambda x: "no cutoff" if x == 0 else str(x))
+                           format_func=lambda x: "no cutoff" if x == 0 else str(x), keep_other=True)
 with c3:
     p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
                         key="ag_p", disabled=measure != "rbo",

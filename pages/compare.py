@@ -179,7 +179,10 @@ if len(in_use) > 1:
         aspect = ui.bound_selectbox("Compare the runs evaluated against the aspect", in_use, S.SEL_ASPECT,
                                     scope="compare")
     with a2:
+        if "cmp_mix" not in st.session_state:  # entering the page: the user's choice, kept (a reload, a restart)
+            st.session_state["cmp_mix"] = st.session_state.get(S.SEL_MIX_ASPECTS) is True
         mix = st.toggle("Compare across aspects anyway", key="cmp_mix",
+                        on_change=lambda: st.session_state.update({S.SEL_MIX_ASPECTS: st.session_state["cmp_mix"]}),
                         help="Runs judged against different ground truths: their differences mix the runs and "
                              "the ground truths.")
     if mix:
