@@ -167,10 +167,13 @@ if not sr.models():
 
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    model = ui.bound_selectbox("Model", sr.models(), S.SEL_VERSION_MODEL, scope="versions",
+    model = ui.bound_selectbox("Model", sr.models(), S.SEL_VERSION_MODEL, scope="versions", keep_other=True,
                                help="Models with two or more evaluated versions (runs with that model in their "
-                                    "run info).")
+                                    "run info). A model you chose that has fewer for now stays your choice.")
 metric, k = ui.metric_k_picker(ctx, "versions", columns=(c2, c3))
+if (kept_model := st.session_state.get(S.SEL_VERSION_MODEL)) is not None and kept_model != model:
+    st.caption(ui.md_escape(f"The model you chose, {kept_model!r}, has fewer than two evaluated versions for now: "
+                            "shown again when it has two."))
 label = ui.label_of(metric, k)
 names = V.version_names(sr, model)
 if len({S.aspect_of(ctx, r) for r in names}) > 1:

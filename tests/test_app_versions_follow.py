@@ -342,3 +342,26 @@ def test_follow_the_latest_versions_forgets_the_runs_picked_to_fuse():
     assert "runs" not in ws.ui_state()[P.SEL_FUSION]
     checkpoint(ws, 5)
     assert fused(fusion_page(T.open_app(name))) == ["bm25", "enc-ep5"]  # a reload follows too
+
+
+def test_a_chosen_model_with_one_version_for_now_stays_the_choice():
+    """Model "other" chosen; its second checkpoint removed (a bad one) and another logged: the page showed "enc"
+    meanwhile and wrote it as the model chosen, so the new "other" series never came back."""
+    name, ws = training((1, 2))
+    for epoch in (1, 2):
+        rng = np.random.default_rng(10 + epoch)
+        ws.add_embedding_run(f"other-ep{epoch}", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS,
+                             model="other", version=f"epoch {epoch}", step=epoch)
+    model = f"w_versions_{S.SEL_VERSION_MODEL}"
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=model).select("other").run()
+    ws.remove_run("other-ep2")
+    at.run()
+    assert at.selectbox(key=model).value == "enc"
+    assert any("'other', has fewer than two evaluated versions for now" in T.unescape(c.value) for c in at.caption)
+    assert ws.ui_state()[S.SEL_VERSION_MODEL] == "other" and url(at, "model") == ["other"]
+    rng = np.random.default_rng(13)
+    ws.add_embedding_run("other-ep3", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS, model="other",
+                         version="epoch 3", step=3)
+    at.run()
+    assert at.selectbox(key=model).value == "other" and ab(at) == ("other-ep1", "other-ep3")
