@@ -96,6 +96,7 @@ SEL_CMP_RUNS = "sel_cmp_runs"  # the runs Compare tests, as the user chose them 
 SEL_HSD_DESIGN = "sel_hsd_design"  # the design of Compare's Tukey HSD
 SEL_DOM_MIN_QUERIES = "sel_dom_min_queries"  # the Domains page's minimum queries to test a domain
 SEL_OV_COLUMNS = "sel_ov_columns"  # the Overview leaderboard's metric@k columns, as the user chose them
+SEL_OVERVIEW = "sel_overview"  # the Overview's view options the user set (a dict: pages/overview.py)
 SEL_OV_CURVE_METRIC = "sel_ov_curve_metric"  # the Overview curves' metric, as the user chose it there (None: follow)
 SEL_Q_SEARCH = "sel_q_search"  # the Queries page's "Search query id" text
 # the Versions page: the model followed, its reference version, the two versions compared
