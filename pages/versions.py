@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import kept as K
 from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
@@ -104,7 +105,9 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
                                    format_func=names.get, default=V.default_b(runs, run_a), follow=True,
                                    help=AB_HELP)
     with c3:
-        top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
+        K.start("ver_top", S.SEL_VERSIONS_VIEW, "top", V.TOP, K.number(1, 100, integer=True), follow=True)
+        top = int(st.number_input("Queries listed", min_value=1, max_value=100, step=1, key="ver_top",
+                                  on_change=K.chose, args=("ver_top", S.SEL_VERSIONS_VIEW, "top")))
     ui.say_legacy((S.SEL_VERSION_A, S.SEL_VERSION_B), (run_a, run_b), chosen=V.ab_chosen(), what="Versions A and B",
                label=lambda r: names.get(r, r), restore=V.choose_ab, button="Compare them again", key="ver_legacy",
                offered=names)
@@ -200,7 +203,10 @@ st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in 
                                                    "not every version has a step). "))
            + f"Line: mean {label} over the queries; band: {S.ci_caption()}.")
 
-if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_models",
+if len(sr.models()) > 1:
+    K.start("ver_all_models", S.SEL_VERSIONS_VIEW, "all_models", False, K.flag, follow=True)
+if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_models", on_change=K.chose,
+                                      args=("ver_all_models", S.SEL_VERSIONS_VIEW, "all_models"),
                                       help="One line per model (its mean at each version), to compare how the "
                                            "models move; their bands and tests are each model's own, above."):
     every = [(m, V.curve(ctx, sr, m, metric, k)) for m in sr.models()]
