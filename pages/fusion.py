@@ -91,12 +91,12 @@ if gone:
 names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs", on_change=K.chose, args=("fu_runs", FU, "runs"),
                        help=FOLLOWED)
 ui.say_legacy((legacy.FUSION_RUNS,), (list(names),), chosen=not following, what="The runs to fuse",
-           label=str, restore=fuse_again, button="Fuse them again", key="fu_legacy")  # (runs gone: trimmed before)
+              label=str, restore=fuse_again, button="Fuse them again", key="fu_legacy")  # (runs gone: trimmed before)
 if following:
     st.caption(FOLLOWED)
 else:
     st.button("Follow the latest versions", key="fu_follow", on_click=forget_runs, icon=":material/update:",
-              help="Forgets the runs you picked: " + FOLLOWED[0].lower() + FOLLOWED[1:])
+              help="Forgets the runs you picked. " + FOLLOWED)
 mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))
 fused_aspect = mixed[0] if mixed else None
 if len(mixed) > 1:  # e.g. seed 001 §7: spaces tuned on content and vibes, fused and judged on overall similarity

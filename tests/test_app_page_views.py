@@ -30,8 +30,8 @@ def test_agreement_versions_and_queries_view_options_come_back():
     more = [r for r in at.multiselect(key="q_more_runs").options][:1]
     at.multiselect(key="q_more_runs").set_value(more).run()
     assert S.SEL_AGREEMENT in ws.ui_state() and S.SEL_QUERIES_VIEW in ws.ui_state()
-    for at in (page(at, "overview"), T.open_app(name)):  # another page; a reload, a restarted server
-        at = page(at, "agreement")
-        assert at.selectbox(key="ag_measure").value == "rbo" and at.number_input(key="ag_p").value == 0.8
-        assert page(at, "versions").number_input(key="ver_top").value == 6
-        assert page(at, "queries").multiselect(key="q_more_runs").value == more
+    for back in (lambda: page(at, "overview"), lambda: T.open_app(name)):  # another page; a reload, a restart
+        there = page(back(), "agreement")
+        assert there.selectbox(key="ag_measure").value == "rbo" and there.number_input(key="ag_p").value == 0.8
+        assert page(there, "versions").number_input(key="ver_top").value == 6
+        assert page(there, "queries").multiselect(key="q_more_runs").value == more
