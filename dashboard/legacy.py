@@ -14,10 +14,9 @@ choice; one that some default could have been is either. :func:`maybe_defaults` 
 dashboard then drops once (the page follows the live default again) and, when the page then shows something else,
 says so with a button that puts the old values back (:func:`dashboard.ui.say_legacy`):
 
-* versions A and B of one model where A is the version just before B (the default pair of the moment B was the
-  newest): A chosen elsewhere with B the default, or B chosen, is never that pair unless the user chose exactly
-  it (then the button restores it); any other pair is kept as a choice, even when one of them was the default then
-  (which one cannot be told);
+* versions A and B of one model where A is the version just before B: the default pair of the moment B was the
+  newest (a user may have chosen that very pair too: then the button restores it); any other pair holds at least
+  one choice and is kept as one, even when one of the two was the default then (which one cannot be told);
 * the reference version when it is the model's first version now (the default); a later one is kept as a choice;
 * the runs to fuse when they are the first one to three runs of the workspace (the old default up to 8 runs: the
   first three runs); any other list is kept as a choice (beyond 8 runs the old default, the latest version of each
