@@ -22,7 +22,9 @@
   same view, and into the workspace's ``ui_state``, so a workspace opened again (another tab,
   after a restart) comes back where it was left. The URL wins when it names a selection. A
   read-only workspace (the demo) keeps them in the user's data folder instead
-  (:mod:`evalcore.workspace.localstate`; when that cannot be written, they are simply not kept).
+  (:mod:`evalcore.workspace.localstate`; when that cannot be written, they are simply not kept). Kept selections
+  carry :data:`dashboard.legacy.FORMAT_KEY`: those of an older dashboard, which kept some defaults as choices, are
+  told apart where a value can say it (:mod:`dashboard.legacy`).
 """
 
 from __future__ import annotations
