@@ -22,7 +22,9 @@
   same view, and into the workspace's ``ui_state``, so a workspace opened again (another tab,
   after a restart) comes back where it was left. The URL wins when it names a selection. A
   read-only workspace (the demo) keeps them in the user's data folder instead
-  (:mod:`evalcore.workspace.localstate`; when that cannot be written, they are simply not kept).
+  (:mod:`evalcore.workspace.localstate`; when that cannot be written, they are simply not kept). Kept selections
+  carry :data:`dashboard.legacy.FORMAT_KEY`: those of an older dashboard, which kept some defaults as choices, are
+  told apart where a value can say it (:mod:`dashboard.legacy`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import selections
+from dashboard import legacy, selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
@@ -70,8 +72,9 @@ SEL_FUSION = "sel_fusion"
 SEL_FUSION_SEARCH = "sel_fusion_search"
 #: Shared selections kept in the workspace's ui_state (the URL carries metric@k, runs, baseline, query, versions).
 SELECTIONS = (S.SEL_METRIC, S.SEL_K, S.SEL_RUN_A, S.SEL_RUN_B, S.SEL_BASELINE, S.SEL_QUERY, S.SEL_TEST,
-              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
-              S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_Q_SEARCH,
+              S.SEL_CORRECTION, S.SEL_INCLUDE_LOW, S.SEL_ASPECT, S.SEL_MIX_ASPECTS, S.SEL_IMAGE_FORMAT, S.SEL_CMP_RUNS,
+              S.SEL_HSD_DESIGN, S.SEL_DOM_MIN_QUERIES, S.SEL_OV_COLUMNS, S.SEL_OV_CURVE_METRIC, S.SEL_OVERVIEW, S.SEL_AGREEMENT, S.SEL_VERSIONS_VIEW,
+              S.SEL_QUERIES_VIEW, S.SEL_Q_SEARCH,
               SEL_FUSION, SEL_FUSION_SEARCH, *URL_VERSIONS.values())
 
 
@@ -281,13 +284,14 @@ def _restore_selections(ws: W.Workspace) -> None:
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
-    state[DROPPED] = {}
+    state[DROPPED], state[legacy.DROPPED] = {}, {}
     try:
         kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
-        saved = {}
-    state[SAVED] = dict(saved)
+        kept, saved = {}, {}
+    state[SAVED] = {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT} if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT
+                                else {})}
     pending = state.pop(PENDING, {})
     state[DROPPED] = {k: v for k, v in state[DROPPED].items() if k not in pending}
     saved.update(pending)
@@ -313,9 +317,14 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
         trimmed = selections.trimmed(kept, known=SELECTIONS, runs=[r.name for r in records],
                                      models=[r.model for r in records if r.model], aspects=aspects, queries=queries,
                                      fusion=SEL_FUSION, fusion_search=SEL_FUSION_SEARCH)
+        # an older dashboard's: what may have been its defaults is dropped, said where it was (dashboard.legacy)
+        maybe = legacy.maybe_defaults(trimmed, records, fusion=SEL_FUSION) if legacy.is_legacy(kept) else None
     except (EvalcoreError, OSError):
         return kept
     st.session_state[DROPPED] = selections.dropped_choices(kept, trimmed, fusion=SEL_FUSION)
+    if maybe is not None:
+        st.session_state[legacy.DROPPED] = maybe
+        trimmed = {**legacy.without(trimmed, maybe, fusion=SEL_FUSION), legacy.FORMAT_KEY: legacy.FORMAT}
     delta = selections.changes(kept, trimmed)
     if delta:
         try:
@@ -425,6 +434,7 @@ def publish() -> None:
     if state.get(SEEN) == MEMORY_DEMO:  # the demo could not be stored (nor built again on every change)
         return
     current = {k: _jsonable(state[k]) for k in SELECTIONS if state.get(k) is not None}
+    current[legacy.FORMAT_KEY] = legacy.FORMAT  # (what wrote them: dashboard.legacy)
     saved = state.get(SAVED, {})
     if current != saved:
         delta = {k: current.get(k) for k in set(current) | set(saved) if current.get(k) != saved.get(k)}

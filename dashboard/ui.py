@@ -13,13 +13,14 @@ import re
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from dashboard import analysis as A
+from dashboard import legacy
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
@@ -223,10 +224,47 @@ def no_longer_offered(label: str, gone: Sequence[str], *, default_again: bool = 
             icon=":material/info:")
 
 
+def say_legacy(keys: Sequence[str], shown: Sequence[Any], *, chosen: bool, what: str, label: Callable[[Any], str],
+               restore: Callable[[list[Any]], None], button: str, key: str,
+               offered: Collection[Any] | None = None) -> None:
+    """On the page of ``keys`` (entries of :data:`dashboard.legacy.DROPPED`, the kept values an older
+    dashboard may have written as defaults): when the values an older dashboard kept there differ from
+    what the page shows now (``shown``, the same order), say so, with a button that puts them back as the user's
+    choice (``restore`` gets the old values); while they equal what is shown, or once the user chose there
+    (``chosen``), nothing is said and they are forgotten. ``what``, ``button``: fixed text; ``label``: a value's
+    plain text; ``offered``: the page's options now (values not among them are said when they are, e.g. the versions
+    of another model than the one shown)."""
+    dropped = st.session_state.get(legacy.DROPPED, {})
+    if not all(k in dropped for k in keys):
+        return
+    old = [dropped[k] for k in keys]
+    if offered is not None and not all(v in offered for v in old):
+        return
+    if list(shown) == old or chosen:
+        for k in keys:
+            dropped.pop(k, None)
+        return
+    names = ", ".join(repr(label(v)) if not isinstance(v, list) else ", ".join(repr(label(x)) for x in v) for v in old)
+    st.info(md_escape(f"{what} kept by an earlier version of the dashboard ({names}) may have been its default at "
+                      "the time rather than your choice: it kept both alike. The page now follows the default; the "
+                      "button puts them back as your choice."), icon=":material/history:")
+
+    def put_back() -> None:
+        for k in keys:
+            dropped.pop(k, None)
+        restore(old)
+
+    st.button(button, key=key, on_click=put_back, icon=":material/undo:")
+
+
 def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str,
                     format_func: Callable[[Any], str] | None = None, help: str | None = None,
-                    default: Any = None, follow: bool = False) -> Any:
+                    default: Any = None, follow: bool = False, keep_other: bool = False) -> Any:
     """A selectbox whose value is the shared selection ``st.session_state[pkey]`` (kept across pages).
+
+    ``keep_other``: a shared value this page does not offer but other pages do (k = 0, no cutoff, of a whole-list
+    metric chosen on Compare, on the Agreement page that needs a cutoff) is not replaced by the default shown here,
+    in the session, the URL and the workspace, until the user chooses here.
 
     ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
     ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
@@ -256,8 +294,9 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     kwargs: dict[str, Any] = {"key": wkey, "on_change": _sync, "args": (wkey, pkey), "help": help}
     if format_func is not None:
         kwargs["format_func"] = format_func
+    other = keep_other and st.session_state.get(pkey) is not None and st.session_state.get(pkey) not in options
     value = st.selectbox(label, options, **kwargs)
-    if not follow:  # (followed: only the user's choice, set by _sync, is kept)
+    if not follow and not other:  # (followed: only the user's choice, set by _sync, is kept)
         st.session_state[pkey] = value
     P.publish()  # the URL and the workspace remember it
     return value

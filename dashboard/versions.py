@@ -292,13 +292,36 @@ def open_query(qid: str, run_a: str, run_b: str) -> None:
 
 
 #: The Versions page's versions A and B: the user's choice (the pickers, a deep link, the workspace's kept one), else
-#: the newest two versions, followed as checkpoints are added (:func:`dashboard.ui.bound_selectbox`'s ``follow``).
+#: the newest two versions, followed as checkpoints are added (:func:`dashboard.ui.bound_selectbox`'s ``follow``);
+#: one chosen, the other pairs with it (:func:`default_a`, :func:`default_b`).
 CHOSEN_AB = (S.SEL_VERSION_A, S.SEL_VERSION_B)
+
+
+def default_a(runs: Sequence[str], chosen_b: str | None) -> str:
+    """Version A shown while the user has not chosen it (``runs``: the model's versions in order, two or more):
+    the version just before the B the user chose (the one after it when B is the first), else the one before the
+    newest. "What changed" is then always a step of the series into B, never a pair adjacent to neither."""
+    runs = list(runs)
+    if chosen_b in runs:
+        i = runs.index(chosen_b)
+        return runs[i - 1] if i > 0 else runs[1]
+    return runs[-2]
+
+
+def default_b(runs: Sequence[str], run_a: str) -> str:
+    """Version B shown while the user has not chosen it: the newest version other than A (the newest; the one just
+    before A when A is the newest, so that A = the newest compares it with its previous version, not the first)."""
+    return [r for r in runs if r != run_a][-1]
 
 
 def ab_chosen() -> bool:
     """Whether the user chose version A or B (else "what changed" follows the newest two versions)."""
     return any(st.session_state.get(key) is not None for key in CHOSEN_AB)
+
+
+def choose_ab(values: list[str]) -> None:
+    """``on_click``: versions A and B (``values``) as the user's choice."""
+    st.session_state[S.SEL_VERSION_A], st.session_state[S.SEL_VERSION_B] = values
 
 
 def follow_newest() -> None:
@@ -335,13 +358,42 @@ def add_demo_checkpoints() -> None:
 COMPARE_ALL_UP_TO = 8
 
 
+#: The Fusion page's default runs: at most this many.
+FUSED_BY_DEFAULT = 3
+
+
+def default_fused(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
+    """Runs the Fusion page starts with, in ``runs`` order: the latest version of each model and every run without a
+    model (:func:`latest_versions`), the first :data:`FUSED_BY_DEFAULT` of them; when that is a single run (one model's
+    checkpoints only), its versions before it too, newest first, up to :data:`FUSED_BY_DEFAULT`. Never a model's first
+    checkpoints (the first three runs were, up to 8 runs: epochs 1, 2 and 3 of a training loop)."""
+    runs = list(runs)
+    out = latest_versions(runs, sources)[:FUSED_BY_DEFAULT]
+    if len(out) == 1:
+        wanted = set(runs)
+        info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
+                             for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])
+        series = quiet_series(info)
+        same = series.loc[series["run"] == out[0], "model"]
+        if len(same):
+            versions = series.loc[series["model"] == same.iloc[0], "run"].astype(str).tolist()
+            out = versions[::-1][:FUSED_BY_DEFAULT]
+    chosen = set(out)
+    return [r for r in runs if r in chosen]
+
+
 def default_compared(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
     """Runs Compare starts with: all of ``runs`` when at most :data:`COMPARE_ALL_UP_TO`, else the latest
     version of each model (the last in :func:`evalcore.workspace.version_series` order: step, then the
     version label in natural order) and every run without a model, in ``runs`` order."""
     runs = list(runs)
-    if len(runs) <= COMPARE_ALL_UP_TO:
-        return runs
+    return runs if len(runs) <= COMPARE_ALL_UP_TO else latest_versions(runs, sources)
+
+
+def latest_versions(runs: Sequence[str], sources: Sequence[W.RunSource]) -> list[str]:
+    """The latest version of each model among ``runs`` (the last in :func:`evalcore.workspace.version_series` order:
+    step, then the version label in natural order) and every run without a model, in ``runs`` order."""
+    runs = list(runs)
     wanted = set(runs)
     info = pd.DataFrame([{"name": s.name, "model": s.model, "version": s.version, "step": s.step}
                          for s in sources if s.name in wanted], columns=["name", "model", "version", "step"])

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
+from dashboard import kept as K
 from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
@@ -32,14 +33,19 @@ if len(runs) < 2:
 
 c1, c2, c3 = st.columns(3)
 with c1:
-    measure = st.selectbox("Measure", list(MEASURES), format_func=MEASURES.get, key="ag_measure")
+    # (the measure and p the user set are kept: another page, a reload, a restart; Streamlit dropped them)
+    K.start("ag_measure", S.SEL_AGREEMENT, "measure", "overlap", K.one_of(MEASURES), follow=True)
+    measure = st.selectbox("Measure", list(MEASURES), format_func=MEASURES.get, key="ag_measure",
+                           on_change=K.chose, args=("ag_measure", S.SEL_AGREEMENT, "measure"))
 with c2:
     ks = list(ctx.settings.k)  # the k shared with the other pages (10 at first, as there)
     k = ui.bound_selectbox("Cutoff k", ks, S.SEL_K, scope="agreement", default=10 if 10 in ks else ks[-1],
-                           format_func=lambda x: "no cutoff" if x == 0 else str(x))
+                           format_func=lambda x: "no cutoff" if x == 0 else str(x), keep_other=True)
 with c3:
-    p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, value=A.DEFAULT_P, step=0.05,
-                        key="ag_p", disabled=measure != "rbo",
+    K.start("ag_p", S.SEL_AGREEMENT, "p", A.DEFAULT_P, lambda v: isinstance(v, float) and K.number(0.01, 0.99)(v),
+            follow=True)
+    p = st.number_input("RBO persistence p", min_value=0.01, max_value=0.99, step=0.05, key="ag_p",
+                        disabled=measure != "rbo", on_change=K.chose, args=("ag_p", S.SEL_AGREEMENT, "p"),
                         help="RBO only. Depth d weighs p^(d−1): 0.9 puts 86% of the weight on the top 10.")
     p = round(float(p), 6)  # the widget's steps add float noise (0.8 + 0.05 = 0.8500000000000001): p as shown
 

@@ -179,7 +179,10 @@ if len(in_use) > 1:
         aspect = ui.bound_selectbox("Compare the runs evaluated against the aspect", in_use, S.SEL_ASPECT,
                                     scope="compare")
     with a2:
+        if "cmp_mix" not in st.session_state:  # entering the page: the user's choice, kept (a reload, a restart)
+            st.session_state["cmp_mix"] = st.session_state.get(S.SEL_MIX_ASPECTS) is True
         mix = st.toggle("Compare across aspects anyway", key="cmp_mix",
+                        on_change=lambda: st.session_state.update({S.SEL_MIX_ASPECTS: st.session_state["cmp_mix"]}),
                         help="Runs judged against different ground truths: their differences mix the runs and "
                              "the ground truths.")
     if mix:
@@ -190,8 +193,8 @@ comparable = S.comparable_runs(ctx, aspect=aspect, mix=mix)
 # The user's choice is a shared selection (S.SEL_CMP_RUNS: another visit, a reload, a new tab, the workspace's
 # ui_state); runs renamed since follow it (dataops.follow_rename), runs gone are dropped. When the comparable runs
 # change (another aspect, a run logged or let in), the choice keeps its runs still there (a run logged meanwhile is
-# offered, not added: the family of the correction stays the user's); untouched, or with fewer than two left, the
-# default is chosen again.
+# offered, not added: the family of the correction stays the user's); untouched, or with fewer than two of them
+# here, the default is shown (the choice stays, for the runs it was made among: another aspect's look erased it).
 own = st.session_state.get(S.SEL_CMP_RUNS)
 if "cmp_runs" not in st.session_state or st.session_state.get("cmp_runs_of") != comparable:
     if own is not None:  # runs removed from the workspace leave the choice (a run of another aspect stays in it)
@@ -203,9 +206,9 @@ if "cmp_runs" not in st.session_state or st.session_state.get("cmp_runs_of") != 
         st.session_state["cmp_runs_new"] = [] if seen is None else [
             r for r in comparable if r not in seen or r in st.session_state.get("cmp_runs_new", [])]
         st.session_state["cmp_runs"] = before
-    else:
+    else:  # (a choice among other runs, another aspect's, stays the user's: it comes back with those runs)
         st.session_state["cmp_runs"] = VS.default_compared(comparable, ctx.ws.runs)
-        st.session_state[S.SEL_CMP_RUNS], st.session_state["cmp_runs_new"] = None, []
+        st.session_state["cmp_runs_new"] = []
     st.session_state["cmp_runs_of"] = comparable
 chosen = set(st.multiselect(
     "Runs compared", comparable, key="cmp_runs",

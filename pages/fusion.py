@@ -8,7 +8,7 @@ import dataclasses
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import charts, ui
+from dashboard import charts, legacy, ui
 from dashboard import kept as K
 from dashboard import persist as P
 from dashboard import reproduce as R
@@ -29,6 +29,27 @@ def use_weights(uids: list[str], weights: list[float]) -> None:
     """Button callback: put the searched weights into the weight inputs (runs before the widgets exist)."""
     for uid, w in zip(uids, weights, strict=True):
         st.session_state[f"fu_w_{uid}"] = st.session_state[f"fu_weight_{uid}"] = float(w)
+
+
+#: What "Runs to fuse" shows until the user picks runs (:func:`dashboard.versions.default_fused`).
+FOLLOWED = ("Until you pick runs: the latest version of each model and the runs without a model (three at most; "
+            "a single model's latest versions when it is the only one), among the runs judged against one "
+            "ground-truth aspect with enough coverage. A checkpoint added takes its model's place; runs you pick are "
+            "kept (a reload, a restart).")
+
+
+def forget_runs() -> None:
+    """``on_click``: forget the runs to fuse the user picked: the page follows the latest versions again."""
+    setup = K.saved(P.SEL_FUSION)
+    if "runs" in setup:
+        st.session_state[P.SEL_FUSION] = {k: v for k, v in setup.items() if k != "runs"}
+    st.session_state.pop("fu_runs", None)
+
+
+def fuse_again(old: list[list[str]]) -> None:
+    """``on_click``: the runs an older dashboard kept (:mod:`dashboard.legacy`) as the user's pick."""
+    st.session_state[P.SEL_FUSION] = {**K.saved(P.SEL_FUSION), "runs": list(old[0])}
+    st.session_state.pop("fu_runs", None)
 
 
 def keep_weight(uid: str) -> None:
@@ -58,15 +79,24 @@ FU = P.SEL_FUSION
 gone = K.gone(FU, "runs", by_name)  # runs the user chose, removed since (said below, as on the Versions page)
 if "fu_runs" in st.session_state:  # a run removed meanwhile leaves the choice
     st.session_state["fu_runs"] = [n for n in st.session_state["fu_runs"] if n in by_name]
-# by default three of them, the latest version of each model first (not a model's first three checkpoints), followed
-K.start("fu_runs", FU, "runs", VS.default_compared([r.name for r in loaded if r.kind != "fused" and r.name in like],
-                                                   loaded)[:3],
+# by default the latest version of each model and the runs without one, three at most (not a model's first three
+# checkpoints), followed until the user picks runs: a checkpoint logged meanwhile takes its model's place
+K.start("fu_runs", FU, "runs", VS.default_fused([r.name for r in loaded if r.kind != "fused" and r.name in like],
+                                                loaded),
         bool, clean=lambda v: [n for n in v if n in by_name] if isinstance(v, list) else None,  # runs gone leave it
-        follow=True)  # (until the user picks runs, a checkpoint logged meanwhile takes its model's place)
+        follow=True)
+following = (FU, "runs") in st.session_state[K.FOLLOWING]
 if gone:
-    ui.no_longer_offered("Runs to fuse", gone, default_again=(FU, "runs") in st.session_state[K.FOLLOWING])
+    ui.no_longer_offered("Runs to fuse", gone, default_again=following)
 names = st.multiselect("Runs to fuse", list(by_name), key="fu_runs", on_change=K.chose, args=("fu_runs", FU, "runs"),
-                       help="By default: runs evaluated against the same ground-truth aspect, with enough coverage.")
+                       help=FOLLOWED)
+ui.say_legacy((legacy.FUSION_RUNS,), (list(names),), chosen=not following, what="The runs to fuse",
+              label=str, restore=fuse_again, button="Fuse them again", key="fu_legacy")  # (runs gone: trimmed before)
+if following:
+    st.caption(FOLLOWED)
+else:
+    st.button("Follow the latest versions", key="fu_follow", on_click=forget_runs, icon=":material/update:",
+              help="Forgets the runs you picked. " + FOLLOWED)
 mixed = list(dict.fromkeys(S.aspect_of(ctx, n) for n in names))
 fused_aspect = mixed[0] if mixed else None
 if len(mixed) > 1:  # e.g. seed 001 §7: spaces tuned on content and vibes, fused and judged on overall similarity

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
 from dashboard import analysis as A
 from dashboard import charts, ui
 from dashboard import exports as X
+from dashboard import kept as K
 from dashboard import persist as P
 from dashboard import precision_recall as PR
 from dashboard import reproduce as R
@@ -18,6 +21,17 @@ from dashboard import versions as VS
 from evalcore import workspace as W
 from evalcore.aggregate import AGGREGATE_COLUMNS
 from evalcore.coverage import coverage_text
+
+#: The page's view options (CI in the cells, log k, bands, precision-recall, diversity k and α), one kept selection:
+#: each shows its default, computed on every run (bands: up to three runs drawn), until the user sets it; then it is
+#: kept (another page, a reload, a restart). Streamlit dropped them on leaving the page.
+OV = S.SEL_OVERVIEW
+
+
+def view(wkey: str, field: str, default: object, valid: Callable[[Any], bool]) -> None:
+    """Start the view option ``wkey`` at the user's kept value, else its default (:func:`dashboard.kept.start`)."""
+    K.start(wkey, OV, field, default, valid, follow=True)
+
 
 ui.page_setup()
 st.title("Overview")
@@ -52,7 +66,8 @@ with c1:
                             on_change=lambda: st.session_state.update({S.SEL_OV_COLUMNS: st.session_state["ov_columns"]}),
                             help="Every metric at every k is computed; choose what the table shows.")
 with c2:
-    with_ci = st.toggle("95% CI in the cells", value=True, key="ov_with_ci")
+    view("ov_with_ci", "with_ci", True, K.flag)
+    with_ci = st.toggle("95% CI in the cells", key="ov_with_ci", on_change=K.chose, args=("ov_with_ci", OV, "with_ci"))
 cols = [labels[c] for c in chosen] or [labels[defaults[0]]]
 text, best = S.memo(f"ovt:{ctx.eval_key}:{cols}:{compared}:{with_ci}",
                     lambda: T.overview_table(summ, columns=cols, runs=runs, eligible=compared, groups=groups,
@@ -121,12 +136,22 @@ curve_metrics = [m for m in metrics if any(k > 0 for mm, k in pairs if mm == m)]
 if curve_metrics:
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
-        metric = ui.bound_selectbox("Metric", curve_metrics, S.SEL_METRIC, scope="overview",
-                                    default="ndcg" if "ndcg" in curve_metrics else None)
+        # the chart's own choice: it starts at the metric of the other pages (Compare, Queries...) and follows it
+        # until a metric is chosen here, which changes no other page (it changed their metric@k, and a metric
+        # without a cutoff chosen there, which has no curve, was replaced by nDCG on merely visiting this page)
+        shared = st.session_state.get(S.SEL_METRIC)
+        metric = ui.bound_selectbox(
+            "Metric", curve_metrics, S.SEL_OV_CURVE_METRIC, scope="overview", follow=True,
+            default=shared if shared in curve_metrics else "ndcg" if "ndcg" in curve_metrics else None,
+            help="The metric of the curves: the one chosen on the other pages (Compare, Queries, Versions...) until "
+                 "you choose one here; a metric chosen here is the curves' own and is kept, the other pages keep "
+                 "theirs.")
     with c2:
-        log_x = st.toggle("Log k axis", value=True, key="ov_logx")
+        view("ov_logx", "log_x", True, K.flag)
+        log_x = st.toggle("Log k axis", key="ov_logx", on_change=K.chose, args=("ov_logx", OV, "log_x"))
     with c3:
-        bands = st.toggle("95% CI bands", value=len(drawn) <= 3, key=f"ov_bands_{len(drawn) <= 3}",
+        view("ov_bands", "bands", len(drawn) <= 3, K.flag)
+        bands = st.toggle("95% CI bands", key="ov_bands", on_change=K.chose, args=("ov_bands", OV, "bands"),
                           help="Off by default beyond three runs (overlapping bands hide each other).")
     curve = S.memo(f"curve:{ctx.eval_key}:{metric}", lambda: T.curve_frame(summ, metric))
     low = S.low_coverage(ctx)
@@ -149,7 +174,8 @@ else:
 
 # ---------------------------------------------------------------- precision-recall
 st.subheader("Precision–recall")
-show_pr = st.toggle("Draw the precision–recall curve", value=PR.in_settings(ctx), key="ov_pr",
+view("ov_pr", "pr", PR.in_settings(ctx), K.flag)
+show_pr = st.toggle("Draw the precision–recall curve", key="ov_pr", on_change=K.chose, args=("ov_pr", OV, "pr"),
                     help="trec_eval's interpolated precision at the recall levels 0, 0.1, …, 1 (iprec_at_recall), "
                          "computed for this curve when it is not among the chosen metrics.")
 if show_pr:
@@ -192,10 +218,13 @@ else:
         below = [k for k in evaluated if k < 10]
         div_default = (10 if 10 in evaluated else below[-1] if below else evaluated[0] if evaluated
                        else 10 if 10 in div_ks else div_ks[0])
-        div_k = st.selectbox("Cutoff k of the diversity", div_ks, index=div_ks.index(div_default),
-                             key="ov_div_k", help="From 2: a list of one item has no pair (ILD@1 is always 0).")
-        div_alpha = st.number_input("α of α-nDCG", min_value=0.0, max_value=1.0, value=W.DIVERSITY_ALPHA, step=0.1,
-                                    format="%.2f", key="ov_div_alpha",
+        view("ov_div_k", "div_k", div_default, K.one_of(div_ks))
+        div_k = st.selectbox("Cutoff k of the diversity", div_ks, key="ov_div_k", on_change=K.chose,
+                             args=("ov_div_k", OV, "div_k"),
+                             help="From 2: a list of one item has no pair (ILD@1 is always 0).")
+        view("ov_div_alpha", "div_alpha", W.DIVERSITY_ALPHA, lambda v: isinstance(v, float) and K.number(0.0, 1.0)(v))
+        div_alpha = st.number_input("α of α-nDCG", min_value=0.0, max_value=1.0, step=0.1, format="%.2f",
+                                    key="ov_div_alpha", on_change=K.chose, args=("ov_div_alpha", OV, "div_alpha"),
                                     help="1: plain nDCG (no penalty for redundancy); 0: only novel items count; "
                                          f"{W.DIVERSITY_ALPHA:g}: the seed's balance (the CLI's --diversity-alpha).")
     with st.spinner("Computing the diversity of the embedding runs…"):

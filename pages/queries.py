@@ -8,6 +8,7 @@ import streamlit as st
 
 from dashboard import diffview as V
 from dashboard import drilldown as D
+from dashboard import kept as K
 from dashboard import persist, ui
 from dashboard import picker as P
 from dashboard import reproduce as R
@@ -149,7 +150,10 @@ with st.container(border=True):
 more_options = [r for r in runs if r not in (run_a, run_b)]
 if any(r not in more_options for r in st.session_state.get("q_more_runs", [])):  # a picker took one of them
     st.session_state["q_more_runs"] = [r for r in st.session_state["q_more_runs"] if r in more_options]
+K.start("q_more_runs", S.SEL_QUERIES_VIEW, "more", [], lambda v: isinstance(v, list), follow=True,  # (kept: another
+        clean=lambda v: [r for r in v if r in more_options][:2] if isinstance(v, list) else None)  # page, a reload)
 more = st.multiselect("More runs side by side (C, D)", more_options, key="q_more_runs", max_selections=2,
+                      on_change=K.chose, args=("q_more_runs", S.SEL_QUERIES_VIEW, "more"),
                       disabled=not more_options, help="Run A and run B are always shown; two more fit a wide window.")
 shown_runs = list(dict.fromkeys([run_a, run_b, *more]))
 depth_k = k if k > 0 else 10

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, ui
+from dashboard import kept as K
 from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
@@ -19,6 +20,11 @@ from evalcore import workspace as W
 
 TESTS, CORRECTIONS = ui.TESTS, ui.CORRECTIONS
 UP_IDS, DOWN_IDS = "ver_improved_ids", "ver_regressed_ids"
+#: What versions A and B show until the user chooses them (:func:`dashboard.versions.default_a` and ``default_b``).
+AB_HELP = ("Until you choose, B is the newest version and A the one before it, following the checkpoints as they are "
+           "added. Choose one and the other pairs with it: A the version just before the B you chose; B the newest "
+           "other than the A you chose (the one before it when A is the newest). Versions you choose are kept (a "
+           "reload, a restart, a link).")
 
 
 def empty_state(ctx: S.Context, sr: V.Series) -> None:
@@ -53,6 +59,10 @@ def tests_section(ctx: S.Context, sr: V.Series, model: str, names: dict[str, str
         reference = ui.bound_selectbox("Reference version", runs, S.SEL_VERSION_REFERENCE, scope="versions",
                                        format_func=names.get, default=runs[0], follow=True,
                                        help="Every version is also tested against this one.")
+    ui.say_legacy((S.SEL_VERSION_REFERENCE,), (reference,), what="The reference version", offered=names,
+               chosen=st.session_state.get(S.SEL_VERSION_REFERENCE) is not None, label=lambda r: names.get(r, r),
+               restore=lambda old: st.session_state.update({S.SEL_VERSION_REFERENCE: old[0]}), button="Use it again",
+               key="ver_ref_legacy")
     with c2:
         test = ui.test_picker("versions")
     with c3:
@@ -86,19 +96,25 @@ def changes_section(ctx: S.Context, names: dict[str, str], metric: str, k: int, 
     st.subheader("Version A vs B: what changed")
     runs = list(names)
     c1, c2, c3 = st.columns([2, 2, 1])
-    with c1:
+    with c1:  # (only the user's choices are kept: S.SEL_VERSION_B is B as chosen, or None)
         run_a = ui.bound_selectbox("Version A", runs, S.SEL_VERSION_A, scope="versions", format_func=names.get,
-                                   default=runs[-2], follow=True)
+                                   default=V.default_a(runs, st.session_state.get(S.SEL_VERSION_B)), follow=True,
+                                   help=AB_HELP)
     with c2:
         run_b = ui.bound_selectbox("Version B", [r for r in runs if r != run_a], S.SEL_VERSION_B, scope="versions",
-                                   format_func=names.get, default=runs[-1], follow=True)
+                                   format_func=names.get, default=V.default_b(runs, run_a), follow=True,
+                                   help=AB_HELP)
     with c3:
-        top = int(st.number_input("Queries listed", min_value=1, max_value=100, value=V.TOP, step=1, key="ver_top"))
+        K.start("ver_top", S.SEL_VERSIONS_VIEW, "top", V.TOP, K.number(1, 100, integer=True), follow=True)
+        top = int(st.number_input("Queries listed", min_value=1, max_value=100, step=1, key="ver_top",
+                                  on_change=K.chose, args=("ver_top", S.SEL_VERSIONS_VIEW, "top")))
+    ui.say_legacy((S.SEL_VERSION_A, S.SEL_VERSION_B), (run_a, run_b), chosen=V.ab_chosen(), what="Versions A and B",
+               label=lambda r: names.get(r, r), restore=V.choose_ab, button="Compare them again", key="ver_legacy",
+               offered=names)
     if V.ab_chosen():  # (else it follows them already)
         st.button("Follow the newest versions", key="ver_follow", on_click=V.follow_newest, icon=":material/update:",
-                  help="Until you choose them, B is the newest version and A the one before, following the "
-                       "checkpoints as they are added; versions you choose are kept (a reload, a restart, a link). "
-                       "This goes back to the newest two.")
+                  help="Forgets the versions you chose: B the newest version and A the one before it again, "
+                       "following the checkpoints as they are added.")
     out = V.changes(ctx, metric, k, run_a, run_b, top)
     if not out.ok:
         ui.show_error(out.error, prefix="The comparison failed")
@@ -154,10 +170,13 @@ if not sr.models():
 
 c1, c2, c3 = st.columns([2, 2, 1])
 with c1:
-    model = ui.bound_selectbox("Model", sr.models(), S.SEL_VERSION_MODEL, scope="versions",
+    model = ui.bound_selectbox("Model", sr.models(), S.SEL_VERSION_MODEL, scope="versions", keep_other=True,
                                help="Models with two or more evaluated versions (runs with that model in their "
-                                    "run info).")
+                                    "run info). A model you chose that has fewer for now stays your choice.")
 metric, k = ui.metric_k_picker(ctx, "versions", columns=(c2, c3))
+if (kept_model := st.session_state.get(S.SEL_VERSION_MODEL)) is not None and kept_model != model:
+    st.caption(ui.md_escape(f"The model you chose, {kept_model!r}, has fewer than two evaluated versions for now: "
+                            "shown again when it has two."))
 label = ui.label_of(metric, k)
 names = V.version_names(sr, model)
 if len({S.aspect_of(ctx, r) for r in names}) > 1:
@@ -184,7 +203,10 @@ st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in 
                                                    "not every version has a step). "))
            + f"Line: mean {label} over the queries; band: {S.ci_caption()}.")
 
-if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_models",
+if len(sr.models()) > 1:
+    K.start("ver_all_models", S.SEL_VERSIONS_VIEW, "all_models", False, K.flag, follow=True)
+if len(sr.models()) > 1 and st.toggle("Every model on one chart", key="ver_all_models", on_change=K.chose,
+                                      args=("ver_all_models", S.SEL_VERSIONS_VIEW, "all_models"),
                                       help="One line per model (its mean at each version), to compare how the "
                                            "models move; their bands and tests are each model's own, above."):
     every = [(m, V.curve(ctx, sr, m, metric, k)) for m in sr.models()]

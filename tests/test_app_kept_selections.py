@@ -12,8 +12,8 @@ import sqlite3
 import test_app as T
 from test_app_store import python_workspace
 
+from dashboard import legacy, selections
 from dashboard import persist as P
-from dashboard import selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.workspace import localstate
@@ -34,7 +34,8 @@ TRIMMED = {
 
 def test_a_workspace_s_kept_selections_lose_what_is_gone_when_it_is_opened():
     name, ws = python_workspace()  # runs bm25, dense, e5-ep5, e5-ep25 (model e5), queries q0..q14, no aspects
-    ws.set_ui_state(**STALE, mine="set from Python")  # (a key of the user's own: left alone)
+    # (a key of the user's own: left alone; the marker: kept by this dashboard, not one before it, test_app_legacy_state)
+    ws.set_ui_state(**STALE, mine="set from Python", **{legacy.FORMAT_KEY: legacy.FORMAT})
     at = T.goto(T.open_app(name), "overview")
     assert not at.exception and not T.errors(at)
     kept = ws.ui_state()  # written back: the catalogue holds none of what is gone (the page added its own choices)

@@ -18,6 +18,7 @@ import pytest
 from test_app import goto, open_app, unescape
 
 from dashboard import drilldown as D
+from dashboard import session
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.data import Qrels, Run
@@ -154,7 +155,7 @@ def test_a_page_visited_again_computes_nothing_again(workspace, monkeypatch):
     """The memo keeps a page's work while another page is visited, whatever the number of runs: one entry per
     run (the Overview's check for embeddings, each stored run read, each run's preview on the Data page) pushed
     out everything else beyond MEMO_SIZE runs (128; here the memo is made as small as the runs are few)."""
-    monkeypatch.setattr(S, "MEMO_SIZE", len(RUNS) + 15)
+    monkeypatch.setattr(session, "MEMO_SIZE", len(RUNS) + 15)  # (where memo() reads it)
     calls = []
     real = D.domain_frame
     monkeypatch.setattr(D, "domain_frame", lambda *a, **kw: calls.append(1) or real(*a, **kw))

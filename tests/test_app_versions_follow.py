@@ -10,6 +10,7 @@ import numpy as np
 import test_app as T
 from test_app_store import new_workspace, url
 
+from dashboard import persist as P
 from dashboard import state as S
 
 A, B = f"w_versions_{S.SEL_VERSION_A}", f"w_versions_{S.SEL_VERSION_B}"
@@ -72,13 +73,56 @@ def test_a_version_the_user_chose_is_kept_and_the_other_still_follows():
     assert url(at, "version_a") == ["enc-ep1"] and url(at, "version_b") == []
     checkpoint(ws, 5)
     assert ab(versions_page(T.open_app(name))) == ("enc-ep1", "enc-ep5")  # kept by the workspace
-    # a deep link names B: kept, A follows the default (the one before the newest)
+    # a deep link names B: kept, A pairs with it (the version just before it), whatever is added
     ws.set_ui_state(**{S.SEL_VERSION_A: None})  # (forgotten: A not chosen)
     linked = versions_page(_with_link(name, version_b="enc-ep2"))
-    assert ab(linked) == ("enc-ep4", "enc-ep2")
+    assert ab(linked) == ("enc-ep1", "enc-ep2")
     checkpoint(ws, 6)
     linked.run()
-    assert ab(linked) == ("enc-ep5", "enc-ep2")
+    assert ab(linked) == ("enc-ep1", "enc-ep2")
+
+
+def test_a_chosen_as_the_newest_is_compared_with_the_version_before_it_not_the_first():
+    """A = the newest version chosen: B fell to the first version (epoch 1 against epoch 3, when what changed at the
+    newest checkpoint is against the one before it); B now is the newest other than A."""
+    name, ws = training((1, 2, 3))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep3").run()
+    assert ab(at) == ("enc-ep3", "enc-ep2")
+    assert url(at, "version_b") == []  # B still follows: not written as a choice
+    checkpoint(ws, 4)
+    at.run()
+    assert ab(at) == ("enc-ep3", "enc-ep4")  # B: the newest other than A, as before
+
+
+def test_b_chosen_pairs_a_with_the_version_before_it():
+    """B chosen (ep2 of four): A was "the one before the newest" (ep3), a pair adjacent to neither and reversed; now A
+    is the version just before B, and B as the first version pairs with the one after it."""
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=B).select("enc-ep2").run()
+    assert ab(at) == ("enc-ep1", "enc-ep2")
+    checkpoint(ws, 5)
+    at.run()
+    assert ab(at) == ("enc-ep1", "enc-ep2")
+    assert url(at, "version_a") == [] and url(at, "version_b") == ["enc-ep2"]
+    first = versions_page(_with_link(name, version_b="enc-ep1"))
+    assert ab(first) == ("enc-ep2", "enc-ep1")
+
+
+def test_a_chosen_a_removed_leaves_the_chosen_b_alone():
+    """A = ep1 and B = ep3 chosen, then ep1 removed: A fell back to the one before the newest (ep3), which is B, so B
+    was dropped and named as "no longer offered" though it is still there; now A pairs with B (ep2)."""
+    name, ws = training((1, 2, 3, 4))
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=A).select("enc-ep1").run()
+    at.selectbox(key=B).select("enc-ep3").run()
+    assert ab(at) == ("enc-ep1", "enc-ep3")
+    ws.remove_run("enc-ep1")
+    at.run()
+    assert ab(at) == ("enc-ep2", "enc-ep3")
+    assert not any("enc-ep3" in m or "epoch 3" in m for m in said(at)), said(at)
+    assert url(at, "version_b") == ["enc-ep3"] and ws.ui_state()[S.SEL_VERSION_B] == "enc-ep3"
 
 
 def _with_link(name: str, **params: str):
@@ -265,3 +309,59 @@ def test_a_kept_model_removed_before_the_workspace_is_opened_is_said_once():
     assert S.SEL_VERSION_MODEL not in ws.ui_state() or ws.ui_state()[S.SEL_VERSION_MODEL] == "enc"
     again.run()
     assert not any("'other'" in m for m in said(again)), said(again)  # once
+
+
+def test_the_fusion_page_starts_from_the_latest_versions_also_with_few_runs():
+    """Up to 8 runs the Fusion page started on the first three runs: a training loop's epochs 1, 2 and 3 (and it said
+    it followed nothing, which it then did not). Now, whatever the count, the latest version of each model and the runs
+    without one, said on the page; one model alone: its latest three versions."""
+    name, ws = training((1, 2, 3, 4, 5))
+    at = fusion_page(T.open_app(name))
+    assert fused(at) == ["enc-ep3", "enc-ep4", "enc-ep5"]
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep5"]
+    checkpoint(ws, 6)
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep6"]
+    assert any("Until you pick runs: the latest version of each model" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "fu_follow"]
+
+
+def test_follow_the_latest_versions_forgets_the_runs_picked_to_fuse():
+    name, ws = training((1, 2, 3))
+    ws.add_run("bm25", T.trec_run(1), source_name="bm25.trec")
+    at = fusion_page(T.open_app(name))
+    at.multiselect(key="fu_runs").set_value(["enc-ep1", "bm25"]).run()
+    assert not any("Until you pick runs" in c.value for c in at.caption)
+    checkpoint(ws, 4)
+    at.run()
+    assert fused(at) == ["bm25", "enc-ep1"]
+    at.button(key="fu_follow").click().run()
+    assert fused(at) == ["bm25", "enc-ep4"]
+    assert "runs" not in ws.ui_state()[P.SEL_FUSION]
+    checkpoint(ws, 5)
+    assert fused(fusion_page(T.open_app(name))) == ["bm25", "enc-ep5"]  # a reload follows too
+
+
+def test_a_chosen_model_with_one_version_for_now_stays_the_choice():
+    """Model "other" chosen; its second checkpoint removed (a bad one) and another logged: the page showed "enc"
+    meanwhile and wrote it as the model chosen, so the new "other" series never came back."""
+    name, ws = training((1, 2))
+    for epoch in (1, 2):
+        rng = np.random.default_rng(10 + epoch)
+        ws.add_embedding_run(f"other-ep{epoch}", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS,
+                             model="other", version=f"epoch {epoch}", step=epoch)
+    model = f"w_versions_{S.SEL_VERSION_MODEL}"
+    at = versions_page(T.open_app(name))
+    at.selectbox(key=model).select("other").run()
+    ws.remove_run("other-ep2")
+    at.run()
+    assert at.selectbox(key=model).value == "enc"
+    assert any("'other', has fewer than two evaluated versions for now" in T.unescape(c.value) for c in at.caption)
+    assert ws.ui_state()[S.SEL_VERSION_MODEL] == "other" and url(at, "model") == ["other"]
+    rng = np.random.default_rng(13)
+    ws.add_embedding_run("other-ep3", rng.normal(size=(len(ITEMS), 8)).astype(np.float32), ITEMS, model="other",
+                         version="epoch 3", step=3)
+    at.run()
+    assert at.selectbox(key=model).value == "other" and ab(at) == ("other-ep1", "other-ep3")

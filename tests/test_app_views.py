@@ -325,7 +325,7 @@ def test_every_ci_within_the_metric_range_and_identical_runs_get_identical_cis()
     assert same == ["A and B have the same mean at every k: their lines coincide (only the last one drawn shows).",
                     "C and D have the same mean at every k: their lines coincide (only the last one drawn shows)."]
     # bands off by default beyond three runs, one toggle to show them
-    toggle = next(t for t in at.toggle if t.key.startswith("ov_bands_"))
+    toggle = at.toggle(key="ov_bands")
     assert toggle.value is False
     fills = [tr for tr in traces(at) if tr.get("fill")]
     assert not fills

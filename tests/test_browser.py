@@ -241,7 +241,7 @@ def test_demo_in_browser(server, page):
     no_exception(page, "Queries after changing k and the query")
 
     B.go_to(page, "Overview", timeout=STEP, expect=["Metrics vs k"])
-    metric_box = B.widget(page, "w_overview_sel_metric", "stSelectbox", "Metric")
+    metric_box = B.widget(page, "w_overview_sel_ov_curve_metric", "stSelectbox", "Metric")
     interact(page, "overview_change_metric", lambda: B.choose(page, metric_box, "recall"),
              js=Y_TITLE_JS.replace("TITLE", "recall"))
     assert B.selected(metric_box) == "recall"
