@@ -186,7 +186,8 @@ _STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def text_line(text: str | None, value: str) -> int | None:
-    """The line of the first JSON string in ``text`` that reads as ``value`` (blanks around it aside), or None.
+    """The line of the first JSON string in ``text`` that reads as ``value`` (ASCII white space around it aside, as
+    the readers strip it), or None.
 
     For the refusal of an id holding a control character, which JSON writes escaped (``"d\\t1"``), so
     the id's text cannot be searched for as it is.
@@ -199,7 +200,7 @@ def text_line(text: str | None, value: str) -> int | None:
         if "\\" not in raw and found.group() not in raw:
             continue  # (quick: neither an escape nor the character as it is)
         try:
-            if json.loads(raw).strip() == value:
+            if json.loads(raw).strip(ASCII_WS) == value:
                 return text.count("\n", 0, m.start()) + 1
         except ValueError:
             continue
