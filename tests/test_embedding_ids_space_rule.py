@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from evalcore.errors import DuplicateIdError, InputFormatError
 from evalcore.io import Embeddings, load_embeddings, save_embeddings
-from evalcore.io.source import ASCII_WS
+from evalcore.io.source import ASCII_WS, refuse_unstripped_writes
 
 UNICODE_SPACES = "\u00a0\u1680\u2000\u2003\u2007\u2009\u202f\u205f\u3000"
 _CHAR = st.one_of(st.sampled_from(UNICODE_SPACES + " "),
@@ -114,3 +114,16 @@ def test_two_ids_the_same_once_stripped_are_one_id_given_twice(tmp_path, name) -
 def test_integer_ids_of_an_npz_are_still_read_as_their_text(tmp_path) -> None:
     np.savez(tmp_path / "e.npz", ids=np.array([7, 11]), embeddings=np.eye(2, dtype=np.float32))
     assert load_embeddings(tmp_path / "e.npz").ids.tolist() == ["7", "11"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.text(st.sampled_from("a\u00a0 \t\n\x00\x0b"), max_size=4), max_size=5))
+def test_the_writers_check_refuses_exactly_the_ids_that_would_not_read_back(ids) -> None:
+    """``refuse_unstripped_writes`` (one scan of the joined ids, then one by one) against its definition."""
+    bad = next((s for s in ids if not s or s != s.strip(ASCII_WS)), None)
+    if bad is None:
+        refuse_unstripped_writes("x.csv", ("id", ids))
+    else:
+        with pytest.raises(InputFormatError) as info:
+            refuse_unstripped_writes("x.csv", ("id", np.asarray(ids, dtype=object)))
+        assert str(info.value).startswith(f"x.csv: id {bad!r} is empty"), str(info.value)
