@@ -127,3 +127,10 @@ def test_the_writers_check_refuses_exactly_the_ids_that_would_not_read_back(ids)
         with pytest.raises(InputFormatError) as info:
             refuse_unstripped_writes("x.csv", ("id", np.asarray(ids, dtype=object)))
         assert str(info.value).startswith(f"x.csv: id {bad!r} is empty"), str(info.value)
+
+
+def test_a_categorical_parquet_id_column_is_stripped_alike(tmp_path) -> None:
+    """A dictionary-encoded id column (pandas' category dtype, written as Parquet) kept its ASCII white space."""
+    ids = pa.array([" d1", "d2\u00a0", "\td3"]).dictionary_encode()
+    pq.write_table(pa.table({"id": ids, "embedding": np.eye(3).tolist()}), tmp_path / "e.parquet")
+    assert load_embeddings(tmp_path / "e.parquet").ids.tolist() == ["d1", "d2\u00a0", "d3"]

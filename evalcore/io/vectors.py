@@ -303,8 +303,11 @@ def _read_parquet(data: bytes | None, path: Path | None, name: str,
     if idcol.null_count:
         row = int(np.flatnonzero(idcol.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputFormatError(f"id missing (null) in row {row + 1} of column {idc!r}", file=name)
-    if kinds[idc] == "text":  # (ASCII white space only: a Unicode space is part of an id, as in every reader)
-        idcol = strip_ascii_ws(idcol)
+    if pa.types.is_dictionary(idcol.type):  # (a categorical column of text ids: pandas' category dtype)
+        if pa.types.is_string(idcol.type.value_type) or pa.types.is_large_string(idcol.type.value_type):
+            idcol = idcol.cast(idcol.type.value_type)
+    if pa.types.is_string(idcol.type) or pa.types.is_large_string(idcol.type):
+        idcol = strip_ascii_ws(idcol)  # (ASCII white space only: a Unicode space is part of an id, as every reader)
     ids = _ids_array(idcol.to_numpy(zero_copy_only=False), name)
     _refuse_empty(ids, name, lambda i: f" (row {i + 1})")
     refuse_broken_ids(ids, what="id", file=name, where=lambda i: f" (row {i + 1})")
