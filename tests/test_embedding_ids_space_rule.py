@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from evalcore.errors import DuplicateIdError, InputFormatError
 from evalcore.io import Embeddings, load_embeddings, save_embeddings
-from evalcore.io.source import ASCII_WS, refuse_unstripped_writes
+from evalcore.io.source import ASCII_WS
 
 UNICODE_SPACES = "\u00a0\u1680\u2000\u2003\u2007\u2009\u202f\u205f\u3000"
 _CHAR = st.one_of(st.sampled_from(UNICODE_SPACES + " "),
@@ -119,7 +119,10 @@ def test_integer_ids_of_an_npz_are_still_read_as_their_text(tmp_path) -> None:
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(st.lists(st.text(st.sampled_from("a\u00a0 \t\n\x00\x0b"), max_size=4), max_size=5))
 def test_the_writers_check_refuses_exactly_the_ids_that_would_not_read_back(ids) -> None:
-    """``refuse_unstripped_writes`` (one scan of the joined ids, then one by one) against its definition."""
+    """``refuse_unstripped_writes`` (one scan of the joined ids, then one by one) against its definition (imported
+    here: the other tests of this file run on the code before it)."""
+    from evalcore.io.source import refuse_unstripped_writes
+
     bad = next((s for s in ids if not s or s != s.strip(ASCII_WS)), None)
     if bad is None:
         refuse_unstripped_writes("x.csv", ("id", ids))
