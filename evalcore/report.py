@@ -236,12 +236,15 @@ def write_per_query_csv(evaluation: Evaluation, path: str | os.PathLike) -> None
 
 def _refuse_broken(evaluation: Evaluation, dest: Any) -> None:
     """The run names, query ids and domains of the per-query table, as the readers check them (a name holding a
-    control character would not read back: :func:`evalcore.io.source.refuse_broken_ids`)."""
-    from .io.source import refuse_broken_writes
+    control character would not read back: :func:`evalcore.io.source.refuse_broken_ids`; nor would an empty run
+    name or query id, or one with ASCII white space around it: :func:`evalcore.io.source.refuse_unstripped_writes`)."""
+    from .io.source import refuse_broken_writes, refuse_unstripped_writes
 
     cols = evaluation.columns
     refuse_broken_writes(dest, ("run name", list(cols.runs)), ("query id", cols.query_ids),
                          ("domain", list(cols.domains)))
+    # (read_per_query_csv strips ASCII white space around a run name or query id, as every id reader)
+    refuse_unstripped_writes(dest, ("run name", list(cols.runs)), ("query id", cols.query_ids))
 
 
 def _per_query_arrow(evaluation: Evaluation) -> Any:

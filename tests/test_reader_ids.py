@@ -209,7 +209,7 @@ def _emb_file(tmp_path: Path, kind: str, ids: list[str]) -> Path:
 
 
 #: (file kind, a bad id it can carry, where the refusal places it: the line, else what follows the id)
-EMB_CASES = [("npz", "b\x00c", None, " (row 2 of the array 'ids')"), ("npz", "b\n", None, " (row 2 of the array 'ids')"),
+EMB_CASES = [("npz", "b\x00c", None, " (row 2 of the array 'ids')"), ("npz", "b\nc", None, " (row 2 of the array 'ids')"),
              ("npy", "b\x00c", 2, ""), ("npy", "b\tc", 2, ""), ("parquet", "b\u2028", None, " (row 2)"),
              ("csv", "b\nc", 3, ""), ("json", "b\u2029c", 7, "")]
 

@@ -451,7 +451,8 @@ def evaluate_from_args(
         emb_info = {n: i for n, i in emb_info.items() if n in runs}
         fusion_info = {n: i for n, i in fusion_info.items() if n in runs}
     if not runs:
-        raise OptionError("give at least one --run NAME=FILE or --emb NAME=FILE")
+        raise OptionError("give at least one --run [NAME=]FILE or --emb [NAME=]DOCS[,QUERIES] (a bare file is named "
+                          "after it)")
     unknown = set(per_run_aspect) - set(given)
     if unknown:
         raise OptionError(f"--aspect names unknown runs {sorted(unknown)}; runs are {given}")

@@ -50,7 +50,15 @@ from ..errors import (
     ValueTypeError,
     warn,
 )
-from .source import _TOKEN_WS, ASCII_WS, GZIP_MAGIC, refuse_broken_ids, refuse_broken_writes
+from .source import (
+    _TOKEN_WS,
+    ASCII_WS,
+    GZIP_MAGIC,
+    refuse_broken_ids,
+    refuse_broken_writes,
+    refuse_unstripped_writes,
+    strip_ids,
+)
 
 __all__ = ["EMBEDDING_FORMATS", "Embeddings", "read_ids", "read_token_ids", "save_embeddings", "gather_rows"]
 
@@ -214,7 +222,7 @@ def read_ids(src: Source, *, label: str | None = None) -> np.ndarray:
         lines.pop()
     if not lines:
         raise EmptyInputError("ids file is empty", file=name)
-    ids = [ln.strip(ASCII_WS) for ln in lines]
+    ids = strip_ids(lines).tolist()
     for i, x in enumerate(ids):
         if not x:
             raise InputFormatError("empty id (blank line)", file=name, line=i + 1)
@@ -425,11 +433,17 @@ def save_embeddings(emb: Embeddings, path: str | os.PathLike, *, format: str = "
     ``.npy`` also writes ``X_ids.txt`` beside it. Parquet stores a list column
     ``embedding``; CSV one column per dimension (``d0, d1, ...``, full float32
     precision); JSON ``{id: [floats]}``.
+
+    Every format reads back with the very ids (:func:`load_embeddings` strips ASCII white space only around an
+    id, whatever the format): an id holding a control character, an empty one or one with ASCII white space
+    around it is refused before anything is written, naming the file; a non-breaking or another Unicode space
+    is written as it is.
     """
     p = Path(path)
     fmt = _detect(p.name, b"x", None) if format == "auto" else format.lower().lstrip(".")
     ids = np.asarray(emb.ids, dtype=str)
     refuse_broken_writes(p, ("id", ids))  # (the readers would refuse it; a line break would split an ids file)
+    refuse_unstripped_writes(p, ("id", ids))  # (every format's reader strips ASCII white space around an id)
     p.parent.mkdir(parents=True, exist_ok=True)
     vecs = np.asarray(emb.vectors, dtype=np.float32)
     if fmt == "npz":

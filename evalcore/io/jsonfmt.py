@@ -45,7 +45,14 @@ from ..errors import (
     OptionError,
 )
 from .columns import kind_of, to_grade, to_score
-from .source import _ID_BREAKING, ASCII_WS, decode_text, refuse_broken_ids, refuse_broken_writes
+from .source import (
+    _ID_BREAKING,
+    ASCII_WS,
+    decode_text,
+    refuse_broken_ids,
+    refuse_broken_writes,
+    refuse_unstripped_writes,
+)
 
 __all__ = ["SYNONYM_GRADES", "ID_FIELDS", "GRADED_QUERY_FIELDS", "parse_json", "read_json_dict_qrels", "read_json_dict_run", "write_qrels_json", "write_run_json"]
 
@@ -186,7 +193,8 @@ _STRING_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def text_line(text: str | None, value: str) -> int | None:
-    """The line of the first JSON string in ``text`` that reads as ``value`` (blanks around it aside), or None.
+    """The line of the first JSON string in ``text`` that reads as ``value`` (ASCII white space around it aside, as
+    the readers strip it), or None.
 
     For the refusal of an id holding a control character, which JSON writes escaped (``"d\\t1"``), so
     the id's text cannot be searched for as it is.
@@ -199,7 +207,7 @@ def text_line(text: str | None, value: str) -> int | None:
         if "\\" not in raw and found.group() not in raw:
             continue  # (quick: neither an escape nor the character as it is)
         try:
-            if json.loads(raw).strip() == value:
+            if json.loads(raw).strip(ASCII_WS) == value:
                 return text.count("\n", 0, m.start()) + 1
         except ValueError:
             continue
@@ -329,6 +337,7 @@ def write_qrels_json(qrels: Qrels, dest: str | os.PathLike | IO[str], *, form: s
     seed-003 ``[{query, relevance_judgments, domain}]`` (``form="graded"``, keeps the domains)."""
     refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids),
                          ("domain", [] if qrels.domains is None or form != "graded" else qrels.domains))
+    refuse_unstripped_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids))  # (read stripped)
     if form == "dict":
         _dump(qrels.to_dict(), dest)
     elif form == "graded":
@@ -347,4 +356,5 @@ def write_qrels_json(qrels: Qrels, dest: str | os.PathLike | IO[str], *, form: s
 def write_run_json(run: Run, dest: str | os.PathLike | IO[str]) -> None:
     """Write ``{query: {doc: score}}`` (floats written exactly; read back as ``json_dict``)."""
     refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
+    refuse_unstripped_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))  # (read stripped)
     _dump(run.to_dict(), dest)

@@ -35,7 +35,7 @@ from .jsonfmt import (
     parse_json,
     refuse_broken,
 )
-from .source import ASCII_WS, refuse_broken_writes
+from .source import ASCII_WS, refuse_broken_writes, refuse_unstripped_writes
 
 __all__ = ["declared_length", "pick_aspect", "ordered_list_aspects", "read_ordered_lists", "check_grade_scheme", "read_graded_json", "write_ordered_lists"]
 
@@ -381,6 +381,8 @@ def write_ordered_lists(lists: Qrels | Mapping[str, Qrels], dest: str | os.PathL
     refuse_broken_writes(dest, ("aspect", list(by_aspect)), ("id field", [id_field]),
                          *[(what, ids) for qr in by_aspect.values()
                            for what, ids in (("query id", qr.query_ids), ("document id", qr.doc_ids))])
+    refuse_unstripped_writes(dest, *[(what, ids) for qr in by_aspect.values()  # (the reader strips ids)
+                                     for what, ids in (("query id", qr.query_ids), ("document id", qr.doc_ids))])
     ids: list[str] = []
     seen: set[str] = set()
     for qr in by_aspect.values():

@@ -16,7 +16,7 @@ import numpy as np
 from .._lazy import pd
 from ..errors import EmptyInputError, InputFormatError, MissingColumnError
 from ..metrics import NAN_METRICS, metric_base
-from .source import Source, decode_text, read_bytes, refuse_broken_ids
+from .source import Source, decode_text, read_bytes, refuse_broken_ids, strip_ids
 
 __all__ = ["PER_QUERY_COLUMNS", "read_per_query_csv"]
 
@@ -38,7 +38,8 @@ def read_per_query_csv(src: Source, *, name: str | None = None) -> pd.DataFrame:
     -------
     DataFrame
         ``run, query_id, domain, metric, k, value`` (``domain`` ``""`` where absent), ``k`` int64,
-        ``value`` float64 (NaN only for ``first_rel_rank``).
+        ``value`` float64 (NaN only for ``first_rel_rank``). Run names and query ids are stripped of ASCII
+        white space only, as every id reader reads an id (:func:`.source.strip_ids`: a non-breaking space stays).
 
     Raises
     ------
@@ -63,8 +64,11 @@ def read_per_query_csv(src: Source, *, name: str | None = None) -> pd.DataFrame:
     if table.empty:
         raise EmptyInputError("no rows below the header", file=label)
     table["domain"] = table["domain"].fillna("") if "domain" in table.columns else ""
+    for col in ("run", "query_id"):  # ids: ASCII white space around one is not part of it, as in every id reader
+        codes, distinct = pd.factorize(table[col])  # (each distinct id stripped once; a missing cell: code -1)
+        table[col] = np.append(strip_ids(distinct), None)[codes]
     for col in ("run", "query_id", "metric"):
-        bad = table[col].isna().to_numpy()
+        bad = (table[col].isna() | (table[col] == "")).to_numpy()
         if bad.any():
             raise InputFormatError(f"empty {col}", file=label, line=_line(bad))
     for col, what in (("run", "run name"), ("query_id", "query id"), ("domain", "domain")):

@@ -12,7 +12,10 @@ import os
 import re
 import zlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The id rule lives with the data model's input checks (layer 1: its constructors refuse such ids too);
 # re-exported here, where every reader and writer has always taken it from.
@@ -26,6 +29,7 @@ from .._checks import (  # noqa: F401
 from ..errors import (
     BinaryFileError,
     EmptyInputError,
+    InputFormatError,
     OptionError,
     UnreadableFileError,
     UnsafeFileError,
@@ -33,7 +37,8 @@ from ..errors import (
 
 __all__ = ["read_source", "source_filename", "decode_text", "read_bytes", "file_stem", "GZIP_MAGIC",
            "first_broken_id", "LINE_BREAKS", "broken_id_text", "refuse_broken_ids",
-           "refuse_broken_writes", "ASCII_WS", "strip_ascii_ws", "run_name_of_file"]
+           "refuse_broken_writes", "ASCII_WS", "strip_ascii_ws", "strip_ids", "refuse_unstripped_writes",
+           "run_name_of_file"]
 
 #: the first two bytes of gzip data (RFC 1952)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -60,6 +65,38 @@ def strip_ascii_ws(values: Any) -> Any:
     import pyarrow.compute as pc
 
     return pc.utf8_trim(values, characters=ASCII_WS)
+
+
+def strip_ids(values: Any) -> np.ndarray:
+    """``values`` (a sequence of ids as text: list, numpy or pandas) as an object array, each stripped of
+    :data:`ASCII_WS` only (``str.strip(ASCII_WS)``): the id rule of every reader that is not a TREC one (embedding
+    files of every format, ids files, tables, JSON, ``per_query.csv``); :func:`strip_ascii_ws` is the same rule
+    for a pyarrow array. A non-breaking or another Unicode space stays part of the id, as trec_eval keeps it."""
+    import numpy as np
+
+    items = values.tolist() if hasattr(values, "tolist") else list(values)
+    return np.asarray([s.strip(ASCII_WS) for s in items], dtype=object).reshape(-1)
+
+
+#: In ids joined by NUL and edged with NULs: an empty id, or one with ASCII white space at its start or end (a NUL
+#: inside an id may match too: the ids are then looked at one by one)
+_UNSTRIPPED = re.compile("\x00\x00|\x00[ \t\n\r\f\v]|[ \t\n\r\f\v]\x00")
+
+
+def refuse_unstripped_writes(dest: Any, *columns: tuple[str, Any]) -> None:
+    """A writer's check, before it writes anything, for a file whose reader strips :data:`ASCII_WS` around ids
+    (:func:`strip_ids`): each ``(what, ids)`` of ``columns`` holds no empty id and none with ASCII white space
+    around it (it would read back as another id, or none), the error naming ``dest`` (a path or a stream) and the
+    id. A non-breaking or another Unicode space is written as it is (it reads back)."""
+    name = os.fspath(dest) if isinstance(dest, str | os.PathLike) else getattr(dest, "name", None)
+    for what, ids in columns:
+        items = list(map(str, ids.tolist() if hasattr(ids, "tolist") else ids))
+        if _UNSTRIPPED.search("\x00" + "\x00".join(items) + "\x00") is None:
+            continue  # (one C scan of the joined ids: none empty, none with ASCII white space at an end)
+        for s in items:
+            if not s or s != s.strip(ASCII_WS):
+                raise InputFormatError(f"{what} {s!r} is empty or has surrounding ASCII white space and would not "
+                                       "read back", file=None if name is None else str(name))
 
 
 def refuse_broken_writes(dest: Any, *columns: tuple[str, Any]) -> None:

@@ -10,40 +10,27 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterable
 from typing import IO, Any
 
 import numpy as np
 
 from .._lazy import pd
 from ..data import Qrels, Run
-from ..errors import InputFormatError
-from .source import ASCII_WS, refuse_broken_writes
+from .source import refuse_broken_writes, refuse_unstripped_writes
 
 __all__ = ["write_qrels_csv", "write_run_csv", "write_qrels_parquet", "write_run_parquet"]
 
 
 # ============================================================================ writers
-def _check_write_ids(values: Iterable[Any], what: str) -> None:
-    """Refuse an id the table readers would not read back as it is: empty, or with ASCII white space around it
-    (they strip it: :data:`.source.ASCII_WS`). A non-breaking or another Unicode space is kept, read and written."""
-    for v in values:
-        s = str(v)
-        if not s or s != s.strip(ASCII_WS):
-            raise InputFormatError(f"{what} {s!r} is empty or has surrounding ASCII white space and would not read "
-                                   "back")
-
-
 def _check_write_qrels(qrels: Qrels, dest: Any) -> None:
     _refuse_broken_qrels(qrels, dest)
-    _check_write_ids(qrels.query_ids, "query id")
-    _check_write_ids(np.unique(qrels.doc_ids.astype(str)), "document id")
+    refuse_unstripped_writes(dest, ("query id", qrels.query_ids),
+                             ("document id", np.unique(qrels.doc_ids.astype(str))))
 
 
 def _check_write_run(run: Run, dest: Any) -> None:
     refuse_broken_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
-    _check_write_ids(run.query_ids, "query id")
-    _check_write_ids(run.doc_vocab, "document id")
+    refuse_unstripped_writes(dest, ("query id", run.query_ids), ("document id", run.doc_vocab))
 
 
 def _refuse_broken_qrels(qrels: Qrels, dest: Any) -> None:

@@ -35,10 +35,12 @@ from ..errors import (
     warn,
 )
 from .source import (
+    ASCII_WS,
     PathOrBytes,
     file_stem,
     read_bytes,
     refuse_broken_ids,
+    strip_ids,
 )
 
 if TYPE_CHECKING:
@@ -370,7 +372,8 @@ def read_trec_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
 
 
 def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
-    """Read BEIR qrels TSV with header ``query-id corpus-id score``."""
+    """Read BEIR qrels TSV with header ``query-id corpus-id score`` (ids stripped of ASCII white space only, as
+    every id reader: :func:`.source.strip_ids`)."""
     data, label = read_bytes(src, name=label)
     _decode_check(data, label)
     text = data.decode("utf-8")
@@ -385,6 +388,8 @@ def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
     if len(df) == 0:
         raise EmptyInputError("no judgments after the header", file=label)
     cols = list(df.columns)
+    for j in (0, 1):  # (ASCII white space around an id is not part of it, as in every id reader: a tab separates)
+        df[cols[j]] = strip_ids(df[cols[j]])
     empty = (df[cols[0]] == "") | (df[cols[1]] == "") | (df[cols[2]] == "")
     if empty.any():
         i = int(np.flatnonzero(empty.to_numpy())[0])
@@ -405,7 +410,8 @@ def read_beir_qrels(src: PathOrBytes, *, label: str | None = None) -> Qrels:
         line = None
         for lineno, ln in enumerate(text.split("\n"), start=1):
             parts = ln.rstrip("\r").split("\t")
-            if lineno > 1 and len(parts) >= 2 and parts[0] == e.query and parts[1] == e.item:
+            if (lineno > 1 and len(parts) >= 2 and parts[0].strip(ASCII_WS) == e.query
+                    and parts[1].strip(ASCII_WS) == e.item):
                 line = lineno
         raise DuplicateIdError(e.message, file=label, line=line, query=e.query, item=e.item) from None
 

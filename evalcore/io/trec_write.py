@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data import Qrels, Run
 from ..errors import InputFormatError, OptionError, warn
-from .source import _ID_BREAKING, first_broken_id, refuse_broken_writes
+from .source import _ID_BREAKING, first_broken_id, refuse_broken_writes, refuse_unstripped_writes
 
 if TYPE_CHECKING:
     from ..retrieval import TopK
@@ -119,8 +119,10 @@ def write_trec_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
 
 
 def write_beir_qrels(qrels: Qrels, dest: str | os.PathLike | IO[str]) -> None:
-    """Write BEIR qrels TSV with header ``query-id corpus-id score``."""
+    """Write BEIR qrels TSV with header ``query-id corpus-id score``; an id its reader would not read back (empty,
+    ASCII white space around it, a control character) is refused before anything is written."""
     refuse_broken_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids))  # (tab, line break...)
+    refuse_unstripped_writes(dest, ("query id", qrels.query_ids), ("document id", qrels.doc_ids))  # (reader strips)
     qs = qrels.query_ids[qrels.q].astype(str)
     lines = ["query-id\tcorpus-id\tscore"] + [
         f"{q}\t{d}\t{int(g)}" for q, d, g in zip(qs.tolist(), qrels.doc_ids.tolist(), qrels.grades.tolist(), strict=True)]

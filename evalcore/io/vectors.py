@@ -45,7 +45,7 @@ from .embeddings import (
 )
 from .jsonfmt import text_line
 from .npzmap import map_npz_member
-from .source import ASCII_WS, refuse_broken_ids
+from .source import refuse_broken_ids, strip_ascii_ws, strip_ids
 from .trec import looks_like_run_line
 
 # --------------------------------------------------------------------- loading
@@ -227,10 +227,21 @@ def _npz_arrays(ids_arr: np.ndarray, vec_arr: np.ndarray, vec_key: str, name: st
 
 
 def npz_ids(ids_arr: np.ndarray, name: str) -> np.ndarray:
-    """The ``ids`` array of a ``.npz`` as text ids; one holding a control character is refused, with its row."""
+    """The ``ids`` array of a ``.npz`` as text ids, each stripped of ASCII white space only (the rule of every id
+    reader, :func:`.source.strip_ids`); one empty or holding a control character is refused, with its row."""
     ids = _ids_array(ids_arr, name)
+    if ids_arr.dtype.kind not in "iu":  # (text ids: ASCII white space around one is not part of it, as in every reader)
+        ids = strip_ids(ids)
+    _refuse_empty(ids, name, lambda i: f" (row {i + 1} of the array 'ids')")
     refuse_broken_ids(ids, what="id", file=name, where=lambda i: f" (row {i + 1} of the array 'ids')")
     return ids
+
+
+def _refuse_empty(ids: np.ndarray, name: str, where: Any) -> None:
+    """An id that is empty once stripped of ASCII white space is refused, naming the file and its place."""
+    empty = np.flatnonzero(ids == "")
+    if len(empty):
+        raise InputFormatError(f"empty id{where(int(empty[0]))}", file=name)
 
 
 def _map_npz(path: Path, name: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -292,7 +303,13 @@ def _read_parquet(data: bytes | None, path: Path | None, name: str,
     if idcol.null_count:
         row = int(np.flatnonzero(idcol.is_null().to_numpy(zero_copy_only=False))[0])
         raise InputFormatError(f"id missing (null) in row {row + 1} of column {idc!r}", file=name)
+    if pa.types.is_dictionary(idcol.type):  # (a categorical column of text ids: pandas' category dtype)
+        if pa.types.is_string(idcol.type.value_type) or pa.types.is_large_string(idcol.type.value_type):
+            idcol = idcol.cast(idcol.type.value_type)
+    if pa.types.is_string(idcol.type) or pa.types.is_large_string(idcol.type):
+        idcol = strip_ascii_ws(idcol)  # (ASCII white space only: a Unicode space is part of an id, as every reader)
     ids = _ids_array(idcol.to_numpy(zero_copy_only=False), name)
+    _refuse_empty(ids, name, lambda i: f" (row {i + 1})")
     refuse_broken_ids(ids, what="id", file=name, where=lambda i: f" (row {i + 1})")
     rest = [c for c in cols if c != idc]
     lists = [c for c in rest if kinds[c] == "list"]
@@ -354,11 +371,11 @@ def _read_csv(data: bytes | None, path: Path | None, name: str, id_column: str |
     kinds = {c: ("list" if frame[c].str.lstrip().str.startswith("[").all() else
                  ("number" if _numeric_mask(frame[c]).all() else "text")) for c in cols}
     idc = _pick_id_column(cols, kinds, id_column, name)
-    id_vals = frame[idc].str.strip(ASCII_WS)  # (ASCII white space only: a Unicode space is part of an id)
+    id_vals = strip_ids(frame[idc])  # (ASCII white space only: a Unicode space is part of an id)
     if (id_vals == "").any():
-        i = int(np.flatnonzero((id_vals == "").to_numpy())[0])
+        i = int(np.flatnonzero(id_vals == "")[0])
         raise InputFormatError(f"empty id in column {idc!r}", file=name, line=i + 2)
-    ids = _ids_array(id_vals.to_numpy(), name)
+    ids = _ids_array(id_vals, name)
     refuse_broken_ids(ids, what="id", file=name, line=lambda i: i + 2)  # (the first such row: no line break before)
     rest = [c for c in cols if c != idc]
     lists = [c for c in rest if kinds[c] == "list"]
@@ -432,9 +449,11 @@ def _read_json(data: bytes | None, path: Path | None, name: str) -> tuple[np.nda
                                file=name)
     if not obj:
         raise EmptyInputError("no vectors", file=name)
-    ids = [str(k) for k in obj]
+    ids = strip_ids([str(k) for k in obj])  # (ASCII white space only, as every id reader)
+    if (ids == "").any():
+        raise InputFormatError("empty id (a key of the object)", file=name)
     refuse_broken_ids(ids, what="id", file=name, line=lambda i: text_line(text, ids[i]))
-    return _rows_from_mapping(obj.items(), name, check_dupes=False)
+    return _rows_from_mapping(zip(ids.tolist(), obj.values(), strict=True), name, check_dupes=False)
 
 
 def load_vectors(path: str | os.PathLike, *, mmap: bool) -> np.ndarray:
