@@ -416,16 +416,17 @@ def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
 
 
 def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by_step: bool, model: str,
-                  metric_label: str, higher_is_better: bool = True) -> go.Figure:
+                  metric_label: str, higher_is_better: bool = True, color: str | None = None) -> go.Figure:
     """A model's metric across its versions: the mean at each version, its 95% CI as a band.
 
     ``frame``: :func:`evalcore.workspace.version_curve` output (versions in order); ``x`` the
     steps (``by_step``: a numeric axis) or the version labels (a categorical axis in version
     order); ``labels`` the versions' texts (hover). Versions without an interval (n < 2) get
-    no band there.
+    no band there. ``color``: the model's colour (``#RRGGBB``; the Versions page gives its hue of every other
+    chart, :func:`dashboard.runstyles.model_styles`); default: the first of the palette.
     """
     fig = go.Figure()
-    c = color_of(0)
+    c = color or color_of(0)
     lo, hi = frame["ci_low"].to_numpy(dtype=float), frame["ci_high"].to_numpy(dtype=float)
     xs = np.asarray(list(x), dtype=float) if by_step else np.asarray([ptext(v) for v in x], dtype=object)
     ok = np.isfinite(lo) & np.isfinite(hi)

@@ -12,6 +12,7 @@ from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import ui
+from dashboard import versions as VS
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError
 from evalcore.workspace import sidechecks
@@ -74,9 +75,9 @@ dom = S.memo(f"dom:{dkey}", lambda: D.domain_frame(
     S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED, runs=shown))
 
 st.subheader(f"{label} per domain")
-ui.chart(S.memo(f"fig:dombars:{dkey}", lambda: charts.domain_bars(dom, metric_label=label,
-                                                                                       runs=shown,
-                                                                                       higher_is_better=higher)),
+skey, looks = VS.drawn_styles(ctx, shown, S.low_coverage(ctx))  # each run in its colour of the Overview's curves
+ui.chart(S.memo(f"fig:dombars:{dkey}:{skey}", lambda: charts.domain_bars(dom, metric_label=label, runs=shown,
+                                                                         higher_is_better=higher, styles=looks)),
          key="dom_bars", name="per_domain_bars")
 st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
             "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "

@@ -1,0 +1,47 @@
+"""What a walk through every page in chromium found (the demo and a SciFact workspace, 2026-11-29), fixed and
+checked here with AppTest: a run or a model drawn in one colour on one page and another elsewhere, ..."""
+
+from __future__ import annotations
+
+import json
+
+import test_app as T
+
+from dashboard import charts
+
+
+def _specs(at) -> dict[str, dict]:
+    return {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def _line_colours(spec: dict) -> dict[str, str]:
+    """Each named line's colour (the traces drawn with lines and markers)."""
+    return {t["name"]: t["line"]["color"] for t in spec["data"] if t.get("mode") == "lines+markers"}
+
+
+def test_a_run_has_the_same_colour_on_the_domains_bars_as_on_the_overview_curves():
+    """The Domains page coloured its bars by position (strong-128d blue, weak-64d orange, lexical green) while the
+    Overview's curves colour each run by its model (lexical blue, strong-128d orange, weak-64d green): the same
+    colour named another run on the next page."""
+    at = T.start()
+    curves = _line_colours(_specs(at)["overview_curves"])
+    assert len(curves) == 3, curves
+    T.goto(at, "domains")
+    bars = {t["name"]: t["marker"]["color"] for t in _specs(at)["dom_bars"]["data"] if t["type"] == "bar"}
+    assert bars == curves
+    assert len(set(bars.values())) == 3
+
+
+def test_the_versions_curve_has_its_model_s_colour_of_every_model_on_one_chart():
+    """The single model's curve was always the palette's first blue; on "Every model on one chart" (and as its
+    versions' hue on the Overview) the same model had a colour of its own."""
+    from test_app_versions import fixture
+
+    at = T.goto(T.start(fixture()[0]), "versions")
+    model = at.selectbox(key="w_versions_sel_version_model").value
+    single = _line_colours(_specs(at)["ver_curve"])[charts.ptext(model)]
+    at.toggle(key="ver_all_models").set_value(True).run()
+    assert not at.exception
+    every = _line_colours(_specs(at)["ver_all_curve"])
+    assert single == every[charts.ptext(model)]
+    assert len(set(every.values())) == len(every) > 1
