@@ -45,3 +45,27 @@ def test_the_versions_curve_has_its_model_s_colour_of_every_model_on_one_chart()
     every = _line_colours(_specs(at)["ver_all_curve"])
     assert single == every[charts.ptext(model)]
     assert len(set(every.values())) == len(every) > 1
+
+
+def _read_as_markdown(body: str) -> tuple[str, set[str]]:
+    """(the text a reader sees, the inline token types) of a Markdown body as CommonMark (Streamlit's Markdown)
+    reads it."""
+    from markdown_it import MarkdownIt
+
+    blocks = [b for b in MarkdownIt("commonmark").parse(body) if b.children is not None]
+    tokens = [t for b in blocks for t in b.children]
+    return "".join(t.content for t in tokens if t.type in ("text", "code_inline")), {t.type for t in tokens}
+
+
+def test_the_data_page_s_path_caption_shows_its_globs():
+    """"Add from a local path" said "a folder or a glob (/data/runs/.trec) ... ids files (_ids.txt)" in italics: the
+    two '*' of its globs paired up as Markdown emphasis, so the example a user copies had lost its '*'. No caption
+    of the Data page is read as emphasis."""
+    at = T.empty_data_page()
+    texts = {}
+    for caption in at.caption:
+        text, kinds = _read_as_markdown(caption.value)
+        assert "em_open" not in kinds, caption.value
+        texts[text] = kinds
+    path = next(t for t in texts if t.startswith("A file on this server's disk"))
+    assert "/data/runs/*.trec" in path and "(*_ids.txt)" in path
