@@ -51,7 +51,8 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], hi
     a pattern for the dash (:func:`bar_pattern`), a dot the colour and the marker.
 
     Up to :data:`DOMAIN_BARS_UP_TO` domains: grouped bars, one per run. Beyond: one row per domain (its name
-    horizontal, readable), each run a dot with its interval as a whisker, the runs side by side within the row."""
+    horizontal, readable), each run a dot with its interval as a whisker, the runs side by side within the row, the
+    value axis on top and the legend at the right."""
     domains = list(dict.fromkeys(dom["domain"]))
     many = len(domains) > DOMAIN_BARS_UP_TO
     looks = dict(styles) if styles is not None and all(r in styles for r in runs) else run_styles(list(runs))
@@ -67,6 +68,7 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], hi
         if many:
             fig.add_trace(go.Scatter(
                 x=d["aggregate"], y=names, orientation="h", mode="markers", name=ptext(run), error_x=err,
+                cliponaxis=False,  # (a dot at the axis' end, a mean of 0 or 1, was cut in half)
                 marker={"color": look.color, "symbol": look.marker, "size": 7}, customdata=d["n"],
                 hovertemplate=f"{ttext(run)}<br>%{{y}}: %{{x:.4f}} (n=%{{customdata}})<extra></extra>"))
         else:
@@ -84,7 +86,11 @@ def domain_bars(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], hi
                      tickfont={"size": TICK_FONT_PX}, ticktext=[ptext(t) for t in short_labels(domains)],
                      tickvals=order)
     fig.update_xaxes(title=value_title(metric_label, higher_is_better), side="top")
-    return _layout(fig, height=DOMAIN_ROW_PX * len(domains) + 140)
+    fig = _layout(fig, height=DOMAIN_ROW_PX * len(domains) + 140)
+    # the value axis is drawn on top (readable above a tall chart): the legend goes to the right, top-aligned
+    # (above the plot, where every other chart has it, it covered the axis' tick labels and title)
+    fig.update_layout(legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"})
+    return fig
 
 
 def domain_heatmap(dom: pd.DataFrame, *, metric_label: str, runs: Sequence[str], higher_is_better: bool = True
