@@ -300,7 +300,8 @@ with c1:
               warning=ctx.domain_mismatch)
 with c2:
     side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
-              "meta", "Remove the document metadata", ctx.metadata_error)
+              "meta", "Remove the document metadata", ctx.metadata_error,  # (what was read, as for the query texts)
+              loaded=None if ctx.metadata is None else ui.plural(int(ctx.metadata["doc_id"].nunique()), "document"))
 with c3:
     side_file("queries_blob", "queries", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)",
               "queries", "Remove the query texts", ctx.queries_error,

@@ -144,7 +144,10 @@ if len(compared) >= 2 and baseline in compared:
         if overall.ok:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):
-                st.caption("Domains that disagree with the overall result (significant, opposite sign)")
+                st.caption(ui.md_escape(
+                    f"Domains that disagree with the overall result (significant, opposite sign): {label} of the run − "
+                    f"the baseline ({baseline}), over every evaluated query (overall difference) and over the "
+                    "domain's queries (domain difference)"))
                 ui.dataframe(flips, hide_index=True, key="dom_flips", pin=("run", "domain"))
             else:
                 st.caption("No domain disagrees with the overall result (none is significant with the opposite sign).")

@@ -69,3 +69,35 @@ def test_the_data_page_s_path_caption_shows_its_globs():
         texts[text] = kinds
     path = next(t for t in texts if t.startswith("A file on this server's disk"))
     assert "/data/runs/*.trec" in path and "(*_ids.txt)" in path
+
+
+def test_the_data_page_says_how_many_documents_the_metadata_gave():
+    """The query texts said "1,109 query texts" under their file; the document metadata (a 5,183-document SciFact
+    corpus.jsonl) said nothing: a file read as no document looked the same as a file read whole."""
+    from evalcore.workspace.demo import cached_demo
+
+    at = T.goto(T.start(), "data")
+    n = cached_demo().metadata["doc_id"].nunique()
+    assert f"{n:,} documents" in [c.value for c in at.caption]
+
+
+def _headers(element) -> list[str]:
+    """The headers a table shows: its column config's labels, else its column names."""
+    config = json.loads(element.proto.columns or "{}")
+    return [config.get(str(c), {}).get("label", str(c)) for c in element.value.columns]
+
+
+def test_the_agreement_pairs_table_names_its_measure():
+    """Its columns read "mean" and "std" beside a heatmap titled with the measure: which mean, once the table is read
+    (or copied) alone? They name the measure at k now."""
+    at = T.goto(T.start(), "agreement")
+    table = next(d for d in at.dataframe if "n_undefined" in d.value.columns)
+    assert {"mean overlap@10", "std of overlap@10"} <= set(_headers(table))
+
+
+def test_the_domains_that_disagree_name_the_baseline_and_the_metric():
+    """"Domains that disagree with the overall result" gave an "overall difference" and a "domain difference"
+    without saying of what: they are the metric@k of the run minus the baseline's, named now."""
+    at = T.goto(T.start(), "domains")
+    caption = next(T.unescape(c.value) for c in at.caption if c.value.startswith("Domains that disagree"))
+    assert "ndcg@10 of the run − the baseline (strong-128d)" in caption
