@@ -106,7 +106,8 @@ def test_the_domains_that_disagree_name_the_baseline_and_the_metric():
 def test_the_leaderboard_says_over_how_many_queries_and_whether_sampled():
     """With a query sample (Data page, Settings) every mean of the leaderboard moved (SciFact's BM25 nDCG@10: 0.679 on
     its 300 queries, 0.787 on a sample of 100) while its caption said "mean over the evaluated queries" and the
-    coverage column 100/100: how many, and that they are a sample, was only in the sidebar."""
+    coverage column 100/100: how many, and that they are a sample, was only in the sidebar. So on the Fusion page's
+    table of the fused run beside its inputs."""
     from dataclasses import replace
 
     from test_same_numbers import SETTINGS, snapshot
@@ -116,6 +117,9 @@ def test_the_leaderboard_says_over_how_many_queries_and_whether_sampled():
     assert n > 6
     caption = next(T.unescape(c.value) for c in at.caption if c.value.startswith("★"))
     assert f"mean over the 6 evaluated queries (a seeded sample of the ground truth's {n}, seed 7)" in caption
+    T.goto(at, "fusion")  # (its table of the fused run beside its inputs, the same way)
+    caption = next(T.unescape(c.value) for c in at.caption if c.value.startswith("★"))
+    assert f"over the 6 evaluated queries (a seeded sample of the ground truth's {n}, seed 7)." in caption
     at = T.goto(T.start(snapshot()), "overview")
     caption = next(T.unescape(c.value) for c in at.caption if c.value.startswith("★"))
     assert f"mean over the {n} evaluated queries [" in caption
