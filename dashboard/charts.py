@@ -316,6 +316,18 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
     return _layout(fig, height=480)
 
 
+def shared_points(pf: pd.DataFrame) -> tuple[int, int, float, float]:
+    """Where queries of :func:`pair_scatter` are drawn over each other (the same value of A and of B: with binary
+    relevance and one relevant document, most queries sit at (0, 0) or (1, 1)): ``(places, most queries at one
+    place, its A, its B)``, the place with most queries first in (A, B) order among equals. ``pf``: its frame
+    (``a``, ``b`` per query)."""
+    if not len(pf):
+        return 0, 0, float("nan"), float("nan")
+    at = pf.groupby(["a", "b"], sort=True).size()
+    (a, b), most = at.idxmax(), int(at.max())
+    return len(at), most, float(a), float(b)
+
+
 def _pair_names(run_a: str, run_b: str) -> tuple[str, str]:
     """Runs A and B as an axis title names them: :func:`short_labels` (distinct, at most ~28 characters each; two
     names of 90 characters ran off both ends of the axis, neither run readable; the page names them in full)."""
