@@ -316,6 +316,18 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
     return _layout(fig, height=480)
 
 
+def shared_points(pf: pd.DataFrame) -> tuple[int, int, float, float]:
+    """Where queries of :func:`pair_scatter` are drawn over each other (the same value of A and of B: with binary
+    relevance and one relevant document, most queries sit at (0, 0) or (1, 1)): ``(places, most queries at one
+    place, its A, its B)``, the place with most queries first in (A, B) order among equals. ``pf``: its frame
+    (``a``, ``b`` per query)."""
+    if not len(pf):
+        return 0, 0, float("nan"), float("nan")
+    at = pf.groupby(["a", "b"], sort=True).size()
+    (a, b), most = at.idxmax(), int(at.max())
+    return len(at), most, float(a), float(b)
+
+
 def _pair_names(run_a: str, run_b: str) -> tuple[str, str]:
     """Runs A and B as an axis title names them: :func:`short_labels` (distinct, at most ~28 characters each; two
     names of 90 characters ran off both ends of the axis, neither run readable; the page names them in full)."""
@@ -416,16 +428,17 @@ def weight_trials(trials: pd.DataFrame, *, metric_label: str) -> go.Figure:
 
 
 def version_curve(frame: pd.DataFrame, *, x: Sequence, labels: Sequence[str], by_step: bool, model: str,
-                  metric_label: str, higher_is_better: bool = True) -> go.Figure:
+                  metric_label: str, higher_is_better: bool = True, color: str | None = None) -> go.Figure:
     """A model's metric across its versions: the mean at each version, its 95% CI as a band.
 
     ``frame``: :func:`evalcore.workspace.version_curve` output (versions in order); ``x`` the
     steps (``by_step``: a numeric axis) or the version labels (a categorical axis in version
     order); ``labels`` the versions' texts (hover). Versions without an interval (n < 2) get
-    no band there.
+    no band there. ``color``: the model's colour (``#RRGGBB``; the Versions page gives its hue of every other
+    chart, :func:`dashboard.runstyles.model_styles`); default: the first of the palette.
     """
     fig = go.Figure()
-    c = color_of(0)
+    c = color or color_of(0)
     lo, hi = frame["ci_low"].to_numpy(dtype=float), frame["ci_high"].to_numpy(dtype=float)
     xs = np.asarray(list(x), dtype=float) if by_step else np.asarray([ptext(v) for v in x], dtype=object)
     ok = np.isfinite(lo) & np.isfinite(hi)

@@ -550,3 +550,13 @@ def reading_guide_frames() -> dict[str, pd.DataFrame]:
     """Seed 002's two guide tables as frames (static text; each value of x falls in one range)."""
     return {label: pd.DataFrame([{label: band_range(lo, hi), "band": b, "reading": m} for lo, hi, b, m in bands])
             for label, bands in READING_GUIDE.items()}
+
+
+def overlap_text(n_queries: int, places: int, most: int, a: float, b: float) -> str:
+    """Compare's scatter caption on queries drawn over each other (:func:`dashboard.charts.shared_points`): one
+    point may stand for hundreds of queries (binary relevance: (0, 0), (1, 1)); empty when every query has a point
+    of its own. Plain text (numbers only)."""
+    if places >= n_queries:
+        return ""
+    return (f" The {n_queries:,} queries are drawn at {places:,} places: queries with the same two values share a "
+            f"point ({most:,} at A = {a:.4g}, B = {b:.4g}); the histogram counts them.")

@@ -156,6 +156,18 @@ def show_warning(message: Any) -> None:
     st.warning(md_escape(message), icon=":material/warning:")
 
 
+def evaluated_text(ctx: S.Context) -> str:
+    """How many queries the numbers are means over: "the 300 evaluated queries", or with a query sample (Data page,
+    Settings) "the 100 evaluated queries (a seeded sample of the ground truth's 300, seed 42)", else fewer than the
+    ground truth's (queries without a relevant document skipped) "(of the ground truth's 300)" (plain text)."""
+    n = next(iter(ctx.qrels.values())).n_queries if ctx.qrels else 0
+    text = f"the {plural(n, 'evaluated query', 'evaluated queries')}"
+    if n < ctx.n_universe:
+        text += (f" (a seeded sample of the ground truth's {ctx.n_universe:,}, seed {ctx.settings.seed})"
+                 if ctx.settings.sample_size else f" (of the ground truth's {ctx.n_universe:,})")
+    return text
+
+
 def plural(n: int, one: str, many: str | None = None) -> str:
     """``"1 query"``, ``"2 queries"``, ``"1,234 queries"``."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"

@@ -71,7 +71,9 @@ summ = out.value.summary
 sel = summ[(summ["measure"].astype(str) == name) & (summ["k"] == int(k))
            & (summ["run_a"].astype(str) != summ["run_b"].astype(str))]
 ui.dataframe(T.display_table(sel[["run_a", "run_b", "n", "n_undefined", "mean", "std"]]), hide_index=True,
-             key="ag_table", pin=("run_a", "run_b"))
+             key="ag_table", pin=("run_a", "run_b"), column_config={  # (the measure named: mean of what?)
+                 "mean": st.column_config.NumberColumn(f"mean {label}", format="%.4f"),
+                 "std": st.column_config.NumberColumn(f"std of {label}", format="%.4f")})
 st.caption("n = queries with a value; n_undefined = queries where it is undefined (both lists empty; for τ, "
            "fewer than 2 shared items), left out of the mean. " + R.agreement_caption(
                measure=measure, k=int(k), p=p, ties=ctx.settings.ties, sample_size=ctx.settings.sample_size,

@@ -88,7 +88,7 @@ def pair_view(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, 
                    "to open its drill-down."
                    + (f" {len(pf):,} queries: grey = how many queries fall there; the points are the "
                       f"{charts.SCATTER_POINTS} where the runs differ most." if len(pf) > charts.SCATTER_POINTS
-                      else ""))
+                      else T.overlap_text(len(pf), *S.memo("overlap:" + pair_key, lambda: charts.shared_points(pf)))))
     with s2:
         ui.chart(S.memo("fig:hist:" + pair_key,
                         lambda: charts.diff_histogram(pf, run_a=run_a, run_b=run_b, metric_label=label)),

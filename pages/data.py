@@ -182,8 +182,8 @@ with c2:
 with st.expander("Add from a local path (files too large for the browser)", icon=":material/folder_open:"):
     st.caption("A file on this server's disk, read where it is and validated like an upload: a .npy is "
                "memory-mapped and copied into the workspace in blocks, never loaded whole. Ranked run files: a "
-               "folder or a glob (/data/runs/*.trec) too, one run per file named after it; left out, and named: "
-               "hidden files, ids files (*_ids.txt), README / LICENSE and documents, .npy/.npz, subfolders. A file "
+               "folder or a glob (`/data/runs/*.trec`) too, one run per file named after it; left out, and named: "
+               "hidden files, ids files (`*_ids.txt`), README / LICENSE and documents, .npy/.npz, subfolders. A file "
                "that does not load is reported and the others are added.")
     with st.form("path_form"):
         D.default_path_kind(None if gt is None or ws.is_demo else gt.key())  # a stored ground truth: runs next
@@ -300,7 +300,8 @@ with c1:
               warning=ctx.domain_mismatch)
 with c2:
     side_file("metadata_blob", "metadata", "Document metadata", "Document id → title / text (CSV/TSV/JSON/Parquet)",
-              "meta", "Remove the document metadata", ctx.metadata_error)
+              "meta", "Remove the document metadata", ctx.metadata_error,  # (what was read, as for the query texts)
+              loaded=None if ctx.metadata is None else ui.plural(int(ctx.metadata["doc_id"].nunique()), "document"))
 with c3:
     side_file("queries_blob", "queries", "Query texts", "Query id → text (BEIR queries.jsonl, TSV/CSV, JSON)",
               "queries", "Remove the query texts", ctx.queries_error,

@@ -12,6 +12,7 @@ from dashboard import reproduce as R
 from dashboard import state as S
 from dashboard import tables as T
 from dashboard import ui
+from dashboard import versions as VS
 from evalcore import workspace as W
 from evalcore.defaults import MIN_DOMAIN_QUERIES
 from evalcore.errors import EvalcoreError
@@ -75,9 +76,9 @@ dom = S.memo(f"dom:{dkey}", lambda: D.domain_frame(
     S.metric_slice(ctx, metric, k), metric=metric, k=k, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED, runs=shown))
 
 st.subheader(f"{label} per domain")
-ui.chart(S.memo(f"fig:dombars:{dkey}", lambda: charts.domain_bars(dom, metric_label=label,
-                                                                                       runs=shown,
-                                                                                       higher_is_better=higher)),
+skey, looks = VS.drawn_styles(ctx, shown, S.low_coverage(ctx))  # each run in its colour of the Overview's curves
+ui.chart(S.memo(f"fig:dombars:{dkey}:{skey}", lambda: charts.domain_bars(dom, metric_label=label, runs=shown,
+                                                                         higher_is_better=higher, styles=looks)),
          key="dom_bars", name="per_domain_bars")
 st.caption(("Bars: mean per domain; error bars: " if len(sizes) <= charts.DOMAIN_BARS_UP_TO else
             "One row per domain, a dot per run: the mean; whiskers: ") + f"{S.ci_caption()} (none where a domain has "
@@ -148,7 +149,10 @@ if len(compared) >= 2 and baseline in compared:
         if overall.ok:
             flips = D.domain_flips(overall.value, cd, baseline)
             if len(flips):
-                st.caption("Domains that disagree with the overall result (significant, opposite sign)")
+                st.caption(ui.md_escape(
+                    f"Domains that disagree with the overall result (significant, opposite sign): {label} of the run − "
+                    f"the baseline ({baseline}), over every evaluated query (overall difference) and over the "
+                    "domain's queries (domain difference)"))
                 ui.dataframe(flips, hide_index=True, key="dom_flips", pin=("run", "domain"))
             else:
                 st.caption("No domain disagrees with the overall result (none is significant with the opposite sign).")

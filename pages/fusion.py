@@ -198,7 +198,7 @@ if several:
 st.dataframe(text, key="fu_table", height=ui.rows_height(len(text)),
              column_config={"_index": st.column_config.TextColumn("run", pinned=True)})
 st.caption("★ = best of the column" + (" among the runs of the same aspect" if several else "")
-           + f". Mean [{S.ci_caption()}] over the evaluated queries.")
+           + f". Mean [{S.ci_caption()}] over {ui.md_escape(ui.evaluated_text(ctx))}.")
 sel = summ[(summ["metric"].astype(str) == metric) & (summ["k"] == k)]
 st.caption(ui.md_escape(f"{label} (the Metric and Cutoff k above) of each run: mean over its n queries and the "
                         "95% CI's bounds (ci_low, ci_high)."))

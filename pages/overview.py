@@ -87,7 +87,7 @@ excluded = S.excluded_runs(ctx)
 st.caption("★ = best run of the column among the compared runs" + (" of the same aspect" if len(
     S.aspects_in_use(ctx)) > 1 else "") + " (highest mean; lowest for first_rel_rank; none for the counts, "
     "judged@k and RBP's residual)" + (f"; not compared (low coverage): {len(excluded)} run(s)" if excluded else "")
-    + f". Cells: mean over the evaluated queries [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
+    + f". Cells: mean over {ui.md_escape(ui.evaluated_text(ctx))} [{S.ci_caption()}]; the counts (num_ret, num_rel, num_rel_ret, "
     "num_q) are their total over the queries, as trec_eval's summary line, and gm_map the geometric mean of AP "
     "with its interval. Coverage: queries the run answered / ground-truth queries; a missing query counts as 0. "
     + R.overview_caption(ctx.settings, **R.evaluation_options(ctx)))

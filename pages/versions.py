@@ -195,8 +195,10 @@ if not out.ok:
     st.stop()
 cv = out.value
 st.subheader(f"{label} across the versions")
+look = V.model_looks(ctx).get(model)  # the model's hue on every chart (its versions on the Overview's curves)
 ui.chart(charts.version_curve(cv.frame, x=cv.x, labels=cv.labels, by_step=cv.by_step, model=model,
-                              metric_label=label, higher_is_better=W.higher_is_better(metric)),
+                              metric_label=label, higher_is_better=W.higher_is_better(metric),
+                              color=look.color if look is not None else None),
          key="ver_curve", name="versions_curve")
 st.caption(("x = the versions' steps. " if cv.by_step else "x = the versions in order (step, else version label, "
             "else the order they were loaded; " + ("some versions share a step). " if why == "same step" else
