@@ -540,3 +540,22 @@ def run_preview(key: str, _run: Any) -> Any:
     pages' work out."""
     return _run.to_frame().head(8)
 
+
+
+def run_counts(ctx: S.Context, name: str, run: Any) -> str:
+    """The Data page's counts of run ``name``: its queries and ranked items (plain text).
+
+    With a query sample (Settings) a ranked file still holds every query it was written for, while an embedding run is
+    ranked for the sampled queries only: "300 queries" beside "100 queries" said nothing of why. So each says which:
+    "300 queries in the file, 100 of them in the query sample (of the ground truth's 300, seed 42)", or "100 queries
+    (ranked for the query sample only: ...)"; without a sample, "300 queries"."""
+    items = ui.plural(len(run), "ranked item")
+    qrels = ctx.qrels.get(S.aspect_of(ctx, name)) if ctx.aspects else next(iter(ctx.qrels.values()), None)
+    if qrels is None or not ctx.settings.sample_size or qrels.n_queries >= ctx.n_universe:
+        return f"{ui.plural(run.n_queries, 'query', 'queries')}, {items}"
+    sample = f"the query sample (of the ground truth's {ctx.n_universe:,}, seed {ctx.settings.seed})"
+    evaluated = set(map(str, qrels.query_ids))
+    inside = sum(str(q) in evaluated for q in run.query_ids)
+    if inside == run.n_queries:
+        return f"{ui.plural(run.n_queries, 'query', 'queries')} (ranked for {sample} only), {items}"
+    return f"{ui.plural(run.n_queries, 'query', 'queries')} in the file, {inside:,} of them in {sample}, {items}"

@@ -29,8 +29,9 @@ def saved(pkey: str) -> dict[str, Any]:
 
 def start(wkey: str, pkey: str, field: str, default: Any, valid: Callable[[Any], bool] = lambda v: True, *,
           clean: Callable[[Any], Any] | None = None, follow: bool = False) -> None:
-    """Just before drawing widget ``wkey`` (a widget's state set in a run that does not draw it is lost): unless it
-    is already drawn in this visit, its value is ``pkey[field]`` (through ``clean``, e.g. the runs still there) when
+    """Just before drawing widget ``wkey`` (a widget's state set in a run that does not draw it is lost): its value
+    is the one it has (set again, so that a widget not drawn in the last run is not drawn at its own default) when
+    ``valid`` says it still is one, else ``pkey[field]`` (through ``clean``, e.g. the runs still there) when
     ``valid`` says it still is one, else ``default``.
 
     ``follow``: the default is live (e.g. the latest version of each model, as a training loop logs them) until the
@@ -52,8 +53,16 @@ def start(wkey: str, pkey: str, field: str, default: Any, valid: Callable[[Any],
             state[pkey] = {k: v for k, v in saved(pkey).items() if k != field}
         return
     following.discard((pkey, field))
-    if wkey not in state:
-        state[wkey] = value if ok else default
+    # a widget not drawn in the last run (another method chosen, a section stopped early) keeps its value under its
+    # key, but a browser draws it again at its own default (seed 0, the first option, a toggle off) unless that value
+    # is set again now: the widget's value (the user's, when they just changed it) is written back when still valid
+    current, now_ok = state.get(wkey), False
+    if wkey in state:
+        try:
+            now_ok = current is not None and bool(valid(current))
+        except (TypeError, ValueError):
+            now_ok = False
+    state[wkey] = current if now_ok else value if ok else default
 
 
 def gone(pkey: str, field: str, present: Collection[Any]) -> list[Any]:

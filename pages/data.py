@@ -261,7 +261,7 @@ for src in listed:
         for w in ctx.run_warnings.get(src.uid, ()):
             ui.show_warning(w)
         if run is not None and src.uid not in ctx.run_errors:
-            st.caption(f"{ui.plural(run.n_queries, 'query', 'queries')}, {ui.plural(len(run), 'ranked item')}")
+            st.caption(ui.md_escape(D.run_counts(ctx, src.name, run)))  # (a sample: which queries each counts)
             with st.expander("Preview (first rows)"):
                 st.dataframe(D.run_preview(ctx.run_keys[src.uid], run),
                              hide_index=True)

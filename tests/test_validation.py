@@ -523,3 +523,38 @@ def test_only_a_leading_number_or_top_n_declares_a_length(tmp_path):
         path = tmp_path / f"{field}.json"
         path.write_text(json.dumps(doc))
         names(raises(ConstraintError, load_qrels, path), field, "has 5 items", f"exactly {n}")
+
+
+BEIR_CORPUS = ('{"_id": "d1", "title": "A", "text": "alpha"}\n'
+               '{"_id": "d2", "title": "B", "text": "beta"}\n')
+BEIR_QUERIES = '\n{"_id": "q1", "text": "alpha?"}\n{"_id": "q2", "text": "beta?"}\n'
+
+
+@pytest.mark.parametrize("loader, what", [(load_run, "not a run"), (load_qrels, "not a ground truth")])
+def test_a_json_lines_corpus_or_queries_file_given_as_a_run_or_judgments_says_so(tmp_path, loader, what):
+    """A BEIR corpus.jsonl / queries.jsonl where a run or judgments are expected: the error said only "at the top
+    level: expected an object ..., found a list"; it names the file, how it was read, the line and what the file
+    looks like."""
+    p = write(tmp_path, "corpus.jsonl", BEIR_CORPUS)
+    names(raises(JsonShapeError, loader, p), "corpus.jsonl, line 1:", "read as JSON lines", "'_id', 'title', 'text'",
+          "expected for the whole file", "looks like a corpus file", what)
+    p = write(tmp_path, "queries.jsonl", BEIR_QUERIES)  # (a blank first line: the first record is on line 2)
+    names(raises(JsonShapeError, loader, p), "queries.jsonl, line 2:", "read as JSON lines",
+          "looks like a queries file", what)
+
+
+def test_a_json_array_of_corpus_records_given_as_a_run_says_how_it_was_read(tmp_path):
+    p = write(tmp_path, "corpus.json", "\n\n" + json.dumps([{"_id": "d1", "title": "A", "text": "alpha"}]))
+    names(raises(JsonShapeError, load_run, p), "corpus.json, line 3:", "read as JSON: at the top level", "found a list",
+          "looks like a corpus file", "not a run")
+
+
+def test_a_corpus_file_given_as_seed_001_lists_or_a_domain_mapping_says_so(tmp_path):
+    """A JSON array of corpus records read as judgments (ordered lists) said "no ordered-list field (aspect)", as a
+    domain mapping "no query id field": neither said how it was read nor that it looks like a corpus file."""
+    p = write(tmp_path, "corpus.json", json.dumps([{"_id": "d1", "title": "A", "text": "alpha"}]))
+    names(raises(JsonShapeError, load_qrels, p), "corpus.json, line 1:", "read as JSON:",
+          "looks like a corpus file", "not a ground truth")
+    p = write(tmp_path, "queries.jsonl", BEIR_QUERIES)
+    names(raises(JsonShapeError, load_domains, p), "queries.jsonl, line 2:", "read as JSON lines",
+          "looks like a queries file", "not a domain mapping")

@@ -155,8 +155,54 @@ def _at(path: str) -> str:
 
 
 def _shape(doc: _Doc, path: str, expected: str, found: Any, *, index: int | None = None) -> JsonShapeError:
+    if not path and index is None:
+        return _top_shape(doc, expected, found)
     return JsonShapeError(f"{_at(path)}: expected {expected}, found {kind_of(found)}", file=doc.label,
                           line=doc.line(index))
+
+
+#: Records that are not judgments or a run, by their fields: (fields all present, what the file looks like).
+_LOOKS_LIKE = ((("_id", "title"), "a corpus file (BEIR corpus.jsonl: _id, title, text)"),
+               (("_id", "text"), "a queries file (BEIR queries.jsonl: _id, text)"),
+               (("query-id", "corpus-id"), "a BEIR qrels file in JSON (query-id, corpus-id, score)"))
+
+
+def _looks_like(found: Any) -> str | None:
+    """What kind of other file a list of records whose first record has these fields looks like (:data:`_LOOKS_LIKE`)."""
+    first = found[0] if isinstance(found, list) and found else None
+    fields = list(first) if isinstance(first, dict) else []
+    return next((kind for need, kind in _LOOKS_LIKE if all(f in fields for f in need)), None)
+
+
+def refuse_other_file(doc: _Doc, expected: str, *, what: str) -> None:
+    """Raise :func:`_top_shape`'s error when the file's records look like another kind of file (a BEIR corpus or
+    queries file): for a reader that would otherwise only say that a field is missing."""
+    if _looks_like(doc.value) is not None:
+        raise _top_shape(doc, expected, doc.value, what=what)
+
+
+def _top_shape(doc: _Doc, expected: str, found: Any, *, what: str | None = None) -> JsonShapeError:
+    """The file as a whole is not what ``what`` (``"run"``, ``"ground truth"``) is given as: the error says how the
+    file was read (JSON lines: the first record's line; JSON: the line where its value starts), what it holds there
+    and, when its records' fields say it, what kind of file it looks like."""
+    first = found[0] if isinstance(found, list) and found else None
+    fields = list(first) if isinstance(first, dict) else []
+    looks = _looks_like(found)
+    holds = kind_of(first) + (f" with the fields {', '.join(map(repr, fields[:6]))}" if fields else "")
+    if doc.lines is not None:  # JSON lines: one value a line, the file as a whole is a list of them
+        line = doc.line(0)
+        msg = (f"read as JSON lines (one JSON value a line): the first line holds {holds}, "
+               + (f"but {expected} is expected for the whole file" if isinstance(found, list) and not expected.startswith(
+                   "an array") else f"expected {expected}"))
+    else:
+        text = doc.text or ""
+        start = len(text) - len(text.lstrip())
+        line = text.count("\n", 0, start) + 1 if text else None
+        msg = (f"read as JSON: at the top level: expected {expected}, found {kind_of(found)}"
+               + (f" (its first item: {holds})" if first is not None else ""))
+    if looks:
+        msg += f"; this looks like {looks}" + (f", not a {what}" if what else "")
+    return JsonShapeError(msg, file=doc.label, line=line)
 
 
 def _no_dup_keys(doc: _Doc, obj: dict, path: str, *, index: int | None = None, what: str = "field",
@@ -238,7 +284,7 @@ def read_json_dict_qrels(data: bytes, *, label: str, filename: str | None = None
     doc = parse_json(data, label, filename=filename)
     obj = doc.value
     if not isinstance(obj, dict):
-        raise _shape(doc, "", "an object {query: {doc: grade}}", obj)
+        raise _top_shape(doc, "an object {query: {doc: grade}}", obj, what="ground truth")
     _no_dup_keys(doc, obj, "", what="query")
     if not obj:
         raise EmptyInputError("no queries (empty object)", file=label)
@@ -277,7 +323,7 @@ def read_json_dict_run(data: bytes, *, label: str, name: str | None = None, file
     doc = parse_json(data, label, filename=filename)
     obj = doc.value
     if not isinstance(obj, dict):
-        raise _shape(doc, "", "an object {query: {doc: score}}", obj)
+        raise _top_shape(doc, "an object {query: {doc: score}}", obj, what="run")
     _no_dup_keys(doc, obj, "", what="query")
     qs: list[str] = []
     ds: list[str] = []

@@ -34,6 +34,7 @@ from .jsonfmt import (
     _shape,
     parse_json,
     refuse_broken,
+    refuse_other_file,
 )
 from .source import ASCII_WS, refuse_broken_writes, refuse_unstripped_writes
 
@@ -221,8 +222,10 @@ def _match(fields: Sequence[str], aspect: str | None, label: str) -> str | None:
 
 def ordered_list_aspects(data: bytes, *, label: str, filename: str | None = None) -> list[str]:
     """The aspects (ordered list fields) of a seed-001 file, after validating it."""
-    od = _validate_ordered(parse_json(data, label, filename=filename))
+    doc = parse_json(data, label, filename=filename)
+    od = _validate_ordered(doc)
     if not od.aspects:
+        refuse_other_file(doc, "an array of objects, each with an id and ordered lists of ids (seed 001)", what="ground truth")
         pick_aspect(od.aspects, None, label=label, list_fields=od.other_lists)  # raises, naming the list fields
     return list(od.aspects)
 
@@ -232,6 +235,8 @@ def read_ordered_lists(data: bytes, *, label: str, aspect: str | None = None,
     """Judgments of one aspect of a seed-001 file: grade = n + 1 − position (n = list length)."""
     doc = parse_json(data, label, filename=filename)
     od = _validate_ordered(doc)
+    if not od.aspects:
+        refuse_other_file(doc, "an array of objects, each with an id and ordered lists of ids (seed 001)", what="ground truth")
     try:
         f = pick_aspect(od.aspects, aspect, label=label, list_fields=od.other_lists)
     except AspectError:

@@ -36,6 +36,7 @@ from .jsonfmt import (
     _shape,
     parse_json,
     refuse_broken,
+    refuse_other_file,
 )
 from .source import ASCII_WS, Source, decode_text, read_source, source_filename
 from .tables import _domains_of, _first_true, _id_column, _require, _Table, _table, sniff_separator
@@ -157,6 +158,8 @@ def read_json_domains(data: bytes, *, label: str, filename: str | None = None) -
             qk = next((names[c] for c in QUERY_COLUMNS + ("source", "id") if c in names), None)
             dk = next((names[c] for c in DOMAIN_COLUMNS if c in names), None)
             if qk is None or dk is None:
+                refuse_other_file(doc, "an object {query: domain} or objects {query_id, domain}",
+                                  what="domain mapping")
                 role = "query id" if qk is None else "domain"
                 raise MissingColumnError(f"at {base}: no {role} field; the fields are {list(r)}", file=label,
                                          line=doc.line(i))
