@@ -224,7 +224,7 @@ def fusion_options(fusions: Sequence[Mapping[str, object]], *, ties: str) -> tup
     and the names of the fused runs no such word gives, each to be given as its own file: the command takes one
     recipe for every ``--fuse`` (a fusion with other options than the first's), a run listed twice in one fusion,
     a fused run's name holding ``=`` or an input's holding ``,`` (the spec's separators), a fusion of a fused run
-    not given before it. Weights are written as Python's ``repr`` of the float, which reads back to the same bits;
+    not given before it, or of a run not among the runs of ``...`` (``shown`` False: an input not on the page). Weights are written as Python's ``repr`` of the float, which reads back to the same bits;
     a method without weights is given its runs without ``:W`` (the command refuses weights there)."""
     from evalcore.fusion import WEIGHTED_METHODS
 
@@ -237,7 +237,8 @@ def fusion_options(fusions: Sequence[Mapping[str, object]], *, ties: str) -> tup
         name, inputs = str(f["name"]), [str(r) for r in f["inputs"]]  # type: ignore[union-attr]
         this = (f["method"], f["norm"], float(f["c"]), f["top_n"] or None, f["ties"] or ties)  # type: ignore[arg-type]
         ok = ((recipe is None or this == recipe) and "=" not in name and len(set(inputs)) == len(inputs)
-              and not any("," in r for r in inputs) and all(r in given for r in inputs if r in fused))
+              and not any("," in r for r in inputs) and all(r in given for r in inputs if r in fused)
+              and bool(f.get("shown", True)))
         if not ok:
             own.append(name)
             continue
@@ -262,7 +263,8 @@ def fusions_of(ctx: S.Context) -> list[dict[str, object]]:
     shown = set(ctx.run_names)
     return [{"name": src.name, "inputs": [names.get(u, u) for u in src.fusion.inputs],
              "weights": list(src.fusion.weights), "method": src.fusion.method, "norm": src.fusion.norm,
-             "c": src.fusion.c, "top_n": src.fusion.top_n, "ties": src.fusion.ties}
+             "c": src.fusion.c, "top_n": src.fusion.top_n, "ties": src.fusion.ties,
+             "shown": all(names.get(u) in shown for u in src.fusion.inputs)}
             for src in ctx.ws.runs if src.kind == "fused" and src.name in shown and src.fusion is not None]
 
 

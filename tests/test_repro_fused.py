@@ -34,6 +34,7 @@ FUSIONS = {
     "trec-rrf": ("trec", ["a", "b"], [0.1 + 0.2, 0.7], dict(c=30.0, top_n=8)),
     "seed001-combsum": ("seed001", ["content_run", "vibes_run"], [1.0, 1.0], dict(method="combsum", norm="min-max")),
     "seed001-wsum": ("seed001", ["vibes_run", "mixed"], [0.25, 1 / 3], dict(method="wsum", norm="z-score")),
+    "seed003-emb-rrf": ("seed003-emb", ["small", "large"], [2.0, 0.5], dict(top_n=5)),  # (embedding inputs)
 }
 
 
@@ -86,8 +87,9 @@ def test_fusions_one_command_cannot_make_are_named_as_files():
     other_c = {**rrf, "name": "f2", "c": 10.0}
     of_fused = {**rrf, "name": "f3", "inputs": ["f2", "a"]}  # (f2 is not made by the command: nor is f3)
     twice = {**rrf, "name": "f4", "inputs": ["a", "a"]}
-    made, own = R.fusion_options([rrf, other_c, of_fused, twice], ties="trec")
-    assert own == ["f2", "f3", "f4"]
+    hidden = {**rrf, "name": "f5", "shown": False}  # (an input not on the Overview)
+    made, own = R.fusion_options([rrf, other_c, of_fused, twice, hidden], ties="trec")
+    assert own == ["f2", "f3", "f4", "f5"]
     assert shlex.split(made) == ["--fuse", "f1=a:0.5,b:0.5", "--rrf-ties", "trec"]
     caption = R.overview_caption(settings, ground_truth=R.QRELS, fusions=[rrf, other_c, of_fused, twice])
     assert "f2, f3, f4: fused with other options" in caption and "as its own file" in caption
