@@ -23,6 +23,9 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
             "ground_truth": ground_truth_metadata(ev.runs, ctx.ws.ground_truth.label if ctx.ws.ground_truth
                                                   else None)}
     meta.update(cli_metadata(ctx.settings, ci_seed=ci_seed))
+    qrels = ev.settings.get("qrels")
+    if isinstance(qrels, dict):  # runs judged against several aspects: the one file, as evaluate --out writes it
+        meta["qrels"] = "; ".join(dict.fromkeys(str(v) for v in qrels.values()))
     fusion = fusion_metadata(ctx)
     if fusion:
         meta["fusion"] = fusion

@@ -4,7 +4,8 @@ share: ``seed`` is the intervals' seed and ``sample_seed`` the query sample's in
 ``ground_truth`` is in both a mapping of each run to the source of the ground truth it was judged against (the path
 given on the command line, the file's name in the workspace). Before, the dashboard wrote one string and ``evaluate
 --out`` a per-run mapping when the runs were judged against different aspects of seed 001's lists (nothing otherwise):
-``metadata["ground_truth"][run]`` failed on the dashboard's report.
+``metadata["ground_truth"][run]`` failed on the dashboard's report. ``qrels`` had the converse seam: the dashboard
+wrote a mapping of each aspect to the file there, the command line the file (one string): both write the string.
 
 Before, the dashboard wrote the Data page's sample seed under ``seed`` (and ``sample_seed`` only where it differed
 from the intervals' 42), the command line its ``--seed``, the intervals' (and the sample's unless ``--sample-seed``):
@@ -57,6 +58,7 @@ def assert_same_report(download: dict, cli: dict) -> None:
     for meta in (download["metadata"], cli["metadata"]):
         assert isinstance(meta["ground_truth"], dict), meta["ground_truth"]
         assert sorted(meta["ground_truth"]) == sorted(runs), meta["ground_truth"]
+        assert isinstance(meta["qrels"], str), meta["qrels"]  # the ground truth's source, one string in both
     for part in set(download) - {"metadata"}:
         assert download[part] == cli[part], part
 
@@ -108,6 +110,7 @@ def test_ground_truth_has_one_shape_when_runs_are_judged_against_different_aspec
     assert_same_report(download, cli)
     assert download["metadata"]["aspects"] == cli["metadata"]["aspects"] == runs
     assert download["metadata"]["ground_truth"] == dict.fromkeys(runs, "movies.json")
+    assert download["metadata"]["qrels"] == "movies.json" == os.path.basename(cli["metadata"]["qrels"])
     assert {r: os.path.basename(p) for r, p in cli["metadata"]["ground_truth"].items()} == dict.fromkeys(runs,
                                                                                                        "movies.json")
 
