@@ -224,8 +224,9 @@ def fusion_options(fusions: Sequence[Mapping[str, object]], *, ties: str) -> tup
     and the names of the fused runs no such word gives, each to be given as its own file: the command takes one
     recipe for every ``--fuse`` (a fusion with other options than the first's), a run listed twice in one fusion,
     a fused run's name holding ``=`` or an input's holding ``,`` (the spec's separators), a fusion of a fused run
-    not given before it, or of a run not among the runs of ``...`` (``shown`` False: an input not on the page). Weights are written as Python's ``repr`` of the float, which reads back to the same bits;
-    a method without weights is given its runs without ``:W`` (the command refuses weights there)."""
+    not given before it, or of a run not among the runs of ``...`` (``shown`` False: an input not on the page).
+    Weights are written as Python's ``repr`` of the float, which reads back to the same bits; a method without
+    weights is given its runs without ``:W`` (the command refuses weights there)."""
     from evalcore.fusion import WEIGHTED_METHODS
 
     words: list[str] = []
@@ -308,9 +309,10 @@ def runs_note(settings: W.Settings, fusions: Sequence[Mapping[str, object]]) -> 
     if made:
         note += "; the fused runs but " + ", ".join(own) + " by --fuse" if own else "; the fused runs by --fuse"
     if own:
-        note += ("; " + ", ".join(own) + ": fused with other options than the command's --fuse takes, give "
-                 + ("it" if len(own) == 1 else "each") + " as its own file (--run NAME=FILE, written by "
-                 "evalcore fuse with its recipe, report.json's metadata.fusion)")
+        note += ("; " + ", ".join(own) + ": no --fuse of this command makes " + ("it" if len(own) == 1 else "them")
+                 + " (another fusion recipe, or inputs it cannot name), give " + ("it" if len(own) == 1 else "each")
+                 + " as its own file (--run NAME=FILE, written by evalcore fuse with its recipe, report.json's "
+                 "metadata.fusion)")
     return note
 
 
@@ -346,8 +348,8 @@ def queries_caption(settings: W.Settings, **options: object) -> str:
         return ("Not a command: " + BUILT_IN_NOTE + "; each value is a row of the Overview's per-query table "
                 "(its download).")
     return ("Reproduce with " + evaluate_command(settings, **options)  # type: ignore[arg-type]
-            + f" (...: {runs_note(settings, options.get('fusions') or ())}): each value is a row (run, query_id, metric, k) of its per_query.csv, as of the "
-              "Overview's per-query download.")
+            + f" (...: {runs_note(settings, options.get('fusions') or ())}): each value is a row (run, query_id, "  # type: ignore[arg-type]
+              "metric, k) of its per_query.csv, as of the Overview's per-query download.")
 
 
 def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,

@@ -92,5 +92,5 @@ def test_fusions_one_command_cannot_make_are_named_as_files():
     assert own == ["f2", "f3", "f4", "f5"]
     assert shlex.split(made) == ["--fuse", "f1=a:0.5,b:0.5", "--rrf-ties", "trec"]
     caption = R.overview_caption(settings, ground_truth=R.QRELS, fusions=[rrf, other_c, of_fused, twice])
-    assert "f2, f3, f4: fused with other options" in caption and "as its own file" in caption
+    assert "f2, f3, f4: no --fuse of this command makes them" in caption and "as its own file" in caption
     assert R.fusion_options([], ties="trec") == ("", [])
