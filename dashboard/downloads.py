@@ -16,9 +16,16 @@ def report_json(ctx: Any, top_k: int, *, ci_method: str, n_resamples: int, ci_se
     ev = ctx.evaluation
     # the dashboard's runs (LazyRuns): those not read yet are read at the click; any other mapping: as it is
     runs = ctx.runs.deferred() if hasattr(ctx.runs, "deferred") else dict(ctx.runs)
+    from evalcore.report import ground_truth_metadata
+
+    # ground_truth: each run's (the mapping evaluate --out writes, with or without aspects)
     meta = {"dashboard": True, "query_sample": ctx.settings.sample_size or "all",
-            "ground_truth": ctx.ws.ground_truth.label if ctx.ws.ground_truth else None}
+            "ground_truth": ground_truth_metadata(ev.runs, ctx.ws.ground_truth.label if ctx.ws.ground_truth
+                                                  else None)}
     meta.update(cli_metadata(ctx.settings, ci_seed=ci_seed))
+    qrels = ev.settings.get("qrels")
+    if isinstance(qrels, dict):  # runs judged against several aspects: the one file, as evaluate --out writes it
+        meta["qrels"] = "; ".join(dict.fromkeys(str(v) for v in qrels.values()))
     fusion = fusion_metadata(ctx)
     if fusion:
         meta["fusion"] = fusion

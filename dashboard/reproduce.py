@@ -215,8 +215,63 @@ def aspect_options(aspects: Mapping[str, str | None]) -> str:
     return " " + " ".join(words)
 
 
+def fusion_options(fusions: Sequence[Mapping[str, object]], *, ties: str) -> tuple[str, list[str]]:
+    """``evaluate``'s ``--fuse NAME=RUN1:W1,...`` words making the Overview's fused runs (each a mapping: ``name``,
+    ``inputs`` (run names), ``weights``, ``method``, ``norm``, ``c``, ``top_n``, ``ties`` (None: the settings'
+    ``ties``), as kept by the Fusion page) with their method, normalisation, RRF ``c``, ``top_n`` and the tie rule
+    ranking their inputs (``--fuse-method``, ``--fuse-norm``, ``--rrf-c``, ``--rrf-top-n``, ``--rrf-ties``: the
+    dashboard's fusion ranks its inputs with the settings' tie rule where the command's default is ``docid_asc``);
+    and the names of the fused runs no such word gives, each to be given as its own file: the command takes one
+    recipe for every ``--fuse`` (a fusion with other options than the first's), a run listed twice in one fusion,
+    a fused run's name holding ``=`` or an input's holding ``,`` (the spec's separators), a fusion of a fused run
+    not given before it, or of a run not among the runs of ``...`` (``shown`` False: an input not on the page).
+    Weights are written as Python's ``repr`` of the float, which reads back to the same bits; a method without
+    weights is given its runs without ``:W`` (the command refuses weights there)."""
+    from evalcore.fusion import WEIGHTED_METHODS
+
+    words: list[str] = []
+    own: list[str] = []
+    given: set[str] = set()
+    recipe: tuple[object, ...] | None = None
+    fused = {str(f["name"]) for f in fusions}
+    for f in fusions:
+        name, inputs = str(f["name"]), [str(r) for r in f["inputs"]]  # type: ignore[union-attr]
+        this = (f["method"], f["norm"], float(f["c"]), f["top_n"] or None, f["ties"] or ties)  # type: ignore[arg-type]
+        ok = ((recipe is None or this == recipe) and "=" not in name and len(set(inputs)) == len(inputs)
+              and not any("," in r for r in inputs) and all(r in given for r in inputs if r in fused)
+              and bool(f.get("shown", True)))
+        if not ok:
+            own.append(name)
+            continue
+        recipe = this
+        weighted = f["method"] in WEIGHTED_METHODS
+        spec = ",".join(f"{r}:{float(w)!r}" if weighted else r
+                        for r, w in zip(inputs, f["weights"], strict=True))  # type: ignore[call-overload]
+        words.append("--fuse " + shell_word(f"{name}={spec}"))
+        given.add(name)
+    if recipe is not None:
+        method, norm, c, top_n, rank_ties = recipe
+        words += ([] if method == "rrf" else [f"--fuse-method {method}"]) + (
+            [] if norm == "none" else [f"--fuse-norm {norm}"]) + ([] if c == 60.0 else [f"--rrf-c {c!r}"]) + (
+            [] if top_n is None else [f"--rrf-top-n {int(top_n)}"]) + (  # type: ignore[call-overload]
+            [] if rank_ties == "docid_asc" else [f"--rrf-ties {shell_word(str(rank_ties))}"])
+    return (" " + " ".join(words)) if words else "", own
+
+
+def fusions_of(ctx: S.Context) -> list[dict[str, object]]:
+    """The fused runs among the Overview's runs (in the workspace's order), as :func:`fusion_options` takes them."""
+    names = {r.uid: r.name for r in ctx.ws.runs}
+    shown = set(ctx.run_names)
+    return [{"name": src.name, "inputs": [names.get(u, u) for u in src.fusion.inputs],
+             "weights": list(src.fusion.weights), "method": src.fusion.method, "norm": src.fusion.norm,
+             "c": src.fusion.c, "top_n": src.fusion.top_n, "ties": src.fusion.ties,
+             "shown": all(names.get(u) in shown for u in src.fusion.inputs)}
+            for src in ctx.ws.runs if src.kind == "fused" and src.name in shown and src.fusion is not None]
+
+
 def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
-                     embeddings: bool = False, diversity: tuple[int, float] | None = None) -> str:
+                     embeddings: bool = False, diversity: tuple[int, float] | None = None,
+                     fusions: Sequence[Mapping[str, object]] = ()) -> str:
     """``evalcore evaluate`` giving the Overview's numbers and its "Report (JSON)": the ground truth (``--qrels
     QRELS``, or ``--reference-emb REFERENCE`` with the settings' reference mode), the runs (``...``), each run's
     aspect where the ground truth has several (:func:`aspect_options`), the settings' metrics and cutoffs and every
@@ -225,7 +280,9 @@ def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mappin
     bootstrap ...`` alone: completed with the ground truth and runs, that command scored with trec ties and threshold
     1 without -J whatever the settings said, at k 10. :data:`BUILT_IN`: ValueError (no command takes it).
     ``diversity``: (k, α) of the Overview's diversity table: ``--k k --diversity --diversity-alpha α`` (ILD@k and
-    α-nDCG@k of the embedding runs, judged as nDCG@k is, in report.json)."""
+    α-nDCG@k of the embedding runs, judged as nDCG@k is, in report.json). ``fusions``: the fused runs shown
+    (:func:`fusions_of`), made by ``--fuse`` where one recipe gives them (:func:`fusion_options`; the others are named by
+    :func:`overview_caption` as files of their own)."""
     if ground_truth == BUILT_IN:
         raise ValueError("no command takes the built-in demo's ground truth")
     truth = ("--qrels QRELS" if ground_truth == QRELS
@@ -238,22 +295,40 @@ def evaluate_command(settings: W.Settings, *, ground_truth: str, aspects: Mappin
              + query_rule_options(no_relevant=settings.no_relevant, judged_only=bool(settings.judged_only))
              + (f" --emb-depth {int(settings.depth)}" if embeddings and int(settings.depth) != max(depth, *ks) else "")
              + ("" if diversity is None else f" --diversity --diversity-alpha {float(diversity[1])!r}"))
-    return code_span(f"evalcore evaluate {truth} ...{aspect_options(aspects or {})}{rules}"
+    fuse = fusion_options(fusions, ties=str(settings.ties))[0] if diversity is None else ""
+    return code_span(f"evalcore evaluate {truth} ...{fuse}{aspect_options(aspects or {})}{rules}"
                      f"{sample_options(int(settings.sample_size), int(settings.seed))} --ci-method {S.MEAN_CI} "
                      f"--n-resamples {S.N_RESAMPLES} --seed {S.CI_SEED} --out DIR")
 
 
+def runs_note(settings: W.Settings, fusions: Sequence[Mapping[str, object]]) -> str:
+    """What ``...`` of :func:`evaluate_command` stands for: the runs (a fused run among them made by its ``--fuse``,
+    from its inputs; one that no ``--fuse`` of the command gives, as a file of its own, named)."""
+    made, own = fusion_options(fusions, ties=str(settings.ties))
+    note = "the runs, as --run NAME=FILE or --emb NAME=DOCS[,QUERIES]"
+    if made:
+        note += "; the fused runs but " + ", ".join(own) + " by --fuse" if own else "; the fused runs by --fuse"
+    if own:
+        note += ("; " + ", ".join(own) + ": no --fuse of this command makes " + ("it" if len(own) == 1 else "them")
+                 + " (another fusion recipe, or inputs it cannot name), give " + ("it" if len(own) == 1 else "each")
+                 + " as its own file (--run NAME=FILE, written by evalcore fuse with its recipe, report.json's "
+                 "metadata.fusion)")
+    return note
+
+
 def overview_caption(settings: W.Settings, *, ground_truth: str, aspects: Mapping[str, str | None] | None = None,
-                     embeddings: bool = False) -> str:
+                     embeddings: bool = False, fusions: Sequence[Mapping[str, object]] = ()) -> str:
     """The Overview's "Reproduce with" line: :func:`evaluate_command` (report.json's aggregates are the leaderboard's
-    cells, its per_query.csv the page's per-query table), or on the built-in demo's ground truth, which no command
-    takes, the Python call on the per-query table."""
+    cells, its per_query.csv the page's per-query table; a fused run kept from the Fusion page made by ``--fuse``
+    with its recipe, or named as a file to give), or on the built-in demo's ground truth, which no command takes,
+    the Python call on the per-query table. Before, a fused run was one of the runs of ``...``, with no file to give
+    and no recipe."""
     python = code_span("evalcore.intervals.summarize_with_intervals(table)") + " (its defaults; table: the per-query table)"
     if ground_truth == BUILT_IN:
         return "Not a command: " + BUILT_IN_NOTE + ". Reproduce with " + python + "."
     return ("Reproduce with " + evaluate_command(settings, ground_truth=ground_truth, aspects=aspects,
-                                                 embeddings=embeddings)
-            + " (...: the runs, as --run NAME=FILE or --emb NAME=DOCS[,QUERIES]; report.json) or " + python + ".")
+                                                 embeddings=embeddings, fusions=fusions)
+            + f" (...: {runs_note(settings, fusions)}; report.json) or " + python + ".")
 
 
 def evaluation_options(ctx: S.Context) -> dict[str, object]:
@@ -261,7 +336,8 @@ def evaluation_options(ctx: S.Context) -> dict[str, object]:
     workspace of ``ctx``: which ground truth, each run's aspect where it has several, whether a run has embeddings."""
     return {"ground_truth": ground_truth_kind(ctx.ws.ground_truth),
             "aspects": {r: S.aspect_of(ctx, r) for r in ctx.run_names} if len(ctx.aspects) > 1 else None,
-            "embeddings": any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs)}
+            "embeddings": any(W.has_embeddings(src) for src in ctx.ws.runs if src.name in ctx.runs),
+            "fusions": fusions_of(ctx)}
 
 
 def queries_caption(settings: W.Settings, **options: object) -> str:
@@ -272,15 +348,16 @@ def queries_caption(settings: W.Settings, **options: object) -> str:
         return ("Not a command: " + BUILT_IN_NOTE + "; each value is a row of the Overview's per-query table "
                 "(its download).")
     return ("Reproduce with " + evaluate_command(settings, **options)  # type: ignore[arg-type]
-            + " (...: the runs): each value is a row (run, query_id, metric, k) of its per_query.csv, as of the "
-              "Overview's per-query download.")
+            + f" (...: {runs_note(settings, options.get('fusions') or ())}): each value is a row (run, query_id, "  # type: ignore[arg-type]
+              "metric, k) of its per_query.csv, as of the Overview's per-query download.")
 
 
 def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,
-                      aspects: Mapping[str, str | None] | None = None) -> str:
+                      aspects: Mapping[str, str | None] | None = None,
+                      fusions: Sequence[Mapping[str, object]] = ()) -> str:
     """The Overview's diversity line: :func:`evaluate_command` with ``--k k --diversity --diversity-alpha alpha``
     (report.json's ``ild@k`` and ``alpha_ndcg...@k`` aggregates are the table's cells), or on the built-in demo, the
-    Python call."""
+    Python call. ``fusions`` is not used: the table holds the embedding runs only."""
     python = code_span("evalcore.workspace.diversity_summary(tables)") + " (its defaults; tables: " + code_span(
         f"evalcore.workspace.run_diversity(..., k=[{int(k)}], alpha={float(alpha)!r})") + " of each run)"
     if ground_truth == BUILT_IN:

@@ -105,6 +105,30 @@ def sample_metadata(*, n_samples: int | None, sample_seed: int, seed: int) -> di
     return {"n_samples": n, "seed": int(seed), "sample_seed": int(sample_seed) if n else None}
 
 
+def ground_truth_metadata(runs: Sequence[str], source: Any, *, per_run: Mapping[str, Any] | None = None
+                          ) -> dict[str, str | None]:
+    """``report.json``'s ``metadata.ground_truth``, one shape wherever it is written (``evaluate --out`` and the
+    dashboard's "Report (JSON)"): each run's name mapped to the source of the ground truth it was judged against
+    (the path given on the command line, the file's name in the workspace, a reference model's label).
+
+    ``per_run`` (an evaluation's ``settings["ground_truth"]``, :func:`evalcore.combine.evaluate_per_ground_truth`)
+    gives each run's own source; a run it does not name, or every run without it, gets ``source``. Before, the
+    dashboard wrote one string and ``evaluate --out`` a per-run mapping when runs were judged against different
+    aspects (and nothing otherwise): a consumer reading ``metadata.ground_truth[run]`` failed on one of the two.
+
+    >>> ground_truth_metadata(["a", "b"], "qrels.txt")
+    {'a': 'qrels.txt', 'b': 'qrels.txt'}
+    >>> ground_truth_metadata(["a", "b"], "x", per_run={"a": "lists.json"})
+    {'a': 'lists.json', 'b': 'x'}
+    """
+    given = dict(per_run) if isinstance(per_run, Mapping) else {}
+    out: dict[str, str | None] = {}
+    for run in runs:
+        value = given.get(str(run), source)
+        out[str(run)] = None if value is None else str(value)
+    return out
+
+
 def build_report(
     evaluation: Evaluation,
     runs: Mapping[str, Run] | None = None,

@@ -112,7 +112,7 @@ def test_the_dashboards_report_is_what_build_report_gives():
                           ws=SimpleNamespace(ground_truth=None, runs=()))
     got = json.loads(S.report_json(ctx, top_k=7)())
     want = build_report(ev, runs, top_k=7, metadata={"dashboard": True, "query_sample": "all", "seed": 42,
-                                                     "ground_truth": None, "command": "dashboard",
+                                                     "ground_truth": dict.fromkeys(ev.runs), "command": "dashboard",
                                                      "n_samples": None, "sample_seed": None},
                         ci_method=S.MEAN_CI, n_resamples=S.N_RESAMPLES, seed=S.CI_SEED)
     for rep in (got, want):

@@ -138,11 +138,14 @@ def run(args: argparse.Namespace) -> int:
         by_domain = per_domain_summary(ev.table, n_resamples=args.n_resamples, seed=args.seed)
         print(per_domain_text(*by_domain, n_resamples=args.n_resamples, seed=args.seed, source=_domains_said(domains)))
     if args.out:
-        from ..report import sample_metadata
+        from ..report import ground_truth_metadata, sample_metadata
 
-        # seed: the intervals' (--seed); sample_seed: the sample's (--sample-seed, else --seed), null without one
+        # seed: the intervals' (--seed); sample_seed: the sample's (--sample-seed, else --seed), null without one;
+        # ground_truth: each run's ground truth (one mapping whether or not the runs have their own aspect)
         meta = {"command": "evaluate", **sample_metadata(n_samples=args.n_samples, sample_seed=sample_seed(args),
-                                                         seed=args.seed)}
+                                                         seed=args.seed),
+                "ground_truth": ground_truth_metadata(ev.runs, ev.settings.get("qrels"),
+                                                      per_run=ev.settings.get("ground_truth"))}
         paths = write_outputs(ev, args.out, runs=runs, top_k=args.report_depth, metadata=meta,
                               ci_method=args.ci_method, n_resamples=args.n_resamples, seed=args.seed)
         if by_domain is not None:

@@ -47,7 +47,7 @@ from typing import Any
 from .._lazy import pd
 from ..data import Run
 from ..defaults import DEMO_SEED
-from ..errors import OptionError
+from ..errors import CorruptArtifactError, OptionError
 from ..evaluate import Evaluation
 from ..io.embeddings import Embeddings
 from .inputs import check_bool
@@ -149,14 +149,27 @@ class Workspace(RunChanges):
         return [r.name for r in self.run_records()]
 
     def load_run(self, name: str) -> Run:
-        """The Run of a run: read (ranked), or built as :meth:`evaluate` builds it (embedding, fused)."""
+        """The Run of a run: read (ranked), or built as :meth:`evaluate` builds it (embedding, fused).
+
+        A run another process removed (or replaced) between this one's reading of the catalogue and of the run's
+        file, a ``gc`` having taken the file away, is said so (:meth:`check_still_listed`), not as a missing file.
+        A run replaced under its name is read again, once."""
+        return self._load_listed(name, again=True)
+
+    def _load_listed(self, name: str, *, again: bool) -> Run:
         rec = self.run_record(name)
-        if rec.kind == "ranked":
-            return self.ranked_run(rec)
-        res = self.resolve(runs=[rec.name])
-        if rec.name in res.errors:
-            raise OptionError(res.errors[rec.name])
-        return res.runs[rec.name]
+        try:
+            if rec.kind == "ranked":
+                return self.ranked_run(rec)
+            res = self.resolve(runs=[rec.name])
+            if rec.name in res.errors:
+                raise OptionError(res.errors[rec.name])
+            return res.runs[rec.name]
+        except (CorruptArtifactError, OptionError):
+            if again and self.listing_changed(rec) == "replaced":
+                return self._load_listed(name, again=False)  # stored again under its name meanwhile: the new one
+            self.check_still_listed(rec)  # removed (or replaced again) meanwhile: say so, not "file missing"
+            raise
 
     def load_embeddings(self, name: str) -> tuple[Embeddings, Embeddings | None]:
         """An embedding run's document and (None when item-to-item) query vectors, memory-mapped."""

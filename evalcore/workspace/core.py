@@ -265,6 +265,30 @@ class WorkspaceCore:
             raise OptionError(f"no run named {name!r} in the workspace; its runs are {names}")
         return RunRecord.of(row)
 
+    def listing_changed(self, rec: RunRecord) -> str | None:
+        """``"removed"`` or ``"replaced"`` when the catalogue no longer holds ``rec`` as it was read (the run was
+        removed, or stored again under its name with another file, by another process or Workspace object since);
+        None when it still does."""
+        row = self.catalogue.read(lambda c: c.execute("SELECT artifact FROM runs WHERE name = ?",
+                                                      (str(rec.name),)).fetchone())
+        if row is None:
+            return "removed"
+        return None if row[0] == rec.artifact else "replaced"
+
+    def check_still_listed(self, rec: RunRecord) -> None:
+        """Raise :class:`~evalcore.errors.OptionError` when :meth:`listing_changed` says ``rec`` is no longer listed.
+
+        Called when ``rec``'s stored file cannot be read: a run removed elsewhere and a ``gc`` after it take its file
+        away, which is no damage to the workspace (only a run the catalogue still lists with that file is)."""
+        changed = self.listing_changed(rec)
+        if changed == "removed":
+            names = [r.name for r in self.run_records()]
+            raise OptionError(f"run {rec.name!r} was removed from the workspace by another process after this one "
+                              f"listed it; its runs are now {names}")
+        if changed == "replaced":
+            raise OptionError(f"run {rec.name!r} was replaced in the workspace by another process after this one "
+                              "listed it; read it again")
+
     def ground_truth_record(self) -> GroundTruthRecord | None:
         """The active ground truth, or None."""
         def read(c: sqlite3.Connection) -> GroundTruthRecord | None:
@@ -301,7 +325,11 @@ class WorkspaceCore:
         """The Run of a stored ranked run (named ``name``, default its own), marked with the search depth it was
         added with (``options["search_depth"]``: an exact search's, a random baseline's; absent in older records:
         unmarked)."""
-        run = self.read_run(rec.artifact, name=rec.name if name is None else name, what=f"run {rec.name!r}")
+        try:
+            run = self.read_run(rec.artifact, name=rec.name if name is None else name, what=f"run {rec.name!r}")
+        except CorruptArtifactError:
+            self.check_still_listed(rec)  # (removed by another process since this one read rec: say that)
+            raise
         depth = rec.options.get("search_depth")
         return run if depth is None else run.searched(int(depth))
 
