@@ -352,6 +352,17 @@ def queries_caption(settings: W.Settings, **options: object) -> str:
               "metric, k) of its per_query.csv, as of the Overview's per-query download.")
 
 
+def diversity_options(options: Mapping[str, object], *, runs: Sequence[str]) -> dict[str, object]:
+    """:func:`evaluation_options` for :func:`diversity_caption`: its ``...`` is the embedding runs of the table
+    (``runs``) only, so the aspects are theirs (``--aspect NAME=ASPECT`` for a ranked or fused run not in the command
+    would make it stop: "--aspect names unknown runs") and no fusion is made."""
+    shown = set(runs)
+    out = {o: v for o, v in options.items() if o not in ("embeddings", "fusions")}
+    if isinstance(out.get("aspects"), Mapping):
+        out["aspects"] = {r: a for r, a in out["aspects"].items() if r in shown}
+    return out
+
+
 def diversity_caption(settings: W.Settings, *, ground_truth: str, k: int, alpha: float,
                       aspects: Mapping[str, str | None] | None = None,
                       fusions: Sequence[Mapping[str, object]] = ()) -> str:

@@ -250,8 +250,8 @@ else:
             "novelty_i = 1 − the item's highest cosine to an item ranked above it, clipped to [0, 1]; IDCG = "
             "nDCG's ideal, against the same ground truth as nDCG@k. So α-nDCG@k ≤ nDCG@k (linear gains), and the "
             "gap is the penalty for redundant results. "
-            + R.diversity_caption(ctx.settings, k=int(div_k), alpha=float(div_alpha), **{
-                o: v for o, v in R.evaluation_options(ctx).items() if o != "embeddings"}))
+            + R.diversity_caption(ctx.settings, k=int(div_k), alpha=float(div_alpha), **R.diversity_options(
+                R.evaluation_options(ctx), runs=div.runs)))
     if div.without:
         st.text("No embeddings, not shown: " + ", ".join(div.without))
 
