@@ -598,15 +598,3 @@ def test_no_empty_domain_or_title_columns_without_their_files():
     shown = columns(at)
     assert any("domain" in c for c in shown) and any("title" in c for c in shown), shown
     assert any("domain:" in t.value for t in at.text)
-
-
-def test_identical_runs_on_the_precision_recall_chart_are_said_to_coincide():
-    # A and B (and C and D) are the same ranking under two names: one line each on the precision-recall chart too
-    at = start(two_query_workspace(), "overview")
-    at.toggle(key="ov_pr").set_value(True).run()
-    same = [unescape(c.value) for c in at.caption if "at every recall level" in c.value]
-    assert same == [
-        "A and B have the same interpolated precision at every recall level: their lines coincide (only the last "
-        "one drawn shows).",
-        "C and D have the same interpolated precision at every recall level: their lines coincide (only the last "
-        "one drawn shows)."]
