@@ -44,6 +44,9 @@ from dashboard.runstyles import RunStyle, model_styles, run_styles
 SCATTERGL_FROM = 1000
 #: Beyond this many queries, the per-query scatter shows their density and only this many points.
 SCATTER_POINTS = 400
+#: Room (px) above a chart's plot for Plotly's toolbar (modebar: about 26 px at the top right, shown on hover): a
+#: legend placed from the plot's top down starts below it.
+TOOLBAR_PX = 34
 
 def _per_run(frame: pd.DataFrame, runs: Sequence[str] | None, x: str):
     """(index, run, its rows sorted by ``x``) for each run with rows, in ``runs`` order (default: the frame's)."""
@@ -313,7 +316,12 @@ def pair_scatter(pf: pd.DataFrame, *, run_a: str, run_b: str, metric_label: str,
     fig.update_xaxes(title=f"{short_a} (A) {ptext(metric_label)}", range=[lo - 0.02, hi + 0.02])
     fig.update_yaxes(title=f"{short_b} (B) {ptext(metric_label)}", scaleanchor="x", scaleratio=1,
                      range=[lo - 0.02, hi + 0.02])
-    return _layout(fig, height=480)
+    # the legend at the right of the (square) plot, from below Plotly's toolbar down: above the plot, as on the
+    # other charts, its right end ran under the toolbar shown on hover (top right), a domain's name hidden
+    _layout(fig, height=480)
+    fig.update_layout(margin={"t": TOOLBAR_PX}, legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                                                        "yanchor": "top"})
+    return fig
 
 
 def shared_points(pf: pd.DataFrame) -> tuple[int, int, float, float]:

@@ -486,16 +486,17 @@ def ci_test_notes(notes, ci_low, ci_high, p_values, significant) -> list[str]:
     return out
 
 
-def coinciding_runs(curve: pd.DataFrame) -> list[list[str]]:
+def coinciding_runs(curve: pd.DataFrame, *, x: str = "k") -> list[list[str]]:
     """Groups (two or more runs, in first-appearance order) whose curves are the same: the same mean at
-    the same k, every k. Their lines are drawn on top of each other, so the chart cannot show it.
+    the same ``x``, every ``x`` (rounded to 12 decimals). Their lines are drawn on top of each other, so the
+    chart cannot show it.
 
-    ``curve``: :func:`curve_frame` output.
+    ``curve``: :func:`curve_frame` output (``x="k"``), or :func:`pr_frame` output (``x="recall"``).
     """
     seen: dict[tuple, list[str]] = {}
     for run, d in curve.groupby("run", sort=False):
-        d = d.sort_values("k", kind="mergesort")
-        seen.setdefault((tuple(d["k"].tolist()), tuple(d["mean"].round(12).tolist())), []).append(str(run))
+        d = d.sort_values(x, kind="mergesort")
+        seen.setdefault((tuple(d[x].tolist()), tuple(d["mean"].round(12).tolist())), []).append(str(run))
     return [names for names in seen.values() if len(names) > 1]
 
 

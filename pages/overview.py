@@ -33,6 +33,14 @@ def view(wkey: str, field: str, default: object, valid: Callable[[Any], bool]) -
     K.start(wkey, OV, field, default, valid, follow=True)
 
 
+def coincide_notes(frame: Any, key: str, *, drawn: list[str], x: str, same: str) -> None:
+    """One caption per group of drawn runs whose lines coincide (:func:`dashboard.tables.coinciding_runs` on ``x``):
+    two identical runs (a TREC file of an embedding run and the run itself) draw one line, which the chart hides."""
+    for names in S.memo(key, lambda: T.coinciding_runs(frame[frame["run"].astype(str).isin(set(drawn))], x=x)):
+        st.caption(ui.md_escape(f"{', '.join(names[:-1])} and {names[-1]} have {same}: their lines coincide (only "
+                                "the last one drawn shows)."))
+
+
 ui.page_setup()
 st.title("Overview")
 slot = st.empty()
@@ -165,10 +173,8 @@ if curve_metrics:
                + "Click a run in the legend to hide its line" + (" and band" if bands else "") + ". "
                + ("Bands: " + S.ci_caption() + ". " if bands else "")
                + ("Dotted: a run with low coverage (each query it does not answer counts as 0)." if low else ""))
-    for same in S.memo(f"coincide:{ctx.eval_key}:{metric}:{drawn}", lambda: T.coinciding_runs(
-            curve[curve["run"].astype(str).isin(set(drawn))])):
-        st.caption(ui.md_escape(f"{', '.join(same[:-1])} and {same[-1]} have the same mean at every k: their lines "
-                                "coincide (only the last one drawn shows)."))
+    coincide_notes(curve, f"coincide:{ctx.eval_key}:{metric}:{drawn}", drawn=drawn, x="k",
+                   same="the same mean at every k")
 else:
     st.info("The chosen metrics have no cutoff; no curve to draw.")
 
@@ -197,6 +203,8 @@ if show_pr:
                    + ": at each recall level x, the mean over the evaluated queries of the interpolated "
                    "precision — the best precision at any rank where the run has reached recall x (trec_eval's "
                    "iprec_at_recall; 0 where it never does). Hover for the 95% CI and n.")
+        coincide_notes(pr, f"coincide:pr:{ctx.eval_key}:{drawn}", drawn=drawn, x="recall",
+                       same="the same interpolated precision at every recall level")
 
 # ---------------------------------------------------------------- diversity
 st.subheader("Diversity of the embedding runs")

@@ -54,3 +54,36 @@ def test_domains_as_rows_keep_the_value_axis_readable(server, page, tmp_path):
     assert drawn["covered"] == [] and drawn["legendInside"], drawn
     assert drawn["clipped"] == 0, drawn
     assert not B.exceptions_text(page) and not page.page_errors
+
+
+#: On the Compare page's per-query scatter: the legend's and the toolbar's (modebar) boxes, and whether they overlap.
+SCATTER_TOOLBAR_JS = """() => {
+  const plot = document.querySelector('.st-key-cmp_scatter .js-plotly-plot');
+  if (!plot) return null;
+  const box = e => e.getBoundingClientRect();
+  const legend = plot.querySelector('.legend'), bar = plot.querySelector('.modebar');
+  if (!legend || !bar || !plot.querySelectorAll('.legend .traces').length) return null;
+  const a = box(legend), b = box(bar), svg = box(plot.querySelector('.main-svg'));
+  const r = x => [Math.round(x.left), Math.round(x.top), Math.round(x.right), Math.round(x.bottom)];
+  return {legend: r(a), toolbar: r(b), entries: plot.querySelectorAll('.legend .traces').length,
+          overlap: a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom,
+          inside: a.left >= svg.left && a.right <= svg.right + 1 && a.top >= svg.top && a.bottom <= svg.bottom + 1};
+}"""
+
+
+def test_compare_scatter_legend_clear_of_the_toolbar(server, page, tmp_path):
+    """The per-query scatter's legend ran along the top of the chart, and Plotly's toolbar (shown on hover, top right)
+    was drawn over its right end (a domain's name hidden under the buttons). The legend stays clear of it."""
+    files = write_inputs(tmp_path)
+    ws = W.WorkspaceRoot().create("scatter-legend")
+    ws.set_ground_truth(files["qrels"])
+    for key in ("strong", "weak"):
+        ws.add_run(f"run_{key}", files[key])
+    ws.set_domains({q: f"a domain named at some length {i % 6}" for i, q in enumerate(QIDS)}, name="domains")
+    ws.close()
+    page.goto(server.url + "/compare?ws=scatter-legend", wait_until="commit")
+    B.wait_for(page, main=["Compare"], timeout=STEP, js=f"() => ({SCATTER_TOOLBAR_JS})() !== null")
+    page.locator(".st-key-cmp_scatter .js-plotly-plot").hover()  # (the toolbar shows on hover)
+    drawn = page.evaluate(SCATTER_TOOLBAR_JS)
+    assert drawn["entries"] == 7 and not drawn["overlap"] and drawn["inside"], drawn  # (the diagonal + 6 domains)
+    assert not B.exceptions_text(page) and not page.page_errors

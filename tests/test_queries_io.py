@@ -110,3 +110,23 @@ def test_a_record_over_several_lines_is_named_by_the_line_it_starts_on():
     assert str(e.value).startswith("q.csv, line 4: query id 'q\\n1' holds a control character"), str(e.value)
     assert load_queries(b'query_id,text\r\nq0,"two\r\nlines"\r\nq1,one\r\n', label="q.csv") == {
         "q0": "two\r\nlines", "q1": "one"}
+
+
+def test_a_beir_corpus_given_as_the_queries_is_read_with_one_warning_saying_so_and_how_many():
+    # corpus.jsonl has _id and text like queries.jsonl, plus title: read (a queries file may carry extra fields),
+    # and said once, with the count; TREC-style topics whose text is their title, and queries.jsonl, say nothing
+    from evalcore.errors import collected_warnings
+
+    docs = [{"_id": f"d{i}", "title": f"Title {i}", "text": f"body {i}", "metadata": {}} for i in range(3)]
+    corpus = "\n".join(json.dumps(d) for d in docs).encode()
+    with collected_warnings() as got:
+        texts = load_queries(corpus, label="corpus.jsonl")
+    assert texts == {d["_id"]: d["text"] for d in docs}
+    assert len(got) == 1
+    assert got[0].startswith("corpus.jsonl: ") and "like a corpus" in got[0] and "'_id', 'title', 'text'" in got[0]
+    assert f"read {len(docs)} texts from the field 'text'" in got[0]
+    for quiet, name in ((b'[{"id": "1", "title": "cats", "description": "about cats"}]', "topics.json"),
+                        (b'{"_id": "1", "text": "cats", "metadata": {"title": "x"}}\n', "queries.jsonl")):
+        with collected_warnings() as got:
+            load_queries(quiet, label=name)
+        assert got == []

@@ -14,6 +14,8 @@ Accepted files (detected from the content, then the extension):
 A duplicate id, a record without an id or a text, an id holding a control character
 (a tab, a line break, NUL...), or an empty file is an error naming the file and the
 line (JSON, text tables) or the record. A text is prose: it may hold tabs and line breaks.
+JSON records with ``_id``, ``title`` and ``text`` (a BEIR ``corpus.jsonl`` given as the queries) are read (a
+queries file may carry extra fields) with one warning saying so and how many texts were read.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import csv
 import io
 from typing import Any
 
-from ..errors import DuplicateIdError, EmptyInputError, InputFormatError, MissingColumnError
+from ..errors import DuplicateIdError, EmptyInputError, InputFormatError, MissingColumnError, warn
 from .columns import QUERY_COLUMNS, norm_column
 from .detect import _ext, _head, _is_json
 from .jsonfmt import parse_json, refuse_broken
@@ -80,6 +82,7 @@ def _from_json(data: bytes, label: str, filename: str | None) -> dict[str, str]:
         records = v
     else:
         raise InputFormatError("expected JSON records {_id, text} or an object {query_id: text}", file=label)
+    corpus: list[str] | None = None
     for i, r in enumerate(records):
         line = doc.line(i)
         where = "" if line is not None else f" (record {i})"
@@ -96,8 +99,25 @@ def _from_json(data: bytes, label: str, filename: str | None) -> dict[str, str]:
             raise MissingColumnError(f"no query text field (accepted: {', '.join(QUERY_TEXT_FIELDS)}); the fields "
                                      f"are {names}{where}", file=label, line=line)
         _add(out, r[idk], r[tk], label=label, line=line, where=where, check=False)
+        if i == 0:
+            corpus = _looks_like_corpus(names, tk)
     refuse_broken(doc, list(out), "query id")
+    if records and corpus:
+        n = len(out)
+        warn(f"{label}: its records have the fields {', '.join(map(repr, corpus))}, like a corpus (BEIR "
+             f"corpus.jsonl: documents with _id, title, text), not a queries file (queries.jsonl: _id, text); read "
+             f"{n:,} {'text' if n == 1 else 'texts'} from the field {tk!r} as query texts — if this is the corpus, "
+             "load the queries file instead", stacklevel=3)
     return out
+
+
+def _looks_like_corpus(names: list[str], text_field: str) -> list[str] | None:
+    """The first record's id, title and text fields when it has a ``title`` besides the text read (``text``): a BEIR
+    corpus record (``_id, title, text``). A record whose text *is* its title (TREC topics) is a query."""
+    title = _pick(names, ("title",))
+    if title is None or norm_column(text_field) != norm_column("text"):
+        return None
+    return [n for n in names if n in (_pick(names, QUERY_ID_FIELDS), title, text_field)]
 
 
 def _from_parquet(data: bytes, label: str) -> dict[str, str]:
@@ -186,6 +206,12 @@ def load_queries(src: Source, *, label: str | None = None) -> dict[str, str]:
     InputFormatError
         (or a subclass) naming the file and the line: unreadable content, a
         record without an id or a text, a duplicate id, no query at all.
+
+    Warns
+    -----
+    EvalcoreWarning
+        once, when JSON records look like a BEIR corpus (``_id``, ``title``, ``text``): the file is read all the
+        same (the ``text`` field), and the warning says how many texts were read.
     """
     data, label = read_source(src, label=label)
     filename = source_filename(src, label)
