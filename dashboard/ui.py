@@ -263,8 +263,8 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     """A selectbox whose value is the shared selection ``st.session_state[pkey]`` (kept across pages).
 
     ``keep_other``: a shared value this page does not offer but other pages do (k = 0, no cutoff, of a whole-list
-    metric chosen on Compare, on the Agreement page that needs a cutoff) is not replaced by the default shown here,
-    in the session, the URL and the workspace, until the user chooses here.
+    metric chosen on Compare, on the Agreement page that needs a cutoff; a baseline not among the Domains page's runs)
+    is not replaced by the default shown here, in the session, the URL and the workspace, until the user chooses here.
 
     ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
     ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
