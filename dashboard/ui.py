@@ -20,7 +20,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import legacy
+from dashboard import busy, legacy
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
@@ -357,6 +357,7 @@ def sidebar(ctx: S.Context | None = None) -> None:
         {"error": st.sidebar.error, "warning": st.sidebar.warning}.get(kind, st.sidebar.success)(md_escape(text))
     _LOCAL.slot = st.sidebar.empty()
     _fill_sidebar(ctx)
+    busy.note_here()  # kept selections another process's writing keeps from being saved for now
     wkey = "w_" + SEL_IMAGE_FORMAT  # the widget's own key; the choice itself is kept across pages in SEL_IMAGE_FORMAT
     if st.session_state.get(wkey) != image_format():
         st.session_state[wkey] = image_format()
