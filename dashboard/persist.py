@@ -285,14 +285,14 @@ def _restore_selections(ws: W.Workspace) -> None:
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
-    state[DROPPED], state[legacy.DROPPED] = {}, {}
+    state[DROPPED], state[legacy.DROPPED], state[SAVED] = {}, {}, {}  # (SAVED: what is stored, when the trim is not)
     try:
         kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
         kept, saved = {}, {}
-    state[SAVED] = {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT} if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT
-                                else {})}
+    state[SAVED] = state.get(SAVED) or {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT}
+                                                    if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT else {})}
     pending = state.pop(PENDING, {})
     state[DROPPED] = {k: v for k, v in state[DROPPED].items() if k not in pending}
     saved.update(pending)
@@ -332,7 +332,8 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
             if ws.read_only:
                 localstate.write(_local_key(ws), delta)
             else:
-                busy.save_selections(ws, delta)  # (another process writing: not now, never waiting long)
+                if not busy.save_selections(ws, delta):  # another process writing: publish saves it later
+                    st.session_state[SAVED] = {k: v for k, v in kept.items() if k in SELECTIONS or k == legacy.FORMAT_KEY}
         except (EvalcoreError, OSError):
             pass  # the view's memory only: never an error for the user
     return trimmed

@@ -19,7 +19,7 @@ import pytest
 import test_app as T
 from test_app_store import python_workspace
 
-from dashboard import busy
+from dashboard import busy, legacy
 from dashboard import state as S
 from evalcore import workspace as W
 
@@ -150,3 +150,19 @@ def test_a_hook_that_raises_stops_the_wait_and_nothing_is_written(tmp_path):
     ws.set_ui_state(x=2)  # the workspace takes changes again
     assert ws.ui_state()["x"] == 2
 
+
+
+def test_a_workspace_opened_while_another_process_writes_trims_its_kept_selections_once_the_lock_is_free():
+    """Opening a workspace trims what it keeps (a run gone) and writes that back: with the lock held by another
+    process the page opens all the same, and the trim is written at a later run (before, the session took the trim
+    as written, so the catalogue kept the run gone)."""
+    name, ws = python_workspace()
+    ws.set_ui_state(**{S.SEL_RUN_A: "gone", S.SEL_TEST: "wilcoxon", legacy.FORMAT_KEY: legacy.FORMAT})
+    with another_writer(ws.path):
+        at = T.goto(T.open_app(name), "overview")
+        assert not at.exception and not T.errors(at)
+        assert S.SEL_RUN_A not in at.session_state and at.session_state[S.SEL_TEST] == "wilcoxon"
+        assert W.Workspace.open(ws.path, create=False).ui_state()[S.SEL_RUN_A] == "gone"  # (not written yet)
+    at.run()
+    kept = W.Workspace.open(ws.path, create=False).ui_state()
+    assert S.SEL_RUN_A not in kept and kept[S.SEL_TEST] == "wilcoxon", kept
