@@ -14,7 +14,8 @@
   from the workspace, embeddings memory-mapped, so N tabs on one workspace cost one copy.
 * **Writing.** Every change goes to the workspace as it is made (:func:`write`); the demo is
   read-only, so a change made on it first creates a writable workspace — a copy of the demo,
-  or an empty one for the user's own files — and the session moves there. A workspace whose
+  or an empty one for the user's own files — and the session moves there. While another process writes to the
+  workspace, a change waits visibly (Cancel) and kept selections are saved later (:mod:`dashboard.busy`). A workspace whose
   folder this user cannot write opens read-only too (:func:`locked`): the pages say so and
   why, disable what would change it and offer a copy; :func:`write` refuses its changes.
 * **Selections** (metric@k, runs, baseline, query, test...) are mirrored into the URL
@@ -37,7 +38,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import legacy, selections
+from dashboard import busy, legacy, selections
 from dashboard import state as S
 from evalcore import workspace as W
 from evalcore.errors import EvalcoreError, WorkspaceError
@@ -284,14 +285,14 @@ def _restore_selections(ws: W.Workspace) -> None:
     state = st.session_state
     for key in SELECTIONS:
         state.pop(key, None)
-    state[DROPPED], state[legacy.DROPPED] = {}, {}
+    state[DROPPED], state[legacy.DROPPED], state[SAVED] = {}, {}, {}  # (SAVED: what is stored, when the trim is not)
     try:
         kept = _trim_kept(ws)
         saved = {k: v for k, v in kept.items() if k in SELECTIONS}
     except EvalcoreError:
         kept, saved = {}, {}
-    state[SAVED] = {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT} if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT
-                                else {})}
+    state[SAVED] = state.get(SAVED) or {**saved, **({legacy.FORMAT_KEY: legacy.FORMAT}
+                                                    if kept.get(legacy.FORMAT_KEY) == legacy.FORMAT else {})}
     pending = state.pop(PENDING, {})
     state[DROPPED] = {k: v for k, v in state[DROPPED].items() if k not in pending}
     saved.update(pending)
@@ -331,7 +332,8 @@ def _trim_kept(ws: W.Workspace) -> dict[str, Any]:
             if ws.read_only:
                 localstate.write(_local_key(ws), delta)
             else:
-                ws.set_ui_state(**delta)
+                if not busy.save_selections(ws, delta):  # another process writing: publish saves it later
+                    st.session_state[SAVED] = {k: v for k, v in kept.items() if k in SELECTIONS or k == legacy.FORMAT_KEY}
         except (EvalcoreError, OSError):
             pass  # the view's memory only: never an error for the user
     return trimmed
@@ -344,6 +346,7 @@ def sync() -> W.Snapshot:
     in the sidebar and the session moves to the default workspace.
     """
     state = st.session_state
+    busy.forget_note()
     if ACTIVE not in state:
         _start_session()
     name = state[ACTIVE]
@@ -442,8 +445,8 @@ def publish() -> None:
             ws = workspace()
             if ws.read_only:  # the demo, a folder that cannot be written: into the user's data folder (best effort)
                 localstate.write(_local_key(ws), delta)
-            else:
-                ws.set_ui_state(**delta)
+            elif not busy.save_selections(ws, delta):  # another process writing: kept here, saved at a later run
+                return
             state[SAVED] = current
         except (EvalcoreError, OSError):
             pass  # the view's memory only: never an error for the user
@@ -514,7 +517,8 @@ def write(change: Callable[[W.Workspace], Any], *, on_demo: str = "copy") -> Wri
             created = unique_name("demo-copy" if on_demo == "copy" else "my-workspace")
             ws = root().copy(ws, created) if on_demo == "copy" else root().create(created)
             forget_open_workspaces()
-        value = change(ws)
+        with busy.shown_while_waiting():  # another process writing: said, with a Cancel button (dashboard.busy)
+            value = change(ws)
     except (EvalcoreError, OSError, MemoryError) as e:
         if created is not None:
             try:

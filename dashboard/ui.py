@@ -20,7 +20,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard import analysis as A
-from dashboard import legacy
+from dashboard import busy, legacy
 from dashboard import persist as P
 from dashboard import state as S
 from dashboard import workspaces as WS
@@ -275,8 +275,8 @@ def bound_selectbox(label: str, options: Sequence[Any], pkey: str, *, scope: str
     """A selectbox whose value is the shared selection ``st.session_state[pkey]`` (kept across pages).
 
     ``keep_other``: a shared value this page does not offer but other pages do (k = 0, no cutoff, of a whole-list
-    metric chosen on Compare, on the Agreement page that needs a cutoff) is not replaced by the default shown here,
-    in the session, the URL and the workspace, until the user chooses here.
+    metric chosen on Compare, on the Agreement page that needs a cutoff; a baseline not among the Domains page's runs)
+    is not replaced by the default shown here, in the session, the URL and the workspace, until the user chooses here.
 
     ``follow``: the default is live (e.g. the newest versions, as a training loop adds them) until the user chooses:
     ``pkey`` then holds only a choice of the user's (the widget, a deep link, the workspace's kept one), never the
@@ -369,6 +369,7 @@ def sidebar(ctx: S.Context | None = None) -> None:
         {"error": st.sidebar.error, "warning": st.sidebar.warning}.get(kind, st.sidebar.success)(md_escape(text))
     _LOCAL.slot = st.sidebar.empty()
     _fill_sidebar(ctx)
+    busy.note_here()  # kept selections another process's writing keeps from being saved for now
     wkey = "w_" + SEL_IMAGE_FORMAT  # the widget's own key; the choice itself is kept across pages in SEL_IMAGE_FORMAT
     if st.session_state.get(wkey) != image_format():
         st.session_state[wkey] = image_format()

@@ -58,7 +58,9 @@ compared = [r for r in S.comparable_runs(ctx, aspect=st.session_state.get(S.SEL_
 c1, c2, c3, c4, c5 = st.columns(5)
 metric, k = ui.metric_k_picker(ctx, "domains", columns=(c1, c2))
 with c3:
-    baseline = ui.bound_selectbox("Baseline", compared or shown, S.SEL_BASELINE, scope="domains")
+    # a baseline not among the runs shown here (an earlier checkpoint chosen on the Overview...): another one shown,
+    # the user's choice kept for the other pages until one is chosen here
+    baseline = ui.bound_selectbox("Baseline", compared or shown, S.SEL_BASELINE, scope="domains", keep_other=True)
 with c4:
     test = ui.test_picker("domains")
 with c5:  # which domains are tested is the family of the correction: kept with the shared selections

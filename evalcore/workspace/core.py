@@ -231,13 +231,15 @@ class WorkspaceCore:
         self.catalogue.close()
 
     @contextlib.contextmanager
-    def exclusive(self) -> Iterator[None]:
+    def exclusive(self, *, wait: float = BUSY_DEADLINE) -> Iterator[None]:
         """Hold the workspace's writer lock: no other process changes it until the block ends.
 
         Every change takes this lock for its own transaction; hold it across a check of what the
         workspace holds and the changes that depend on it (``evaluate --workspace`` does), so
         that no other writer slips in between. Changes made inside the block by this thread
-        proceed; other threads and processes wait (:mod:`.writelock`).
+        proceed; other threads and processes wait (:mod:`.writelock`). ``wait``: the seconds to wait for
+        the lock another process holds, then :class:`~.writelock.WriterBusy` (a dashboard saving a selection
+        waits a second at most, and saves it at a later run).
 
         >>> import tempfile
         >>> ws = WorkspaceCore(tempfile.mkdtemp())
@@ -248,7 +250,7 @@ class WorkspaceCore:
         if self.read_only:
             raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
                                          f"{copy_hint(self.path)}", file=str(self.path))
-        with writer_lock(self.path, deadline=BUSY_DEADLINE):
+        with writer_lock(self.path, deadline=wait):
             yield
 
     # ------------------------------------------------------------------ records

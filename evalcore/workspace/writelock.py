@@ -12,7 +12,9 @@ serialises single transactions, not such a check-then-write sequence.
   included, so a killed writer never leaves the workspace locked.
 * Waiting: polls with a growing pause (at most 0.25 s) and gives up after ``deadline``
   seconds with a :class:`WriterBusy` (a :class:`~evalcore.errors.WorkspaceError`) naming the holder's pid;
-  a thread waiting for another thread of its process gives up after ``deadline`` seconds too.
+  a thread waiting for another thread of its process gives up after ``deadline`` seconds too. Inside
+  :func:`while_waiting`, a hook is called at every poll with who holds the lock and the seconds waited (a
+  dashboard shows it, and stops the wait by raising from it).
 * Where ``fcntl`` is missing (Windows) or the filesystem refuses ``flock``, it only
   serialises the threads of this process; the store's ``replace=False`` checks inside
   each transaction still refuse to overwrite a run another process added meanwhile.
@@ -21,12 +23,13 @@ serialises single transactions, not such a check-then-write sequence.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 import shlex
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import WorkspaceError, WorkspaceStorageError
@@ -36,7 +39,7 @@ try:  # pragma: no cover - the platform decides
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["writer_lock", "WriterBusy", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
+__all__ = ["writer_lock", "WriterBusy", "while_waiting", "WaitHook", "LOCK_NAME", "folder_gone", "storage_code", "storage_full", "storage_reason", "storage_error",
            "storage_errors"]
 
 #: The lock file's name inside a workspace folder.
@@ -44,9 +47,37 @@ LOCK_NAME = "writer.lock"
 
 _MAX_PAUSE = 0.25
 
+#: A hook called while a change waits for the writer lock: ``hook(holder, waited)``, ``holder`` naming who holds it
+#: (``"another process (pid 123)"``, ``"another thread of this process"``), ``waited`` the seconds waited so far.
+WaitHook = Callable[[str, float], None]
+_hook: contextvars.ContextVar[WaitHook | None] = contextvars.ContextVar("evalcore_writer_wait_hook", default=None)
+
+
+@contextlib.contextmanager
+def while_waiting(hook: WaitHook) -> Iterator[None]:
+    """Inside, every wait of this thread for the writer lock held elsewhere calls ``hook(holder, waited)`` at each
+    poll (at least every 0.25 s; for another process, after each pause and before the next try of the lock): a
+    caller can show that another process is writing, and stop the wait by raising from the hook (its exception
+    propagates; nothing is taken, nothing written: a wait stopped while it paused never takes the lock). The wait's
+    own deadline still applies (then :class:`WriterBusy`)."""
+    token = _hook.set(hook)
+    try:
+        yield
+    finally:
+        _hook.reset(token)
+
+
+def _waiting(holder: str, waited: float) -> None:
+    hook = _hook.get()
+    if hook is not None:
+        hook(holder, waited)
+
 
 class WriterBusy(WorkspaceError):
-    """Another process held the writer lock for longer than the caller would wait (a :class:`WorkspaceError`)."""
+    """Another process held the writer lock for longer than the caller would wait (a :class:`WorkspaceError`);
+    ``holder`` names it (``"another process (pid 123)"``, ``"another thread of this process"``)."""
+
+    holder: str = "another process"
 
 
 class _PathLock:
@@ -59,9 +90,11 @@ class _PathLock:
         self.fd: int | None = None
 
     def acquire(self, deadline: float) -> None:
-        if not self.threads.acquire(timeout=max(float(deadline), 0.0)):  # another thread of this process holds it
-            raise WriterBusy(f"another thread of this process has been changing this workspace for more than "
-                             f"{deadline:.0f} s; try again when it is done", file=str(self.path.parent))
+        if not self._threads_acquire(max(float(deadline), 0.0)):  # another thread of this process holds it
+            busy = WriterBusy(f"another thread of this process has been changing this workspace for more than "
+                              f"{deadline:.0f} s; try again when it is done", file=str(self.path.parent))
+            busy.holder = "another thread of this process"
+            raise busy
         try:
             if self.depth == 0:
                 self.fd = _take(self.path, deadline)
@@ -69,6 +102,21 @@ class _PathLock:
         except BaseException:
             self.threads.release()
             raise
+
+    def _threads_acquire(self, deadline: float) -> bool:
+        """The thread lock within ``deadline`` seconds; while waiting, :func:`while_waiting`'s hook at each poll."""
+        if self.threads.acquire(blocking=False):
+            return True
+        if _hook.get() is None:
+            return self.threads.acquire(timeout=deadline)
+        start = time.monotonic()
+        while True:
+            waited = time.monotonic() - start
+            if waited > deadline:
+                return False
+            _waiting("another thread of this process", waited)
+            if self.threads.acquire(timeout=min(_MAX_PAUSE, max(deadline - waited, 0.0))):
+                return True
 
     def release(self) -> None:
         try:
@@ -185,10 +233,17 @@ def _take(path: Path, deadline: float) -> int | None:
             if waited > deadline:
                 holder = _holder(fd)
                 os.close(fd)
-                raise WriterBusy(f"another process{holder} has been changing this workspace for more than "
-                                 f"{deadline:.0f} s; try again when it is done", file=str(path.parent)) from None
+                busy = WriterBusy(f"another process{holder} has been changing this workspace for more than "
+                                  f"{deadline:.0f} s; try again when it is done", file=str(path.parent))
+                busy.holder = f"another process{holder}"
+                raise busy from None
             time.sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE)
+            try:  # (after the pause, before the next try: a wait stopped meanwhile never takes the lock)
+                _waiting(f"another process{_holder(fd)}", time.monotonic() - start)
+            except BaseException:  # the hook stopped the wait
+                os.close(fd)
+                raise
         except OSError:  # pragma: no cover - a filesystem without flock (some network mounts)
             os.close(fd)
             return None
