@@ -216,3 +216,27 @@ def test_a_damaged_cached_ranking_is_computed_again(tmp_path: Path) -> None:
         again = again_ws.evaluate(record=False).table
     np.testing.assert_array_equal(again["value"].to_numpy(), first["value"].to_numpy())
     assert again_ws.verify() == []  # the artifact was written again
+
+
+def test_the_module_s_busy_deadline_is_read_when_a_change_waits(tmp_path: Path, monkeypatch) -> None:
+    """``evalcore.workspace.store.BUSY_DEADLINE`` is the wait of every change that gives none of its own, read when
+    the change waits: a script (or a test) that sets it to 0 gets no patience. Before, the new ``wait=`` keywords
+    took it as a default argument, frozen at import: setting it changed nothing, and the race test above waited
+    its full 120 s for the lock instead of failing at once."""
+    import evalcore.workspace.store as store
+    from evalcore.workspace import writelock
+
+    seen: list[float] = []
+    real = writelock._PathLock.acquire
+
+    def spy(self, deadline: float) -> None:
+        seen.append(deadline)
+        return real(self, deadline)
+
+    monkeypatch.setattr(writelock._PathLock, "acquire", spy)
+    monkeypatch.setattr(store, "BUSY_DEADLINE", 0.25)
+    ws = Workspace.open(tmp_path / "W")
+    ws.add_run("r", Run.from_records(["q1"], ["d1"], [1.0]))
+    with ws.exclusive():
+        pass
+    assert seen and set(seen) == {0.25}, seen

@@ -33,7 +33,7 @@ from ..io.embeddings import Embeddings
 from . import codecs
 from .artifacts import ObjectStore, Stored
 from .locations import CATALOGUE_NAME, is_workspace
-from .store import BUSY_DEADLINE, Catalogue, dumps, folder_writable, loads, now
+from .store import Catalogue, busy_deadline, dumps, folder_writable, loads, now
 from .writelock import LOCK_NAME, copy_hint, writer_lock
 
 __all__ = ["WorkspaceCore", "check_can_create", "RunRecord", "run_records_in", "GroundTruthRecord", "PartRecord",
@@ -231,7 +231,7 @@ class WorkspaceCore:
         self.catalogue.close()
 
     @contextlib.contextmanager
-    def exclusive(self, *, wait: float = BUSY_DEADLINE) -> Iterator[None]:
+    def exclusive(self, *, wait: float | None = None) -> Iterator[None]:
         """Hold the workspace's writer lock: no other process changes it until the block ends.
 
         Every change takes this lock for its own transaction; hold it across a check of what the
@@ -239,7 +239,7 @@ class WorkspaceCore:
         that no other writer slips in between. Changes made inside the block by this thread
         proceed; other threads and processes wait (:mod:`.writelock`). ``wait``: the seconds to wait for
         the lock another process holds, then :class:`~.writelock.WriterBusy` (a dashboard saving a selection
-        waits a second at most, and saves it at a later run).
+        waits a second at most, and saves it at a later run); None: :data:`.store.BUSY_DEADLINE`, read when called.
 
         >>> import tempfile
         >>> ws = WorkspaceCore(tempfile.mkdtemp())
@@ -250,7 +250,7 @@ class WorkspaceCore:
         if self.read_only:
             raise ReadOnlyWorkspaceError(f"this workspace is read-only ({self.read_only_reason}): copy it to change it: "
                                          f"{copy_hint(self.path)}", file=str(self.path))
-        with writer_lock(self.path, deadline=wait):
+        with writer_lock(self.path, deadline=busy_deadline(wait)):
             yield
 
     # ------------------------------------------------------------------ records
@@ -430,7 +430,7 @@ class WorkspaceCore:
         return self.objects.put(write, kind=kind, ext=KIND_EXT[kind])
 
     def commit(self, stage: Callable[[], Sequence[Stored]], record: Callable[[sqlite3.Connection, list[Stored]], T],
-               *, bump: bool = True, wait: float = BUSY_DEADLINE) -> T:
+               *, bump: bool = True, wait: float | None = None) -> T:
         """Write artifacts (``stage``), then record them and the change in ONE transaction.
 
         The staged files are held until the transaction ends (:meth:`.artifacts.ObjectStore.holding`): a
@@ -450,7 +450,7 @@ class WorkspaceCore:
                              file=str(self.path))
 
     def _commit_once(self, stage: Callable[[], Sequence[Stored]],
-                     record: Callable[[sqlite3.Connection, list[Stored]], T], *, bump: bool, wait: float) -> Any:
+                     record: Callable[[sqlite3.Connection, list[Stored]], T], *, bump: bool, wait: float | None) -> Any:
         """One attempt of :meth:`commit`: its value, or ``_VANISHED`` when a staged file was gone."""
         stored = list(stage())
 

@@ -46,12 +46,18 @@ from urllib.parse import quote
 from ..errors import ReadOnlyWorkspaceError, SchemaVersionError, WorkspaceError
 from .readcopy import source_state
 
-__all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "now", "dumps", "loads", "upgrade_copy"]
+__all__ = ["Catalogue", "NoChange", "SCHEMA_VERSION", "MIGRATIONS", "BUSY_DEADLINE", "busy_deadline", "now", "dumps", "loads", "upgrade_copy"]
 
 T = TypeVar("T")
 
 #: Seconds a transaction keeps retrying on a locked database before giving up.
 BUSY_DEADLINE = 120.0
+
+
+def busy_deadline(wait: float | None) -> float:
+    """``wait``, or when None the module's :data:`BUSY_DEADLINE` as it is now (a default argument would freeze
+    the value it had at import time)."""
+    return BUSY_DEADLINE if wait is None else float(wait)
 _BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA_V1 = """
@@ -312,13 +318,14 @@ class Catalogue:
 
         return self._retry(body)
 
-    def write(self, fn: Callable[[sqlite3.Connection], T], *, bump: bool = True, wait: float = BUSY_DEADLINE) -> T:
+    def write(self, fn: Callable[[sqlite3.Connection], T], *, bump: bool = True, wait: float | None = None) -> T:
         """Run ``fn(conn)`` in one ``BEGIN IMMEDIATE`` transaction; all or nothing; retried when busy.
 
         ``bump`` adds one to :attr:`generation` in the same transaction. ``fn`` must not
         have effects outside the database (it may run more than once); it may raise
         :class:`NoChange` to end without changing anything. ``wait``: the seconds to wait for
-        the writer lock another process holds (then :class:`~.writelock.WriterBusy`).
+        the writer lock another process holds (then :class:`~.writelock.WriterBusy`); None: :data:`BUSY_DEADLINE`,
+        read when called (so that setting the module's value changes every wait that does not give its own).
         """
         from .writelock import copy_hint, writer_lock
 
@@ -345,7 +352,7 @@ class Catalogue:
                     conn.execute("ROLLBACK")
                 raise
 
-        with writer_lock(self.path.parent, deadline=wait):  # one writer across processes
+        with writer_lock(self.path.parent, deadline=busy_deadline(wait)):  # one writer across processes
             return self._retry(body)
 
     def snapshot(self, dest: Path) -> None:
