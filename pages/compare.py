@@ -136,7 +136,9 @@ def tukey_hsd(ctx: S.Context, runs: list[str], metric: str, k: int) -> None:
 @st.fragment
 def against_baseline(ctx: S.Context, runs: list[str], metric: str, k: int, label: str, cmp, mkey: str) -> None:
     """The table of every run against the chosen baseline, then the pair view (reruns on its own)."""
-    baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare",
+    # a baseline not among the runs compared (an earlier checkpoint chosen on the Overview...): another one shown,
+    # the user's choice kept for the other pages until one is chosen here
+    baseline = ui.bound_selectbox("Baseline", runs, S.SEL_BASELINE, scope="compare", keep_other=True,
                                   help="The run the table below compares every other run with; run A of the "
                                        "per-query view.")
     cov = S.coverage(ctx).set_index("run")["coverage"]

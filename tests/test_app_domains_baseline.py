@@ -44,3 +44,25 @@ def test_the_domains_page_shows_another_baseline_without_changing_the_user_s():
     assert W.Workspace.open(T.stored(at).path, create=False).ui_state()[S.SEL_BASELINE] == other
     T.goto(at, "overview")
     assert at.selectbox(key="w_overview_sel_baseline").value == other
+
+
+def test_the_compare_page_shows_another_baseline_without_changing_the_user_s():
+    """The same on Compare, whose "Runs compared" starts beyond 8 runs at the latest version of each model: a
+    baseline chosen on the Overview among every run (m-3) was replaced by the run Compare showed, for every page and
+    in the workspace, by a mere visit."""
+    name = ten_runs_with_domains()
+    at = T.goto(T.open_app(name), "overview")
+    at.selectbox(key="w_overview_sel_baseline").set_value("m-3").run()
+    T.goto(at, "compare")
+    assert not T.errors(at)
+    shown = at.selectbox(key="w_compare_sel_baseline")
+    assert shown.value != "m-3" and "m-3" not in shown.options
+    assert at.session_state[S.SEL_BASELINE] == "m-3"
+    assert W.Workspace.open(T.stored(at).path, create=False).ui_state()[S.SEL_BASELINE] == "m-3"
+    T.goto(at, "overview")
+    assert at.selectbox(key="w_overview_sel_baseline").value == "m-3"
+    T.goto(at, "compare")  # chosen here: the user's choice
+    other = next(r for r in at.selectbox(key="w_compare_sel_baseline").options if r != shown.value)
+    at.selectbox(key="w_compare_sel_baseline").set_value(other).run()
+    assert at.session_state[S.SEL_BASELINE] == other
+    assert W.Workspace.open(T.stored(at).path, create=False).ui_state()[S.SEL_BASELINE] == other
